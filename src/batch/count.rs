@@ -1,0 +1,82 @@
+//! Counting a batch's tokens: ids are computed into a reused scratch buffer and never kept.
+
+use super::{Failure, Texts};
+use crate::engine::{EncodeMode, Ids, Tokenizer};
+use crate::scheduler::{Batch, CancelToken, Scheduler};
+
+/// Counting the tokens of every text of `texts`, as scheduler work.
+pub struct CountBatch<'a> {
+    tokenizer: &'a Tokenizer,
+    texts: &'a Texts,
+    mode: &'a EncodeMode,
+}
+
+/// What one worker produced: its texts' counts, and the scratch buffer it encodes into.
+#[derive(Default)]
+pub struct CountSink {
+    counts: Vec<u32>,
+    scratch: Ids,
+}
+
+impl<'a> CountBatch<'a> {
+    /// The work of counting every text of `texts`.
+    pub fn new(tokenizer: &'a Tokenizer, texts: &'a Texts, mode: &'a EncodeMode) -> Self {
+        CountBatch {
+            tokenizer,
+            texts,
+            mode,
+        }
+    }
+}
+
+impl Batch for CountBatch<'_> {
+    type Sink = CountSink;
+    type Mark = usize;
+
+    #[inline]
+    fn len(&self) -> usize {
+        self.texts.len()
+    }
+
+    #[inline]
+    fn cost(&self, index: usize) -> usize {
+        self.texts.byte_len(index)
+    }
+
+    fn new_sink(&self) -> CountSink {
+        CountSink::default()
+    }
+
+    #[inline]
+    fn mark(&self, sink: &CountSink) -> usize {
+        sink.counts.len()
+    }
+
+    #[inline]
+    fn process(&self, index: usize, sink: &mut CountSink) -> Result<(), String> {
+        sink.scratch.clear();
+        self.tokenizer
+            .encode_into(self.texts.get(index), self.mode, &mut sink.scratch)
+            .map_err(|e| e.to_string())?;
+        let count = u32::try_from(sink.scratch.len())
+            .map_err(|_| format!("{} tokens do not fit a u32 count", sink.scratch.len()))?;
+        sink.counts.push(count);
+        Ok(())
+    }
+}
+
+/// Counts the tokens of every text of `texts` on `scheduler`, in input order.
+pub fn count_all(
+    scheduler: &Scheduler,
+    tokenizer: &Tokenizer,
+    texts: &Texts,
+    mode: &EncodeMode,
+    cancel: &CancelToken,
+) -> Result<Vec<u32>, Failure> {
+    let output = scheduler.run(&CountBatch::new(tokenizer, texts, mode), cancel)?;
+    let mut counts = Vec::with_capacity(texts.len());
+    for chunk in &output.chunks {
+        counts.extend_from_slice(&output.sinks[chunk.sink].counts[chunk.start..chunk.end]);
+    }
+    Ok(counts)
+}

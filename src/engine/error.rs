@@ -1,0 +1,51 @@
+//! The engine layer's one error type.
+
+use std::fmt;
+
+/// What went wrong, so the layer above can pick the JS error class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// A tokenizer could not be loaded: unknown name, unreadable or malformed file.
+    Load,
+    /// A value the caller passed is outside what the tokenizer accepts (an id not in the vocabulary).
+    OutOfRange,
+    /// An option does not apply to this tokenizer or has an invalid value.
+    InvalidOption,
+    /// Encoding or decoding failed inside an engine.
+    Engine,
+}
+
+/// An engine-layer error: what failed, why, and (where there is one) what to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error {
+    kind: ErrorKind,
+    message: String,
+}
+
+impl Error {
+    /// An error of `kind` with a message for the user.
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Error {
+            kind,
+            message: message.into(),
+        }
+    }
+
+    /// Which class of failure this is.
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+
+    /// The message for the user.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Error {}

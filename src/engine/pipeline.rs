@@ -1,0 +1,52 @@
+//! The release-candidate engine: `tokenizers` 1.0.0-rc.3's `PipelineTokenizer`.
+
+use tokenizers::pipeline::{EncodeOptions, PipelineTokenizer};
+
+use super::{Engine, Error, ErrorKind, Ids};
+
+/// `PipelineTokenizer`, read from a canonical (`"version": "2.0"`) tokenizer.json.
+pub struct PipelineEngine {
+    tokenizer: PipelineTokenizer,
+}
+
+impl PipelineEngine {
+    /// Reads a tokenizer.json, upgrading a file written by an older version to the canonical form
+    /// first. The error says why the release candidate refuses it (the caller then falls back).
+    pub fn from_json(json: &str) -> Result<Self, String> {
+        let canonical = tokenizers::canonicalize_str(json).map_err(|e| e.to_string())?;
+        let tokenizer = tokenizers::from_json(&canonical).map_err(|e| e.to_string())?;
+        Ok(PipelineEngine { tokenizer })
+    }
+
+    /// Reads a tokenizer.json that is already in the canonical form (the embedded encodings).
+    pub fn from_canonical_json(json: &str) -> Result<Self, String> {
+        let tokenizer = tokenizers::from_json(json).map_err(|e| e.to_string())?;
+        Ok(PipelineEngine { tokenizer })
+    }
+}
+
+impl Engine for PipelineEngine {
+    #[inline]
+    fn encode_into(
+        &self,
+        text: &str,
+        add_special_tokens: bool,
+        split_special: bool,
+        out: &mut Ids,
+    ) -> Result<(), Error> {
+        let options = EncodeOptions {
+            add_special_tokens,
+            encode_special_tokens: !split_special,
+            ..EncodeOptions::default()
+        };
+        self.tokenizer
+            .encode_into(text, &options, out.tokens_mut())
+            .map_err(|e| Error::new(ErrorKind::Engine, format!("encoding failed: {e}")))
+    }
+
+    fn decode(&self, ids: &[u32], skip_special_tokens: bool) -> Result<String, Error> {
+        self.tokenizer
+            .decode(ids, skip_special_tokens)
+            .map_err(|e| Error::new(ErrorKind::Engine, format!("decoding failed: {e}")))
+    }
+}

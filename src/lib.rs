@@ -1,0 +1,11 @@
+#![deny(unsafe_op_in_unsafe_fn)]
+//! batchtok: fast batch tokenization for Node.js.
+//!
+//! Three layers, one direction of dependency: `js` (the napi surface) depends on `batch`, which
+//! joins `engine` (the tokenizers, no napi) and `scheduler` (the parallel work queue, plain Rust,
+//! generic over the work).
+
+pub mod batch;
+pub mod engine;
+mod js;
+pub mod scheduler;
