@@ -1,7 +1,7 @@
 """Writes the reference fixtures that batchtok's parity tests compare against.
 
 batchtok promises the same token ids as Python `tiktoken` (OpenAI encodings) and the stable
-Python `tokenizers` (Hugging Face tokenizer.json). The tests cannot run Python, so this script
+Python `tokenizers` (Hugging Face tokenizer.json). The tests do not run Python, so this script
 runs the reference libraries once and stores what they answer under `__test__/fixtures/`:
 
 - texts.json: a few hundred hand-picked texts, each chosen for a way tokenizers tend to go
@@ -19,7 +19,9 @@ runs the reference libraries once and stores what they answer under `__test__/fi
 It is run by scripts/gen-fixtures.sh inside a virtualenv with the pinned reference versions.
 Nothing here reaches the network except through package clients (pip, cargo): tiktoken's rank
 files come from the tiktoken-rs crate and are fed to tiktoken through its own cache, so that
-tiktoken's sha256 check vouches for them. Running it twice writes the same bytes.
+tiktoken's sha256 check vouches for them. Running it twice writes the same bytes; the one
+input that would not allow that, a freshly trained Unigram, is kept once trained (see
+prepare_tokenizers).
 """
 
 from __future__ import annotations
@@ -780,7 +782,8 @@ def build_gpt2(gpt2_files: Path, out: Path) -> None:
     tok = Tokenizer(models.BPE.from_file(str(gpt2_files / "encoder.json"), str(gpt2_files / "vocab.bpe")))
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
-    # As in GPT-2's published tokenizer.json; it changes offsets only, never ids.
+    # Hugging Face's own GPT-2 tokenizer.json has this post-processor too; it changes offsets,
+    # never ids.
     tok.post_processor = processors.ByteLevel(trim_offsets=False)
     tok.add_special_tokens([AddedToken("<|endoftext|>", special=True)])
     if tok.token_to_id("<|endoftext|>") != 50256:
@@ -832,10 +835,11 @@ def prepare_tokenizers(gpt2_files: Path, big_txt_path: Path, retrain_unigram: bo
     build_gpt2(gpt2_files, TOKENIZER_DIR / "gpt2.json")
     fetch_bert(TOKENIZER_DIR / "bert.json")
     unigram = TOKENIZER_DIR / "unigram.json"
-    # UnigramTrainer is not deterministic from one process to the next (its sums run in hash
-    # order, so scores move in the last bits, and the characters it appends last are ordered
-    # and scored by hash order). A fresh training would therefore change the file, and every id
-    # with it, on each run; the committed file is kept unless a retrain is asked for.
+    # UnigramTrainer is not deterministic from one process to the next, even without threads:
+    # the pieces come out the same but their scores differ in the last bits, and the few
+    # characters it adds at the end of the vocabulary get a different order and scores each
+    # time. Training anew would change the file, and ids with it, on every run, so the
+    # committed file is kept unless a retrain is asked for.
     if retrain_unigram or not unigram.exists():
         log("training the Unigram tokenizer on big.txt")
         train_unigram(big_txt_path, unigram)

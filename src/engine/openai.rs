@@ -5,17 +5,21 @@
 //! rank from 0 up, a length byte and the token's bytes, raw-deflated; a length of 0 marks a rank
 //! with no ordinary token.
 //!
-//! At load, the table becomes a byte-level BPE tokenizer.json that the engine reads: the vocabulary
-//! is the ranks; the merges are derived from them so that BPE by merge rank picks, at every step,
+//! At load, the table becomes a byte-level BPE model: the vocabulary is the ranks; the merges are derived from them so that BPE by merge rank picks, at every step,
 //! the same pair tiktoken picks (the adjacent pair whose concatenation has the lowest rank, the
 //! leftmost on a tie); `ignore_merges` makes a piece that is itself a token come out as that token,
-//! as tiktoken's first lookup does. Special tokens are added tokens, which the engine is told to
-//! treat as text; `special.rs` cuts out the ones a call allows.
+//! as tiktoken's first lookup does. Special tokens stay outside the engine: `special.rs` cuts out
+//! the ones a call allows, and `decode` spells them.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
-use serde_json::{Value, json};
+use ahash::AHashMap;
+
+use serde_json::json;
+use tokenizers::models::bpe::{BpeConfig, Merges, PipelineBPE, Vocab};
+use tokenizers::pipeline::{PipelineModel, PipelinePostProcessor, PipelineTokenizer};
 use tokenizers::utils::byte_level::BYTES_CHAR_LOOKUP;
+use tokenizers::vocab::bucket_added_vocabulary::AddedVocabulary;
 
 use super::pipeline::PipelineEngine;
 use super::special::SpecialToken;
@@ -125,8 +129,7 @@ impl OpenAiEncoding {
         let table = miniz_oxide::inflate::decompress_to_vec(self.ranks)
             .map_err(|e| corrupt(format!("{e:?}")))?;
         let tokens = parse_ranks(&table).map_err(corrupt)?;
-        let json = tokenizer_json(&tokens, self.pattern, self.specials);
-        let engine = PipelineEngine::from_canonical_json(&json).map_err(corrupt)?;
+        let engine = build_engine(&tokens, self.pattern).map_err(corrupt)?;
 
         let size = self.specials.iter().map(|s| s.id as usize + 1).max().unwrap_or(0).max(tokens.len());
         let mut valid_ids = vec![false; size];
@@ -167,52 +170,67 @@ fn byte_level(bytes: &[u8]) -> String {
 
 /// Merges that make BPE by merge rank reproduce tiktoken's BPE by token rank.
 ///
-/// tiktoken joins, at each step, the adjacent pair whose concatenation has the lowest rank. So every
-/// way of cutting a token into two tokens is a merge, ranked by the token's rank; the cuts of one
-/// token are adjacent in the list, ordered by where they cut.
+/// tiktoken joins, at each step, the adjacent pair whose concatenation has the lowest rank (the
+/// leftmost on a tie). Wherever a token forms inside a longer piece, the parts inside its span
+/// evolve exactly as they do when the token's bytes are encoded alone: a merge across the span's
+/// edge would have kept the token from forming. So a token forms by one merge only, the last merge
+/// of encoding its own bytes, and only if that encoding ends as the token itself. Those merges,
+/// ranked by the token's rank, are the whole merge list (about one per token; every cut of every
+/// token would be twice as many, and the engine's load time grows with them).
 fn derive_merges<'t>(tokens: &[Option<&'t [u8]>]) -> Vec<(&'t [u8], &'t [u8])> {
-    let ranks: HashMap<&[u8], usize> = tokens
+    let ranks: AHashMap<&[u8], u32> = tokens
         .iter()
         .enumerate()
-        .filter_map(|(rank, t)| t.map(|t| (t, rank)))
+        .filter_map(|(rank, t)| t.map(|t| (t, rank as u32)))
         .collect();
-    let mut merges = Vec::new();
+    let mut merges = Vec::with_capacity(tokens.len());
+    let mut cuts = Vec::new();
     for token in tokens.iter().flatten() {
-        for cut in 1..token.len() {
-            let (left, right) = token.split_at(cut);
-            if ranks.contains_key(left) && ranks.contains_key(right) {
-                merges.push((left, right));
-            }
+        if token.len() < 2 {
+            continue;
+        }
+        if let Some(last) = last_merge(token, &ranks, &mut cuts) {
+            merges.push(last);
         }
     }
     merges
 }
 
-/// The canonical (2.0) tokenizer.json of an encoding.
-fn tokenizer_json(tokens: &[Option<&[u8]>], pattern: &str, specials: &[SpecialToken]) -> String {
-    let vocab: serde_json::Map<String, Value> = tokens
-        .iter()
-        .enumerate()
-        .filter_map(|(rank, t)| t.map(|t| (byte_level(t), Value::from(rank))))
-        .collect();
-    let merges: Vec<Value> = derive_merges(tokens)
-        .into_iter()
-        .map(|(l, r)| json!([byte_level(l), byte_level(r)]))
-        .collect();
-    let added_tokens: Vec<Value> = specials
-        .iter()
-        .map(|s| {
-            json!({
-                "id": s.id, "content": s.text, "single_word": false, "lstrip": false,
-                "rstrip": false, "normalized": false, "special": true,
-            })
-        })
-        .collect();
-    json!({
+/// Encodes `bytes` with tiktoken's BPE; if it ends as one token, returns the pair the last merge
+/// joined. `cuts` is scratch space.
+fn last_merge<'t>(
+    bytes: &'t [u8],
+    ranks: &AHashMap<&[u8], u32>,
+    cuts: &mut Vec<usize>,
+) -> Option<(&'t [u8], &'t [u8])> {
+    cuts.clear();
+    cuts.extend(0..=bytes.len());
+    let mut last = None;
+    while cuts.len() > 2 {
+        let best = (0..cuts.len() - 2)
+            .filter_map(|i| ranks.get(&bytes[cuts[i]..cuts[i + 2]]).map(|&rank| (rank, i)))
+            .min()?;
+        let i = best.1;
+        last = Some((&bytes[cuts[i]..cuts[i + 1]], &bytes[cuts[i + 1]..cuts[i + 2]]));
+        cuts.remove(i + 1);
+    }
+    last
+}
+
+/// The engine of an encoding, built from its tokens.
+///
+/// The model is built directly from the vocabulary and merges: writing and re-reading them as a
+/// tokenizer.json took over a second for o200k_base. The rest of the pipeline (the pre-tokenizer
+/// on the encoding's regex, the byte-level decoder) is read from a small tokenizer.json whose model
+/// is empty. Special tokens are not added tokens: the engine would renumber them densely from the
+/// vocabulary's end (o200k_base's `<|endofprompt|>` is 200018, not 200000), so `special.rs` handles
+/// them around the engine.
+fn build_engine(tokens: &[Option<&[u8]>], pattern: &str) -> Result<PipelineEngine, String> {
+    let skeleton = json!({
         "version": "2.0",
         "truncation": null,
         "padding": null,
-        "added_tokens": added_tokens,
+        "added_tokens": [],
         "normalizer": null,
         "pre_tokenizer": {
             "type": "Split",
@@ -222,18 +240,38 @@ fn tokenizer_json(tokens: &[Option<&[u8]>], pattern: &str, specials: &[SpecialTo
         },
         "post_processor": null,
         "decoder": { "type": "ByteLevel" },
-        "model": {
-            "type": "BPE",
-            "unk_token": null,
-            "continuing_subword_prefix": null,
-            "end_of_word_suffix": null,
-            "fuse_unk": false,
-            "byte_fallback": false,
-            "ignore_merges": true,
-            "byte_level": true,
-            "vocab": vocab,
-            "merges": merges,
-        },
+        // The release candidate cannot build a model with an empty vocabulary.
+        "model": { "type": "BPE", "byte_level": false, "vocab": { "a": 0 }, "merges": [] },
+    });
+    let skeleton = tokenizers::from_json(&skeleton.to_string()).map_err(|e| e.to_string())?;
+
+    let mut vocab = Vocab::with_capacity(tokens.len());
+    for (rank, token) in tokens.iter().enumerate() {
+        if let Some(token) = token {
+            vocab.insert(byte_level(token), rank as u32);
+        }
+    }
+    let merges: Merges = derive_merges(tokens)
+        .into_iter()
+        .map(|(l, r)| (byte_level(l), byte_level(r)))
+        .collect();
+    let model = PipelineBPE::from_config(BpeConfig {
+        vocab,
+        merges,
+        byte_level: true,
+        ignore_merges: true,
+        ..BpeConfig::default()
     })
-    .to_string()
+    .map_err(|e| e.to_string())?;
+    Ok(PipelineEngine::from_tokenizer(PipelineTokenizer::from_parts(
+        AddedVocabulary::new(),
+        Vec::new(),
+        skeleton.get_pre_tokenizer().clone(),
+        PipelineModel::BPE(model),
+        PipelinePostProcessor::default(),
+        skeleton.get_decoder().cloned(),
+        BTreeMap::new(),
+        None,
+        None,
+    )))
 }

@@ -12,16 +12,21 @@ pub struct PipelineEngine {
 impl PipelineEngine {
     /// Reads a tokenizer.json, upgrading a file written by an older version to the canonical form
     /// first. The error says why the release candidate refuses it (the caller then falls back).
+    ///
+    /// A release candidate can panic on a file it does not expect (an empty vocabulary does); that
+    /// is a refusal too, not a crash.
     pub fn from_json(json: &str) -> Result<Self, String> {
-        let canonical = tokenizers::canonicalize_str(json).map_err(|e| e.to_string())?;
-        let tokenizer = tokenizers::from_json(&canonical).map_err(|e| e.to_string())?;
-        Ok(PipelineEngine { tokenizer })
+        let read = || -> Result<Self, String> {
+            let canonical = tokenizers::canonicalize_str(json).map_err(|e| e.to_string())?;
+            let tokenizer = tokenizers::from_json(&canonical).map_err(|e| e.to_string())?;
+            Ok(PipelineEngine { tokenizer })
+        };
+        std::panic::catch_unwind(read).unwrap_or_else(|_| Err("it panicked while reading the file".to_owned()))
     }
 
-    /// Reads a tokenizer.json that is already in the canonical form (the embedded encodings).
-    pub fn from_canonical_json(json: &str) -> Result<Self, String> {
-        let tokenizer = tokenizers::from_json(json).map_err(|e| e.to_string())?;
-        Ok(PipelineEngine { tokenizer })
+    /// Wraps a tokenizer built in code (the embedded encodings).
+    pub fn from_tokenizer(tokenizer: PipelineTokenizer) -> Self {
+        PipelineEngine { tokenizer }
     }
 }
 

@@ -209,10 +209,13 @@ impl Tokenizer {
                 ),
             ));
         }
-        match (&self.stable, &self.pipeline) {
-            (Some(stable), _) => stable.decode(ids, skip_special_tokens),
-            (None, Some(pipeline)) => pipeline.decode(ids, skip_special_tokens),
-            (None, None) => unreachable!("a tokenizer has at least one engine"),
+        match (self.family, &self.stable, &self.pipeline) {
+            (Family::OpenAi(encoding), _, Some(pipeline)) => {
+                decode_around_specials(pipeline, encoding.specials, ids, skip_special_tokens)
+            }
+            (_, Some(stable), _) => stable.decode(ids, skip_special_tokens),
+            (_, None, Some(pipeline)) => pipeline.decode(ids, skip_special_tokens),
+            (_, None, None) => unreachable!("a tokenizer has at least one engine"),
         }
     }
 
@@ -226,4 +229,31 @@ impl Tokenizer {
             (None, None) => unreachable!("a tokenizer has at least one engine"),
         }
     }
+}
+
+/// Decodes ids of an OpenAI encoding, whose special tokens the engine does not know: the runs of
+/// ordinary ids are decoded by the engine and the special tokens spelled in between (or left out).
+fn decode_around_specials(
+    engine: &PipelineEngine,
+    specials: &[SpecialToken],
+    ids: &[u32],
+    skip_special_tokens: bool,
+) -> Result<String, Error> {
+    let special_text = |id: u32| specials.iter().find(|s| s.id == id).map(|s| s.text);
+    if skip_special_tokens {
+        let ordinary: Vec<u32> = ids.iter().copied().filter(|&id| special_text(id).is_none()).collect();
+        return engine.decode(&ordinary, false);
+    }
+    let mut text = String::new();
+    for run in ids.split_inclusive(|&id| special_text(id).is_some()) {
+        let (last, ordinary) = run.split_last().expect("split_inclusive yields no empty run");
+        match special_text(*last) {
+            Some(special) => {
+                text.push_str(&engine.decode(ordinary, false)?);
+                text.push_str(special);
+            }
+            None => text.push_str(&engine.decode(run, false)?),
+        }
+    }
+    Ok(text)
 }

@@ -1,0 +1,61 @@
+// Shared by the specs: the built addon, the fixtures written by scripts/fixtures.py, and the
+// corpus cuts of scripts/corpus.js.
+import { createHash } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { join } from 'node:path'
+
+const require = createRequire(import.meta.url)
+
+export const batchtok = require('../index.js') as typeof import('../index.js')
+export const corpus = require('../scripts/corpus.js') as {
+  bigDocuments(): string[]
+  bigShortItems(): string[]
+  udhrDocuments(): { code: string; text: string }[]
+}
+
+export const FIXTURES = join(__dirname, 'fixtures')
+
+export function fixture<T>(name: string): T {
+  return JSON.parse(readFileSync(join(FIXTURES, name), 'utf8')) as T
+}
+
+export type Texts = { cases: { name: string; text: string }[] }
+export type OpenAiFixture = {
+  encodings: Record<
+    string,
+    {
+      ordinary: number[][]
+      special: { case: number; allowedSpecial: 'all' | string[]; ids: number[] }[]
+    }
+  >
+}
+export type HfFixture = {
+  tokenizers: Record<string, { file: string; sha256: string; withSpecial: number[][]; withoutSpecial: number[][] }>
+}
+export type Digest = { items: number; tokens: number; sha256: string }
+export type DigestFixture = { cuts: Record<string, Record<string, Digest>> }
+
+export const OPENAI_ENCODINGS = ['o200k_base', 'cl100k_base', 'p50k_base', 'r50k_base'] as const
+export const HF_TOKENIZERS = ['gpt2', 'bert', 'unigram'] as const
+
+/** Loads one of the fixture tokenizer.json files. */
+export function hfTokenizer(name: string) {
+  return batchtok.Tokenizer.fromFile(join(FIXTURES, 'tokenizers', `${name}.json`))
+}
+
+/**
+ * The digest scripts/fixtures.py computes from the reference ids: sha256 over, for each item, its
+ * token count as u32 little-endian, then its ids as u32 little-endian.
+ */
+export function digest(encoding: import('../index.js').BatchEncoding): Digest {
+  const hash = createHash('sha256')
+  const count = new Uint32Array(1)
+  for (let i = 0; i < encoding.length; i++) {
+    const ids = encoding.get(i)
+    count[0] = ids.length
+    hash.update(new Uint8Array(count.buffer))
+    hash.update(new Uint8Array(ids.buffer, ids.byteOffset, ids.byteLength))
+  }
+  return { items: encoding.length, tokens: encoding.ids.length, sha256: hash.digest('hex') }
+}
