@@ -11,6 +11,8 @@
 //! (see `routing.rs` for what is routed where and why). The OpenAI encodings are built from rank
 //! tables embedded in the binary (`openai.rs`).
 
+#[cfg(test)]
+mod differential;
 mod error;
 mod ids;
 pub mod openai;

@@ -24,6 +24,13 @@ impl PipelineEngine {
         std::panic::catch_unwind(read).unwrap_or_else(|_| Err("it panicked while reading the file".to_owned()))
     }
 
+    /// The added tokens as the engine numbered them: text to id.
+    pub fn added_tokens(&self) -> Vec<(String, u32)> {
+        let mut tokens: Vec<_> = self.tokenizer.get_added_vocabulary().get_vocab().into_iter().collect();
+        tokens.sort();
+        tokens
+    }
+
     /// Wraps a tokenizer built in code (the embedded encodings).
     pub fn from_tokenizer(tokenizer: PipelineTokenizer) -> Self {
         PipelineEngine { tokenizer }

@@ -32,6 +32,18 @@ impl StableEngine {
         self.splitting.get_vocab(true).into_values()
     }
 
+    /// The added tokens as the file numbers them: text to id.
+    pub fn added_tokens(&self) -> Vec<(String, u32)> {
+        let mut tokens: Vec<_> = self
+            .splitting
+            .get_added_tokens_decoder()
+            .into_iter()
+            .map(|(id, token)| (token.content, id))
+            .collect();
+        tokens.sort();
+        tokens
+    }
+
     fn tokenizer(&self, split_special: bool) -> &StableTokenizer {
         if split_special {
             &self.splitting

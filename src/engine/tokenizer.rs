@@ -87,7 +87,7 @@ impl Tokenizer {
         })?;
         let (pipeline, route) = match PipelineEngine::from_json(json) {
             Ok(engine) => {
-                let route = Route::for_loaded(json);
+                let route = Route::for_loaded(&engine, &stable);
                 (Some(engine), route)
             }
             Err(why) => (None, Route::stable_because(why)),

