@@ -43,8 +43,9 @@ export declare class Scheduler {
   get threads(): number
   /** The policy's name. */
   get policy(): string
+  /** What this scheduler did with its most recent batch, or `null` before its first. */
+  stats(): BatchStats | null
 }
-export type JsScheduler = Scheduler
 
 /**
  * A tokenizer: an embedded OpenAI encoding or a Hugging Face tokenizer.json.
@@ -57,14 +58,14 @@ export declare class Tokenizer {
    * `'r50k_base'` (alias `'gpt2'`). Nothing is downloaded. An unknown name throws an `Error`
    * that lists the valid ones.
    */
-  static fromEncoding(name: unknown): Tokenizer
+  static fromEncoding(name: string): Tokenizer
   /**
    * A Hugging Face `tokenizer.json` file (any version `tokenizers` reads). A missing file or
    * invalid JSON throws an `Error` naming the path and the reason.
    */
-  static fromFile(path: unknown): Tokenizer
+  static fromFile(path: string): Tokenizer
   /** A Hugging Face tokenizer from the text of a `tokenizer.json`. */
-  static fromJSON(json: unknown): Tokenizer
+  static fromJSON(json: string): Tokenizer
   /** The encoding's name (`'o200k_base'`), or `'tokenizer.json'` for a Hugging Face tokenizer. */
   get name(): string
   /** One more than the largest id in the vocabulary (added and special tokens included). */
@@ -72,7 +73,7 @@ export declare class Tokenizer {
   /** Which engine encodes which texts, and why. */
   get routing(): string
   /** The ids of one text, on the calling thread. */
-  encode(text: unknown, options?: unknown | undefined | null): Uint32Array
+  encode(text: string, options?: EncodeOptions): Uint32Array
   /** The ids of every text, computed off the main thread: the event loop stays free. */
   encodeBatch(texts: string[], options?: BatchOptions): Promise<BatchEncoding>
   /** `encodeBatch` on the calling thread (still spread over the scheduler's threads). */
@@ -88,7 +89,6 @@ export declare class Tokenizer {
   /** `decodeBatch` on the calling thread. */
   decodeBatchSync(lists: Array<Uint32Array | number[]>, options?: DecodeOptions): Array<string>
 }
-export type JsTokenizer = Tokenizer
 
 /** Options of `encodeBatch`, `countBatch` and their `Sync` forms. */
 export interface BatchOptions {
@@ -112,6 +112,36 @@ export interface BatchOptions {
    * @default the process-wide default scheduler (`Scheduler.getDefault()`)
    */
   scheduler?: Scheduler
+}
+
+/** What the scheduler did with its most recent batch. */
+export interface BatchStats {
+  /** The policy that ran the batch. */
+  policy: string
+  /** Items processed. */
+  items: number
+  /** Their estimated cost: UTF-8 bytes. */
+  bytes: number
+  /** Chunks executed (rayon: leaf jobs; serial: 1). */
+  chunks: number
+  /** Chunk claims (rayon: one per item). */
+  claims: number
+  /** Chunks run by pool workers rather than the submitting thread. */
+  stealsOrRetries: number
+  /** Workers woken for the batch. */
+  wakeups: number
+  /** Threads that ran at least one chunk. */
+  threadsUsed: number
+  /** Busy time of each of those threads, in milliseconds, the submitting thread first. */
+  busyMs: Array<number>
+  /** Longest busy time over the mean: 1 is a perfect balance. */
+  imbalance: number
+  /** Shared atomic operations batchtok's own code issued for the batch. */
+  sharedAtomicOps: number
+  /** The batch was small enough to run on the calling thread alone. */
+  inline: boolean
+  /** Wall-clock time of the batch, in milliseconds. */
+  wallMs: number
 }
 
 /** Options of `decode` and `decodeBatch`. */

@@ -837,6 +837,4 @@ module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __n
 module.exports = nativeBinding
 module.exports.BatchEncoding = nativeBinding.BatchEncoding
 module.exports.Scheduler = nativeBinding.Scheduler
-module.exports.JsScheduler = nativeBinding.JsScheduler
 module.exports.Tokenizer = nativeBinding.Tokenizer
-module.exports.JsTokenizer = nativeBinding.JsTokenizer

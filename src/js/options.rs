@@ -4,7 +4,7 @@
 use std::ffi::CStr;
 use std::ptr;
 
-use napi::bindgen_prelude::{AbortSignal, FromNapiValue, JsValue, Unknown};
+use napi::bindgen_prelude::{AbortSignal, FromNapiValue, JsValue, TypeTag, Unknown, validate_type_tag};
 use napi::{Env, ValueType, sys};
 use napi_derive::napi;
 
@@ -185,14 +185,22 @@ fn scheduler_option(env: &Env, object: &Unknown) -> napi::Result<Option<Schedule
     let Some(value) = property(env, object, c"scheduler")? else {
         return Ok(None);
     };
-    // SAFETY: `value` is a value of `env`; the conversion checks that it wraps a `JsScheduler`.
-    match unsafe { <&JsScheduler as FromNapiValue>::from_napi_value(env.raw(), value.raw()) } {
-        Ok(scheduler) if value.get_type()? == ValueType::Object => Ok(Some(scheduler.scheduler().clone())),
-        _ => Err(type_error(
+    let mut wrapped = ptr::null_mut();
+    let is_scheduler = value.get_type()? == ValueType::Object
+        // SAFETY: `value` is an object of `env`; the out-pointer is valid.
+        && unsafe { sys::napi_unwrap(env.raw(), value.raw(), &mut wrapped) } == sys::Status::napi_ok
+        // SAFETY: as above; the tag is the one napi-rs gives every `JsScheduler` it wraps.
+        && unsafe { validate_type_tag(env.raw(), value.raw(), &JsScheduler::type_tag(), "Scheduler") }.is_ok();
+    if !is_scheduler {
+        return Err(type_error(
             env,
             format!("options.scheduler is {}; expected a Scheduler (new Scheduler({{ threads, policy }}))", describe(&value)),
-        )),
+        ));
     }
+    // SAFETY: the type tag proves `wrapped` is the `JsScheduler` napi-rs wrapped in this object,
+    // which lives as long as the object, and the object is alive for this whole call.
+    let scheduler = unsafe { &*(wrapped as *const JsScheduler) };
+    Ok(Some(scheduler.scheduler().clone()))
 }
 
 /// Reads an optional options object: `undefined` and `null` mean no options.

@@ -21,6 +21,57 @@ pub struct SchedulerOptions {
     pub policy: Option<String>,
 }
 
+/// What the scheduler did with its most recent batch.
+#[napi(object)]
+pub struct BatchStats {
+    /// The policy that ran the batch.
+    pub policy: String,
+    /// Items processed.
+    pub items: f64,
+    /// Their estimated cost: UTF-8 bytes.
+    pub bytes: f64,
+    /// Chunks executed (rayon: leaf jobs; serial: 1).
+    pub chunks: f64,
+    /// Chunk claims (rayon: one per item).
+    pub claims: f64,
+    /// Chunks run by pool workers rather than the submitting thread.
+    pub steals_or_retries: f64,
+    /// Workers woken for the batch.
+    pub wakeups: f64,
+    /// Threads that ran at least one chunk.
+    pub threads_used: f64,
+    /// Busy time of each of those threads, in milliseconds, the submitting thread first.
+    pub busy_ms: Vec<f64>,
+    /// Longest busy time over the mean: 1 is a perfect balance.
+    pub imbalance: f64,
+    /// Shared atomic operations batchtok's own code issued for the batch.
+    pub shared_atomic_ops: f64,
+    /// The batch was small enough to run on the calling thread alone.
+    pub inline: bool,
+    /// Wall-clock time of the batch, in milliseconds.
+    pub wall_ms: f64,
+}
+
+impl From<scheduler::BatchStats> for BatchStats {
+    fn from(stats: scheduler::BatchStats) -> Self {
+        BatchStats {
+            policy: stats.policy.to_string(),
+            items: stats.items as f64,
+            bytes: stats.bytes as f64,
+            chunks: stats.chunks as f64,
+            claims: stats.claims as f64,
+            steals_or_retries: stats.steals_or_retries as f64,
+            wakeups: stats.wakeups as f64,
+            threads_used: stats.threads_used as f64,
+            busy_ms: stats.per_worker_busy_ns.iter().map(|&ns| ns as f64 / 1e6).collect(),
+            imbalance: stats.imbalance,
+            shared_atomic_ops: stats.shared_atomic_ops as f64,
+            inline: stats.inline,
+            wall_ms: stats.wall_ns as f64 / 1e6,
+        }
+    }
+}
+
 /// Spreads each batch over threads with one of several policies.
 #[napi]
 pub struct Scheduler {
@@ -100,5 +151,11 @@ impl Scheduler {
     #[napi(getter)]
     pub fn policy(&self) -> String {
         self.scheduler.config().policy.to_string()
+    }
+
+    /// What this scheduler did with its most recent batch, or `null` before its first.
+    #[napi]
+    pub fn stats(&self) -> Option<BatchStats> {
+        self.scheduler.last_stats().map(BatchStats::from)
     }
 }

@@ -1,63 +1,141 @@
-//! Placeholder seam with the scheduler's API; replaced by the real scheduler.
-use std::ops::Range;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+//! batchtok's parallel batch scheduler: runs a [`Batch`] of independent items on several
+//! threads and returns per-thread output buffers plus an ordered index of where each item's
+//! output sits. It knows nothing of tokenizers or N-API.
+//!
+//! # Invariants
+//!
+//! The protocols that uphold these are numbered (P1–P7) and argued in `README.md` beside this
+//! file, together with a glossary of worker states.
+//!
+//! 1. **Exactly once, in order.** A successful [`Scheduler::run`] processed every index exactly
+//!    once; [`BatchOutput::chunks`] is sorted by start and tiles `0..len`.
+//! 2. **Borrow safety.** `run` never returns, nor unwinds, while a thread other than the caller
+//!    can still touch the batch: every pool worker that joined it has left (P6). This is what
+//!    justifies handing the caller's borrowed `&B` to pool threads (`pool.rs`, `chunked.rs`).
+//! 3. **Own sinks.** Every sink is created and filled by one thread; only whole sinks cross
+//!    threads, once, when the batch is assembled.
+//! 4. **Bounded stop.** Cancellation, item errors and panics are checked at every claim, so each
+//!    participant stops within one chunk; a panic is caught per chunk and never kills a worker.
+//! 5. **O(1) claims.** A chunked claim is one `fetch_add` on the batch's cursor over a
+//!    precomputed plan; `shared_atomic_ops <= chunks + c * participants`.
+//! 6. **Progress.** The calling thread alone can finish its batch; helpers only speed it up, so
+//!    every batch ends whether or not any worker wakes.
+//! 7. **No lost wake-ups, no idle CPU.** A worker parks only after checking for work under the
+//!    registry lock, and every publish checks for sleepers under the same lock; idle workers
+//!    spin a bounded time, then park without timeout.
+//!
+//! # Policies
+//!
+//! See [`Policy`]: `serial`, `rayon` (one rayon task per item, as Hugging Face tokenizers do),
+//! `rayon-min-len`, and the default `chunked` (cost-based guided chunks with heavy items first,
+//! claimed from a cursor by the caller and the helpers of a persistent, shared pool).
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Policy { Serial, Rayon, RayonMinLen, Chunked }
-impl std::str::FromStr for Policy {
-    type Err = ConfigError;
-    fn from_str(s: &str) -> Result<Self, ConfigError> {
-        match s { "serial" => Ok(Policy::Serial), "rayon" => Ok(Policy::Rayon), "rayon-min-len" => Ok(Policy::RayonMinLen), "chunked" | "auto" => Ok(Policy::Chunked), _ => Err(ConfigError(format!("unknown policy {s}"))) }
-    }
-}
-impl std::fmt::Display for Policy {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result { f.write_str(match self { Policy::Serial => "serial", Policy::Rayon => "rayon", Policy::RayonMinLen => "rayon-min-len", Policy::Chunked => "chunked" }) }
-}
-#[derive(Debug)]
-pub struct ConfigError(pub String);
-impl std::fmt::Display for ConfigError { fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result { f.write_str(&self.0) } }
-impl std::error::Error for ConfigError {}
-#[derive(Debug, Clone)]
-pub struct SchedulerConfig { pub threads: usize, pub policy: Policy, pub chunk_bytes: Option<usize> }
-impl Default for SchedulerConfig { fn default() -> Self { SchedulerConfig { threads: 1, policy: Policy::Chunked, chunk_bytes: None } } }
-impl SchedulerConfig { pub fn from_env() -> Result<Self, ConfigError> { Ok(Self::default()) } }
-#[derive(Debug, Clone, Default)]
-pub struct BatchStats { pub items: usize, pub chunks: usize }
-pub trait Batch: Sync {
-    type Sink: Send;
-    type Mark: Copy + Send;
-    fn len(&self) -> usize;
-    fn cost(&self, index: usize) -> usize;
-    fn new_sink(&self) -> Self::Sink;
-    fn mark(&self, sink: &Self::Sink) -> Self::Mark;
-    fn process(&self, index: usize, sink: &mut Self::Sink) -> Result<(), String>;
-}
-pub struct Chunk<M> { pub items: Range<usize>, pub sink: usize, pub start: M, pub end: M }
-pub struct BatchOutput<B: Batch> { pub sinks: Vec<B::Sink>, pub chunks: Vec<Chunk<B::Mark>>, pub stats: BatchStats }
-#[derive(Debug)]
-pub enum BatchError { Cancelled, ItemFailed { index: usize, message: String }, Panicked { index: usize, message: String } }
-#[derive(Clone, Default)]
-pub struct CancelToken(Arc<AtomicBool>);
-impl CancelToken { pub fn cancel(&self) { self.0.store(true, Ordering::Relaxed) } pub fn is_cancelled(&self) -> bool { self.0.load(Ordering::Relaxed) } }
+mod batch;
+mod cancel;
+mod chunked;
+mod config;
+pub mod plan;
+mod pool;
+mod queue;
+mod rayon_policies;
+mod serial;
+mod sleep;
+mod stats;
+#[cfg(test)]
+mod testing;
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
+
+pub use batch::{Batch, BatchError, BatchOutput, Chunk};
+pub use cancel::CancelToken;
+pub use config::{
+    ConfigError, DEFAULT_GUIDED_DIVISOR, DEFAULT_INLINE_BELOW_BYTES, DEFAULT_MAX_CHUNK_BYTES,
+    DEFAULT_MIN_CHUNK_BYTES, ENV_CHUNK_BYTES, ENV_POLICY, ENV_THREADS, MAX_GUIDED_DIVISOR,
+    MAX_THREADS, Policy, SchedulerConfig,
+};
+pub use rayon_policies::min_len as rayon_min_len;
+pub use stats::BatchStats;
+
+use batch::Outcome;
+use pool::Pool;
+use stats::nanos;
+
+/// Runs batches under one validated configuration. Cheap to clone (an `Arc` inside); clones
+/// share `last_stats`. All schedulers of a process share one chunked worker pool.
 #[derive(Clone)]
-pub struct Scheduler { config: SchedulerConfig }
+pub struct Scheduler {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    config: SchedulerConfig,
+    last_stats: Mutex<Option<BatchStats>>,
+}
+
 impl Scheduler {
-    pub fn new(config: SchedulerConfig) -> Result<Scheduler, ConfigError> { Ok(Scheduler { config }) }
-    pub fn config(&self) -> &SchedulerConfig { &self.config }
-    pub fn last_stats(&self) -> Option<BatchStats> { None }
-    pub fn run<B: Batch>(&self, batch: &B, cancel: &CancelToken) -> Result<BatchOutput<B>, BatchError> {
-        let mut sink = batch.new_sink();
-        let start = batch.mark(&sink);
-        for i in 0..batch.len() {
-            if cancel.is_cancelled() { return Err(BatchError::Cancelled); }
-            match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| batch.process(i, &mut sink))) {
-                Ok(Ok(())) => {}
-                Ok(Err(message)) => return Err(BatchError::ItemFailed { index: i, message }),
-                Err(_) => return Err(BatchError::Panicked { index: i, message: "panic".into() }),
+    /// A scheduler for `config`, after [`SchedulerConfig::validate`].
+    pub fn new(config: SchedulerConfig) -> Result<Scheduler, ConfigError> {
+        config.validate()?;
+        Ok(Scheduler {
+            inner: Arc::new(Inner {
+                config,
+                last_stats: Mutex::new(None),
+            }),
+        })
+    }
+
+    /// The configuration this scheduler was built with.
+    pub fn config(&self) -> &SchedulerConfig {
+        &self.inner.config
+    }
+
+    /// Processes every item of `batch` and returns the sinks and the chunk index, or the first
+    /// error. Synchronous: the calling thread works on the batch and returns once it is done,
+    /// cancelled or failed, and (invariant 2) once no other thread touches `batch` any more.
+    /// Empty batches return at once with no chunks.
+    pub fn run<B: Batch>(
+        &self,
+        batch: &B,
+        cancel: &CancelToken,
+    ) -> Result<BatchOutput<B>, BatchError> {
+        let started = Instant::now();
+        let config = &self.inner.config;
+        let Outcome { result, mut stats } = if batch.is_empty() {
+            Outcome {
+                result: Ok((Vec::new(), Vec::new())),
+                stats: BatchStats::empty(config.policy),
             }
-        }
-        let end = batch.mark(&sink);
-        Ok(BatchOutput { sinks: vec![sink], chunks: vec![Chunk { items: 0..batch.len(), sink: 0, start, end }], stats: BatchStats { items: batch.len(), chunks: 1 } })
+        } else {
+            match config.policy {
+                Policy::Serial => serial::run(batch, cancel),
+                Policy::Rayon => rayon_policies::run(config.threads, false, batch, cancel),
+                Policy::RayonMinLen => rayon_policies::run(config.threads, true, batch, cancel),
+                Policy::Chunked => chunked::run(Pool::global, config, batch, cancel),
+            }
+        };
+        stats.wall_ns = nanos(started.elapsed());
+        *self
+            .inner
+            .last_stats
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(stats.clone());
+        result.map(|(sinks, chunks)| BatchOutput {
+            sinks,
+            chunks,
+            stats,
+        })
+    }
+
+    /// Stats of the most recent batch this scheduler (or a clone) finished, failed ones included.
+    pub fn last_stats(&self) -> Option<BatchStats> {
+        self.inner
+            .last_stats
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,70 @@
+// Bad input gets a clear error of the right class, never a crash, and the next call works.
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+
+import { batchtok, hfTokenizer } from './helpers'
+
+const { Tokenizer, Scheduler } = batchtok
+const o200k = Tokenizer.fromEncoding('o200k_base')
+const bert = hfTokenizer('bert')
+const scratch = mkdtempSync(join(tmpdir(), 'batchtok-errors-'))
+
+type Case = [string, () => unknown, ErrorConstructor, RegExp]
+
+const syncCases: Case[] = [
+  ['an unknown encoding', () => Tokenizer.fromEncoding('o300k'), Error, /unknown encoding 'o300k'.*'o200k_base', 'cl100k_base', 'p50k_base', 'r50k_base', 'gpt2'/],
+  ['an encoding name that is not a string', () => Tokenizer.fromEncoding(42 as any), TypeError, /name is a number; expected a string/],
+  ['a missing tokenizer file', () => Tokenizer.fromFile(join(scratch, 'nope.json')), Error, /cannot read tokenizer file '.*nope\.json'/],
+  ['a tokenizer file that is not JSON', () => { const p = join(scratch, 'bad.json'); writeFileSync(p, '{"version": '); return Tokenizer.fromFile(p) }, Error, /bad\.json' is not valid JSON/],
+  ['JSON that is not a tokenizer', () => Tokenizer.fromJSON('{"hello": 1}'), Error, /not a tokenizer\.json that Hugging Face tokenizers can read/],
+  ['a truncated tokenizer.json', () => Tokenizer.fromJSON(JSON.stringify({ version: '1.0', model: { type: 'BPE' } }).slice(0, -3)), Error, /not valid JSON/],
+  ['encode of a number', () => o200k.encode(7 as any), TypeError, /text is a number; expected a string/],
+  ['encode of null', () => o200k.encode(null as any), TypeError, /text is null; expected a string/],
+  ['encodeBatchSync of a string', () => o200k.encodeBatchSync('abc' as any), TypeError, /texts is a string; expected an array of strings/],
+  ['encodeBatchSync of undefined', () => o200k.encodeBatchSync(undefined as any), TypeError, /texts is undefined; expected an array of strings/],
+  ['a non-string item, named by index', () => o200k.encodeBatchSync(['a', 'b', 3 as any]), TypeError, /texts\[2\] is a number; expected a string/],
+  ['a null item', () => o200k.countBatchSync(['a', null as any]), TypeError, /texts\[1\] is null; expected a string/],
+  ['options that are not an object', () => o200k.encode('a', 'all' as any), TypeError, /options is a string; expected an object/],
+  ['allowedSpecial of a wrong word', () => o200k.encode('a', { allowedSpecial: 'none' as any }), RangeError, /options\.allowedSpecial is "none"; expected 'all' or an array/],
+  ['allowedSpecial naming an unknown token', () => o200k.encode('a', { allowedSpecial: ['<|fim_prefix|>'] }), TypeError, /not a special token of this encoding; its special tokens are <\|endoftext\|>, <\|endofprompt\|>/],
+  ['allowedSpecial on a Hugging Face tokenizer', () => bert.encode('a', { allowedSpecial: 'all' }), TypeError, /allowedSpecial applies to the OpenAI encodings/],
+  ['addSpecialTokens on an OpenAI encoding', () => o200k.encode('a', { addSpecialTokens: true }), TypeError, /addSpecialTokens applies to Hugging Face tokenizers/],
+  ['addSpecialTokens that is not a boolean', () => bert.encode('a', { addSpecialTokens: 1 as any }), TypeError, /options\.addSpecialTokens is a number; expected true or false/],
+  ['an out-of-range id in decode', () => o200k.decode([24912, 250000]), RangeError, /id 250000 at index 1 is not in the vocabulary/],
+  ['an id near 2^32 in decode', () => o200k.decode(new Uint32Array([4294967295])), RangeError, /id 4294967295 at index 0 is not in the vocabulary/],
+  ['a gap in the vocabulary in decode', () => Tokenizer.fromEncoding('cl100k_base').decode([100261]), RangeError, /id 100261 at index 0 is not in the vocabulary/],
+  ['a negative id', () => o200k.decode([-1]), RangeError, /ids\[0\] is -1; ids are whole numbers from 0 to 4294967295/],
+  ['a fractional id', () => o200k.decode([1.5]), RangeError, /ids\[0\] is 1\.5/],
+  ['an id that is not a number', () => o200k.decode(['7' as any]), TypeError, /ids\[0\] is a string; ids are whole numbers/],
+  ['ids of the wrong typed array', () => o200k.decode(new Float64Array([1]) as any), TypeError, /ids is an object; expected a Uint32Array or an array of numbers/],
+  ['a signal on a sync method', () => o200k.encodeBatchSync(['a'], { signal: new AbortController().signal }), TypeError, /options\.signal needs the async method/],
+  ['a signal that is not an AbortSignal', () => o200k.countBatch(['a'], { signal: {} as any }), TypeError, /options\.signal is an object; expected an AbortSignal/],
+  ['a scheduler that is not a Scheduler', () => o200k.countBatchSync(['a'], { scheduler: { threads: 2 } as any }), TypeError, /options\.scheduler is an object; expected a Scheduler/],
+  ['zero threads', () => new Scheduler({ threads: 0 }), RangeError, /threads is 0/],
+  ['fractional threads', () => new Scheduler({ threads: 1.5 }), RangeError, /threads is 1\.5/],
+  ['an unknown policy', () => new Scheduler({ policy: 'fastest' as any }), RangeError, /fastest/],
+  ['an index past the end of a BatchEncoding', () => o200k.encodeBatchSync(['a']).get(1), RangeError, /index 1 is out of range for a BatchEncoding of length 1/],
+  ['new Tokenizer()', () => new (Tokenizer as any)(), Error, /./],
+]
+
+describe('bad input', () => {
+  it.each(syncCases)('%s throws a clear error', (_, call, errorClass, message) => {
+    let thrown: unknown
+    try {
+      call()
+    } catch (error) {
+      thrown = error
+    }
+    expect(thrown).toBeInstanceOf(errorClass)
+    expect((thrown as Error).message).toMatch(message)
+    // The addon still works after the error.
+    expect(Array.from(o200k.encode('hello world'))).toEqual([24912, 2375])
+  })
+
+  it('rejects the promise for a bad batch argument instead of throwing later', async () => {
+    expect(() => o200k.encodeBatch([1 as any])).toThrow(TypeError)
+    await expect(o200k.decodeBatch([[1, 2], [999999999]])).rejects.toThrow(/list 1: id 999999999 at index 0 is not in the vocabulary/)
+  })
+})

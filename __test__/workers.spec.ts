@@ -1,0 +1,49 @@
+// The addon in several worker_threads at once, including workers terminated mid-batch.
+import { join } from 'node:path'
+import { Worker } from 'node:worker_threads'
+import { describe, expect, it } from 'vitest'
+
+import { batchtok, corpus } from './helpers'
+
+const script = join(__dirname, 'worker-encode.cjs')
+
+function start(encoding: string): Promise<Worker> {
+  const worker = new Worker(script, { workerData: { encoding } })
+  return new Promise((resolve, reject) => {
+    worker.once('message', (m) => (m === 'ready' ? resolve(worker) : reject(new Error(String(m)))))
+    worker.once('error', reject)
+  })
+}
+
+function ask(worker: Worker, texts: string[]): Promise<number[][]> {
+  return new Promise((resolve, reject) => {
+    worker.once('message', resolve)
+    worker.once('error', reject)
+    worker.postMessage(texts)
+  })
+}
+
+describe('worker_threads', () => {
+  it('encode the same as the main thread in four workers at once', async () => {
+    const texts = corpus.bigShortItems().slice(0, 3000)
+    const expected = batchtok.Tokenizer.fromEncoding('cl100k_base').encodeBatchSync(texts).toArrays()
+    const workers = await Promise.all([0, 1, 2, 3].map(() => start('cl100k_base')))
+    const results = await Promise.all(workers.map((w) => ask(w, texts)))
+    results.forEach((result) => expect(result).toEqual(expected))
+    await Promise.all(workers.map((w) => w.terminate()))
+  })
+
+  it('survive workers terminated in the middle of a batch', async () => {
+    const docs = corpus.bigDocuments()
+    for (let cycle = 0; cycle < 5; cycle++) {
+      const worker = await start('o200k_base')
+      worker.postMessage(docs)
+      await new Promise((resolve) => setImmediate(resolve))
+      await worker.terminate()
+    }
+    // The process and the shared pool are still fine.
+    const tokenizer = batchtok.Tokenizer.fromEncoding('o200k_base')
+    const batch = await tokenizer.encodeBatch(docs.slice(0, 20))
+    expect(batch.length).toBe(20)
+  })
+})

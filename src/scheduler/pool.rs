@@ -1,0 +1,425 @@
+//! The persistent worker pool of the chunked policy: the registry of published batches, the
+//! worker loop (search, join, help, spin, park), growth on demand and termination. Protocols
+//! P1 (publish), P3 (join/rotate), P4–P5 (park/wake) and P7 (terminate) are in `README.md`.
+
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::thread::{self, JoinHandle};
+
+use crossbeam_utils::CachePadded;
+
+use super::config::default_threads;
+use super::queue::{ErasedJob, WAKE_OPS};
+use super::sleep::{DrainLatch, IDLE_SPIN_ROUNDS, MAX_SPINNERS, Sleeper, spin_until};
+
+/// Shared atomics of publishing and unpublishing a batch: two lock/unlock pairs, the generation
+/// bump and the latch close.
+pub(super) const PUBLISH_OPS: u64 = 6;
+
+/// A published batch, with its lifetime erased.
+#[derive(Clone, Copy)]
+struct JobRef(NonNull<dyn ErasedJob>);
+
+// SAFETY: the pointee is `Sync` (a supertrait of `ErasedJob`), so using it from any thread is
+// fine; when it may be used is governed by the publish protocol (see `Pool::publish`).
+unsafe impl Send for JobRef {}
+
+impl JobRef {
+    /// # Safety
+    /// The batch must still be published, or the caller must be counted inside its latch.
+    unsafe fn get<'r>(self) -> &'r dyn ErasedJob {
+        // SAFETY: per the contract the owner is blocked before `close_and_wait` returns, so the
+        // job on its stack is alive and not mutably borrowed.
+        unsafe { self.0.as_ref() }
+    }
+}
+
+struct Entry {
+    id: u64,
+    job: JobRef,
+}
+
+/// Everything guarded by the registry lock.
+#[derive(Default)]
+struct Registry {
+    /// Published batches in publish order.
+    jobs: Vec<Entry>,
+    /// Parked workers, each waiting for exactly one `wake`.
+    sleepers: Vec<Arc<CachePadded<Sleeper>>>,
+    next_id: u64,
+}
+
+impl Registry {
+    /// The batch a free worker should join (P3): among joinable batches, the one with the
+    /// fewest helpers; ties go to the newest, so a batch submitted while an older one keeps
+    /// everyone busy gets the next free worker.
+    fn best_joinable(&self) -> Option<JobRef> {
+        let mut best: Option<(usize, JobRef)> = None;
+        for entry in &self.jobs {
+            // SAFETY: entries are removed (under this lock) before their latch closes.
+            let control = unsafe { entry.job.get() }.control();
+            if control.joinable()
+                && best.is_none_or(|(helpers, _)| control.latch.helpers() <= helpers)
+            {
+                best = Some((control.latch.helpers(), entry.job));
+            }
+        }
+        best.map(|(_, job)| job)
+    }
+
+    /// A sleeper to wake (P5) if no worker is spinning and some batch wants one more helper.
+    fn sleeper_to_wake(&mut self, spinners: usize) -> Option<Arc<CachePadded<Sleeper>>> {
+        if spinners > 0 || self.sleepers.is_empty() {
+            return None;
+        }
+        // SAFETY: as in `best_joinable`.
+        let wanted = self
+            .jobs
+            .iter()
+            .any(|entry| unsafe { entry.job.get() }.control().wants_helper());
+        if wanted { self.sleepers.pop() } else { None }
+    }
+}
+
+/// State shared by the pool handle and its workers.
+struct Shared {
+    registry: Mutex<Registry>,
+    /// Bumped under the registry lock by every publish; idle spinners watch it for new work and
+    /// helpers compare it after each chunk to rotate (P3).
+    generation: CachePadded<AtomicU64>,
+    /// Workers currently in their bounded spin.
+    spinners: CachePadded<AtomicUsize>,
+    /// Set once, under the registry lock, when the pool is dropped.
+    terminate: AtomicBool,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Registry> {
+        // No code that can panic runs under this lock, but stay usable if it ever did.
+        self.registry.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Claims a spinner slot if fewer than `MAX_SPINNERS` are taken.
+    fn try_start_spinning(&self) -> bool {
+        self.spinners
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                (n < MAX_SPINNERS).then_some(n + 1)
+            })
+            .is_ok()
+    }
+
+    /// The worker loop: search, help, spin, park, until terminated.
+    fn work(&self) {
+        let me = Arc::new(Sleeper::current());
+        loop {
+            // P3 search and join.
+            let seen_generation;
+            {
+                let mut registry = self.lock();
+                if self.terminate.load(Ordering::Relaxed) {
+                    return;
+                }
+                if let Some(job) = registry.best_joinable() {
+                    // SAFETY: published, so alive; `enter` below keeps it alive after unlock.
+                    let control = unsafe { job.get() }.control();
+                    control.latch.enter();
+                    let latch: *const _ = &control.latch;
+                    let joined_generation = self.generation.load(Ordering::Relaxed);
+                    let wake = registry.sleeper_to_wake(self.spinners.load(Ordering::Relaxed));
+                    drop(registry);
+                    let wakeups = u64::from(wake.is_some());
+                    if let Some(sleeper) = wake {
+                        sleeper.wake();
+                    }
+                    // SAFETY: we entered the latch, so the owner waits for our leave below.
+                    unsafe { job.get() }.help(&self.generation, joined_generation, wakeups);
+                    // SAFETY: entered above and not left yet; nothing touches the job after this.
+                    unsafe { DrainLatch::leave(latch) };
+                    continue;
+                }
+                seen_generation = self.generation.load(Ordering::Relaxed);
+            }
+            // P4: spin briefly, then park.
+            let spinning = self.try_start_spinning();
+            if spinning {
+                let changed = spin_until(IDLE_SPIN_ROUNDS, || {
+                    self.generation.load(Ordering::Relaxed) != seen_generation
+                        || self.terminate.load(Ordering::Relaxed)
+                });
+                if changed {
+                    // Released before searching: a publisher that still counted us is ordered
+                    // before our search, which will see its batch (README, "no lost wake-up").
+                    self.spinners.fetch_sub(1, Ordering::Relaxed);
+                    continue;
+                }
+            }
+            {
+                let mut registry = self.lock();
+                if spinning {
+                    self.spinners.fetch_sub(1, Ordering::Relaxed);
+                }
+                if self.terminate.load(Ordering::Relaxed) {
+                    return;
+                }
+                if registry.best_joinable().is_some() {
+                    continue;
+                }
+                registry.sleepers.push(me.clone());
+            }
+            me.wait();
+        }
+    }
+}
+
+/// A set of persistent workers that help chunked batches. The process-wide one is
+/// [`Pool::global`]; dropping any other pool terminates and joins its workers (P7).
+pub(super) struct Pool {
+    shared: Arc<Shared>,
+    /// Join handles; the lock also serializes growth.
+    handles: Mutex<Vec<JoinHandle<()>>>,
+    /// Workers spawned so far (only grows).
+    spawned: AtomicUsize,
+}
+
+impl Pool {
+    /// A pool with `workers` threads.
+    pub fn new(workers: usize) -> Pool {
+        let pool = Pool {
+            shared: Arc::new(Shared {
+                registry: Mutex::new(Registry::default()),
+                generation: CachePadded::new(AtomicU64::new(0)),
+                spinners: CachePadded::new(AtomicUsize::new(0)),
+                terminate: AtomicBool::new(false),
+            }),
+            handles: Mutex::new(Vec::new()),
+            spawned: AtomicUsize::new(0),
+        };
+        pool.ensure_workers(workers);
+        pool
+    }
+
+    /// The process-wide pool, created on first use with `available_parallelism() - 1` workers
+    /// (at least one): with the submitting thread that makes one thread per core.
+    pub fn global() -> &'static Pool {
+        static GLOBAL: OnceLock<Pool> = OnceLock::new();
+        GLOBAL.get_or_init(|| Pool::new(default_threads().saturating_sub(1).max(1)))
+    }
+
+    /// Workers spawned so far.
+    pub fn workers(&self) -> usize {
+        self.spawned.load(Ordering::Acquire)
+    }
+
+    /// Grows the pool to at least `workers` threads. If the OS refuses a thread the pool stays
+    /// smaller: batches still complete, with fewer helpers.
+    pub fn ensure_workers(&self, workers: usize) {
+        if self.workers() >= workers {
+            return;
+        }
+        let mut handles = self.handles.lock().unwrap_or_else(PoisonError::into_inner);
+        while self.spawned.load(Ordering::Relaxed) < workers {
+            let shared = self.shared.clone();
+            let name = format!("batchtok-worker-{}", handles.len());
+            match thread::Builder::new()
+                .name(name)
+                .spawn(move || shared.work())
+            {
+                Ok(handle) => handles.push(handle),
+                Err(_) => break,
+            }
+            // Release pairs with the Acquire in `workers`' fast path (publishes the handle push).
+            self.spawned.fetch_add(1, Ordering::Release);
+        }
+    }
+
+    /// Publishes `job` so idle workers can join it (P1) and wakes one if it wants help.
+    ///
+    /// # Safety
+    /// The returned [`Publication`] must be dropped (or [`Publication::retire`]d) before `job`
+    /// is dropped or moved, and must not be leaked with `mem::forget`: its drop is what waits for
+    /// the helpers that hold the lifetime-erased pointer. A local binding satisfies this.
+    pub unsafe fn publish<'j>(&'j self, job: &'j (dyn ErasedJob + 'j)) -> Publication<'j> {
+        let ptr: NonNull<dyn ErasedJob + 'j> = NonNull::from(job);
+        // SAFETY: only the trait object's lifetime bound changes (same layout). The pointer is
+        // dereferenced only while the job is published or by helpers counted in its latch, and
+        // `Publication` (which the caller promises to drop before `job` dies) unpublishes and
+        // waits for every such helper to leave.
+        let ptr: NonNull<dyn ErasedJob + 'static> = unsafe { std::mem::transmute(ptr) };
+        let mut registry = self.shared.lock();
+        let id = registry.next_id;
+        registry.next_id += 1;
+        registry.jobs.push(Entry {
+            id,
+            job: JobRef(ptr),
+        });
+        // Relaxed: readers act on a change only by taking the registry lock (P3, P4).
+        self.shared.generation.fetch_add(1, Ordering::Relaxed);
+        let wake = registry.sleeper_to_wake(self.shared.spinners.load(Ordering::Relaxed));
+        drop(registry);
+        let wakeups = u64::from(wake.is_some());
+        if let Some(sleeper) = wake {
+            sleeper.wake();
+        }
+        Publication {
+            pool: self,
+            job,
+            id,
+            retired: false,
+            wakeups,
+        }
+    }
+
+    /// Workers currently parked (tests check that an idle pool sleeps).
+    #[cfg(test)]
+    fn sleeping(&self) -> usize {
+        self.shared.lock().sleepers.len()
+    }
+}
+
+impl Drop for Pool {
+    /// P7: set `terminate` under the lock, wake every sleeper, join every worker. No batch can
+    /// be published here: `publish` borrows the pool.
+    fn drop(&mut self) {
+        let sleepers = {
+            let mut registry = self.shared.lock();
+            self.shared.terminate.store(true, Ordering::Relaxed);
+            std::mem::take(&mut registry.sleepers)
+        };
+        for sleeper in sleepers {
+            sleeper.wake();
+        }
+        for handle in self
+            .handles
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .drain(..)
+        {
+            // Workers never unwind (user code runs under catch_unwind), so join only fails if
+            // the thread was killed, and there is nothing left to clean up then.
+            let _ = handle.join();
+        }
+    }
+}
+
+/// A published batch. Retiring it (explicitly or on drop) unpublishes the batch and waits until
+/// every helper has left (P6), which is what makes handing a borrowed batch to workers sound.
+pub(super) struct Publication<'j> {
+    pool: &'j Pool,
+    job: &'j (dyn ErasedJob + 'j),
+    id: u64,
+    retired: bool,
+    /// Workers woken by the publish.
+    pub wakeups: u64,
+}
+
+impl Publication<'_> {
+    /// Unpublishes and waits for the helpers; returns the shared atomics spent on publication.
+    pub fn retire(mut self) -> u64 {
+        self.retire_inner();
+        PUBLISH_OPS + self.wakeups * WAKE_OPS
+    }
+
+    fn retire_inner(&mut self) {
+        if std::mem::replace(&mut self.retired, true) {
+            return;
+        }
+        {
+            let mut registry = self.pool.shared.lock();
+            registry.jobs.retain(|entry| entry.id != self.id);
+        }
+        self.job.control().latch.close_and_wait();
+    }
+}
+
+impl Drop for Publication<'_> {
+    fn drop(&mut self) {
+        // Also on unwind: the job must outlive every helper that can still reach it.
+        self.retire_inner();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scheduler::cancel::CancelToken;
+    use crate::scheduler::chunked;
+    use crate::scheduler::config::SchedulerConfig;
+    use crate::scheduler::testing::{TestBatch, check_outcome, wait_for};
+
+    fn config(threads: usize) -> SchedulerConfig {
+        SchedulerConfig {
+            threads,
+            chunk_bytes: Some(1000),
+            inline_below_bytes: 0,
+            ..SchedulerConfig::default()
+        }
+    }
+
+    #[test]
+    fn private_pool_runs_batches_parks_and_terminates() {
+        let pool = Pool::new(2);
+        for n in [1, 10, 500] {
+            let batch = TestBatch::new(vec![300; n]);
+            let outcome = chunked::run(|| &pool, &config(3), &batch, &CancelToken::new());
+            check_outcome(&batch, outcome);
+        }
+        assert_eq!(pool.workers(), 2);
+        // An idle pool parks every worker (no CPU between batches).
+        wait_for("all workers parked", || pool.sleeping() == 2);
+        drop(pool); // P7: joins every worker; hangs if one missed the terminate wake.
+    }
+
+    #[test]
+    fn pool_grows_on_demand() {
+        let pool = Pool::new(1);
+        let batch = TestBatch::new(vec![300; 200]);
+        let outcome = chunked::run(|| &pool, &config(5), &batch, &CancelToken::new());
+        check_outcome(&batch, outcome);
+        assert_eq!(pool.workers(), 4);
+    }
+
+    #[test]
+    fn a_newer_batch_gets_a_rotating_helper() {
+        // One worker, busy helping the old batch `big`. The small batch's owner blocks on its
+        // first item until some other thread processes one of its items: only the worker
+        // rotating away from `big` after its current chunk (P3) can release it.
+        let pool = Pool::new(1);
+        let small_started = AtomicBool::new(false);
+        let helped = AtomicBool::new(false);
+        let big = TestBatch::new(vec![300; if cfg!(miri) { 40 } else { 4000 }]).with_hook(|_| {
+            wait_for("small batch started", || {
+                small_started.load(Ordering::Acquire)
+            });
+            Ok(())
+        });
+        let owner = std::sync::OnceLock::new();
+        let small = TestBatch::new(vec![2000; 4]).with_hook(|i| {
+            if i == 0 {
+                owner.set(thread::current().id()).unwrap();
+                small_started.store(true, Ordering::Release);
+                wait_for("a helper ran a small-batch item", || {
+                    helped.load(Ordering::Acquire)
+                });
+            } else if owner.get() != Some(&thread::current().id()) {
+                helped.store(true, Ordering::Release);
+            }
+            Ok(())
+        });
+        thread::scope(|s| {
+            s.spawn(|| {
+                check_outcome(
+                    &big,
+                    chunked::run(|| &pool, &config(2), &big, &CancelToken::new()),
+                )
+            });
+            // Item 0 of `big` is running (and blocked) on the big owner or the worker.
+            wait_for("big batch running", || big.started() > 0);
+            check_outcome(
+                &small,
+                chunked::run(|| &pool, &config(2), &small, &CancelToken::new()),
+            );
+        });
+        assert!(helped.load(Ordering::Relaxed));
+    }
+}
