@@ -64,7 +64,10 @@ impl Batch for EncodeBatch<'_> {
     #[inline]
     fn process(&self, index: usize, sink: &mut IdSink) -> Result<(), String> {
         let before = sink.ids.len();
-        if let Err(e) = self.tokenizer.encode_into(self.texts.get(index), self.mode, &mut sink.ids) {
+        if let Err(e) = self
+            .tokenizer
+            .encode_into(self.texts.get(index), self.mode, &mut sink.ids)
+        {
             sink.ids.truncate(before);
             return Err(e.to_string());
         }

@@ -42,7 +42,10 @@ impl Texts {
         self.bytes.reserve(room);
         let start = self.bytes.len();
         let written = fill(&mut self.bytes.spare_capacity_mut()[..room]);
-        assert!(written <= room, "a text writer wrote past the room it was given");
+        assert!(
+            written <= room,
+            "a text writer wrote past the room it was given"
+        );
         // SAFETY: `fill` initialised the first `written` bytes of the spare capacity (its contract,
         // and `written <= room <= spare capacity` was just checked), so `start + written` bytes
         // are initialised.
@@ -113,7 +116,10 @@ mod tests {
             })
             .unwrap();
         assert_eq!(texts.len(), 3);
-        assert_eq!((texts.get(0), texts.get(1), texts.get(2)), ("héllo", "", "日"));
+        assert_eq!(
+            (texts.get(0), texts.get(1), texts.get(2)),
+            ("héllo", "", "日")
+        );
         assert_eq!(texts.total_bytes(), 9);
     }
 

@@ -13,7 +13,12 @@ fn root() -> PathBuf {
 }
 
 fn fixture_tokenizer(name: &str) -> String {
-    std::fs::read_to_string(root().join("__test__/fixtures/tokenizers").join(format!("{name}.json"))).unwrap()
+    std::fs::read_to_string(
+        root()
+            .join("__test__/fixtures/tokenizers")
+            .join(format!("{name}.json")),
+    )
+    .unwrap()
 }
 
 /// A small seeded generator (xorshift64*), so a failure names a seed that reproduces it.
@@ -33,18 +38,83 @@ impl Rng {
 
 /// Pieces random texts are made of: the classes where tokenizers differ most.
 const PIECES: &[&str] = &[
-    "hello", "World", "don't", "WE'LL", "naïve", "Ångström", " ", "  ", "\t", "\n", "\r\n", "\r",
-    "\u{a0}", "\u{3000}", "\u{2028}", "\u{2029}", "\u{200b}", "\u{feff}", "\u{1680}", "\u{2003}",
-    "\u{85}", "\u{0}", "\u{1f}", "\u{7f}", "\u{9f}", "0", "12345", "3.14", "日本語", "中文字符",
-    "한국어", "ไทย", "русский", "عربى", "עברית", "हिन्दी", "👨‍👩‍👧‍👦", "🇫🇷", "👍🏽", "1️⃣", "e\u{301}",
-    "a\u{300}\u{301}\u{302}", "\u{378}", "\u{379}", "\u{530}", "\u{e000}", "\u{f8ff}", "\u{fffe}",
-    "\u{ffff}", "\u{1fffe}", "\u{e0001}", "\u{10ffff}", "[CLS]", "[SEP]", "[MASK]", "<s>", "</s>",
-    "<unk>", "<|endoftext|>", "<|second|>", "##", "▁", "Ġ", "!!!", "...", "—", "“quoted”", "ﬁ", "Ⅻ", "²",
+    "hello",
+    "World",
+    "don't",
+    "WE'LL",
+    "naïve",
+    "Ångström",
+    " ",
+    "  ",
+    "\t",
+    "\n",
+    "\r\n",
+    "\r",
+    "\u{a0}",
+    "\u{3000}",
+    "\u{2028}",
+    "\u{2029}",
+    "\u{200b}",
+    "\u{feff}",
+    "\u{1680}",
+    "\u{2003}",
+    "\u{85}",
+    "\u{0}",
+    "\u{1f}",
+    "\u{7f}",
+    "\u{9f}",
+    "0",
+    "12345",
+    "3.14",
+    "日本語",
+    "中文字符",
+    "한국어",
+    "ไทย",
+    "русский",
+    "عربى",
+    "עברית",
+    "हिन्दी",
+    "👨‍👩‍👧‍👦",
+    "🇫🇷",
+    "👍🏽",
+    "1️⃣",
+    "e\u{301}",
+    "a\u{300}\u{301}\u{302}",
+    "\u{378}",
+    "\u{379}",
+    "\u{530}",
+    "\u{e000}",
+    "\u{f8ff}",
+    "\u{fffe}",
+    "\u{ffff}",
+    "\u{1fffe}",
+    "\u{e0001}",
+    "\u{10ffff}",
+    "[CLS]",
+    "[SEP]",
+    "[MASK]",
+    "<s>",
+    "</s>",
+    "<unk>",
+    "<|endoftext|>",
+    "<|second|>",
+    "##",
+    "▁",
+    "Ġ",
+    "!!!",
+    "...",
+    "—",
+    "“quoted”",
+    "ﬁ",
+    "Ⅻ",
+    "²",
 ];
 
 fn random_text(rng: &mut Rng) -> String {
     let pieces = 1 + rng.below(12);
-    (0..pieces).map(|_| PIECES[rng.below(PIECES.len())]).collect()
+    (0..pieces)
+        .map(|_| PIECES[rng.below(PIECES.len())])
+        .collect()
 }
 
 fn corpus() -> Vec<String> {
@@ -58,8 +128,10 @@ fn corpus() -> Vec<String> {
             items.extend(html.lines().map(str::to_owned));
         }
     }
-    let texts: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(root().join("__test__/fixtures/texts.json")).unwrap()).unwrap();
+    let texts: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("__test__/fixtures/texts.json")).unwrap(),
+    )
+    .unwrap();
     for case in texts["cases"].as_array().unwrap() {
         items.push(case["text"].as_str().unwrap().to_owned());
     }
@@ -68,7 +140,9 @@ fn corpus() -> Vec<String> {
 
 fn ids(engine: &dyn Engine, text: &str, add_special_tokens: bool) -> Vec<u32> {
     let mut out = Ids::default();
-    engine.encode_into(text, add_special_tokens, true, &mut out).unwrap();
+    engine
+        .encode_into(text, add_special_tokens, true, &mut out)
+        .unwrap();
     out.as_slice().to_vec()
 }
 
@@ -89,7 +163,9 @@ fn disagreements(name: &str, json: &str) -> (Vec<String>, usize, usize) {
         if ids(&pipeline, text, true) != reference {
             raw += 1;
         }
-        if routed.encode(text, &mode).unwrap().as_slice() != reference.as_slice() && wrong.len() < 20 {
+        if routed.encode(text, &mode).unwrap().as_slice() != reference.as_slice()
+            && wrong.len() < 20
+        {
             wrong.push(text.clone());
         }
     }
@@ -103,10 +179,13 @@ fn with_gapped_added_tokens() -> String {
     let mut json: serde_json::Value = serde_json::from_str(&fixture_tokenizer("unigram")).unwrap();
     let next = json["model"]["vocab"].as_array().unwrap().len() as u64;
     for (content, id) in [("<|first|>", next + 3), ("<|second|>", next + 40)] {
-        json["added_tokens"].as_array_mut().unwrap().push(serde_json::json!({
-            "id": id, "content": content, "single_word": false, "lstrip": false,
-            "rstrip": false, "normalized": false, "special": true,
-        }));
+        json["added_tokens"]
+            .as_array_mut()
+            .unwrap()
+            .push(serde_json::json!({
+                "id": id, "content": content, "single_word": false, "lstrip": false,
+                "rstrip": false, "normalized": false, "special": true,
+            }));
     }
     json.to_string()
 }
@@ -121,7 +200,13 @@ fn routed_tokenizers_agree_with_the_stable_reference() {
         ("unigram with gapped added tokens", gapped),
     ] {
         let (wrong, raw, checked) = disagreements(name, &json);
-        eprintln!("{name}: {checked} inputs, {raw} raw disagreements, {} after routing", wrong.len());
-        assert!(wrong.is_empty(), "{name}: routed ids differ from the stable reference on {wrong:?}");
+        eprintln!(
+            "{name}: {checked} inputs, {raw} raw disagreements, {} after routing",
+            wrong.len()
+        );
+        assert!(
+            wrong.is_empty(),
+            "{name}: routed ids differ from the stable reference on {wrong:?}"
+        );
     }
 }

@@ -53,7 +53,8 @@ impl Ids {
     /// Appends ids.
     #[inline]
     pub fn extend_from_slice(&mut self, ids: &[u32]) {
-        self.tokens.extend(ids.iter().map(|&id| PipelineToken::from(id)));
+        self.tokens
+            .extend(ids.iter().map(|&id| PipelineToken::from(id)));
     }
 
     /// The ids as `u32`.

@@ -60,7 +60,10 @@ pub static ENCODINGS: &[OpenAiEncoding] = &[
         aliases: &[],
         pattern: O200K_PATTERN,
         ranks: include_bytes!("encodings/o200k_base.ranks.deflate"),
-        specials: &[special("<|endoftext|>", 199999), special("<|endofprompt|>", 200018)],
+        specials: &[
+            special("<|endoftext|>", 199999),
+            special("<|endofprompt|>", 200018),
+        ],
     },
     OpenAiEncoding {
         name: "cl100k_base",
@@ -104,7 +107,10 @@ pub fn find(name: &str) -> Result<&'static OpenAiEncoding, Error> {
                 .collect();
             Error::new(
                 ErrorKind::Load,
-                format!("unknown encoding '{name}'; the embedded encodings are {}", valid.join(", ")),
+                format!(
+                    "unknown encoding '{name}'; the embedded encodings are {}",
+                    valid.join(", ")
+                ),
             )
         })
 }
@@ -123,15 +129,26 @@ impl OpenAiEncoding {
         let corrupt = |why: String| {
             Error::new(
                 ErrorKind::Load,
-                format!("the embedded {} table is corrupt ({why}); rebuild batchtok", self.name),
+                format!(
+                    "the embedded {} table is corrupt ({why}); rebuild batchtok",
+                    self.name
+                ),
             )
         };
         let table = miniz_oxide::inflate::decompress_to_vec(self.ranks)
             .map_err(|e| corrupt(format!("{e:?}")))?;
         let tokens = parse_ranks(&table).map_err(corrupt)?;
-        let engine = build_engine(&tokens, self.pattern).map_err(corrupt)?;
+        let engine = PipelineEngine::from_tokenizer(
+            build_tokenizer(&tokens, self.pattern).map_err(corrupt)?,
+        );
 
-        let size = self.specials.iter().map(|s| s.id as usize + 1).max().unwrap_or(0).max(tokens.len());
+        let size = self
+            .specials
+            .iter()
+            .map(|s| s.id as usize + 1)
+            .max()
+            .unwrap_or(0)
+            .max(tokens.len());
         let mut valid_ids = vec![false; size];
         for (rank, token) in tokens.iter().enumerate() {
             valid_ids[rank] = token.is_some();
@@ -165,7 +182,10 @@ fn parse_ranks(table: &[u8]) -> Result<Vec<Option<&[u8]>>, String> {
 
 /// The byte-level alphabet spelling of `bytes`, as a byte-level BPE vocabulary writes tokens.
 fn byte_level(bytes: &[u8]) -> String {
-    bytes.iter().map(|&b| BYTES_CHAR_LOOKUP[b as usize]).collect()
+    bytes
+        .iter()
+        .map(|&b| BYTES_CHAR_LOOKUP[b as usize])
+        .collect()
 }
 
 /// Merges that make BPE by merge rank reproduce tiktoken's BPE by token rank.
@@ -208,16 +228,34 @@ fn last_merge<'t>(
     let mut last = None;
     while cuts.len() > 2 {
         let best = (0..cuts.len() - 2)
-            .filter_map(|i| ranks.get(&bytes[cuts[i]..cuts[i + 2]]).map(|&rank| (rank, i)))
+            .filter_map(|i| {
+                ranks
+                    .get(&bytes[cuts[i]..cuts[i + 2]])
+                    .map(|&rank| (rank, i))
+            })
             .min()?;
         let i = best.1;
-        last = Some((&bytes[cuts[i]..cuts[i + 1]], &bytes[cuts[i + 1]..cuts[i + 2]]));
+        last = Some((
+            &bytes[cuts[i]..cuts[i + 1]],
+            &bytes[cuts[i + 1]..cuts[i + 2]],
+        ));
         cuts.remove(i + 1);
     }
     last
 }
 
-/// The engine of an encoding, built from its tokens.
+/// The release candidate's `PipelineTokenizer` for an embedded encoding, built exactly as the
+/// engine's. Not part of the API: `benchmark/scheduler.rs` uses it to time the release candidate's
+/// own parallel batch encode on the same model as batchtok's scheduler.
+#[doc(hidden)]
+pub fn pipeline_tokenizer_for_benchmarks(name: &str) -> Result<PipelineTokenizer, String> {
+    let encoding = find(name).map_err(|e| e.to_string())?;
+    let table =
+        miniz_oxide::inflate::decompress_to_vec(encoding.ranks).map_err(|e| format!("{e:?}"))?;
+    build_tokenizer(&parse_ranks(&table)?, encoding.pattern)
+}
+
+/// The release candidate's tokenizer of an encoding, built from its tokens.
 ///
 /// The model is built directly from the vocabulary and merges: writing and re-reading them as a
 /// tokenizer.json took over a second for o200k_base. The rest of the pipeline (the pre-tokenizer
@@ -225,7 +263,7 @@ fn last_merge<'t>(
 /// is empty. Special tokens are not added tokens: the engine would renumber them densely from the
 /// vocabulary's end (o200k_base's `<|endofprompt|>` is 200018, not 200000), so `special.rs` handles
 /// them around the engine.
-fn build_engine(tokens: &[Option<&[u8]>], pattern: &str) -> Result<PipelineEngine, String> {
+fn build_tokenizer(tokens: &[Option<&[u8]>], pattern: &str) -> Result<PipelineTokenizer, String> {
     let skeleton = json!({
         "version": "2.0",
         "truncation": null,
@@ -263,7 +301,7 @@ fn build_engine(tokens: &[Option<&[u8]>], pattern: &str) -> Result<PipelineEngin
         ..BpeConfig::default()
     })
     .map_err(|e| e.to_string())?;
-    Ok(PipelineEngine::from_tokenizer(PipelineTokenizer::from_parts(
+    Ok(PipelineTokenizer::from_parts(
         AddedVocabulary::new(),
         Vec::new(),
         skeleton.get_pre_tokenizer().clone(),
@@ -273,5 +311,5 @@ fn build_engine(tokens: &[Option<&[u8]>], pattern: &str) -> Result<PipelineEngin
         BTreeMap::new(),
         None,
         None,
-    )))
+    ))
 }

@@ -21,12 +21,18 @@ impl PipelineEngine {
             let tokenizer = tokenizers::from_json(&canonical).map_err(|e| e.to_string())?;
             Ok(PipelineEngine { tokenizer })
         };
-        std::panic::catch_unwind(read).unwrap_or_else(|_| Err("it panicked while reading the file".to_owned()))
+        std::panic::catch_unwind(read)
+            .unwrap_or_else(|_| Err("it panicked while reading the file".to_owned()))
     }
 
     /// The added tokens as the engine numbered them: text to id.
     pub fn added_tokens(&self) -> Vec<(String, u32)> {
-        let mut tokens: Vec<_> = self.tokenizer.get_added_vocabulary().get_vocab().into_iter().collect();
+        let mut tokens: Vec<_> = self
+            .tokenizer
+            .get_added_vocabulary()
+            .get_vocab()
+            .into_iter()
+            .collect();
         tokens.sort();
         tokens
     }

@@ -44,7 +44,9 @@ impl Route {
                 .map(|(text, id)| format!("{text:?} is {id} in the file"))
                 .unwrap_or_else(|| "the added tokens differ".to_owned());
             return Route::Stable {
-                reason: format!("the 1.0 release candidate numbers its added tokens differently ({differing})"),
+                reason: format!(
+                    "the 1.0 release candidate numbers its added tokens differently ({differing})"
+                ),
             };
         }
         Route::Pipeline
@@ -67,7 +69,9 @@ impl Route {
     pub fn describe(&self) -> String {
         match self {
             Route::Pipeline => "pipeline: tokenizers 1.0.0-rc.3 encodes every text".to_owned(),
-            Route::Stable { reason } => format!("stable: tokenizers 0.23 encodes every text, because {reason}"),
+            Route::Stable { reason } => {
+                format!("stable: tokenizers 0.23 encodes every text, because {reason}")
+            }
         }
     }
 }

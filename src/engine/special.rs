@@ -129,7 +129,11 @@ mod tests {
 
     #[test]
     fn cuts_at_allowed_specials_only() {
-        let only_eot = resolve(&AllowedSpecial::Only(vec!["<|endoftext|>".into()]), SPECIALS).unwrap();
+        let only_eot = resolve(
+            &AllowedSpecial::Only(vec!["<|endoftext|>".into()]),
+            SPECIALS,
+        )
+        .unwrap();
         assert_eq!(
             cut("a<|fim_prefix|>b<|endoftext|><|endoftext|>c", &only_eot),
             vec![
@@ -143,7 +147,10 @@ mod tests {
 
     #[test]
     fn no_allowed_specials_leaves_the_text_whole() {
-        assert_eq!(cut("x<|endoftext|>", &[]), vec![Segment::Text("x<|endoftext|>")]);
+        assert_eq!(
+            cut("x<|endoftext|>", &[]),
+            vec![Segment::Text("x<|endoftext|>")]
+        );
         assert!(cut("", SPECIALS).is_empty());
     }
 

@@ -19,7 +19,8 @@ impl StableEngine {
     /// Reads a tokenizer.json. Padding is turned off: it shapes whole batches into rectangles,
     /// which batchtok's ragged results do not do; truncation stays as the file sets it.
     pub fn from_json(json: &str) -> Result<Self, String> {
-        let mut tokenizer = StableTokenizer::from_bytes(json.as_bytes()).map_err(|e| e.to_string())?;
+        let mut tokenizer =
+            StableTokenizer::from_bytes(json.as_bytes()).map_err(|e| e.to_string())?;
         tokenizer.with_padding(None);
         Ok(StableEngine {
             splitting: tokenizer,

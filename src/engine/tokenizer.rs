@@ -77,12 +77,17 @@ impl Tokenizer {
     /// A Hugging Face tokenizer.json held in a string; `origin` names it in errors.
     pub fn from_json(json: &str, origin: &str) -> Result<Tokenizer, Error> {
         if let Err(e) = serde_json::from_str::<serde::de::IgnoredAny>(json) {
-            return Err(Error::new(ErrorKind::Load, format!("{origin} is not valid JSON: {e}")));
+            return Err(Error::new(
+                ErrorKind::Load,
+                format!("{origin} is not valid JSON: {e}"),
+            ));
         }
         let stable = StableEngine::from_json(json).map_err(|e| {
             Error::new(
                 ErrorKind::Load,
-                format!("{origin} is not a tokenizer.json that Hugging Face tokenizers can read: {e}"),
+                format!(
+                    "{origin} is not a tokenizer.json that Hugging Face tokenizers can read: {e}"
+                ),
             )
         })?;
         let (pipeline, route) = match PipelineEngine::from_json(json) {
@@ -172,7 +177,10 @@ impl Tokenizer {
     pub fn encode_into(&self, text: &str, mode: &EncodeMode, out: &mut Ids) -> Result<(), Error> {
         match self.family {
             Family::OpenAi(_) => {
-                let engine = self.pipeline.as_ref().expect("an OpenAI encoding has its engine");
+                let engine = self
+                    .pipeline
+                    .as_ref()
+                    .expect("an OpenAI encoding has its engine");
                 special::for_each_segment(text, &mode.allowed_special, |segment| match segment {
                     Segment::Text(text) => engine.encode_into(text, false, false, out),
                     Segment::Special(id) => {
@@ -182,7 +190,8 @@ impl Tokenizer {
                 })
             }
             Family::HuggingFace => {
-                self.engine_for(text).encode_into(text, mode.add_special_tokens, true, out)
+                self.engine_for(text)
+                    .encode_into(text, mode.add_special_tokens, true, out)
             }
         }
     }
@@ -241,12 +250,18 @@ fn decode_around_specials(
 ) -> Result<String, Error> {
     let special_text = |id: u32| specials.iter().find(|s| s.id == id).map(|s| s.text);
     if skip_special_tokens {
-        let ordinary: Vec<u32> = ids.iter().copied().filter(|&id| special_text(id).is_none()).collect();
+        let ordinary: Vec<u32> = ids
+            .iter()
+            .copied()
+            .filter(|&id| special_text(id).is_none())
+            .collect();
         return engine.decode(&ordinary, false);
     }
     let mut text = String::new();
     for run in ids.split_inclusive(|&id| special_text(id).is_some()) {
-        let (last, ordinary) = run.split_last().expect("split_inclusive yields no empty run");
+        let (last, ordinary) = run
+            .split_last()
+            .expect("split_inclusive yields no empty run");
         match special_text(*last) {
             Some(special) => {
                 text.push_str(&engine.decode(ordinary, false)?);

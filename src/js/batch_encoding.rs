@@ -29,8 +29,13 @@ impl BatchEncoding {
     pub fn new(env: &Env, encoded: Encoded) -> napi::Result<BatchEncoding> {
         let boundaries = encoded.offsets;
         let ids = Uint32ArraySlice::from_data(env, encoded.ids)?.into_typed_array(env)?;
-        let offsets = Uint32ArraySlice::from_data(env, boundaries.clone())?.into_typed_array(env)?;
-        Ok(BatchEncoding { boundaries, ids, offsets })
+        let offsets =
+            Uint32ArraySlice::from_data(env, boundaries.clone())?.into_typed_array(env)?;
+        Ok(BatchEncoding {
+            boundaries,
+            ids,
+            offsets,
+        })
     }
 
     fn view(&mut self, env: &Env, index: usize) -> napi::Result<sys::napi_value> {
@@ -39,7 +44,8 @@ impl BatchEncoding {
         let raw_env = env.raw();
         // SAFETY: `self.ids` holds a reference to a live typed array of `raw_env`; converting a
         // `&mut Uint32Array` that holds a reference returns that array without consuming it.
-        let ids = unsafe { <&mut Uint32Array as ToNapiValue>::to_napi_value(raw_env, &mut self.ids)? };
+        let ids =
+            unsafe { <&mut Uint32Array as ToNapiValue>::to_napi_value(raw_env, &mut self.ids)? };
         let mut kind = 0;
         let mut buffer = ptr::null_mut();
         let mut byte_offset = 0usize;
@@ -104,7 +110,8 @@ impl BatchEncoding {
     #[napi(getter, ts_return_type = "Uint32Array")]
     pub fn ids<'env>(&mut self, env: &'env Env) -> napi::Result<Unknown<'env>> {
         // SAFETY: `self.ids` holds a reference to a live typed array of `env`.
-        let raw = unsafe { <&mut Uint32Array as ToNapiValue>::to_napi_value(env.raw(), &mut self.ids)? };
+        let raw =
+            unsafe { <&mut Uint32Array as ToNapiValue>::to_napi_value(env.raw(), &mut self.ids)? };
         // SAFETY: `raw` is a value of `env`.
         Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), raw) })
     }
@@ -113,7 +120,9 @@ impl BatchEncoding {
     #[napi(getter, ts_return_type = "Uint32Array")]
     pub fn offsets<'env>(&mut self, env: &'env Env) -> napi::Result<Unknown<'env>> {
         // SAFETY: `self.offsets` holds a reference to a live typed array of `env`.
-        let raw = unsafe { <&mut Uint32Array as ToNapiValue>::to_napi_value(env.raw(), &mut self.offsets)? };
+        let raw = unsafe {
+            <&mut Uint32Array as ToNapiValue>::to_napi_value(env.raw(), &mut self.offsets)?
+        };
         // SAFETY: `raw` is a value of `env`.
         Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), raw) })
     }
@@ -128,7 +137,10 @@ impl BatchEncoding {
     }
 
     /// Iterates over the texts' ids, each a view as `get` returns.
-    #[napi(well_known_symbol = "iterator", ts_return_type = "IterableIterator<Uint32Array>")]
+    #[napi(
+        well_known_symbol = "iterator",
+        ts_return_type = "IterableIterator<Uint32Array>"
+    )]
     pub fn iterator<'env>(&mut self, env: &'env Env) -> napi::Result<Unknown<'env>> {
         let raw_env = env.raw();
         let len = self.boundaries.len() - 1;
@@ -149,7 +161,8 @@ impl BatchEncoding {
             // SAFETY: `views` is an array of `raw_env`; its `values` method takes no argument and
             // returns an array iterator.
             status = unsafe {
-                let status = sys::napi_get_named_property(raw_env, views, c"values".as_ptr(), &mut values);
+                let status =
+                    sys::napi_get_named_property(raw_env, views, c"values".as_ptr(), &mut values);
                 if status != sys::Status::napi_ok {
                     status
                 } else {
@@ -158,19 +171,64 @@ impl BatchEncoding {
             };
         }
         if status != sys::Status::napi_ok {
-            return Err(js_error(env, ErrorClass::Error, "cannot iterate over this BatchEncoding"));
+            return Err(js_error(
+                env,
+                ErrorClass::Error,
+                "cannot iterate over this BatchEncoding",
+            ));
         }
         // SAFETY: `iterator` was just created in `raw_env`.
         Ok(unsafe { Unknown::from_raw_unchecked(raw_env, iterator) })
     }
 
     /// Every text's ids as a plain array of numbers (one JS array per text: convenient, slower).
-    #[napi]
-    pub fn to_arrays(&self) -> Vec<Vec<u32>> {
-        let ids = self.ids.as_ref();
-        self.boundaries
+    #[napi(js_name = "toArrays")]
+    pub fn arrays(&mut self, env: &Env) -> napi::Result<Vec<Vec<u32>>> {
+        let expected = *self.boundaries.last().expect("boundaries hold at least 0") as usize;
+        let ids = current_ids(env, &mut self.ids, expected)?;
+        Ok(self
+            .boundaries
             .windows(2)
             .map(|w| ids[w[0] as usize..w[1] as usize].to_vec())
-            .collect()
+            .collect())
     }
+}
+
+/// The ids as they are now in JS memory, read through the typed array each time: JS may have
+/// transferred (detached) its buffer since, which leaves it empty.
+fn current_ids<'a>(
+    env: &Env,
+    ids: &'a mut Uint32Array,
+    expected: usize,
+) -> napi::Result<&'a [u32]> {
+    let raw_env = env.raw();
+    // SAFETY: `ids` holds a reference to a live typed array of `raw_env`.
+    let array = unsafe { <&mut Uint32Array as ToNapiValue>::to_napi_value(raw_env, ids)? };
+    let mut len = 0usize;
+    let mut data = ptr::null_mut();
+    // SAFETY: `array` is a typed array of `raw_env`; the out-pointers are valid.
+    let status = unsafe {
+        sys::napi_get_typedarray_info(
+            raw_env,
+            array,
+            ptr::null_mut(),
+            &mut len,
+            &mut data,
+            ptr::null_mut(),
+            ptr::null_mut(),
+        )
+    };
+    if status != sys::Status::napi_ok || len != expected || (len > 0 && data.is_null()) {
+        return Err(js_error(
+            env,
+            ErrorClass::Error,
+            "this BatchEncoding's ids are gone (was its buffer transferred?)",
+        ));
+    }
+    if len == 0 {
+        return Ok(&[]);
+    }
+    // SAFETY: napi reports `len` u32 elements at `data`, owned by the typed array `ids`
+    // keeps alive; the slice borrows `ids`, and no JS runs while it is in use.
+    Ok(unsafe { std::slice::from_raw_parts(data.cast::<u32>(), len) })
 }

@@ -40,13 +40,22 @@ fn create(env: &Env, class: ErrorClass, message: &str) -> napi::Result<napi::Err
     // SAFETY: `raw_env` is the live environment of the current call; `message` is a valid buffer
     // of `message.len()` bytes; the out-pointers are valid for writes.
     let status = unsafe {
-        let status = sys::napi_create_string_utf8(raw_env, message.as_ptr().cast(), message.len() as isize, &mut text);
+        let status = sys::napi_create_string_utf8(
+            raw_env,
+            message.as_ptr().cast(),
+            message.len() as isize,
+            &mut text,
+        );
         if status != sys::Status::napi_ok {
             status
         } else {
             match class {
-                ErrorClass::Type => sys::napi_create_type_error(raw_env, ptr::null_mut(), text, &mut error),
-                ErrorClass::Range => sys::napi_create_range_error(raw_env, ptr::null_mut(), text, &mut error),
+                ErrorClass::Type => {
+                    sys::napi_create_type_error(raw_env, ptr::null_mut(), text, &mut error)
+                }
+                ErrorClass::Range => {
+                    sys::napi_create_range_error(raw_env, ptr::null_mut(), text, &mut error)
+                }
                 ErrorClass::Error | ErrorClass::Abort => {
                     sys::napi_create_error(raw_env, ptr::null_mut(), text, &mut error)
                 }
@@ -61,15 +70,27 @@ fn create(env: &Env, class: ErrorClass, message: &str) -> napi::Result<napi::Err
         set_string(raw_env, error, c"code", "ABORT_ERR")?;
     }
     // SAFETY: `error` was just created in `raw_env` and is a valid value of it.
-    Ok(napi::Error::from(unsafe { Unknown::from_raw_unchecked(raw_env, error) }))
+    Ok(napi::Error::from(unsafe {
+        Unknown::from_raw_unchecked(raw_env, error)
+    }))
 }
 
-fn set_string(env: sys::napi_env, object: sys::napi_value, key: &CStr, value: &str) -> napi::Result<()> {
+fn set_string(
+    env: sys::napi_env,
+    object: sys::napi_value,
+    key: &CStr,
+    value: &str,
+) -> napi::Result<()> {
     let mut js_value = ptr::null_mut();
     // SAFETY: `env` is live, `object` is one of its values, `key` is NUL-terminated and `value` is a
     // valid buffer of `value.len()` bytes.
     let status = unsafe {
-        let status = sys::napi_create_string_utf8(env, value.as_ptr().cast(), value.len() as isize, &mut js_value);
+        let status = sys::napi_create_string_utf8(
+            env,
+            value.as_ptr().cast(),
+            value.len() as isize,
+            &mut js_value,
+        );
         if status != sys::Status::napi_ok {
             status
         } else {
@@ -78,7 +99,10 @@ fn set_string(env: sys::napi_env, object: sys::napi_value, key: &CStr, value: &s
     };
     match status {
         sys::Status::napi_ok => Ok(()),
-        status => Err(napi::Error::new(Status::from(status), "cannot set an error property".to_owned())),
+        status => Err(napi::Error::new(
+            Status::from(status),
+            "cannot set an error property".to_owned(),
+        )),
     }
 }
 
@@ -95,10 +119,14 @@ pub fn from_engine(env: &Env, error: &engine::Error) -> napi::Error {
 /// A failed batch as a JS error.
 pub fn from_failure(env: &Env, failure: &Failure) -> napi::Error {
     match failure {
-        Failure::Batch(BatchError::Cancelled) => js_error(env, ErrorClass::Abort, "The operation was aborted"),
-        Failure::Batch(BatchError::ItemFailed { index, message }) => {
-            js_error(env, ErrorClass::Error, &format!("item {index} of the batch failed: {message}"))
+        Failure::Batch(BatchError::Cancelled) => {
+            js_error(env, ErrorClass::Abort, "The operation was aborted")
         }
+        Failure::Batch(BatchError::ItemFailed { index, message }) => js_error(
+            env,
+            ErrorClass::Error,
+            &format!("item {index} of the batch failed: {message}"),
+        ),
         Failure::Batch(BatchError::Panicked { index, message }) => js_error(
             env,
             ErrorClass::Error,
@@ -110,7 +138,9 @@ pub fn from_failure(env: &Env, failure: &Failure) -> napi::Error {
         Failure::TooLarge { ids } => js_error(
             env,
             ErrorClass::Range,
-            &format!("the batch produced {ids} ids, more than a BatchEncoding holds (2^32 - 1); split it"),
+            &format!(
+                "the batch produced {ids} ids, more than a BatchEncoding holds (2^32 - 1); split it"
+            ),
         ),
     }
 }

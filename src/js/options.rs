@@ -4,7 +4,9 @@
 use std::ffi::CStr;
 use std::ptr;
 
-use napi::bindgen_prelude::{AbortSignal, FromNapiValue, JsValue, TypeTag, Unknown, validate_type_tag};
+use napi::bindgen_prelude::{
+    AbortSignal, FromNapiValue, JsValue, TypeTag, Unknown, validate_type_tag,
+};
 use napi::{Env, ValueType, sys};
 use napi_derive::napi;
 
@@ -78,12 +80,21 @@ impl Signal {
 }
 
 /// An object's property, `None` when it is `undefined`.
-fn property<'env>(env: &Env, object: &Unknown<'env>, key: &CStr) -> napi::Result<Option<Unknown<'env>>> {
+fn property<'env>(
+    env: &Env,
+    object: &Unknown<'env>,
+    key: &CStr,
+) -> napi::Result<Option<Unknown<'env>>> {
     let mut value = ptr::null_mut();
     // SAFETY: `object` is an object value of the live `env`; `key` is NUL-terminated.
-    let status = unsafe { sys::napi_get_named_property(env.raw(), object.raw(), key.as_ptr(), &mut value) };
+    let status =
+        unsafe { sys::napi_get_named_property(env.raw(), object.raw(), key.as_ptr(), &mut value) };
     if status != sys::Status::napi_ok {
-        return Err(js_error(env, ErrorClass::Error, &format!("cannot read option {key:?}")));
+        return Err(js_error(
+            env,
+            ErrorClass::Error,
+            &format!("cannot read option {key:?}"),
+        ));
     }
     // SAFETY: `value` was just read from `env`.
     let value = unsafe { Unknown::from_raw_unchecked(env.raw(), value) };
@@ -102,10 +113,18 @@ fn bool_option(env: &Env, object: &Unknown, key: &CStr, name: &str) -> napi::Res
         return Ok(None);
     };
     if value.get_type()? != ValueType::Boolean {
-        return Err(type_error(env, format!("options.{name} is {}; expected true or false", describe(&value))));
+        return Err(type_error(
+            env,
+            format!(
+                "options.{name} is {}; expected true or false",
+                describe(&value)
+            ),
+        ));
     }
     // SAFETY: `value` is a boolean of `env`.
-    Ok(Some(unsafe { bool::from_napi_value(env.raw(), value.raw())? }))
+    Ok(Some(unsafe {
+        bool::from_napi_value(env.raw(), value.raw())?
+    }))
 }
 
 fn allowed_special_option(env: &Env, object: &Unknown) -> napi::Result<Option<AllowedSpecial>> {
@@ -120,7 +139,11 @@ fn allowed_special_option(env: &Env, object: &Unknown) -> napi::Result<Option<Al
             if text == "all" {
                 Ok(Some(AllowedSpecial::All))
             } else {
-                Err(js_error(env, ErrorClass::Range, &format!("options.allowedSpecial is {text:?}; {expected}")))
+                Err(js_error(
+                    env,
+                    ErrorClass::Range,
+                    &format!("options.allowedSpecial is {text:?}; {expected}"),
+                ))
             }
         }
         ValueType::Object if value.is_array()? => {
@@ -131,7 +154,10 @@ fn allowed_special_option(env: &Env, object: &Unknown) -> napi::Result<Option<Al
                 if item.get_type()? != ValueType::String {
                     return Err(type_error(
                         env,
-                        format!("options.allowedSpecial[{index}] is {}; {expected}", describe(item)),
+                        format!(
+                            "options.allowedSpecial[{index}] is {}; {expected}",
+                            describe(item)
+                        ),
                     ));
                 }
                 // SAFETY: `item` is a string of `env`.
@@ -139,7 +165,10 @@ fn allowed_special_option(env: &Env, object: &Unknown) -> napi::Result<Option<Al
             }
             Ok(Some(AllowedSpecial::Only(names)))
         }
-        _ => Err(type_error(env, format!("options.allowedSpecial is {}; {expected}", describe(&value)))),
+        _ => Err(type_error(
+            env,
+            format!("options.allowedSpecial is {}; {expected}", describe(&value)),
+        )),
     }
 }
 
@@ -154,7 +183,12 @@ fn signal_option(env: &Env, object: &Unknown) -> napi::Result<Option<Signal>> {
     let status = unsafe {
         let mut status = sys::napi_get_global(env.raw(), &mut global);
         if status == sys::Status::napi_ok {
-            status = sys::napi_get_named_property(env.raw(), global, c"AbortSignal".as_ptr(), &mut constructor);
+            status = sys::napi_get_named_property(
+                env.raw(),
+                global,
+                c"AbortSignal".as_ptr(),
+                &mut constructor,
+            );
         }
         if status == sys::Status::napi_ok && value.get_type()? == ValueType::Object {
             status = sys::napi_instanceof(env.raw(), value.raw(), constructor, &mut is_signal);
@@ -164,7 +198,10 @@ fn signal_option(env: &Env, object: &Unknown) -> napi::Result<Option<Signal>> {
     if status != sys::Status::napi_ok || !is_signal {
         return Err(type_error(
             env,
-            format!("options.signal is {}; expected an AbortSignal (new AbortController().signal)", describe(&value)),
+            format!(
+                "options.signal is {}; expected an AbortSignal (new AbortController().signal)",
+                describe(&value)
+            ),
         ));
     }
     let aborted = bool_property(env, &value, c"aborted")?;
@@ -176,7 +213,9 @@ fn signal_option(env: &Env, object: &Unknown) -> napi::Result<Option<Signal>> {
 fn bool_property(env: &Env, object: &Unknown, key: &CStr) -> napi::Result<bool> {
     match property(env, object, key)? {
         // SAFETY: checked to be a boolean of `env`.
-        Some(value) if value.get_type()? == ValueType::Boolean => unsafe { bool::from_napi_value(env.raw(), value.raw()) },
+        Some(value) if value.get_type()? == ValueType::Boolean => unsafe {
+            bool::from_napi_value(env.raw(), value.raw())
+        },
         _ => Ok(false),
     }
 }
@@ -194,7 +233,10 @@ fn scheduler_option(env: &Env, object: &Unknown) -> napi::Result<Option<Schedule
     if !is_scheduler {
         return Err(type_error(
             env,
-            format!("options.scheduler is {}; expected a Scheduler (new Scheduler({{ threads, policy }}))", describe(&value)),
+            format!(
+                "options.scheduler is {}; expected a Scheduler (new Scheduler({{ threads, policy }}))",
+                describe(&value)
+            ),
         ));
     }
     // SAFETY: the type tag proves `wrapped` is the `JsScheduler` napi-rs wrapped in this object,
@@ -204,12 +246,18 @@ fn scheduler_option(env: &Env, object: &Unknown) -> napi::Result<Option<Schedule
 }
 
 /// Reads an optional options object: `undefined` and `null` mean no options.
-fn options_object<'env>(env: &Env, value: Option<Unknown<'env>>) -> napi::Result<Option<Unknown<'env>>> {
+fn options_object<'env>(
+    env: &Env,
+    value: Option<Unknown<'env>>,
+) -> napi::Result<Option<Unknown<'env>>> {
     let Some(value) = value else { return Ok(None) };
     match value.get_type()? {
         ValueType::Undefined | ValueType::Null => Ok(None),
         ValueType::Object if !value.is_array()? => Ok(Some(value)),
-        _ => Err(type_error(env, format!("options is {}; expected an object", describe(&value)))),
+        _ => Err(type_error(
+            env,
+            format!("options is {}; expected an object", describe(&value)),
+        )),
     }
 }
 
@@ -217,7 +265,10 @@ impl EncodeOptions {
     /// Reads `encode`'s options argument.
     pub fn read(env: &Env, value: Option<Unknown>) -> napi::Result<EncodeOptions> {
         let Some(object) = options_object(env, value)? else {
-            return Ok(EncodeOptions { add_special_tokens: None, allowed_special: None });
+            return Ok(EncodeOptions {
+                add_special_tokens: None,
+                allowed_special: None,
+            });
         };
         Ok(EncodeOptions {
             add_special_tokens: bool_option(env, &object, c"addSpecialTokens", "addSpecialTokens")?,
@@ -230,7 +281,12 @@ impl BatchOptions {
     /// Reads a batch method's options argument.
     pub fn read(env: &Env, value: Option<Unknown>) -> napi::Result<BatchOptions> {
         let Some(object) = options_object(env, value)? else {
-            return Ok(BatchOptions { add_special_tokens: None, allowed_special: None, signal: None, scheduler: None });
+            return Ok(BatchOptions {
+                add_special_tokens: None,
+                allowed_special: None,
+                signal: None,
+                scheduler: None,
+            });
         };
         Ok(BatchOptions {
             add_special_tokens: bool_option(env, &object, c"addSpecialTokens", "addSpecialTokens")?,
@@ -245,11 +301,17 @@ impl DecodeOptions {
     /// Reads a decode method's options argument.
     pub fn read(env: &Env, value: Option<Unknown>) -> napi::Result<DecodeOptions> {
         let Some(object) = options_object(env, value)? else {
-            return Ok(DecodeOptions { skip_special_tokens: None });
+            return Ok(DecodeOptions {
+                skip_special_tokens: None,
+            });
         };
         Ok(DecodeOptions {
-            skip_special_tokens: bool_option(env, &object, c"skipSpecialTokens", "skipSpecialTokens")?,
+            skip_special_tokens: bool_option(
+                env,
+                &object,
+                c"skipSpecialTokens",
+                "skipSpecialTokens",
+            )?,
         })
     }
 }
-

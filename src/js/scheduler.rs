@@ -63,7 +63,11 @@ impl From<scheduler::BatchStats> for BatchStats {
             steals_or_retries: stats.steals_or_retries as f64,
             wakeups: stats.wakeups as f64,
             threads_used: stats.threads_used as f64,
-            busy_ms: stats.per_worker_busy_ns.iter().map(|&ns| ns as f64 / 1e6).collect(),
+            busy_ms: stats
+                .per_worker_busy_ns
+                .iter()
+                .map(|&ns| ns as f64 / 1e6)
+                .collect(),
             imbalance: stats.imbalance,
             shared_atomic_ops: stats.shared_atomic_ops as f64,
             inline: stats.inline,
@@ -116,7 +120,9 @@ impl Scheduler {
         if let Some(options) = options {
             if let Some(threads) = options.threads {
                 if threads.fract() != 0.0 || !(1.0..=u32::MAX as f64).contains(&threads) {
-                    return Err(range(format!("threads is {threads}; expected a whole number of at least 1")));
+                    return Err(range(format!(
+                        "threads is {threads}; expected a whole number of at least 1"
+                    )));
                 }
                 config.threads = threads as usize;
             }
@@ -138,7 +144,9 @@ impl Scheduler {
     /// The scheduler batches use when their options name none.
     #[napi]
     pub fn get_default(env: Env) -> napi::Result<Scheduler> {
-        Ok(Scheduler { scheduler: default_scheduler(&env)? })
+        Ok(Scheduler {
+            scheduler: default_scheduler(&env)?,
+        })
     }
 
     /// Threads a batch may use, the calling thread included.

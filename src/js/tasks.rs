@@ -47,7 +47,9 @@ impl<T> Outcome<T> {
             Outcome::Panicked(message) => Err(js_error(
                 env,
                 ErrorClass::Error,
-                &format!("batchtok hit an internal error ({message}); the call was abandoned. Please report it"),
+                &format!(
+                    "batchtok hit an internal error ({message}); the call was abandoned. Please report it"
+                ),
             )),
         }
     }
@@ -80,14 +82,28 @@ impl BatchCall {
     /// Encodes the batch: the body of `encodeBatch` and `encodeBatchSync`.
     pub fn encode(&self) -> Outcome<Encoded> {
         Outcome::of(|| {
-            batch::encode_all(&self.scheduler, &self.tokenizer, &self.texts, &self.mode, &self.cancel).into()
+            batch::encode_all(
+                &self.scheduler,
+                &self.tokenizer,
+                &self.texts,
+                &self.mode,
+                &self.cancel,
+            )
+            .into()
         })
     }
 
     /// Counts the batch's tokens: the body of `countBatch` and `countBatchSync`.
     pub fn count(&self) -> Outcome<Vec<u32>> {
         Outcome::of(|| {
-            batch::count_all(&self.scheduler, &self.tokenizer, &self.texts, &self.mode, &self.cancel).into()
+            batch::count_all(
+                &self.scheduler,
+                &self.tokenizer,
+                &self.texts,
+                &self.mode,
+                &self.cancel,
+            )
+            .into()
         })
     }
 }
@@ -125,14 +141,21 @@ impl Task for CountTask {
 }
 
 /// Decodes each id list: the body of `decodeBatch`.
-pub fn decode_all(tokenizer: &Tokenizer, lists: &[Vec<u32>], skip_special_tokens: bool) -> Outcome<Vec<String>> {
+pub fn decode_all(
+    tokenizer: &Tokenizer,
+    lists: &[Vec<u32>],
+    skip_special_tokens: bool,
+) -> Outcome<Vec<String>> {
     Outcome::of(|| {
         let mut texts = Vec::with_capacity(lists.len());
         for (index, ids) in lists.iter().enumerate() {
             match tokenizer.decode(ids, skip_special_tokens) {
                 Ok(text) => texts.push(text),
                 Err(e) => {
-                    return Outcome::Refused(engine::Error::new(e.kind(), format!("list {index}: {}", e.message())));
+                    return Outcome::Refused(engine::Error::new(
+                        e.kind(),
+                        format!("list {index}: {}", e.message()),
+                    ));
                 }
             }
         }
@@ -155,7 +178,11 @@ impl Task for DecodeTask {
     type JsValue = Vec<String>;
 
     fn compute(&mut self) -> napi::Result<Self::Output> {
-        Ok(decode_all(&self.tokenizer, &self.lists, self.skip_special_tokens))
+        Ok(decode_all(
+            &self.tokenizer,
+            &self.lists,
+            self.skip_special_tokens,
+        ))
     }
 
     fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<Self::JsValue> {

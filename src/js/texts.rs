@@ -29,7 +29,12 @@ pub fn describe(value: &Unknown) -> &'static str {
 ///
 /// The string is written straight into the batch buffer as UTF-8. V8 writes a lone surrogate as
 /// U+FFFD, as `TextEncoder` does.
-pub fn push_string(env: &Env, value: &Unknown, what: &dyn Fn() -> String, texts: &mut Texts) -> napi::Result<()> {
+pub fn push_string(
+    env: &Env,
+    value: &Unknown,
+    what: &dyn Fn() -> String,
+    texts: &mut Texts,
+) -> napi::Result<()> {
     if value.get_type()? != ValueType::String {
         return Err(js_error(
             env,
@@ -41,26 +46,47 @@ pub fn push_string(env: &Env, value: &Unknown, what: &dyn Fn() -> String, texts:
     let raw = value.raw();
     let mut len = 0usize;
     // SAFETY: `raw` is a string value of the live `raw_env`; a null buffer asks for the length only.
-    let status = unsafe { sys::napi_get_value_string_utf8(raw_env, raw, ptr::null_mut(), 0, &mut len) };
+    let status =
+        unsafe { sys::napi_get_value_string_utf8(raw_env, raw, ptr::null_mut(), 0, &mut len) };
     check(env, status, what)?;
     let mut status = sys::Status::napi_ok;
     let pushed = texts.push_with(len + 1, |room| {
         let mut written = 0usize;
         // SAFETY: `room` is `len + 1` writable bytes: the string's UTF-8 and the NUL napi adds.
         status = unsafe {
-            sys::napi_get_value_string_utf8(raw_env, raw, room.as_mut_ptr().cast(), len + 1, &mut written)
+            sys::napi_get_value_string_utf8(
+                raw_env,
+                raw,
+                room.as_mut_ptr().cast(),
+                len + 1,
+                &mut written,
+            )
         };
-        if status == sys::Status::napi_ok { written } else { 0 }
+        if status == sys::Status::napi_ok {
+            written
+        } else {
+            0
+        }
     });
     check(env, status, what)?;
-    pushed.map_err(|e| js_error(env, ErrorClass::Error, &format!("{} did not convert to UTF-8: {e}", what())))
+    pushed.map_err(|e| {
+        js_error(
+            env,
+            ErrorClass::Error,
+            &format!("{} did not convert to UTF-8: {e}", what()),
+        )
+    })
 }
 
 fn check(env: &Env, status: sys::napi_status, what: &dyn Fn() -> String) -> napi::Result<()> {
     if status == sys::Status::napi_ok {
         Ok(())
     } else {
-        Err(js_error(env, ErrorClass::Error, &format!("cannot read {} (napi status {status})", what())))
+        Err(js_error(
+            env,
+            ErrorClass::Error,
+            &format!("cannot read {} (napi status {status})", what()),
+        ))
     }
 }
 
@@ -70,7 +96,10 @@ pub fn texts_from_array(env: &Env, value: &Unknown, what: &str) -> napi::Result<
         return Err(js_error(
             env,
             ErrorClass::Type,
-            &format!("{what} is {}; expected an array of strings", describe(value)),
+            &format!(
+                "{what} is {}; expected an array of strings",
+                describe(value)
+            ),
         ));
     }
     let raw_env = env.raw();

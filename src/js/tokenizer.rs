@@ -3,7 +3,9 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use napi::bindgen_prelude::{AsyncTask, FromNapiValue, JsValue, TypedArray, TypedArrayType, Uint32Array, Unknown};
+use napi::bindgen_prelude::{
+    AsyncTask, FromNapiValue, JsValue, TypedArray, TypedArrayType, Uint32Array, Unknown,
+};
 use napi::{Env, ValueType};
 use napi_derive::napi;
 
@@ -28,7 +30,11 @@ pub struct Tokenizer {
 /// Reads a string argument, or throws a `TypeError` naming it.
 fn string_argument(env: &Env, value: &Unknown, what: &str) -> napi::Result<String> {
     if value.get_type()? != ValueType::String {
-        return Err(js_error(env, ErrorClass::Type, &format!("{what} is {}; expected a string", describe(value))));
+        return Err(js_error(
+            env,
+            ErrorClass::Type,
+            &format!("{what} is {}; expected a string", describe(value)),
+        ));
     }
     // SAFETY: `value` is a string of `env`.
     unsafe { String::from_napi_value(env.raw(), value.raw()) }
@@ -52,7 +58,10 @@ fn ids_argument(env: &Env, value: &Unknown, what: &str) -> napi::Result<Vec<u32>
                 return Err(js_error(
                     env,
                     ErrorClass::Type,
-                    &format!("{what}[{index}] is {}; ids are whole numbers", describe(item)),
+                    &format!(
+                        "{what}[{index}] is {}; ids are whole numbers",
+                        describe(item)
+                    ),
                 ));
             }
             // SAFETY: `item` is a number of `env`.
@@ -71,22 +80,39 @@ fn ids_argument(env: &Env, value: &Unknown, what: &str) -> napi::Result<Vec<u32>
     Err(js_error(
         env,
         ErrorClass::Type,
-        &format!("{what} is {}; expected a Uint32Array or an array of numbers", describe(value)),
+        &format!(
+            "{what} is {}; expected a Uint32Array or an array of numbers",
+            describe(value)
+        ),
     ))
 }
 
 impl Tokenizer {
-    fn batch_call(&self, env: &Env, texts: Unknown, options: &mut BatchOptions) -> napi::Result<BatchCall> {
+    fn batch_call(
+        &self,
+        env: &Env,
+        texts: Unknown,
+        options: &mut BatchOptions,
+    ) -> napi::Result<BatchCall> {
         let texts = texts_from_array(env, &texts, "texts")?;
         let mode = self
             .tokenizer
-            .encode_mode(options.add_special_tokens, &options.allowed_special.take().unwrap_or_default())
+            .encode_mode(
+                options.add_special_tokens,
+                &options.allowed_special.take().unwrap_or_default(),
+            )
             .map_err(|e| from_engine(env, &e))?;
         let scheduler = match options.scheduler.take() {
             Some(scheduler) => scheduler,
             None => default_scheduler(env)?,
         };
-        Ok(BatchCall { tokenizer: self.tokenizer.clone(), texts, mode, scheduler, cancel: CancelToken::default() })
+        Ok(BatchCall {
+            tokenizer: self.tokenizer.clone(),
+            texts,
+            mode,
+            scheduler,
+            cancel: CancelToken::default(),
+        })
     }
 
     fn refuse_signal(env: &Env, options: &BatchOptions, method: &str) -> napi::Result<()> {
@@ -109,7 +135,8 @@ impl Tokenizer {
     #[napi(factory, catch_unwind, ts_args_type = "name: string")]
     pub fn from_encoding(env: Env, name: Unknown) -> napi::Result<Tokenizer> {
         let name = string_argument(&env, &name, "name")?;
-        let tokenizer = engine::Tokenizer::from_encoding(&name).map_err(|e| from_engine(&env, &e))?;
+        let tokenizer =
+            engine::Tokenizer::from_encoding(&name).map_err(|e| from_engine(&env, &e))?;
         Ok(Tokenizer { tokenizer })
     }
 
@@ -118,16 +145,27 @@ impl Tokenizer {
     #[napi(factory, catch_unwind, ts_args_type = "path: string")]
     pub fn from_file(env: Env, path: Unknown) -> napi::Result<Tokenizer> {
         let path = string_argument(&env, &path, "path")?;
-        let tokenizer = engine::Tokenizer::from_file(Path::new(&path)).map_err(|e| from_engine(&env, &e))?;
-        Ok(Tokenizer { tokenizer: Arc::new(tokenizer) })
+        let tokenizer =
+            engine::Tokenizer::from_file(Path::new(&path)).map_err(|e| from_engine(&env, &e))?;
+        Ok(Tokenizer {
+            tokenizer: Arc::new(tokenizer),
+        })
     }
 
     /// A Hugging Face tokenizer from the text of a `tokenizer.json`.
-    #[napi(factory, js_name = "fromJSON", catch_unwind, ts_args_type = "json: string")]
+    #[napi(
+        factory,
+        js_name = "fromJSON",
+        catch_unwind,
+        ts_args_type = "json: string"
+    )]
     pub fn from_json(env: Env, json: Unknown) -> napi::Result<Tokenizer> {
         let json = string_argument(&env, &json, "json")?;
-        let tokenizer = engine::Tokenizer::from_json(&json, "the tokenizer JSON").map_err(|e| from_engine(&env, &e))?;
-        Ok(Tokenizer { tokenizer: Arc::new(tokenizer) })
+        let tokenizer = engine::Tokenizer::from_json(&json, "the tokenizer JSON")
+            .map_err(|e| from_engine(&env, &e))?;
+        Ok(Tokenizer {
+            tokenizer: Arc::new(tokenizer),
+        })
     }
 
     /// The encoding's name (`'o200k_base'`), or `'tokenizer.json'` for a Hugging Face tokenizer.
@@ -153,21 +191,40 @@ impl Tokenizer {
 
     /// The ids of one text, on the calling thread.
     #[napi(catch_unwind, ts_args_type = "text: string, options?: EncodeOptions")]
-    pub fn encode(&self, env: Env, text: Unknown, options: Option<Unknown>) -> napi::Result<Uint32Array> {
+    pub fn encode(
+        &self,
+        env: Env,
+        text: Unknown,
+        options: Option<Unknown>,
+    ) -> napi::Result<Uint32Array> {
         let options = EncodeOptions::read(&env, options)?;
         let mut texts = Texts::with_capacity(1, 0);
         push_string(&env, &text, &|| "text".to_owned(), &mut texts)?;
         let mode = self
             .tokenizer
-            .encode_mode(options.add_special_tokens, &options.allowed_special.unwrap_or_default())
+            .encode_mode(
+                options.add_special_tokens,
+                &options.allowed_special.unwrap_or_default(),
+            )
             .map_err(|e| from_engine(&env, &e))?;
-        let ids = self.tokenizer.encode(texts.get(0), &mode).map_err(|e| from_engine(&env, &e))?;
+        let ids = self
+            .tokenizer
+            .encode(texts.get(0), &mode)
+            .map_err(|e| from_engine(&env, &e))?;
         Ok(Uint32Array::new(ids.as_slice().to_vec()))
     }
 
     /// The ids of every text, computed off the main thread: the event loop stays free.
-    #[napi(ts_args_type = "texts: string[], options?: BatchOptions", ts_return_type = "Promise<BatchEncoding>")]
-    pub fn encode_batch(&self, env: Env, texts: Unknown, options: Option<Unknown>) -> napi::Result<AsyncTask<EncodeTask>> {
+    #[napi(
+        ts_args_type = "texts: string[], options?: BatchOptions",
+        ts_return_type = "Promise<BatchEncoding>"
+    )]
+    pub fn encode_batch(
+        &self,
+        env: Env,
+        texts: Unknown,
+        options: Option<Unknown>,
+    ) -> napi::Result<AsyncTask<EncodeTask>> {
         let mut options = BatchOptions::read(&env, options)?;
         let call = self.batch_call(&env, texts, &mut options)?;
         let signal = options.signal.map(|s| s.link(&call.cancel));
@@ -176,7 +233,12 @@ impl Tokenizer {
 
     /// `encodeBatch` on the calling thread (still spread over the scheduler's threads).
     #[napi(ts_args_type = "texts: string[], options?: BatchOptions")]
-    pub fn encode_batch_sync(&self, env: Env, texts: Unknown, options: Option<Unknown>) -> napi::Result<BatchEncoding> {
+    pub fn encode_batch_sync(
+        &self,
+        env: Env,
+        texts: Unknown,
+        options: Option<Unknown>,
+    ) -> napi::Result<BatchEncoding> {
         let mut options = BatchOptions::read(&env, options)?;
         Self::refuse_signal(&env, &options, "encodeBatchSync")?;
         let call = self.batch_call(&env, texts, &mut options)?;
@@ -184,8 +246,16 @@ impl Tokenizer {
     }
 
     /// How many tokens each text has, without keeping their ids.
-    #[napi(ts_args_type = "texts: string[], options?: BatchOptions", ts_return_type = "Promise<Uint32Array>")]
-    pub fn count_batch(&self, env: Env, texts: Unknown, options: Option<Unknown>) -> napi::Result<AsyncTask<CountTask>> {
+    #[napi(
+        ts_args_type = "texts: string[], options?: BatchOptions",
+        ts_return_type = "Promise<Uint32Array>"
+    )]
+    pub fn count_batch(
+        &self,
+        env: Env,
+        texts: Unknown,
+        options: Option<Unknown>,
+    ) -> napi::Result<AsyncTask<CountTask>> {
         let mut options = BatchOptions::read(&env, options)?;
         let call = self.batch_call(&env, texts, &mut options)?;
         let signal = options.signal.map(|s| s.link(&call.cancel));
@@ -194,7 +264,12 @@ impl Tokenizer {
 
     /// `countBatch` on the calling thread.
     #[napi(ts_args_type = "texts: string[], options?: BatchOptions")]
-    pub fn count_batch_sync(&self, env: Env, texts: Unknown, options: Option<Unknown>) -> napi::Result<Uint32Array> {
+    pub fn count_batch_sync(
+        &self,
+        env: Env,
+        texts: Unknown,
+        options: Option<Unknown>,
+    ) -> napi::Result<Uint32Array> {
         let mut options = BatchOptions::read(&env, options)?;
         Self::refuse_signal(&env, &options, "countBatchSync")?;
         let call = self.batch_call(&env, texts, &mut options)?;
@@ -202,7 +277,10 @@ impl Tokenizer {
     }
 
     /// The text of a list of ids. An id outside the vocabulary throws a `RangeError` naming it.
-    #[napi(catch_unwind, ts_args_type = "ids: Uint32Array | number[], options?: DecodeOptions")]
+    #[napi(
+        catch_unwind,
+        ts_args_type = "ids: Uint32Array | number[], options?: DecodeOptions"
+    )]
     pub fn decode(&self, env: Env, ids: Unknown, options: Option<Unknown>) -> napi::Result<String> {
         let options = DecodeOptions::read(&env, options)?;
         let ids = ids_argument(&env, &ids, "ids")?;
@@ -216,13 +294,21 @@ impl Tokenizer {
         ts_args_type = "lists: Array<Uint32Array | number[]>, options?: DecodeOptions",
         ts_return_type = "Promise<string[]>"
     )]
-    pub fn decode_batch(&self, env: Env, lists: Unknown, options: Option<Unknown>) -> napi::Result<AsyncTask<DecodeTask>> {
+    pub fn decode_batch(
+        &self,
+        env: Env,
+        lists: Unknown,
+        options: Option<Unknown>,
+    ) -> napi::Result<AsyncTask<DecodeTask>> {
         let options = DecodeOptions::read(&env, options)?;
         if !lists.is_array()? {
             return Err(js_error(
                 &env,
                 ErrorClass::Type,
-                &format!("lists is {}; expected an array of id lists", describe(&lists)),
+                &format!(
+                    "lists is {}; expected an array of id lists",
+                    describe(&lists)
+                ),
             ));
         }
         // SAFETY: `lists` is an array of `env`.
@@ -241,17 +327,36 @@ impl Tokenizer {
 
     /// `decodeBatch` on the calling thread.
     #[napi(ts_args_type = "lists: Array<Uint32Array | number[]>, options?: DecodeOptions")]
-    pub fn decode_batch_sync(&self, env: Env, lists: Unknown, options: Option<Unknown>) -> napi::Result<Vec<String>> {
+    pub fn decode_batch_sync(
+        &self,
+        env: Env,
+        lists: Unknown,
+        options: Option<Unknown>,
+    ) -> napi::Result<Vec<String>> {
         let options = DecodeOptions::read(&env, options)?;
         // SAFETY: `lists` is a value of `env`; a non-array fails the conversion.
-        let items = if lists.is_array()? { unsafe { Vec::<Unknown>::from_napi_value(env.raw(), lists.raw())? } } else {
-            return Err(js_error(&env, ErrorClass::Type, &format!("lists is {}; expected an array of id lists", describe(&lists))));
+        let items = if lists.is_array()? {
+            unsafe { Vec::<Unknown>::from_napi_value(env.raw(), lists.raw())? }
+        } else {
+            return Err(js_error(
+                &env,
+                ErrorClass::Type,
+                &format!(
+                    "lists is {}; expected an array of id lists",
+                    describe(&lists)
+                ),
+            ));
         };
         let lists = items
             .iter()
             .enumerate()
             .map(|(index, item)| ids_argument(&env, item, &format!("lists[{index}]")))
             .collect::<napi::Result<Vec<_>>>()?;
-        decode_all(&self.tokenizer, &lists, options.skip_special_tokens.unwrap_or(false)).into_result(&env)
+        decode_all(
+            &self.tokenizer,
+            &lists,
+            options.skip_special_tokens.unwrap_or(false),
+        )
+        .into_result(&env)
     }
 }
