@@ -68,3 +68,23 @@ describe('bad input', () => {
     await expect(o200k.decodeBatch([[1, 2], [999999999]])).rejects.toThrow(/list 1: id 999999999 at index 0 is not in the vocabulary/)
   })
 })
+
+describe('panics inside the addon', () => {
+  // `__panicInBatch` and `__panicSync` are hooks that exist only for these tests.
+  const hooks = batchtok as unknown as {
+    __panicInBatch(len: number, panicAt: number): Promise<void>
+    __panicSync(): void
+  }
+
+  it('reject the batch with an Error naming the item, and the pool keeps working', async () => {
+    await expect(hooks.__panicInBatch(500, 321)).rejects.toThrow(/item 321 .*internal error \(test panic at item 321\)/)
+    await expect(hooks.__panicInBatch(500, 0)).rejects.toThrow(/item 0 /)
+    const batch = await o200k.encodeBatch(['after', 'the', 'panics'])
+    expect(batch.length).toBe(3)
+  })
+
+  it('throw from a sync call instead of aborting the process', () => {
+    expect(() => hooks.__panicSync()).toThrow(/test panic in a sync call/)
+    expect(Array.from(o200k.encode('hello world'))).toEqual([24912, 2375])
+  })
+})

@@ -9,5 +9,6 @@ mod errors;
 mod options;
 mod scheduler;
 mod tasks;
+mod testing;
 mod texts;
 mod tokenizer;
