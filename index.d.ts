@@ -90,6 +90,9 @@ export declare class Tokenizer {
   decodeBatchSync(lists: Array<Uint32Array | number[]>, options?: DecodeOptions): Array<string>
 }
 
+/** The global allocator of this build: `'mimalloc'` or `'system'`. */
+export declare function allocator(): 'mimalloc' | 'system'
+
 /** Options of `encodeBatch`, `countBatch` and their `Sync` forms. */
 export interface BatchOptions {
   /**
@@ -170,6 +173,28 @@ export interface EncodeOptions {
   allowedSpecial?: 'all' | string[]
 }
 
+/** The allocator's memory figures (mimalloc), or the operating system's (system allocator). */
+export declare function memoryStats(): MemoryStats
+
+/** Memory figures in bytes; a field is `null` where this build cannot know it. */
+export interface MemoryStats {
+  /** Resident memory of the process now. */
+  resident?: number
+  /** Peak resident memory of the process. */
+  peakResident?: number
+  /** Memory the allocator has committed now (mimalloc only). */
+  committed?: number
+  /** Peak of what the allocator has committed (mimalloc only). */
+  peakCommitted?: number
+}
+
+/**
+ * Returns the allocator's cached free memory to the operating system. Costs the next batches
+ * some speed (they allocate afresh); `new Scheduler({ releaseMemory: true })` does it after
+ * every batch, for deployments that care more about resident memory than throughput.
+ */
+export declare function releaseMemory(): void
+
 /** Options of `new Scheduler()`; each unset option takes its default (or the environment's). */
 export interface SchedulerOptions {
   /**
@@ -183,4 +208,10 @@ export interface SchedulerOptions {
    * @default `BATCHTOK_POLICY`, else `'chunked'`
    */
   policy?: 'chunked' | 'serial' | 'rayon' | 'rayon-min-len' | 'auto'
+  /**
+   * Return the allocator's cached memory to the OS after every batch (`releaseMemory()`):
+   * lower resident memory between batches, for some speed.
+   * @default false
+   */
+  releaseMemory?: boolean
 }

@@ -838,3 +838,6 @@ module.exports = nativeBinding
 module.exports.BatchEncoding = nativeBinding.BatchEncoding
 module.exports.Scheduler = nativeBinding.Scheduler
 module.exports.Tokenizer = nativeBinding.Tokenizer
+module.exports.allocator = nativeBinding.allocator
+module.exports.memoryStats = nativeBinding.memoryStats
+module.exports.releaseMemory = nativeBinding.releaseMemory

@@ -5,6 +5,7 @@
 //! joins `engine` (the tokenizers, no napi) and `scheduler` (the parallel work queue, plain Rust,
 //! generic over the work).
 
+mod allocator;
 pub mod batch;
 pub mod engine;
 mod js;

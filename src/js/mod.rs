@@ -4,6 +4,7 @@
 //! objects (`options.rs`), the reading of JS strings (`texts.rs`), the async tasks (`tasks.rs`) and
 //! the mapping of failures to JS error classes (`errors.rs`) beside them.
 
+mod allocator;
 mod batch_encoding;
 mod errors;
 mod options;

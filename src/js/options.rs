@@ -11,10 +11,10 @@ use napi::{Env, ValueType, sys};
 use napi_derive::napi;
 
 use super::errors::{ErrorClass, js_error};
-use super::scheduler::Scheduler as JsScheduler;
+use super::scheduler::{Runner, Scheduler as JsScheduler};
 use super::texts::describe;
 use crate::engine::AllowedSpecial;
-use crate::scheduler::{CancelToken, Scheduler};
+use crate::scheduler::CancelToken;
 
 /// Options of `Tokenizer.encode`.
 #[napi(object, object_to_js = false, object_from_js = false)]
@@ -48,7 +48,7 @@ pub struct BatchOptions {
     /// The scheduler that runs this batch.
     /// @default the process-wide default scheduler (`Scheduler.getDefault()`)
     #[napi(ts_type = "Scheduler")]
-    pub scheduler: Option<Scheduler>,
+    pub scheduler: Option<Runner>,
 }
 
 /// Options of `decode` and `decodeBatch`.
@@ -220,7 +220,7 @@ fn bool_property(env: &Env, object: &Unknown, key: &CStr) -> napi::Result<bool> 
     }
 }
 
-fn scheduler_option(env: &Env, object: &Unknown) -> napi::Result<Option<Scheduler>> {
+fn scheduler_option(env: &Env, object: &Unknown) -> napi::Result<Option<Runner>> {
     let Some(value) = property(env, object, c"scheduler")? else {
         return Ok(None);
     };
@@ -242,7 +242,7 @@ fn scheduler_option(env: &Env, object: &Unknown) -> napi::Result<Option<Schedule
     // SAFETY: the type tag proves `wrapped` is the `JsScheduler` napi-rs wrapped in this object,
     // which lives as long as the object, and the object is alive for this whole call.
     let scheduler = unsafe { &*(wrapped as *const JsScheduler) };
-    Ok(Some(scheduler.scheduler().clone()))
+    Ok(Some(scheduler.runner().clone()))
 }
 
 /// Reads an optional options object: `undefined` and `null` mean no options.

@@ -9,9 +9,11 @@ use napi::{Env, Task};
 
 use super::batch_encoding::BatchEncoding;
 use super::errors::{ErrorClass, from_engine, from_failure, js_error};
+use super::scheduler::Runner;
+use crate::allocator;
 use crate::batch::{self, Encoded, Failure, Texts};
 use crate::engine::{self, EncodeMode, Tokenizer};
-use crate::scheduler::{CancelToken, Scheduler};
+use crate::scheduler::CancelToken;
 
 /// What a task's work produced, or why it produced nothing.
 pub enum Outcome<T> {
@@ -72,8 +74,8 @@ pub struct BatchCall {
     pub texts: Texts,
     /// How to encode them.
     pub mode: EncodeMode,
-    /// Where to run the batch.
-    pub scheduler: Scheduler,
+    /// Where to run the batch, and what to do when it ends.
+    pub runner: Runner,
     /// Set when the caller's signal fires.
     pub cancel: CancelToken,
 }
@@ -81,30 +83,39 @@ pub struct BatchCall {
 impl BatchCall {
     /// Encodes the batch: the body of `encodeBatch` and `encodeBatchSync`.
     pub fn encode(&self) -> Outcome<Encoded> {
-        Outcome::of(|| {
+        let scheduler = &self.runner.scheduler;
+        self.finish(Outcome::of(|| {
             batch::encode_all(
-                &self.scheduler,
+                scheduler,
                 &self.tokenizer,
                 &self.texts,
                 &self.mode,
                 &self.cancel,
             )
             .into()
-        })
+        }))
     }
 
     /// Counts the batch's tokens: the body of `countBatch` and `countBatchSync`.
     pub fn count(&self) -> Outcome<Vec<u32>> {
-        Outcome::of(|| {
+        let scheduler = &self.runner.scheduler;
+        self.finish(Outcome::of(|| {
             batch::count_all(
-                &self.scheduler,
+                scheduler,
                 &self.tokenizer,
                 &self.texts,
                 &self.mode,
                 &self.cancel,
             )
             .into()
-        })
+        }))
+    }
+
+    fn finish<T>(&self, outcome: Outcome<T>) -> Outcome<T> {
+        if self.runner.release_memory {
+            allocator::release_memory();
+        }
+        outcome
     }
 }
 

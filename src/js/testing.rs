@@ -6,7 +6,7 @@ use napi::bindgen_prelude::AsyncTask;
 use napi::{Env, Task};
 use napi_derive::napi;
 
-use super::scheduler::default_scheduler;
+use super::scheduler::default_runner;
 use super::tasks::Outcome;
 use crate::batch::Failure;
 use crate::scheduler::{Batch, CancelToken, Scheduler};
@@ -64,8 +64,11 @@ impl Task for PanicTask {
 #[napi(js_name = "__panicInBatch", skip_typescript)]
 pub fn panic_in_batch(env: Env, len: u32, panic_at: u32) -> napi::Result<AsyncTask<PanicTask>> {
     Ok(AsyncTask::new(PanicTask {
-        scheduler: default_scheduler(&env)?,
-        batch: PanickingBatch { len: len as usize, panic_at: panic_at as usize },
+        scheduler: default_runner(&env)?.scheduler,
+        batch: PanickingBatch {
+            len: len as usize,
+            panic_at: panic_at as usize,
+        },
     }))
 }
 

@@ -12,7 +12,7 @@ use napi_derive::napi;
 use super::batch_encoding::BatchEncoding;
 use super::errors::{ErrorClass, from_engine, js_error};
 use super::options::{BatchOptions, DecodeOptions, EncodeOptions};
-use super::scheduler::default_scheduler;
+use super::scheduler::default_runner;
 use super::tasks::{BatchCall, CountTask, DecodeTask, EncodeTask, decode_all};
 use super::texts::{describe, push_string, texts_from_array};
 use crate::batch::Texts;
@@ -102,15 +102,15 @@ impl Tokenizer {
                 &options.allowed_special.take().unwrap_or_default(),
             )
             .map_err(|e| from_engine(env, &e))?;
-        let scheduler = match options.scheduler.take() {
-            Some(scheduler) => scheduler,
-            None => default_scheduler(env)?,
+        let runner = match options.scheduler.take() {
+            Some(runner) => runner,
+            None => default_runner(env)?,
         };
         Ok(BatchCall {
             tokenizer: self.tokenizer.clone(),
             texts,
             mode,
-            scheduler,
+            runner,
             cancel: CancelToken::default(),
         })
     }
