@@ -87,6 +87,27 @@ fn ids_argument(env: &Env, value: &Unknown, what: &str) -> napi::Result<Vec<u32>
     ))
 }
 
+/// Reads a list of id lists, each as `ids_argument` reads one.
+fn id_lists_argument(env: &Env, lists: &Unknown) -> napi::Result<Vec<Vec<u32>>> {
+    if !lists.is_array()? {
+        return Err(js_error(
+            env,
+            ErrorClass::Type,
+            &format!(
+                "lists is {}; expected an array of id lists",
+                describe(lists)
+            ),
+        ));
+    }
+    // SAFETY: `lists` is an array of `env`.
+    let items = unsafe { Vec::<Unknown>::from_napi_value(env.raw(), lists.raw())? };
+    items
+        .iter()
+        .enumerate()
+        .map(|(index, item)| ids_argument(env, item, &format!("lists[{index}]")))
+        .collect()
+}
+
 impl Tokenizer {
     fn batch_call(
         &self,
@@ -301,23 +322,7 @@ impl Tokenizer {
         options: Option<Unknown>,
     ) -> napi::Result<AsyncTask<DecodeTask>> {
         let options = DecodeOptions::read(&env, options)?;
-        if !lists.is_array()? {
-            return Err(js_error(
-                &env,
-                ErrorClass::Type,
-                &format!(
-                    "lists is {}; expected an array of id lists",
-                    describe(&lists)
-                ),
-            ));
-        }
-        // SAFETY: `lists` is an array of `env`.
-        let items = unsafe { Vec::<Unknown>::from_napi_value(env.raw(), lists.raw())? };
-        let lists = items
-            .iter()
-            .enumerate()
-            .map(|(index, item)| ids_argument(&env, item, &format!("lists[{index}]")))
-            .collect::<napi::Result<Vec<_>>>()?;
+        let lists = id_lists_argument(&env, &lists)?;
         Ok(AsyncTask::new(DecodeTask {
             tokenizer: self.tokenizer.clone(),
             lists,
@@ -334,24 +339,7 @@ impl Tokenizer {
         options: Option<Unknown>,
     ) -> napi::Result<Vec<String>> {
         let options = DecodeOptions::read(&env, options)?;
-        // SAFETY: `lists` is a value of `env`; a non-array fails the conversion.
-        let items = if lists.is_array()? {
-            unsafe { Vec::<Unknown>::from_napi_value(env.raw(), lists.raw())? }
-        } else {
-            return Err(js_error(
-                &env,
-                ErrorClass::Type,
-                &format!(
-                    "lists is {}; expected an array of id lists",
-                    describe(&lists)
-                ),
-            ));
-        };
-        let lists = items
-            .iter()
-            .enumerate()
-            .map(|(index, item)| ids_argument(&env, item, &format!("lists[{index}]")))
-            .collect::<napi::Result<Vec<_>>>()?;
+        let lists = id_lists_argument(&env, &lists)?;
         decode_all(
             &self.tokenizer,
             &lists,
