@@ -1,0 +1,888 @@
+//! A discrete-event model of the scheduler policies, fed with the real chunk planner and with
+//! per-item encode times of o200k_base measured on this machine; validated against the measured
+//! efficiencies at 1 and 2 threads, then asked what happens at 16, 64 and 192 cores.
+//!
+//! `cargo run --release --example simulate` (this file is `benchmark/simulate.rs`). Run
+//! `--example scheduler` first: its medians (`benchmark/results/scheduler-measured.tsv`) are the
+//! measured side of the validation. Writes `benchmark/results/scheduler-scaling.svg`.
+//!
+//! # What is measured here, on this machine
+//!
+//! * the encode time of every item of each workload (median of a few serial passes);
+//! * each policy's dispatch cost per item (trivial items at 1 thread, over a plain loop);
+//! * the cost of assembling the output (`encode_all` time minus the scheduler's own wall time);
+//! * the thread wake-up latency (park/unpark ping-pong) and the cost of the `unpark` call.
+//!
+//! # What is assumed (no many-core machine is available)
+//!
+//! * A contended cache line moves between cores in `LINE_SAME_SOCKET_NS` within a socket and
+//!   `LINE_CROSS_SOCKET_NS` across sockets. Published core-to-core measurements on recent server
+//!   parts put the first at roughly 40–100 ns and the second at roughly 100–300 ns (Chips and
+//!   Cheese, "Core to Core Latency Data on Large Systems", 2023-11-07, which measures Sapphire
+//!   Rapids, Genoa and other large systems with a compare-and-exchange ping-pong, comparable to
+//!   AnandTech's core-to-core test); the model takes the middle of each range.
+//! * 192 cores are two sockets of 96; 16 and 64 cores are one socket.
+//! * A parked thread on an idle core runs `WAKE_LATENCY_NS` after it is unparked, and the waker
+//!   spends `UNPARK_NS` in the `unpark` call, in the server case (no virtualization, shallow idle
+//!   states); the figures measured on this VM are reported beside them as a second case.
+//! * Hardware scaling is perfect: a core encodes as fast alone as beside 191 others. The model
+//!   predicts *scheduling* efficiency; memory bandwidth, shared caches and frequency are not in it.
+//!   The measured `static` ceiling (two threads, half the bytes each, no scheduler) says how far
+//!   the 2-core VM is from that.
+//!
+//! # The policies as modelled
+//!
+//! * `chunked`: the plan is `batchtok::scheduler::plan::plan`, the real planner. The owner plans,
+//!   publishes, wakes one sleeper and claims at once; every joining helper takes the registry lock
+//!   and wakes one more sleeper while chunks remain (P1, P3, P5 of `src/scheduler/README.md`), so
+//!   helpers arrive one wake-up apart. A claim is one `fetch_add` on one line: claims are
+//!   serialized, each costing one line transfer when the previous claimant was another core. The
+//!   owner spins, then parks, until its last helper leaves (P6).
+//! * `rayon` / `rayon-min-len`: rayon's adaptive splitting as in `rayon::iter::plumbing`
+//!   (a job splits while `len / 2 >= min` and its split budget, initially the thread count and
+//!   halved per split, lasts; a stolen job's budget is reset to at least the thread count). Each
+//!   split pushes the right half on the worker's deque (`RAYON_JOIN_NS`) and wakes one sleeper if
+//!   no worker is idle and awake; idle workers steal the oldest job of a random non-empty deque,
+//!   paying one line read per deque probed plus `RAYON_STEAL_LINES` transfers and an epoch pin,
+//!   serialized per victim. The caller injects the root job, sleeps, and is woken at the end.
+//!   `rayon-min-len` is the same with `min = ceil(n / (4 p)).clamp(1, 8)`.
+
+#[path = "corpus.rs"]
+mod corpus;
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::fmt::Write as _;
+use std::hint::black_box;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
+
+use batchtok::batch::encode_all;
+use batchtok::engine::{AllowedSpecial, Ids, Tokenizer};
+use batchtok::scheduler::plan::{PlanParams, plan};
+use batchtok::scheduler::{
+    Batch, CancelToken, DEFAULT_GUIDED_DIVISOR, DEFAULT_MAX_CHUNK_BYTES, DEFAULT_MIN_CHUNK_BYTES,
+    Policy, Scheduler, SchedulerConfig, rayon_min_len,
+};
+
+/// Assumed same-socket cache-line transfer (middle of the published 40–100 ns).
+const LINE_SAME_SOCKET_NS: f64 = 70.0;
+/// Assumed cross-socket cache-line transfer (middle of the published 100–300 ns).
+const LINE_CROSS_SOCKET_NS: f64 = 200.0;
+/// Cores per socket of the modelled machines: a 192-core server as two 96-core sockets.
+const CORES_PER_SOCKET: usize = 96;
+/// An atomic on a line the core already owns.
+const LOCAL_ATOMIC_NS: f64 = 5.0;
+/// Assumed wake-up latency of a parked thread on an idle server core (futex wake, IPI, context
+/// switch, no deep idle state).
+const WAKE_LATENCY_NS: f64 = 5_000.0;
+/// Assumed cost to the waker of one `unpark` of a parked thread on a server (a futex wake
+/// system call); on this VM it is measured, and several times higher (the IPI is virtualized).
+const UNPARK_NS: f64 = 2_000.0;
+/// Line transfers of one registry critical section: the lock word, the job's control block and
+/// the sleeper list.
+const REGISTRY_LINES: f64 = 3.0;
+/// How long a batch's owner spins for its last helpers before parking: `DRAIN_SPIN_ROUNDS`
+/// (1024) pause instructions of roughly 20 ns each.
+const DRAIN_SPIN_NS: f64 = 20_000.0;
+/// A rayon join that is not stolen: push on and pop from the worker's own deque.
+const RAYON_JOIN_NS: f64 = 20.0;
+/// Line transfers of a steal: the deque's front index (CAS), the buffer slot and the job itself.
+const RAYON_STEAL_LINES: f64 = 3.0;
+/// crossbeam-epoch pin and unpin around a steal (a fence and a thread-local update).
+const EPOCH_PIN_NS: f64 = 30.0;
+/// Serial work per worker in the predictions: the issue's "at least 1 ms of work per worker",
+/// and ten times that.
+const WORK_PER_WORKER_NS: [f64; 2] = [1e6, 1e7];
+/// Core counts of the predictions.
+const PREDICT_CORES: [usize; 3] = [16, 64, 192];
+/// Core counts on the chart.
+const CHART_CORES: [usize; 9] = [1, 2, 4, 8, 16, 32, 64, 128, 192];
+/// Serial passes over each workload when measuring item costs.
+const COST_PASSES: usize = 3;
+
+/// The machine-dependent inputs of the model.
+#[derive(Clone, Copy)]
+struct Machine {
+    /// Mean line transfer between two of the `p` cores.
+    line_ns: f64,
+    wake_ns: f64,
+    unpark_ns: f64,
+    /// Dispatch cost per item, by policy, measured at 1 thread.
+    chunked_item_ns: f64,
+    rayon_item_ns: f64,
+    rayon_min_len_item_ns: f64,
+}
+
+impl Machine {
+    fn with_cores(self, p: usize) -> Machine {
+        // Fraction of random core pairs on different sockets.
+        let a = p.min(CORES_PER_SOCKET) as f64;
+        let b = p.saturating_sub(CORES_PER_SOCKET) as f64;
+        let cross = 2.0 * a * b / (p as f64 * p as f64);
+        Machine {
+            line_ns: (1.0 - cross) * LINE_SAME_SOCKET_NS + cross * LINE_CROSS_SOCKET_NS,
+            ..self
+        }
+    }
+}
+
+/// One batch as the model sees it.
+struct Items {
+    /// Estimated cost (UTF-8 bytes), what the planner sees.
+    bytes: Vec<usize>,
+    /// Measured encode time.
+    ns: Vec<f64>,
+}
+
+impl Items {
+    fn work_ns(&self) -> f64 {
+        self.ns.iter().sum()
+    }
+}
+
+/// Deterministic xorshift, so every run of the model is the same.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % n as u64) as usize
+    }
+}
+
+/// The chunked policy's makespan at `p` threads (plan time excluded: the caller adds it) and
+/// when its last helper started. `fanout` is how many sleepers a publish or a join wakes: 1 is
+/// batchtok's wake rule (P5); 2 models the fix discussed in `results/scheduler.md`, a wake tree.
+fn simulate_chunked(items: &Items, p: usize, m: &Machine, fanout: usize) -> (f64, f64) {
+    let plan = plan(
+        items.bytes.len(),
+        |i| items.bytes[i],
+        &PlanParams {
+            threads: p,
+            min_chunk: DEFAULT_MIN_CHUNK_BYTES,
+            max_chunk: DEFAULT_MAX_CHUNK_BYTES,
+            divisor: DEFAULT_GUIDED_DIVISOR,
+        },
+    );
+    let chunk_ns: Vec<f64> = plan
+        .chunks
+        .iter()
+        .map(|r| r.clone().map(|i| items.ns[i] + m.chunked_item_ns).sum())
+        .collect();
+    let inline = p == 1
+        || plan.chunks.len() < 2
+        || plan.total_bytes < batchtok::scheduler::DEFAULT_INLINE_BELOW_BYTES;
+    if inline {
+        return (
+            chunk_ns.iter().sum::<f64>() + chunk_ns.len() as f64 * LOCAL_ATOMIC_NS,
+            0.0,
+        );
+    }
+
+    #[derive(Clone, Copy)]
+    enum Event {
+        Claim,
+        Join,
+    }
+    let mut heap: BinaryHeap<Reverse<(u64, usize, u8)>> = BinaryHeap::new();
+    let key = |t: f64| (t * 16.0) as u64;
+    let push = |heap: &mut BinaryHeap<_>, t: f64, w: usize, e: Event| {
+        heap.push(Reverse((key(t), w, e as u8)));
+    };
+    let registry_ns = REGISTRY_LINES * m.line_ns;
+    let mut lock_free = 0.0f64;
+    let mut cursor = 0usize;
+    let mut cursor_free = 0.0f64;
+    let mut last_claimant = usize::MAX;
+    let mut sleepers = p - 1;
+    let mut helpers = 0usize;
+    let mut finish = vec![0.0f64; p];
+    let mut times = vec![0.0f64; p];
+
+    // P1: publish under the lock; one sleeper is woken if the job wants a helper.
+    let published = registry_ns;
+    lock_free = lock_free.max(published);
+    let mut owner_start = published;
+    let mut next_worker = 1;
+    let mut last_join = 0.0f64;
+    for _ in 0..fanout {
+        if plan.chunks.len() > next_worker && sleepers > 0 {
+            sleepers -= 1;
+            owner_start += m.unpark_ns;
+            times[next_worker] = owner_start + m.wake_ns;
+            push(&mut heap, times[next_worker], next_worker, Event::Join);
+            next_worker += 1;
+        }
+    }
+    times[0] = owner_start;
+    push(&mut heap, owner_start, 0, Event::Claim);
+
+    while let Some(Reverse((_, w, e))) = heap.pop() {
+        let t = times[w];
+        if e == Event::Join as u8 {
+            // P3: join under the registry lock, maybe chain-wake one more sleeper.
+            let start = t.max(lock_free);
+            lock_free = start + registry_ns;
+            let remaining = plan.chunks.len().saturating_sub(cursor);
+            if remaining == 0 {
+                finish[w] = lock_free;
+                continue;
+            }
+            helpers += 1;
+            last_join = last_join.max(lock_free);
+            let mut go = lock_free;
+            for _ in 0..fanout {
+                if remaining > helpers + 1 && sleepers > 0 && next_worker < p {
+                    sleepers -= 1;
+                    go += m.unpark_ns;
+                    times[next_worker] = go + m.wake_ns;
+                    push(&mut heap, times[next_worker], next_worker, Event::Join);
+                    next_worker += 1;
+                }
+            }
+            times[w] = go;
+            push(&mut heap, go, w, Event::Claim);
+            continue;
+        }
+        // P2: one fetch_add on the cursor line, serialized with every other claim.
+        let transfer = if last_claimant == w {
+            LOCAL_ATOMIC_NS
+        } else {
+            m.line_ns
+        };
+        let done = t.max(cursor_free) + transfer;
+        cursor_free = done;
+        last_claimant = w;
+        let k = cursor;
+        cursor += 1;
+        match chunk_ns.get(k) {
+            Some(&work) => {
+                times[w] = done + work;
+                push(&mut heap, times[w], w, Event::Claim);
+            }
+            None => finish[w] = done,
+        }
+    }
+    // P6: the owner waits for the last helper; past its spin it parks and must be woken.
+    let owner = finish[0];
+    let last_helper = finish[1..].iter().copied().fold(0.0, f64::max) + 2.0 * m.line_ns;
+    let end = if last_helper <= owner {
+        owner
+    } else if last_helper - owner <= DRAIN_SPIN_NS {
+        last_helper + m.line_ns
+    } else {
+        last_helper + m.unpark_ns + m.wake_ns
+    };
+    (end, last_join)
+}
+
+/// A rayon job: a range of items and its splitter state.
+#[derive(Clone, Copy)]
+struct Job {
+    lo: usize,
+    hi: usize,
+    splits: usize,
+    migrated: bool,
+}
+
+/// Makespan of rayon's adaptive splitting with `min` as `with_min_len`, on `p` workers, from
+/// the caller's injection to the caller's wake-up.
+fn simulate_rayon(items: &Items, p: usize, min: usize, item_ns: f64, m: &Machine) -> f64 {
+    #[derive(Clone, Copy, PartialEq)]
+    enum State {
+        Busy,
+        Idle,
+        Asleep,
+    }
+    let n = items.ns.len();
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ p as u64);
+    let mut deques: Vec<VecDeque<Job>> = vec![VecDeque::new(); p];
+    let mut steal_free = vec![0.0f64; p];
+    let mut state = vec![State::Asleep; p];
+    // Events carry a per-worker generation so superseded ones are skipped.
+    let mut generation = vec![0u64; p];
+    let mut current: Vec<Option<Job>> = vec![None; p];
+    let mut heap: BinaryHeap<Reverse<(u64, usize, u64)>> = BinaryHeap::new();
+    let key = |t: f64| (t * 16.0) as u64;
+    let mut times = vec![0.0f64; p];
+    let mut done_items = 0usize;
+    let mut end = 0.0f64;
+
+    // The caller injects the root job and wakes one worker.
+    let root = Job {
+        lo: 0,
+        hi: n,
+        splits: p,
+        migrated: false,
+    };
+    current[0] = Some(root);
+    state[0] = State::Busy;
+    times[0] = m.unpark_ns + m.wake_ns + m.line_ns;
+    heap.push(Reverse((key(times[0]), 0, 0)));
+
+    while let Some(Reverse((_, w, g))) = heap.pop() {
+        if g != generation[w] {
+            continue;
+        }
+        let mut t = times[w];
+        if state[w] == State::Idle && current[w].is_none() && deques[w].is_empty() {
+            // Idle: steal, or give up and sleep once the idle period has passed.
+            let mut probes = 0.0;
+            let start = rng.below(p);
+            let victim = (0..p)
+                .map(|k| (start + k) % p)
+                .filter(|&v| v != w)
+                .find(|&v| {
+                    probes += 1.0;
+                    !deques[v].is_empty()
+                });
+            match victim {
+                Some(v) => {
+                    let begin = (t + probes * m.line_ns).max(steal_free[v]);
+                    let stolen_at = begin + RAYON_STEAL_LINES * m.line_ns + EPOCH_PIN_NS;
+                    steal_free[v] = stolen_at;
+                    let mut job = deques[v].pop_front().expect("non-empty");
+                    job.migrated = true;
+                    current[w] = Some(job);
+                    state[w] = State::Busy;
+                    times[w] = stolen_at;
+                    heap.push(Reverse((key(stolen_at), w, generation[w])));
+                }
+                None => {
+                    // Nothing to steal. Real rayon searches for some tens of µs (rounds of
+                    // steal attempts and yields) before it sleeps; the model sleeps at once and
+                    // is woken by the next push. At the start of a batch every worker is asleep
+                    // anyway, and at its end nothing is pushed any more, so the difference
+                    // hardly shows where it matters.
+                    state[w] = State::Asleep;
+                }
+            }
+            continue;
+        }
+        let job = match current[w].take() {
+            Some(job) => job,
+            None => match deques[w].pop_back() {
+                Some(job) => {
+                    t += LOCAL_ATOMIC_NS;
+                    job
+                }
+                None => {
+                    state[w] = State::Idle;
+                    times[w] = t + m.line_ns;
+                    generation[w] += 1;
+                    heap.push(Reverse((key(times[w]), w, generation[w])));
+                    continue;
+                }
+            },
+        };
+        // Split as rayon's LengthSplitter does, pushing right halves.
+        let mut job = job;
+        loop {
+            let len = job.hi - job.lo;
+            if len / 2 < min {
+                break;
+            }
+            let splits = if job.migrated {
+                p.max(job.splits / 2)
+            } else if job.splits > 0 {
+                job.splits / 2
+            } else {
+                break;
+            };
+            let mid = job.lo + len / 2;
+            deques[w].push_back(Job {
+                lo: mid,
+                hi: job.hi,
+                splits,
+                migrated: false,
+            });
+            t += RAYON_JOIN_NS;
+            job = Job {
+                lo: job.lo,
+                hi: mid,
+                splits,
+                migrated: false,
+            };
+            // An idle, awake worker sees the push while searching; otherwise wake a sleeper.
+            if let Some(idle) = (0..p).find(|&v| state[v] == State::Idle) {
+                state[idle] = State::Idle;
+                times[idle] = t + m.line_ns;
+                generation[idle] += 1;
+                heap.push(Reverse((key(times[idle]), idle, generation[idle])));
+            } else if let Some(sleeper) = (0..p).find(|&v| state[v] == State::Asleep) {
+                t += m.unpark_ns;
+                state[sleeper] = State::Idle;
+                times[sleeper] = t + m.wake_ns;
+                generation[sleeper] += 1;
+                heap.push(Reverse((key(times[sleeper]), sleeper, generation[sleeper])));
+            }
+        }
+        // The leaf: one fold over the range.
+        t += (job.lo..job.hi).map(|i| items.ns[i] + item_ns).sum::<f64>();
+        done_items += job.hi - job.lo;
+        end = end.max(t);
+        state[w] = State::Busy;
+        times[w] = t;
+        generation[w] += 1;
+        heap.push(Reverse((key(t), w, generation[w])));
+        if done_items == n {
+            break;
+        }
+    }
+    // Joins complete up the tree, then the caller's latch wakes it.
+    end + m.unpark_ns + m.wake_ns
+}
+
+/// Predicted makespan of `policy` at `p` threads, scheduling only (no output assembly).
+fn makespan(policy: Policy, items: &Items, p: usize, m: &Machine, plan_ns: f64) -> f64 {
+    let m = m.with_cores(p);
+    match policy {
+        Policy::Serial => items.work_ns(),
+        Policy::Chunked => plan_ns + simulate_chunked(items, p, &m, 1).0,
+        Policy::Rayon => simulate_rayon(items, p, 1, m.rayon_item_ns, &m),
+        Policy::RayonMinLen => simulate_rayon(
+            items,
+            p,
+            rayon_min_len(items.ns.len(), p),
+            m.rayon_min_len_item_ns,
+            &m,
+        ),
+    }
+}
+
+/// Median encode time of every item over `COST_PASSES` serial passes.
+fn measure_item_ns(tokenizer: &Tokenizer, items: &[String]) -> Vec<f64> {
+    let mode = tokenizer
+        .encode_mode(None, &AllowedSpecial::None)
+        .expect("default mode");
+    let mut ids = Ids::default();
+    let clock = {
+        let start = Instant::now();
+        for _ in 0..1000 {
+            black_box(Instant::now());
+        }
+        start.elapsed().as_nanos() as f64 / 1000.0
+    };
+    let mut passes = vec![Vec::with_capacity(items.len()); COST_PASSES];
+    for pass in &mut passes {
+        for item in items {
+            ids.clear();
+            let start = Instant::now();
+            tokenizer
+                .encode_into(item, &mode, &mut ids)
+                .expect("encode");
+            pass.push((start.elapsed().as_nanos() as f64 - clock).max(1.0));
+        }
+    }
+    (0..items.len())
+        .map(|i| corpus::median(&passes.iter().map(|p| p[i]).collect::<Vec<_>>()))
+        .collect()
+}
+
+/// Trivial items: one push each, to measure what a policy costs per item.
+struct Trivial(usize);
+
+impl Batch for Trivial {
+    type Sink = Vec<u32>;
+    type Mark = usize;
+    fn len(&self) -> usize {
+        self.0
+    }
+    fn cost(&self, _: usize) -> usize {
+        100
+    }
+    fn new_sink(&self) -> Vec<u32> {
+        Vec::new()
+    }
+    fn mark(&self, sink: &Vec<u32>) -> usize {
+        sink.len()
+    }
+    fn process(&self, index: usize, sink: &mut Vec<u32>) -> Result<(), String> {
+        sink.push(index as u32);
+        Ok(())
+    }
+}
+
+fn scheduler(policy: Policy, threads: usize) -> Scheduler {
+    Scheduler::new(SchedulerConfig {
+        policy,
+        threads,
+        ..SchedulerConfig::default()
+    })
+    .expect("valid")
+}
+
+/// Dispatch ns per item of `policy` at 1 thread, over a plain loop of the same pushes.
+fn dispatch_ns(policy: Policy) -> f64 {
+    const N: usize = 200_000;
+    let batch = Trivial(N);
+    let time = |f: &mut dyn FnMut()| {
+        f();
+        corpus::median(
+            &(0..7)
+                .map(|_| {
+                    let t = Instant::now();
+                    f();
+                    t.elapsed().as_nanos() as f64
+                })
+                .collect::<Vec<_>>(),
+        )
+    };
+    let plain = time(&mut || {
+        let mut sink = Vec::new();
+        for i in 0..N {
+            batch.process(i, &mut sink).unwrap();
+        }
+        black_box(sink);
+    });
+    let s = scheduler(policy, 1);
+    let cancel = CancelToken::new();
+    let run = time(&mut || {
+        black_box(s.run(&batch, &cancel).unwrap());
+    });
+    ((run - plain) / N as f64).max(0.0)
+}
+
+/// Wake-up latency (from `unpark` to the parked thread running) and the waker's cost of the
+/// `unpark` call, medians over many wakes of a thread that is really parked.
+fn measure_wake() -> (f64, f64) {
+    const ROUNDS: usize = 2000;
+    let epoch = Instant::now();
+    let woken = Arc::new(AtomicBool::new(false));
+    let woke_at = Arc::new(AtomicU64::new(0));
+    let (w, at) = (woken.clone(), woke_at.clone());
+    let other = std::thread::spawn(move || {
+        for _ in 0..ROUNDS {
+            while !w.load(Ordering::Acquire) {
+                std::thread::park();
+            }
+            at.store(epoch.elapsed().as_nanos() as u64, Ordering::Release);
+            w.store(false, Ordering::Release);
+        }
+    });
+    let mut latencies = Vec::with_capacity(ROUNDS);
+    let mut unparks = Vec::with_capacity(ROUNDS);
+    for _ in 0..ROUNDS {
+        // Give the other thread time to park, so every wake is a real one.
+        std::thread::sleep(std::time::Duration::from_micros(100));
+        let start = epoch.elapsed().as_nanos() as f64;
+        woken.store(true, Ordering::Release);
+        other.thread().unpark();
+        unparks.push(epoch.elapsed().as_nanos() as f64 - start);
+        while woken.load(Ordering::Acquire) {
+            std::hint::spin_loop();
+        }
+        latencies.push(woke_at.load(Ordering::Acquire) as f64 - start);
+    }
+    other.join().unwrap();
+    (corpus::median(&latencies), corpus::median(&unparks))
+}
+
+/// The measured efficiencies written by `--example scheduler`.
+fn read_measured() -> HashMap<(String, String, usize), f64> {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/benchmark/results/scheduler-measured.tsv"
+    );
+    let Ok(text) = std::fs::read_to_string(path) else {
+        eprintln!("{path} not found: run `cargo run --release --example scheduler` first");
+        return HashMap::new();
+    };
+    text.lines()
+        .skip(1)
+        .filter_map(|line| {
+            let f: Vec<&str> = line.split('\t').collect();
+            Some((
+                (f[0].to_owned(), f[1].to_owned(), f[2].parse().ok()?),
+                f[5].parse().ok()?,
+            ))
+        })
+        .collect()
+}
+
+/// The measured items repeated in order until their serial work reaches `target_ns`.
+fn scaled(items: &Items, target_ns: f64) -> Items {
+    let mut out = Items {
+        bytes: Vec::new(),
+        ns: Vec::new(),
+    };
+    let mut total = 0.0;
+    let mut i = 0;
+    while total < target_ns {
+        out.bytes.push(items.bytes[i]);
+        out.ns.push(items.ns[i]);
+        total += items.ns[i];
+        i = (i + 1) % items.ns.len();
+    }
+    out
+}
+
+/// Planning time per item, from the real planner on this machine.
+fn plan_ns_per_item(items: &Items) -> f64 {
+    let params = PlanParams {
+        threads: 2,
+        min_chunk: DEFAULT_MIN_CHUNK_BYTES,
+        max_chunk: DEFAULT_MAX_CHUNK_BYTES,
+        divisor: DEFAULT_GUIDED_DIVISOR,
+    };
+    // The fastest of several runs: the machine is shared, and noise only ever adds time.
+    (0..10)
+        .map(|_| {
+            let t = Instant::now();
+            black_box(plan(items.bytes.len(), |i| items.bytes[i], &params));
+            t.elapsed().as_nanos() as f64 / items.bytes.len() as f64
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+const POLICIES: [Policy; 3] = [Policy::Chunked, Policy::Rayon, Policy::RayonMinLen];
+
+fn svg(series: &[(String, &'static str, &'static str, Vec<(usize, f64)>)]) -> String {
+    let (w, h, left, right, top, bottom) = (760.0, 440.0, 60.0, 210.0, 40.0, 50.0);
+    let x = |p: usize| left + (p as f64).log2() / 192f64.log2() * (w - left - right);
+    let y = |e: f64| top + (1.0 - e) * (h - top - bottom);
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">"#
+    );
+    let _ = writeln!(s, r#"<rect width="{w}" height="{h}" fill="white"/>"#);
+    let _ = writeln!(
+        s,
+        r#"<text x="{mid}" y="16" text-anchor="middle" font-size="14">batchtok scheduler: predicted efficiency vs cores (model)</text><text x="{mid}" y="{}" text-anchor="middle" font-size="11">1 ms of serial work per worker; {} µs wake-up, {} µs unpark; solid: documents, dashed: short items</text>"#,
+        top - 2.0,
+        WAKE_LATENCY_NS / 1000.0,
+        UNPARK_NS / 1000.0,
+        mid = (w - right + left) / 2.0,
+    );
+    for e in [0.0, 0.2, 0.4, 0.6, 0.8, 0.9, 1.0] {
+        let _ = writeln!(
+            s,
+            r##"<line x1="{left}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" text-anchor="end">{e:.1}</text>"##,
+            w - right,
+            left - 6.0,
+            y(e) + 4.0,
+            y = y(e)
+        );
+    }
+    for p in CHART_CORES {
+        let _ = writeln!(
+            s,
+            r##"<line x1="{x:.1}" x2="{x:.1}" y1="{top}" y2="{}" stroke="#eee"/><text x="{x:.1}" y="{}" text-anchor="middle">{p}</text>"##,
+            h - bottom,
+            h - bottom + 16.0,
+            x = x(p)
+        );
+    }
+    let _ = writeln!(
+        s,
+        r#"<text x="{}" y="{}" text-anchor="middle">cores (log scale)</text><text x="16" y="{}" transform="rotate(-90 16 {})" text-anchor="middle">efficiency T1 / (p · Tp)</text>"#,
+        (w - right + left) / 2.0,
+        h - 12.0,
+        h / 2.0,
+        h / 2.0
+    );
+    for (k, (label, color, dash, points)) in series.iter().enumerate() {
+        let path: Vec<String> = points
+            .iter()
+            .map(|&(p, e)| format!("{:.1},{:.1}", x(p), y(e.clamp(0.0, 1.0))))
+            .collect();
+        let _ = writeln!(
+            s,
+            r#"<polyline points="{}" fill="none" stroke="{color}" stroke-width="2" stroke-dasharray="{dash}"/>"#,
+            path.join(" ")
+        );
+        let ly = top + 10.0 + 20.0 * k as f64;
+        let _ = writeln!(
+            s,
+            r#"<line x1="{}" x2="{}" y1="{ly}" y2="{ly}" stroke="{color}" stroke-width="2" stroke-dasharray="{dash}"/><text x="{}" y="{}">{label}</text>"#,
+            w - right + 10.0,
+            w - right + 40.0,
+            w - right + 46.0,
+            ly + 4.0
+        );
+    }
+    s.push_str("</svg>\n");
+    s
+}
+
+fn main() {
+    println!("machine: {}", corpus::machine());
+    let tokenizer = Tokenizer::from_encoding("o200k_base").expect("o200k_base loads");
+    let text = corpus::big_txt();
+    let workloads = corpus::workloads(&text);
+
+    let (wake_measured, unpark_measured) = measure_wake();
+    let base = Machine {
+        line_ns: LINE_SAME_SOCKET_NS,
+        wake_ns: WAKE_LATENCY_NS,
+        unpark_ns: UNPARK_NS,
+        chunked_item_ns: dispatch_ns(Policy::Chunked),
+        rayon_item_ns: dispatch_ns(Policy::Rayon),
+        rayon_min_len_item_ns: dispatch_ns(Policy::RayonMinLen),
+    };
+    println!(
+        "\nmeasured here: wake-up latency {:.1} µs (one way, park/unpark ping-pong), unpark call {:.2} µs; \
+         dispatch per item at 1 thread: chunked {:.1} ns, rayon {:.1} ns, rayon-min-len {:.1} ns",
+        wake_measured / 1e3,
+        unpark_measured / 1e3,
+        base.chunked_item_ns,
+        base.rayon_item_ns,
+        base.rayon_min_len_item_ns
+    );
+
+    // Item costs and the output assembly, measured on the real workloads.
+    let mut measured_items = Vec::new();
+    for workload in &workloads {
+        let ns = measure_item_ns(&tokenizer, &workload.items);
+        let texts = corpus::texts(&workload.items);
+        let mode = tokenizer.encode_mode(None, &AllowedSpecial::None).unwrap();
+        let s = scheduler(Policy::Serial, 1);
+        let assembly: Vec<f64> = (0..5)
+            .map(|_| {
+                let t = Instant::now();
+                black_box(encode_all(&s, &tokenizer, &texts, &mode, &CancelToken::new()).ok());
+                let total = t.elapsed().as_nanos() as f64;
+                (total - s.last_stats().unwrap().wall_ns as f64).max(0.0)
+            })
+            .collect();
+        let items = Items {
+            bytes: workload.items.iter().map(String::len).collect(),
+            ns,
+        };
+        let plan_ns = plan_ns_per_item(&items);
+        println!(
+            "{}: {} items ({:.2} MiB), serial work {:.1} ms ({:.1} µs/item, max {:.1} ms), assembly {:.2} ms, plan {:.1} ns/item",
+            workload.name,
+            items.ns.len(),
+            workload.bytes() as f64 / (1 << 20) as f64,
+            items.work_ns() / 1e6,
+            items.work_ns() / items.ns.len() as f64 / 1e3,
+            items.ns.iter().copied().fold(0.0, f64::max) / 1e6,
+            corpus::median(&assembly) / 1e6,
+            plan_ns
+        );
+        measured_items.push((workload.name, items, corpus::median(&assembly), plan_ns));
+    }
+
+    // Validation at 1 and 2 threads: end-to-end as `--example scheduler` measures it (plan,
+    // scheduling, then the serial output assembly), with this VM's wake-up latency.
+    let measured = read_measured();
+    let vm = Machine {
+        wake_ns: wake_measured,
+        unpark_ns: unpark_measured,
+        ..base
+    };
+    println!("\n### Validation (model with this VM's measured wake-up vs measured medians)\n");
+    println!(
+        "| workload | policy | threads | predicted | measured | measured static ceiling | measured / ceiling |"
+    );
+    println!("| --- | --- | ---: | ---: | ---: | ---: | ---: |");
+    for (name, items, assembly, plan_ns) in &measured_items {
+        let t1 = items.work_ns() + assembly;
+        let ceiling = measured
+            .get(&(name.to_string(), "static (ceiling)".to_owned(), 2))
+            .copied();
+        for policy in POLICIES {
+            for p in [1, 2] {
+                let tp =
+                    makespan(policy, items, p, &vm, plan_ns * items.ns.len() as f64) + assembly;
+                let predicted = t1 / (p as f64 * tp);
+                let got = measured
+                    .get(&(name.to_string(), policy.to_string(), p))
+                    .copied();
+                let ceil = if p == 2 { ceiling } else { Some(1.0) };
+                let fmt = |v: Option<f64>| v.map_or("–".to_owned(), |v| format!("{v:.3}"));
+                println!(
+                    "| {name} | {policy} | {p} | {predicted:.3} | {} | {} | {} |",
+                    fmt(got),
+                    fmt(ceil),
+                    fmt(got.zip(ceil).map(|(g, c)| g / c))
+                );
+            }
+        }
+    }
+
+    // Predictions: the measured items repeated until every worker has the given serial work.
+    for m in [base, vm] {
+        let label = if m.wake_ns == base.wake_ns && m.unpark_ns == base.unpark_ns {
+            "assumed server"
+        } else {
+            "this VM's measured"
+        };
+        println!(
+            "\n### Predicted scheduling efficiency, {label} wake-up ({:.1} µs latency, {:.1} µs unpark)\n",
+            m.wake_ns / 1e3,
+            m.unpark_ns / 1e3
+        );
+        println!(
+            "| workload | work per worker | cores | items | chunked | rayon | rayon-min-len | chunked: why, and what-ifs |"
+        );
+        println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |");
+        for (name, items, _, plan_ns) in measured_items.iter().take(2) {
+            for work in WORK_PER_WORKER_NS {
+                for p in PREDICT_CORES {
+                    let batch = scaled(items, work * p as f64);
+                    let t1 = batch.work_ns();
+                    let cells: Vec<String> = POLICIES
+                        .iter()
+                        .map(|&policy| {
+                            let tp =
+                                makespan(policy, &batch, p, &m, plan_ns * batch.ns.len() as f64);
+                            format!("{:.3}", t1 / (p as f64 * tp))
+                        })
+                        .collect();
+                    // Where chunked loses, and what a wake tree, and a wake tree plus a plan that
+                    // costs the owner no serial time, would give (fixes proposed in the report).
+                    let mp = m.with_cores(p);
+                    let plan_total = plan_ns * batch.ns.len() as f64;
+                    let (_, last_join) = simulate_chunked(&batch, p, &mp, 1);
+                    let (tree_span, _) = simulate_chunked(&batch, p, &mp, 2);
+                    let eff = |tp: f64| t1 / (p as f64 * tp);
+                    println!(
+                        "| {name} | {:.0} ms | {p} | {} | {} | plan {:.0} µs, last helper joins at {:.0} µs; wake tree {:.3}; wake tree and no serial plan {:.3} |",
+                        work / 1e6,
+                        batch.ns.len(),
+                        cells.join(" | "),
+                        plan_total / 1e3,
+                        last_join / 1e3,
+                        eff(plan_total + tree_span),
+                        eff(tree_span),
+                    );
+                }
+            }
+        }
+    }
+
+    // The chart: the server assumptions, 1 ms per worker, documents and short items.
+    let colors = [
+        (Policy::Chunked, "#1f77b4"),
+        (Policy::Rayon, "#d62728"),
+        (Policy::RayonMinLen, "#2ca02c"),
+    ];
+    let mut series = Vec::new();
+    for (k, (name, items, _, plan_ns)) in measured_items.iter().take(2).enumerate() {
+        let dash = if k == 0 { "" } else { "6 4" };
+        for (policy, color) in colors {
+            let points = CHART_CORES
+                .iter()
+                .map(|&p| {
+                    let batch = scaled(items, WORK_PER_WORKER_NS[0] * p as f64);
+                    let tp = makespan(policy, &batch, p, &base, plan_ns * batch.ns.len() as f64);
+                    (p, batch.work_ns() / (p as f64 * tp))
+                })
+                .collect();
+            series.push((format!("{policy}, {name}"), color, dash, points));
+        }
+    }
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/benchmark/results/scheduler-scaling.svg"
+    );
+    std::fs::write(path, svg(&series)).expect("write the chart");
+    println!("\nchart written to {path}");
+}
