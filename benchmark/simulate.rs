@@ -32,10 +32,12 @@
 //!
 //! # The policies as modelled
 //!
-//! * `chunked`: the plan is `batchtok::scheduler::plan::plan`, the real planner. The owner plans,
-//!   publishes, wakes one sleeper and claims at once; every joining helper takes the registry lock
-//!   and wakes one more sleeper while chunks remain (P1, P3, P5 of `src/scheduler/README.md`), so
-//!   helpers arrive one wake-up apart. A claim is one `fetch_add` on one line: claims are
+//! * `chunked`: the plan is `batchtok::scheduler::plan::plan`, the real planner. The owner plans
+//!   (serially), publishes, wakes up to `WAKE_FANOUT` sleepers and claims at once; every joining
+//!   helper takes the registry lock and wakes up to `WAKE_FANOUT` more, as many as the job wants
+//!   helpers beyond those already woken (P1, P3, P5 of `src/scheduler/README.md`), so helpers
+//!   arrive as a tree. The previous rule (one sleeper per publish or join: a chain, helpers one
+//!   wake-up apart) is kept as the labelled baseline `chunked, chain (before)`. A claim is one `fetch_add` on one line: claims are
 //!   serialized, each costing one line transfer when the previous claimant was another core. The
 //!   owner spins, then parks, until its last helper leaves (P6).
 //! * `rayon` / `rayon-min-len`: rayon's adaptive splitting as in `rayon::iter::plumbing`
@@ -63,7 +65,7 @@ use batchtok::engine::{AllowedSpecial, Ids, Tokenizer};
 use batchtok::scheduler::plan::{PlanParams, plan};
 use batchtok::scheduler::{
     Batch, CancelToken, DEFAULT_GUIDED_DIVISOR, DEFAULT_MAX_CHUNK_BYTES, DEFAULT_MIN_CHUNK_BYTES,
-    Policy, Scheduler, SchedulerConfig, rayon_min_len,
+    Policy, Scheduler, SchedulerConfig, WAKE_FANOUT, rayon_min_len,
 };
 
 /// Assumed same-socket cache-line transfer (middle of the published 40–100 ns).
@@ -155,8 +157,8 @@ impl Rng {
 }
 
 /// The chunked policy's makespan at `p` threads (plan time excluded: the caller adds it) and
-/// when its last helper started. `fanout` is how many sleepers a publish or a join wakes: 1 is
-/// batchtok's wake rule (P5); 2 models the fix discussed in `results/scheduler.md`, a wake tree.
+/// when its last helper started. `fanout` is how many sleepers a publish or a join may wake:
+/// `WAKE_FANOUT` is batchtok's wake rule (P5, a tree); 1 is the rule before it (a chain).
 fn simulate_chunked(items: &Items, p: usize, m: &Machine, fanout: usize) -> (f64, f64) {
     let plan = plan(
         items.bytes.len(),
@@ -200,23 +202,30 @@ fn simulate_chunked(items: &Items, p: usize, m: &Machine, fanout: usize) -> (f64
     let mut last_claimant = usize::MAX;
     let mut sleepers = p - 1;
     let mut helpers = 0usize;
+    // Woken workers that have not joined yet (the registry's `waking`).
+    let mut waking = 0usize;
     let mut finish = vec![0.0f64; p];
     let mut times = vec![0.0f64; p];
+    // P5: how many sleepers the wake rule pops, as `Registry::sleepers_to_wake` decides it
+    // (no worker is spinning: every worker starts the batch parked).
+    let to_wake = |remaining: usize, helpers: usize, waking: usize, sleepers: usize| {
+        let wanted = (p - 1 - helpers).min(remaining.saturating_sub(helpers + 1));
+        wanted.saturating_sub(waking).min(fanout).min(sleepers)
+    };
 
-    // P1: publish under the lock; one sleeper is woken if the job wants a helper.
+    // P1: publish under the lock and run the wake rule.
     let published = registry_ns;
     lock_free = lock_free.max(published);
     let mut owner_start = published;
     let mut next_worker = 1;
     let mut last_join = 0.0f64;
-    for _ in 0..fanout {
-        if plan.chunks.len() > next_worker && sleepers > 0 {
-            sleepers -= 1;
-            owner_start += m.unpark_ns;
-            times[next_worker] = owner_start + m.wake_ns;
-            push(&mut heap, times[next_worker], next_worker, Event::Join);
-            next_worker += 1;
-        }
+    for _ in 0..to_wake(plan.chunks.len(), 0, 0, sleepers) {
+        sleepers -= 1;
+        waking += 1;
+        owner_start += m.unpark_ns;
+        times[next_worker] = owner_start + m.wake_ns;
+        push(&mut heap, times[next_worker], next_worker, Event::Join);
+        next_worker += 1;
     }
     times[0] = owner_start;
     push(&mut heap, owner_start, 0, Event::Claim);
@@ -224,9 +233,10 @@ fn simulate_chunked(items: &Items, p: usize, m: &Machine, fanout: usize) -> (f64
     while let Some(Reverse((_, w, e))) = heap.pop() {
         let t = times[w];
         if e == Event::Join as u8 {
-            // P3: join under the registry lock, maybe chain-wake one more sleeper.
+            // P3: join under the registry lock and run the wake rule (P5) again.
             let start = t.max(lock_free);
             lock_free = start + registry_ns;
+            waking -= 1;
             let remaining = plan.chunks.len().saturating_sub(cursor);
             if remaining == 0 {
                 finish[w] = lock_free;
@@ -235,14 +245,13 @@ fn simulate_chunked(items: &Items, p: usize, m: &Machine, fanout: usize) -> (f64
             helpers += 1;
             last_join = last_join.max(lock_free);
             let mut go = lock_free;
-            for _ in 0..fanout {
-                if remaining > helpers + 1 && sleepers > 0 && next_worker < p {
-                    sleepers -= 1;
-                    go += m.unpark_ns;
-                    times[next_worker] = go + m.wake_ns;
-                    push(&mut heap, times[next_worker], next_worker, Event::Join);
-                    next_worker += 1;
-                }
+            for _ in 0..to_wake(remaining, helpers, waking, sleepers) {
+                sleepers -= 1;
+                waking += 1;
+                go += m.unpark_ns;
+                times[next_worker] = go + m.wake_ns;
+                push(&mut heap, times[next_worker], next_worker, Event::Join);
+                next_worker += 1;
             }
             times[w] = go;
             push(&mut heap, go, w, Event::Claim);
@@ -442,7 +451,7 @@ fn makespan(policy: Policy, items: &Items, p: usize, m: &Machine, plan_ns: f64) 
     let m = m.with_cores(p);
     match policy {
         Policy::Serial => items.work_ns(),
-        Policy::Chunked => plan_ns + simulate_chunked(items, p, &m, 1).0,
+        Policy::Chunked => plan_ns + simulate_chunked(items, p, &m, WAKE_FANOUT).0,
         Policy::Rayon => simulate_rayon(items, p, 1, m.rayon_item_ns, &m),
         Policy::RayonMinLen => simulate_rayon(
             items,
@@ -642,7 +651,7 @@ fn plan_ns_per_item(items: &Items) -> f64 {
 const POLICIES: [Policy; 3] = [Policy::Chunked, Policy::Rayon, Policy::RayonMinLen];
 
 fn svg(series: &[(String, &'static str, &'static str, Vec<(usize, f64)>)]) -> String {
-    let (w, h, left, right, top, bottom) = (760.0, 440.0, 60.0, 210.0, 40.0, 50.0);
+    let (w, h, left, right, top, bottom) = (830.0, 440.0, 60.0, 280.0, 40.0, 50.0);
     let x = |p: usize| left + (p as f64).log2() / 192f64.log2() * (w - left - right);
     let y = |e: f64| top + (1.0 - e) * (h - top - bottom);
     let mut s = String::new();
@@ -820,7 +829,7 @@ fn main() {
             m.unpark_ns / 1e3
         );
         println!(
-            "| workload | work per worker | cores | items | chunked | rayon | rayon-min-len | chunked: why, and what-ifs |"
+            "| workload | work per worker | cores | items | chunked | rayon | rayon-min-len | chunked: why; the chain baseline; a what-if |"
         );
         println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |");
         for (name, items, _, plan_ns) in measured_items.iter().take(2) {
@@ -836,21 +845,22 @@ fn main() {
                             format!("{:.3}", t1 / (p as f64 * tp))
                         })
                         .collect();
-                    // Where chunked loses, and what a wake tree, and a wake tree plus a plan that
-                    // costs the owner no serial time, would give (fixes proposed in the report).
+                    // Where chunked loses; the wake chain it had before, for comparison; and what
+                    // a plan costing the owner no serial time would add (not implemented).
                     let mp = m.with_cores(p);
                     let plan_total = plan_ns * batch.ns.len() as f64;
-                    let (_, last_join) = simulate_chunked(&batch, p, &mp, 1);
-                    let (tree_span, _) = simulate_chunked(&batch, p, &mp, 2);
+                    let (tree_span, last_join) = simulate_chunked(&batch, p, &mp, WAKE_FANOUT);
+                    let (chain_span, chain_last_join) = simulate_chunked(&batch, p, &mp, 1);
                     let eff = |tp: f64| t1 / (p as f64 * tp);
                     println!(
-                        "| {name} | {:.0} ms | {p} | {} | {} | plan {:.0} µs, last helper joins at {:.0} µs; wake tree {:.3}; wake tree and no serial plan {:.3} |",
+                        "| {name} | {:.0} ms | {p} | {} | {} | plan {:.0} µs, last helper joins at {:.0} µs; chain (before): {:.3}, last join {:.0} µs; no serial plan: {:.3} |",
                         work / 1e6,
                         batch.ns.len(),
                         cells.join(" | "),
                         plan_total / 1e3,
                         last_join / 1e3,
-                        eff(plan_total + tree_span),
+                        eff(plan_total + chain_span),
+                        chain_last_join / 1e3,
                         eff(tree_span),
                     );
                 }
@@ -878,6 +888,17 @@ fn main() {
                 .collect();
             series.push((format!("{policy}, {name}"), color, dash, points));
         }
+        // The wake chain chunked had before the wake tree, as a baseline.
+        let points = CHART_CORES
+            .iter()
+            .map(|&p| {
+                let batch = scaled(items, WORK_PER_WORKER_NS[0] * p as f64);
+                let span = simulate_chunked(&batch, p, &base.with_cores(p), 1).0;
+                let tp = plan_ns * batch.ns.len() as f64 + span;
+                (p, batch.work_ns() / (p as f64 * tp))
+            })
+            .collect();
+        series.push((format!("chunked chain (before), {name}"), "#999999", dash, points));
     }
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),

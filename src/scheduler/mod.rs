@@ -21,8 +21,12 @@
 //! 6. **Progress.** The calling thread alone can finish its batch; helpers only speed it up, so
 //!    every batch ends whether or not any worker wakes.
 //! 7. **No lost wake-ups, no idle CPU.** A worker parks only after checking for work under the
-//!    registry lock, and every publish checks for sleepers under the same lock; idle workers
-//!    spin a bounded time, then park without timeout.
+//!    registry lock, and every publish and every join checks for sleepers under the same lock;
+//!    idle workers spin a bounded time, then park without timeout.
+//! 8. **Wake-ups fan out, bounded by the work.** A publish or a join wakes at most
+//!    [`WAKE_FANOUT`] sleepers, so helpers arrive as a tree (~log2 p wake-up latencies), and
+//!    workers woken but not yet joined never outnumber the chunks left beyond one per
+//!    participant, so small batches wake few workers.
 //!
 //! # Policies
 //!
@@ -55,6 +59,7 @@ pub use config::{
     MAX_THREADS, Policy, SchedulerConfig,
 };
 pub use rayon_policies::min_len as rayon_min_len;
+pub use sleep::WAKE_FANOUT;
 pub use stats::BatchStats;
 
 use batch::Outcome;

@@ -11,7 +11,9 @@ use crossbeam_utils::CachePadded;
 
 use super::config::default_threads;
 use super::queue::{ErasedJob, WAKE_OPS};
-use super::sleep::{DrainLatch, IDLE_SPIN_ROUNDS, MAX_SPINNERS, Sleeper, spin_until};
+use super::sleep::{
+    DrainLatch, IDLE_SPIN_ROUNDS, MAX_SPINNERS, Sleeper, WAKE_FANOUT, spin_until,
+};
 
 /// Shared atomics of publishing and unpublishing a batch: two lock/unlock pairs, the generation
 /// bump and the latch close.
@@ -47,6 +49,11 @@ struct Registry {
     jobs: Vec<Entry>,
     /// Parked workers, each waiting for exactly one `wake`.
     sleepers: Vec<Arc<CachePadded<Sleeper>>>,
+    /// Workers taken off `sleepers` to be woken that have not taken this lock since. Each of
+    /// them will (it returns from `wait` and searches), so the wake rule counts them as helpers
+    /// already on their way rather than waking others for the same chunks (P5). Incremented by
+    /// whoever pops a sleeper, decremented by that worker's next search, both under this lock.
+    waking: usize,
     next_id: u64,
 }
 
@@ -68,17 +75,58 @@ impl Registry {
         best.map(|(_, job)| job)
     }
 
-    /// A sleeper to wake (P5) if no worker is spinning and some batch wants one more helper.
-    fn sleeper_to_wake(&mut self, spinners: usize) -> Option<Arc<CachePadded<Sleeper>>> {
-        if spinners > 0 || self.sleepers.is_empty() {
-            return None;
+    /// The wake rule (P5), run at every publish and every join: pops up to `WAKE_FANOUT`
+    /// sleepers, as many as the published batches want helpers beyond those already on their
+    /// way (`waking`, and the `spinners` that will search after this critical section). The
+    /// caller delivers the wakes after unlocking.
+    fn sleepers_to_wake(&mut self, spinners: usize) -> Wakes {
+        let mut wakes = Wakes::default();
+        if self.sleepers.is_empty() {
+            return wakes;
         }
         // SAFETY: as in `best_joinable`.
-        let wanted = self
+        let wanted: usize = self
             .jobs
             .iter()
-            .any(|entry| unsafe { entry.job.get() }.control().wants_helper());
-        if wanted { self.sleepers.pop() } else { None }
+            .map(|entry| unsafe { entry.job.get() }.control().helpers_wanted())
+            .sum();
+        let missing = wanted.saturating_sub(self.waking.saturating_add(spinners));
+        for slot in wakes.0.iter_mut().take(missing) {
+            let Some(sleeper) = self.sleepers.pop() else {
+                break;
+            };
+            self.waking += 1;
+            *slot = Some(sleeper);
+        }
+        wakes
+    }
+}
+
+/// Sleepers popped by the wake rule under the registry lock, woken after it is released (P5).
+/// A popped sleeper is no longer listed, so nobody else will wake it: dropping this without
+/// [`Wakes::deliver`] (only on unwinding) still wakes them, lest a worker sleep forever.
+#[derive(Default)]
+struct Wakes([Option<Arc<CachePadded<Sleeper>>>; WAKE_FANOUT]);
+
+impl Wakes {
+    /// Wakes every popped sleeper; returns how many there were.
+    fn deliver(mut self) -> u64 {
+        self.wake_all()
+    }
+
+    fn wake_all(&mut self) -> u64 {
+        let mut woken = 0;
+        for sleeper in self.0.iter_mut().filter_map(Option::take) {
+            sleeper.wake();
+            woken += 1;
+        }
+        woken
+    }
+}
+
+impl Drop for Wakes {
+    fn drop(&mut self) {
+        self.wake_all();
     }
 }
 
@@ -112,11 +160,17 @@ impl Shared {
     /// The worker loop: search, help, spin, park, until terminated.
     fn work(&self) {
         let me = Arc::new(Sleeper::current());
+        // Whether we were popped off the sleeper list and still count in `waking`.
+        let mut woken = false;
         loop {
             // P3 search and join.
             let seen_generation;
             {
                 let mut registry = self.lock();
+                if std::mem::take(&mut woken) {
+                    debug_assert!(registry.waking > 0, "a woken worker must be counted");
+                    registry.waking -= 1;
+                }
                 if self.terminate.load(Ordering::Relaxed) {
                     return;
                 }
@@ -126,12 +180,11 @@ impl Shared {
                     control.latch.enter();
                     let latch: *const _ = &control.latch;
                     let joined_generation = self.generation.load(Ordering::Relaxed);
-                    let wake = registry.sleeper_to_wake(self.spinners.load(Ordering::Relaxed));
+                    // Tree wake-up: this join may wake up to `WAKE_FANOUT` more, each of which
+                    // does the same when it joins.
+                    let wakes = registry.sleepers_to_wake(self.spinners.load(Ordering::Relaxed));
                     drop(registry);
-                    let wakeups = u64::from(wake.is_some());
-                    if let Some(sleeper) = wake {
-                        sleeper.wake();
-                    }
+                    let wakeups = wakes.deliver();
                     // SAFETY: we entered the latch, so the owner waits for our leave below.
                     unsafe { job.get() }.help(&self.generation, joined_generation, wakeups);
                     // SAFETY: entered above and not left yet; nothing touches the job after this.
@@ -168,6 +221,7 @@ impl Shared {
                 registry.sleepers.push(me.clone());
             }
             me.wait();
+            woken = true;
         }
     }
 }
@@ -233,7 +287,8 @@ impl Pool {
         }
     }
 
-    /// Publishes `job` so idle workers can join it (P1) and wakes one if it wants help.
+    /// Publishes `job` so idle workers can join it (P1) and wakes up to `WAKE_FANOUT` sleepers
+    /// if it wants help (P5).
     ///
     /// # Safety
     /// The returned [`Publication`] must be dropped (or [`Publication::retire`]d) before `job`
@@ -255,12 +310,9 @@ impl Pool {
         });
         // Relaxed: readers act on a change only by taking the registry lock (P3, P4).
         self.shared.generation.fetch_add(1, Ordering::Relaxed);
-        let wake = registry.sleeper_to_wake(self.shared.spinners.load(Ordering::Relaxed));
+        let wakes = registry.sleepers_to_wake(self.shared.spinners.load(Ordering::Relaxed));
         drop(registry);
-        let wakeups = u64::from(wake.is_some());
-        if let Some(sleeper) = wake {
-            sleeper.wake();
-        }
+        let wakeups = wakes.deliver();
         Publication {
             pool: self,
             job,
@@ -284,7 +336,10 @@ impl Drop for Pool {
         let sleepers = {
             let mut registry = self.shared.lock();
             self.shared.terminate.store(true, Ordering::Relaxed);
-            std::mem::take(&mut registry.sleepers)
+            let sleepers = std::mem::take(&mut registry.sleepers);
+            // Popped, so counted like any other wake until each worker's last search.
+            registry.waking += sleepers.len();
+            sleepers
         };
         for sleeper in sleepers {
             sleeper.wake();
@@ -377,6 +432,72 @@ mod tests {
         let outcome = chunked::run(|| &pool, &config(5), &batch, &CancelToken::new());
         check_outcome(&batch, outcome);
         assert_eq!(pool.workers(), 4);
+    }
+
+    /// Publishes `batch` to `pool` with `helpers` helpers allowed, works on it from this thread
+    /// as `chunked::run` does, and returns the publish's wake-ups and every helper's.
+    fn publish_and_run(pool: &Pool, batch: &TestBatch<'_>, helpers: usize) -> (u64, Vec<u64>) {
+        let plan = crate::scheduler::plan::plan(
+            batch.costs.len(),
+            |i| batch.costs[i],
+            &crate::scheduler::plan::PlanParams::from_config(&config(helpers + 1)),
+        );
+        let cancel = CancelToken::new();
+        let job = crate::scheduler::queue::Job::new(batch, &cancel, &plan, helpers);
+        // SAFETY: a local retired below, before `job` (declared earlier) goes out of scope.
+        let publication = unsafe { pool.publish(&job) };
+        let published = publication.wakeups;
+        let owner = job.participate(None);
+        publication.retire();
+        let (results, failure, _) = job.finish();
+        assert!(failure.is_none());
+        let executed: u64 = results.iter().map(|r| r.executed).sum::<u64>() + owner.executed;
+        assert_eq!(executed as usize, plan.chunks.len());
+        (published, results.iter().map(|r| r.wakeups).collect())
+    }
+
+    #[test]
+    fn helpers_wake_one_another_in_a_tree() {
+        const WORKERS: usize = 8;
+        let pool = Pool::new(WORKERS);
+        wait_for("all workers parked", || pool.sleeping() == WORKERS);
+        // Every item waits until every participant has started one, so each claims exactly one
+        // chunk before all have joined: the plan keeps unclaimed chunks for every join, and
+        // every wake-up below is decided by the rule alone, not by timing.
+        let joined = Mutex::new(std::collections::HashSet::new());
+        let batch = TestBatch::new(vec![300; if cfg!(miri) { 60 } else { 3000 }]).with_hook(|_| {
+            joined
+                .lock()
+                .unwrap()
+                .insert(thread::current().id());
+            wait_for("every participant to start", || {
+                joined.lock().unwrap().len() == WORKERS + 1
+            });
+            Ok(())
+        });
+        let (published, helpers) = publish_and_run(&pool, &batch, WORKERS);
+        // The publish wakes a full fan-out, some helper's join does too, and every parked
+        // worker is woken exactly once: a chain would have woken one per publish or join.
+        assert_eq!(published, WAKE_FANOUT as u64);
+        assert_eq!(helpers.iter().max().copied(), Some(WAKE_FANOUT as u64));
+        assert_eq!(published + helpers.iter().sum::<u64>(), WORKERS as u64);
+        assert_eq!(helpers.len(), WORKERS, "each woken worker joined once");
+    }
+
+    #[test]
+    fn small_batches_wake_no_more_workers_than_chunks() {
+        const WORKERS: usize = 8;
+        let pool = Pool::new(WORKERS);
+        for n in [2, 3, 4, 6] {
+            wait_for("all workers parked", || pool.sleeping() == WORKERS);
+            // Weight 1064 per item against 1000-byte chunks: one chunk per item.
+            let batch = TestBatch::new(vec![1000; n]);
+            let (published, helpers) = publish_and_run(&pool, &batch, WORKERS);
+            let wakeups = published + helpers.iter().sum::<u64>();
+            // Every wake is decided while the woken, the helpers and the owner are no more than
+            // the chunks left, and a single batch's chunks only run out: at most n - 1 wakes.
+            assert!(wakeups < n as u64, "{wakeups} wake-ups for {n} chunks");
+        }
     }
 
     #[test]

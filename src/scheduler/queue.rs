@@ -47,10 +47,19 @@ impl JobControl {
         self.remaining() > 0 && self.latch.helpers() < self.max_helpers
     }
 
-    /// Whether waking one more worker for this batch is worthwhile: it may join, and more chunks
-    /// are left than participants (helpers plus the owner) to take them.
-    pub fn wants_helper(&self) -> bool {
-        self.joinable() && self.remaining() > self.latch.helpers() + 1
+    /// How many more helpers are worth waking for this batch (P5): none unless it is joinable,
+    /// else as many as the helper cap allows, but never more than the chunks left beyond one per
+    /// current participant (helpers plus the owner), so a small batch wakes few workers. Exact
+    /// only under the registry lock (joins happen under it); concurrent claims and leaves can
+    /// only make the true figure smaller, which costs at most a wake-up that finds nothing.
+    pub fn helpers_wanted(&self) -> usize {
+        if !self.joinable() {
+            return 0;
+        }
+        let helpers = self.latch.helpers();
+        let by_cap = self.max_helpers.saturating_sub(helpers);
+        let by_chunks = self.remaining().saturating_sub(helpers + 1);
+        by_cap.min(by_chunks)
     }
 }
 

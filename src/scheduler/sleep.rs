@@ -23,6 +23,14 @@ pub(super) const DRAIN_SPIN_ROUNDS: u32 = 1 << 10;
 /// oversubscribed pools (`threads` > cores) need for real work.
 pub(super) const MAX_SPINNERS: usize = 1;
 
+/// Most sleepers one publish or one join wakes (P5). Each woken worker that joins wakes up to
+/// this many more, so helpers arrive as a tree: about log2(p) wake-up latencies after the
+/// publish rather than p - 1 of them (the chain that a fan-out of 1 gives, which the model in
+/// `benchmark/results/scheduler.md` puts at ~1.4 ms for 191 helpers, longer than a batch with
+/// 1 ms of work per worker). Two and not more: every `unpark` delays the waker's own first chunk
+/// by a futex call (µs), and a larger fan-out only divides the tree's depth by log2 of itself.
+pub const WAKE_FANOUT: usize = 2;
+
 /// Spins up to `rounds` times until `done()` is true; returns whether it became true.
 pub(super) fn spin_until(rounds: u32, mut done: impl FnMut() -> bool) -> bool {
     for _ in 0..rounds {

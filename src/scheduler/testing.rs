@@ -11,7 +11,8 @@ use super::config::Policy;
 use super::stats::BatchStats;
 
 /// Per-participant bound on non-claim shared atomics (join, leave, publish, wake, stop); the
-/// real figure is at most 13 (see `queue.rs` and `pool.rs`).
+/// real figure is at most 16: a helper's empty claim, join and leave (8), `WAKE_FANOUT` wake-ups
+/// (2 each) and a stop (3); see `queue.rs` and `pool.rs`.
 pub const OPS_PER_PARTICIPANT: u64 = 16;
 
 /// `normal` test cases natively, `miri` under Miri (which is ~1000x slower).
