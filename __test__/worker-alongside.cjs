@@ -2,7 +2,7 @@
 // cdylib with its own allocator) beside batchtok, uses both, and posts batchtok's ids back.
 const { parentPort, workerData } = require('node:worker_threads')
 const tar = require('@napi-rs/tar')
-const { Tokenizer, allocator } = require('../index.js')
+const { Tokenizer, allocator } = require('./load-addon.cjs')
 
 const builder = new tar.Builder()
 const tokenizer = Tokenizer.fromEncoding('o200k_base')

@@ -3,8 +3,8 @@
 //
 //   node benchmark/allocator.js [--rounds N] [--skip-build]
 //
-// Builds the addon twice (default features: mimalloc; `--no-default-features`: the system
-// allocator) into .cache/allocator/<variant>/, then runs each measurement in a fresh child
+// Builds the addon twice (`BATCHTOK_ALLOCATOR=mimalloc` and `=system`, which override build.rs's
+// per-target choice) into .cache/allocator/<variant>/, then runs each measurement in a fresh child
 // process per variant, alternating which variant goes first from round to round, and reports
 // medians over the rounds:
 //
@@ -38,9 +38,12 @@ function build(variant) {
   const dir = path.join(OUT, variant)
   fs.mkdirSync(dir, { recursive: true })
   const args = ['napi', 'build', '--platform', '--release', '--output-dir', dir, '--no-js', '--dts', 'index.d.ts']
-  if (variant === 'system') args.push('--no-default-features')
   console.log(`building the ${variant} variant`)
-  execFileSync('npx', args, { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] })
+  execFileSync('npx', args, {
+    cwd: ROOT,
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: { ...process.env, BATCHTOK_ALLOCATOR: variant },
+  })
   const file = fs.readdirSync(dir).find((name) => name.endsWith('.node'))
   return path.join(dir, file)
 }
