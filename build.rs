@@ -12,9 +12,10 @@ fn main() {
     //
     // - Linux: not by default. Measured on x86_64 glibc (benchmark/results/allocator.md) it made
     //   the release-candidate engine 0.6-0.7 times as fast as glibc's malloc, though the stable
-    //   engine gained 1.2-1.4 times. A dlopen'ed addon needs mimalloc's local-dynamic TLS model,
-    //   which costs a `__tls_get_addr` call on every allocation; the same code linked into an
-    //   executable (the Rust benchmarks) is faster with mimalloc.
+    //   engine gained 1.2-1.4 times. The likely cause (not yet profiled): a dlopen'ed addon needs
+    //   mimalloc's local-dynamic TLS model, which costs a `__tls_get_addr` call on every
+    //   allocation; the same code linked into an executable (the Rust benchmarks) is faster with
+    //   mimalloc.
     // - macOS and x86_64 Windows: mimalloc, as many Node addons ship it; their TLS has no such
     //   cost. Not measured here (no such machine): the release workflow's benchmark should say.
     // - Everything else (musl, Windows on arm64, others): the system allocator.
