@@ -13,7 +13,7 @@ use super::scheduler::Runner;
 use crate::allocator;
 use crate::batch::{self, Encoded, Failure, Texts};
 use crate::engine::{self, EncodeMode, Tokenizer};
-use crate::scheduler::CancelToken;
+use crate::scheduler::{CancelToken, Scheduler};
 
 /// What a task's work produced, or why it produced nothing.
 pub enum Outcome<T> {
@@ -80,38 +80,32 @@ pub struct BatchCall {
     pub cancel: CancelToken,
 }
 
+/// The signature `batch::encode_all` and `batch::count_all` share.
+type BatchFn<T> =
+    fn(&Scheduler, &Tokenizer, &Texts, &EncodeMode, &CancelToken) -> Result<T, Failure>;
+
 impl BatchCall {
     /// Encodes the batch: the body of `encodeBatch` and `encodeBatchSync`.
     pub fn encode(&self) -> Outcome<Encoded> {
-        let scheduler = &self.runner.scheduler;
-        self.finish(Outcome::of(|| {
-            batch::encode_all(
-                scheduler,
-                &self.tokenizer,
-                &self.texts,
-                &self.mode,
-                &self.cancel,
-            )
-            .into()
-        }))
+        self.run(batch::encode_all)
     }
 
     /// Counts the batch's tokens: the body of `countBatch` and `countBatchSync`.
     pub fn count(&self) -> Outcome<Vec<u32>> {
-        let scheduler = &self.runner.scheduler;
-        self.finish(Outcome::of(|| {
-            batch::count_all(
-                scheduler,
+        self.run(batch::count_all)
+    }
+
+    fn run<T>(&self, work: BatchFn<T>) -> Outcome<T> {
+        let outcome = Outcome::of(|| {
+            work(
+                &self.runner.scheduler,
                 &self.tokenizer,
                 &self.texts,
                 &self.mode,
                 &self.cancel,
             )
             .into()
-        }))
-    }
-
-    fn finish<T>(&self, outcome: Outcome<T>) -> Outcome<T> {
+        });
         if self.runner.release_memory {
             allocator::release_memory();
         }
