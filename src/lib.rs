@@ -5,8 +5,12 @@
 //! joins `engine` (the tokenizers, no napi) and `scheduler` (the parallel work queue, plain Rust,
 //! generic over the work).
 
+// napi-derive registers the JS exports only outside `cargo test`; there, the code only they call
+// looks unused.
+#[cfg_attr(test, allow(dead_code))]
 mod allocator;
 pub mod batch;
 pub mod engine;
+#[cfg_attr(test, allow(dead_code))]
 mod js;
 pub mod scheduler;
