@@ -1,7 +1,8 @@
 'use strict'
 // The main job: the embedded o200k_base encoding over big.txt, cut into ~6.5 KB documents and
 // ~100-byte items, with every scheduler policy at 1, 2 and all threads. Prints throughput (median
-// of several runs) and each policy's ratio to the per-item rayon baseline measured in the same run.
+// of several rounds, the policies interleaved within each) and each policy's ratio to the per-item
+// rayon baseline measured in the same run.
 //
 // `npm start` runs it; `npm run bench` has the full benchmark against other tokenizers.
 
@@ -18,16 +19,24 @@ function median(values) {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
 }
 
-async function measure(tokenizer, texts, scheduler) {
-  const seconds = []
+/**
+ * Times `encodeBatch` of `texts` on each scheduler, round-robin: one untimed warm-up round, then
+ * RUNS rounds, each starting one contender later, so drift in a shared machine favours none.
+ */
+async function measure(tokenizer, texts, schedulers) {
+  const names = Object.keys(schedulers)
+  const seconds = Object.fromEntries(names.map((name) => [name, []]))
   let tokens = 0
-  for (let run = 0; run < RUNS; run++) {
-    const start = process.hrtime.bigint()
-    const batch = await tokenizer.encodeBatch(texts, { scheduler })
-    seconds.push(Number(process.hrtime.bigint() - start) / 1e9)
-    tokens = batch.ids.length
+  for (let round = -1; round < RUNS; round++) {
+    for (let i = 0; i < names.length; i++) {
+      const name = names[(i + Math.max(round, 0)) % names.length]
+      const start = process.hrtime.bigint()
+      const batch = await tokenizer.encodeBatch(texts, { scheduler: schedulers[name] })
+      if (round >= 0) seconds[name].push(Number(process.hrtime.bigint() - start) / 1e9)
+      tokens = batch.ids.length
+    }
   }
-  return { seconds: median(seconds), tokens }
+  return Object.fromEntries(names.map((name) => [name, { seconds: median(seconds[name]), tokens }]))
 }
 
 async function main() {
@@ -37,7 +46,7 @@ async function main() {
   const started = process.hrtime.bigint()
   const tokenizer = Tokenizer.fromEncoding('o200k_base')
   console.log(`o200k_base loaded in ${(Number(process.hrtime.bigint() - started) / 1e6).toFixed(0)} ms`)
-  console.log(`median of ${RUNS} runs of encodeBatch each (strings in, BatchEncoding out)\n`)
+  console.log(`median of ${RUNS} interleaved rounds of encodeBatch (strings in, BatchEncoding out)\n`)
 
   const workloads = [
     ['documents (~6.5 KB)', corpus.bigDocuments()],
@@ -48,12 +57,12 @@ async function main() {
     console.log(`${label}: ${texts.length} items, ${mib.toFixed(2)} MiB`)
     console.log(`  ${'policy'.padEnd(14)} ${'threads'.padStart(7)} ${'MiB/s'.padStart(8)} ${'Mtok/s'.padStart(8)} ${'vs rayon'.padStart(9)}`)
     for (const threads of threadCounts) {
-      const results = {}
+      const schedulers = {}
       for (const policy of POLICIES) {
         if (policy === 'serial' && threads > 1) continue
-        const scheduler = new Scheduler({ threads, policy })
-        results[policy] = await measure(tokenizer, texts, scheduler)
+        schedulers[policy] = new Scheduler({ threads, policy })
       }
+      const results = await measure(tokenizer, texts, schedulers)
       const baseline = results.rayon.seconds
       for (const [policy, { seconds, tokens }] of Object.entries(results)) {
         const ratio = (baseline / seconds).toFixed(2)
