@@ -11,9 +11,7 @@ use crossbeam_utils::CachePadded;
 
 use super::config::default_threads;
 use super::queue::{ErasedJob, WAKE_OPS};
-use super::sleep::{
-    DrainLatch, IDLE_SPIN_ROUNDS, MAX_SPINNERS, Sleeper, WAKE_FANOUT, spin_until,
-};
+use super::sleep::{DrainLatch, IDLE_SPIN_ROUNDS, MAX_SPINNERS, Sleeper, WAKE_FANOUT, spin_until};
 
 /// Shared atomics of publishing and unpublishing a batch: two lock/unlock pairs, the generation
 /// bump and the latch close.
@@ -466,10 +464,7 @@ mod tests {
         // every wake-up below is decided by the rule alone, not by timing.
         let joined = Mutex::new(std::collections::HashSet::new());
         let batch = TestBatch::new(vec![300; if cfg!(miri) { 60 } else { 3000 }]).with_hook(|_| {
-            joined
-                .lock()
-                .unwrap()
-                .insert(thread::current().id());
+            joined.lock().unwrap().insert(thread::current().id());
             wait_for("every participant to start", || {
                 joined.lock().unwrap().len() == WORKERS + 1
             });
