@@ -74,18 +74,31 @@ pub enum Segment<'t> {
 
 /// Cuts `text` at every occurrence of the `allowed` special tokens, leftmost first (the longest
 /// where two start at the same place), calling `each` with the pieces in order.
+///
+/// Each token's next occurrence is remembered and searched again only once the cut has passed
+/// it, so every token's search moves forward through the text once: linear in the text's length
+/// times the number of allowed tokens, however many occurrences there are.
 pub fn for_each_segment<'t, E>(
     text: &'t str,
     allowed: &[SpecialToken],
     mut each: impl FnMut(Segment<'t>) -> Result<(), E>,
 ) -> Result<(), E> {
+    let mut next: Vec<Option<usize>> = allowed.iter().map(|s| text.find(s.text)).collect();
     let mut rest = 0;
     while rest < text.len() {
-        let next = allowed
+        for (at, special) in next.iter_mut().zip(allowed) {
+            if let Some(found) = *at
+                && found < rest
+            {
+                *at = text[rest..].find(special.text).map(|offset| rest + offset);
+            }
+        }
+        let leftmost = next
             .iter()
-            .filter_map(|s| text[rest..].find(s.text).map(|at| (rest + at, s)))
-            .min_by_key(|&(at, s)| (at, std::cmp::Reverse(s.text.len())));
-        match next {
+            .zip(allowed)
+            .filter_map(|(at, special)| at.map(|at| (at, special)))
+            .min_by_key(|&(at, special)| (at, std::cmp::Reverse(special.text.len())));
+        match leftmost {
             Some((at, special)) => {
                 if at > rest {
                     each(Segment::Text(&text[rest..at]))?;
@@ -142,6 +155,21 @@ mod tests {
                 Segment::Special(100),
                 Segment::Text("c"),
             ]
+        );
+    }
+
+    #[test]
+    fn overlapping_and_repeated_occurrences_are_cut_leftmost_first() {
+        let all = resolve(&AllowedSpecial::All, SPECIALS).unwrap();
+        let text = "<|endoftext|>".repeat(1000) + "x<|fim_prefix|>";
+        let segments = cut(&text, &all);
+        assert_eq!(segments.len(), 1002);
+        assert!(segments[..1000].iter().all(|s| *s == Segment::Special(100)));
+        assert_eq!(segments[1000..], [Segment::Text("x"), Segment::Special(101)]);
+        // A candidate inside a token already cut is not taken.
+        assert_eq!(
+            cut("<|<|endoftext|>|>", &all),
+            vec![Segment::Text("<|"), Segment::Special(100), Segment::Text("|>")]
         );
     }
 
