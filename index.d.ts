@@ -82,6 +82,19 @@ export declare class Tokenizer {
   countBatch(texts: string[], options?: BatchOptions): Promise<Uint32Array>
   /** `countBatch` on the calling thread. */
   countBatchSync(texts: string[], options?: BatchOptions): Uint32Array
+  /**
+   * `encodeBatch` for texts already held as UTF-8 bytes (a file read with `fs.readFile`): text
+   * `i` is `bytes.subarray(offsets[i], offsets[i + 1])`. No JS string is made per text; the
+   * bytes are copied once. Offsets that decrease, run past the end or split a character, and
+   * bytes that are not UTF-8, throw an `Error` that names the place.
+   */
+  encodeUtf8Batch(bytes: Uint8Array, offsets: Uint32Array | number[], options?: BatchOptions): Promise<BatchEncoding>
+  /** `encodeUtf8Batch` on the calling thread. */
+  encodeUtf8BatchSync(bytes: Uint8Array, offsets: Uint32Array | number[], options?: BatchOptions): BatchEncoding
+  /** `countBatch` for texts held as UTF-8 bytes, as `encodeUtf8Batch` reads them. */
+  countUtf8Batch(bytes: Uint8Array, offsets: Uint32Array | number[], options?: BatchOptions): Promise<Uint32Array>
+  /** `countUtf8Batch` on the calling thread. */
+  countUtf8BatchSync(bytes: Uint8Array, offsets: Uint32Array | number[], options?: BatchOptions): Uint32Array
   /** The text of a list of ids. An id outside the vocabulary throws a `RangeError` naming it. */
   decode(ids: Uint32Array | number[], options?: DecodeOptions): string
   /** The texts of several lists of ids, decoded off the main thread. */
@@ -141,6 +154,13 @@ export interface BatchStats {
   imbalance: number
   /** Shared atomic operations batchtok's own code issued for the batch. */
   sharedAtomicOps: number
+  /**
+   * Locks the tokenizer engine took on state its threads share, counted from its source: 2 per
+   * text for the main engine (its scratch-buffer pool, one shard per thread, so uncontended;
+   * a text cut by allowed special tokens takes 2 per run between them, still counted as 2);
+   * `null` for the stable fallback, whose cache locks depend on the text, or a failed batch.
+   */
+  engineLocks?: number
   /** The batch was small enough to run on the calling thread alone. */
   inline: boolean
   /** Wall-clock time of the batch, in milliseconds. */

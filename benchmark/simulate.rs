@@ -898,7 +898,12 @@ fn main() {
                 (p, batch.work_ns() / (p as f64 * tp))
             })
             .collect();
-        series.push((format!("chunked chain (before), {name}"), "#999999", dash, points));
+        series.push((
+            format!("chunked chain (before), {name}"),
+            "#999999",
+            dash,
+            points,
+        ));
     }
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),

@@ -63,6 +63,10 @@ impl Batch for CountBatch<'_> {
         sink.counts.push(count);
         Ok(())
     }
+
+    fn locks_taken(&self, sink: &CountSink) -> Option<u64> {
+        Some(sink.counts.len() as u64 * self.tokenizer.locks_per_text()?)
+    }
 }
 
 /// Counts the tokens of every text of `texts` on `scheduler`, in input order.

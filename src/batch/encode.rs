@@ -1,6 +1,6 @@
 //! Encoding a batch: each worker appends ids to its own buffer; one pass assembles the result.
 
-use super::{Failure, Texts};
+use super::{Failure, Texts, assemble};
 use crate::engine::{EncodeMode, Ids, Tokenizer};
 use crate::scheduler::{Batch, CancelToken, Scheduler};
 
@@ -74,6 +74,10 @@ impl Batch for EncodeBatch<'_> {
         sink.counts.push((sink.ids.len() - before) as u32);
         Ok(())
     }
+
+    fn locks_taken(&self, sink: &IdSink) -> Option<u64> {
+        Some(sink.counts.len() as u64 * self.tokenizer.locks_per_text()?)
+    }
 }
 
 /// Encodes every text of `texts` on `scheduler` and assembles the result in input order.
@@ -84,23 +88,46 @@ pub fn encode_all(
     mode: &EncodeMode,
     cancel: &CancelToken,
 ) -> Result<Encoded, Failure> {
-    let output = scheduler.run(&EncodeBatch::new(tokenizer, texts, mode), cancel)?;
+    let mut output = scheduler.run(&EncodeBatch::new(tokenizer, texts, mode), cancel)?;
     let total: usize = output.sinks.iter().map(|s| s.ids.len()).sum();
     if total > u32::MAX as usize {
         return Err(Failure::TooLarge { ids: total });
     }
-    let mut ids = Vec::with_capacity(total);
+    // One worker that ran its chunks in input order (one thread, or a batch run inline) already
+    // holds the result: hand its buffer over rather than copy every id into a fresh one.
+    if output.sinks.len() == 1 && output.chunks.windows(2).all(|w| w[0].end == w[1].start) {
+        let sink = output.sinks.pop().expect("one sink");
+        let mut offsets = Vec::with_capacity(texts.len() + 1);
+        offsets.push(0u32);
+        let mut end = 0u32;
+        offsets.extend(sink.counts.iter().map(|&count| {
+            end += count;
+            end
+        }));
+        debug_assert_eq!(offsets.len(), texts.len() + 1);
+        let mut ids = sink.ids.into_vec();
+        // The buffer grew by doubling; JS keeps it as long as the result lives, so give back what
+        // a quarter or more of it never holds.
+        if ids.capacity() - ids.len() > ids.len() / 4 {
+            ids.shrink_to_fit();
+        }
+        return Ok(Encoded { ids, offsets });
+    }
     let mut offsets = Vec::with_capacity(texts.len() + 1);
     offsets.push(0u32);
+    let mut end = 0u32;
     for chunk in &output.chunks {
-        let sink = &output.sinks[chunk.sink];
-        ids.extend_from_slice(&sink.ids.as_slice()[chunk.start.0..chunk.end.0]);
-        let mut end = *offsets.last().expect("offsets starts with 0");
-        for &count in &sink.counts[chunk.start.1..chunk.end.1] {
+        let counts = &output.sinks[chunk.sink].counts[chunk.start.1..chunk.end.1];
+        offsets.extend(counts.iter().map(|&count| {
             end += count;
-            offsets.push(end);
-        }
+            end
+        }));
     }
     debug_assert_eq!(offsets.len(), texts.len() + 1);
+    let pieces = output
+        .chunks
+        .iter()
+        .map(|chunk| &output.sinks[chunk.sink].ids.as_slice()[chunk.start.0..chunk.end.0]);
+    let ids = assemble::concatenate(scheduler, pieces)?;
     Ok(Encoded { ids, offsets })
 }

@@ -3,13 +3,14 @@
 //! This is the glue between the two plain-Rust layers: it knows the engine's `Tokenizer` and the
 //! scheduler's `Batch` trait, and nothing of napi.
 
+mod assemble;
 mod count;
 mod encode;
 mod texts;
 
 pub use count::{CountBatch, count_all};
 pub use encode::{EncodeBatch, Encoded, encode_all};
-pub use texts::Texts;
+pub use texts::{Texts, Utf8BatchError};
 
 use crate::scheduler::BatchError;
 

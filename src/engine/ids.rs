@@ -63,6 +63,17 @@ impl Ids {
         PipelineToken::cast_slice(&self.tokens)
     }
 
+    /// The ids as a `Vec<u32>`, reusing the buffer's allocation.
+    pub fn into_vec(self) -> Vec<u32> {
+        let mut tokens = std::mem::ManuallyDrop::new(self.tokens);
+        let (ptr, len, capacity) = (tokens.as_mut_ptr(), tokens.len(), tokens.capacity());
+        // SAFETY: `PipelineToken` is `repr(transparent)` over `u32`, so an allocation of
+        // `capacity` tokens has the size and alignment of one of `capacity` `u32`s, and its first
+        // `len` elements are initialised `u32`s. `tokens` is never dropped (ManuallyDrop), so the
+        // allocation has one owner: the returned vector.
+        unsafe { Vec::from_raw_parts(ptr.cast::<u32>(), len, capacity) }
+    }
+
     /// The engine's view of the buffer, for `PipelineTokenizer::encode_into`.
     #[inline]
     pub(super) fn tokens_mut(&mut self) -> &mut Vec<PipelineToken> {

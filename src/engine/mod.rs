@@ -21,6 +21,7 @@ mod routing;
 mod special;
 mod stable;
 mod tokenizer;
+mod unicode_drift;
 
 pub use error::{Error, ErrorKind};
 pub use ids::Ids;
@@ -47,4 +48,8 @@ pub trait Engine: Send + Sync {
 
     /// Decodes ids the caller has checked are in the vocabulary.
     fn decode(&self, ids: &[u32], skip_special_tokens: bool) -> Result<String, Error>;
+
+    /// Locks one `encode_into` call takes on state the engine shares between threads, as its
+    /// source shows; `None` where that depends on the text (a cache hit or miss).
+    fn locks_per_call(&self) -> Option<u64>;
 }

@@ -12,6 +12,7 @@
 //! the ones a call allows, and `decode` spells them.
 
 use std::collections::BTreeMap;
+use std::sync::OnceLock;
 
 use ahash::AHashMap;
 
@@ -36,6 +37,20 @@ const CL100K_PATTERN: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p
 /// o200k_base's regex: case-aware letter runs with an optional contraction suffix.
 const O200K_PATTERN: &str = r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+";
 
+/// tiktoken's own regexes (as `tiktoken-rs` 0.12 spells them), for the texts the patterns above
+/// cannot serve. The release candidate recognises the patterns above and runs them on its own
+/// matcher, whose Unicode 17 tables disagree with tiktoken's Unicode 16 ones on a few thousand
+/// code points (`unicode_drift.rs`). Wrapped in a group, these are not recognised and run on
+/// `fancy-regex`, tiktoken's own regex engine, so they split every text as tiktoken does.
+const GPT2_EXACT: &str =
+    r"(?:'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s)";
+const CL100K_EXACT: &str = r"(?:'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s)";
+const O200K_EXACT: &str = concat!(
+    "(?:",
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+",
+    ")"
+);
+
 /// One embedded OpenAI encoding.
 #[derive(Debug)]
 pub struct OpenAiEncoding {
@@ -44,6 +59,8 @@ pub struct OpenAiEncoding {
     /// Other names it answers to.
     pub aliases: &'static [&'static str],
     pattern: &'static str,
+    /// tiktoken's regex, run by tiktoken's regex engine: the slower exact path.
+    exact_pattern: &'static str,
     ranks: &'static [u8],
     /// Its special tokens, as tiktoken defines them.
     pub specials: &'static [SpecialToken],
@@ -59,6 +76,7 @@ pub static ENCODINGS: &[OpenAiEncoding] = &[
         name: "o200k_base",
         aliases: &[],
         pattern: O200K_PATTERN,
+        exact_pattern: O200K_EXACT,
         ranks: include_bytes!("encodings/o200k_base.ranks.deflate"),
         specials: &[
             special("<|endoftext|>", 199999),
@@ -69,6 +87,7 @@ pub static ENCODINGS: &[OpenAiEncoding] = &[
         name: "cl100k_base",
         aliases: &[],
         pattern: CL100K_PATTERN,
+        exact_pattern: CL100K_EXACT,
         ranks: include_bytes!("encodings/cl100k_base.ranks.deflate"),
         specials: &[
             special("<|endoftext|>", 100257),
@@ -82,6 +101,7 @@ pub static ENCODINGS: &[OpenAiEncoding] = &[
         name: "p50k_base",
         aliases: &[],
         pattern: GPT2_PATTERN,
+        exact_pattern: GPT2_EXACT,
         ranks: include_bytes!("encodings/p50k_base.ranks.deflate"),
         specials: &[special("<|endoftext|>", 50256)],
     },
@@ -89,6 +109,7 @@ pub static ENCODINGS: &[OpenAiEncoding] = &[
         name: "r50k_base",
         aliases: &["gpt2"],
         pattern: GPT2_PATTERN,
+        exact_pattern: GPT2_EXACT,
         ranks: include_bytes!("encodings/r50k_base.ranks.deflate"),
         specials: &[special("<|endoftext|>", 50256)],
     },
@@ -124,17 +145,40 @@ pub struct LoadedEncoding {
 }
 
 impl OpenAiEncoding {
+    /// The engine of the exact path: the same model behind tiktoken's own regex. Built on first
+    /// use, once per process, since few texts need it and it costs a second copy of the model.
+    pub fn exact_engine(&'static self) -> Result<&'static PipelineEngine, Error> {
+        static EXACT: [OnceLock<Result<PipelineEngine, Error>>; 4] = [const { OnceLock::new() }; 4];
+        let slot = ENCODINGS
+            .iter()
+            .position(|e| std::ptr::eq(e, self))
+            .expect("an encoding is an entry of ENCODINGS");
+        EXACT[slot]
+            .get_or_init(|| {
+                let table = miniz_oxide::inflate::decompress_to_vec(self.ranks)
+                    .map_err(|e| self.corrupt(format!("{e:?}")))?;
+                let tokens = parse_ranks(&table).map_err(|e| self.corrupt(e))?;
+                build_tokenizer(&tokens, self.exact_pattern)
+                    .map(PipelineEngine::from_tokenizer)
+                    .map_err(|e| self.corrupt(e))
+            })
+            .as_ref()
+            .map_err(Error::clone)
+    }
+
+    fn corrupt(&self, why: String) -> Error {
+        Error::new(
+            ErrorKind::Load,
+            format!(
+                "the embedded {} table is corrupt ({why}); rebuild batchtok",
+                self.name
+            ),
+        )
+    }
+
     /// Decompresses the rank table and builds the engine.
     pub fn load(&self) -> Result<LoadedEncoding, Error> {
-        let corrupt = |why: String| {
-            Error::new(
-                ErrorKind::Load,
-                format!(
-                    "the embedded {} table is corrupt ({why}); rebuild batchtok",
-                    self.name
-                ),
-            )
-        };
+        let corrupt = |why: String| self.corrupt(why);
         let table = miniz_oxide::inflate::decompress_to_vec(self.ranks)
             .map_err(|e| corrupt(format!("{e:?}")))?;
         let tokens = parse_ranks(&table).map_err(corrupt)?;

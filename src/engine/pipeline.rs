@@ -62,6 +62,12 @@ impl Engine for PipelineEngine {
             .map_err(|e| Error::new(ErrorKind::Engine, format!("encoding failed: {e}")))
     }
 
+    /// rc.3 takes a scratch buffer out of the tokenizer's pool and puts it back: two locks, both
+    /// of the calling thread's own shard of the pool (`tk-encode`, `pipeline/scratch_pool.rs`).
+    fn locks_per_call(&self) -> Option<u64> {
+        Some(2)
+    }
+
     fn decode(&self, ids: &[u32], skip_special_tokens: bool) -> Result<String, Error> {
         self.tokenizer
             .decode(ids, skip_special_tokens)

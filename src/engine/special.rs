@@ -165,11 +165,18 @@ mod tests {
         let segments = cut(&text, &all);
         assert_eq!(segments.len(), 1002);
         assert!(segments[..1000].iter().all(|s| *s == Segment::Special(100)));
-        assert_eq!(segments[1000..], [Segment::Text("x"), Segment::Special(101)]);
+        assert_eq!(
+            segments[1000..],
+            [Segment::Text("x"), Segment::Special(101)]
+        );
         // A candidate inside a token already cut is not taken.
         assert_eq!(
             cut("<|<|endoftext|>|>", &all),
-            vec![Segment::Text("<|"), Segment::Special(100), Segment::Text("|>")]
+            vec![
+                Segment::Text("<|"),
+                Segment::Special(100),
+                Segment::Text("|>")
+            ]
         );
     }
 

@@ -1,10 +1,71 @@
 //! The exact fallback: the stable `tokenizers` 0.23 crate, the code the Python reference runs.
 
+use std::panic::AssertUnwindSafe;
 use std::sync::OnceLock;
 
 use tokenizers_stable::Tokenizer as StableTokenizer;
 
 use super::{Engine, Error, ErrorKind, Ids};
+
+/// The longest Unigram piece accepted, in UTF-8 bytes. The stable crate keeps the pieces in a trie
+/// with a node per byte, which it clones and drops recursively (`models/unigram/trie.rs`): about
+/// 64 bytes of stack per byte of the longest piece, so a 32 KB piece overflows a 2 MB thread stack
+/// (Rust's default, and the size of the worker threads) and aborts the process, found by
+/// `tests/parse_fuzz.rs` (the model is built, and dropped again, even when another part of the
+/// file is invalid). SentencePiece pieces are a few dozen bytes at most (16 characters by
+/// default); this bound keeps the recursion within a quarter of a megabyte.
+const UNIGRAM_MAX_PIECE_BYTES: usize = 4096;
+
+/// The deepest nesting of arrays and objects accepted. serde_json, which both `tokenizers` crates
+/// read with, stops at 128 levels; the stable crate then panics (`expect("Helper")` in
+/// `decoders/mod.rs`) instead of returning the error, found by `tests/parse_fuzz.rs`. Real files
+/// nest about ten levels deep.
+const MAX_NESTING: usize = 100;
+
+/// What a pass over a tokenizer.json's bytes learns: its deepest nesting, and the length of its
+/// longest string literal as spelled (never shorter than the string's UTF-8 bytes).
+fn shape(json: &str) -> (usize, usize) {
+    let (mut deepest, mut depth, mut longest) = (0, 0_usize, 0);
+    let (mut start, mut in_string, mut escaped) = (0, false, false);
+    for (at, byte) in json.bytes().enumerate() {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if byte == b'\\' {
+                escaped = true;
+            } else if byte == b'"' {
+                in_string = false;
+                longest = longest.max(at - start);
+            }
+            continue;
+        }
+        match byte {
+            b'"' => {
+                in_string = true;
+                start = at + 1;
+            }
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    (deepest, longest)
+}
+
+/// The length in bytes of the longest piece of `model.vocab` when it is a Unigram vocabulary (a
+/// list of `[piece, score]`). Only called for a file with a string literal over the limit: the
+/// rest cannot hold a piece over it, and are not parsed again.
+fn longest_unigram_piece(json: &str) -> Option<usize> {
+    let file: serde_json::Value = serde_json::from_str(json).ok()?;
+    file["model"]["vocab"]
+        .as_array()?
+        .iter()
+        .filter_map(|entry| entry.get(0)?.as_str().map(str::len))
+        .max()
+}
 
 /// The stable `Tokenizer`, read from any tokenizer.json the stable release reads.
 pub struct StableEngine {
@@ -19,8 +80,28 @@ impl StableEngine {
     /// Reads a tokenizer.json. Padding is turned off: it shapes whole batches into rectangles,
     /// which batchtok's ragged results do not do; truncation stays as the file sets it.
     pub fn from_json(json: &str) -> Result<Self, String> {
+        // Checked before the stable crate reads the file: it builds the model before it has read
+        // the rest, and drops it again when a later part is invalid.
+        let (deepest, longest_string) = shape(json);
+        if deepest > MAX_NESTING {
+            return Err(format!(
+                "it nests {deepest} levels deep; at most {MAX_NESTING} are accepted"
+            ));
+        }
+        if longest_string > UNIGRAM_MAX_PIECE_BYTES
+            && let Some(longest) = longest_unigram_piece(json)
+            && longest > UNIGRAM_MAX_PIECE_BYTES
+        {
+            return Err(format!(
+                "a Unigram piece is {longest} bytes long; at most {UNIGRAM_MAX_PIECE_BYTES} bytes \
+                 are accepted"
+            ));
+        }
+        // Whatever else the stable crate panics on is a refusal too, as for the release candidate.
         let mut tokenizer =
-            StableTokenizer::from_bytes(json.as_bytes()).map_err(|e| e.to_string())?;
+            std::panic::catch_unwind(|| StableTokenizer::from_bytes(json.as_bytes()))
+                .map_err(|_| "it panicked while reading the file".to_owned())?
+                .map_err(|e| e.to_string())?;
         tokenizer.with_padding(None);
         Ok(StableEngine {
             splitting: tokenizer,
@@ -28,9 +109,17 @@ impl StableEngine {
         })
     }
 
-    /// Every id in the vocabulary, added tokens included.
-    pub fn vocabulary_ids(&self) -> impl Iterator<Item = u32> {
-        self.splitting.get_vocab(true).into_values()
+    /// Every token of the vocabulary with its id, added tokens included.
+    pub fn vocabulary(&self) -> impl Iterator<Item = (String, u32)> {
+        self.splitting.get_vocab(true).into_iter()
+    }
+
+    /// True when an added token matches only as a whole word (`single_word`).
+    pub fn has_single_word_added_token(&self) -> bool {
+        self.splitting
+            .get_added_tokens_decoder()
+            .values()
+            .any(|token| token.single_word)
     }
 
     /// The added tokens as the file numbers them: text to id.
@@ -66,17 +155,96 @@ impl Engine for StableEngine {
         split_special: bool,
         out: &mut Ids,
     ) -> Result<(), Error> {
-        let encoding = self
-            .tokenizer(split_special)
-            .encode_fast(text, add_special_tokens)
-            .map_err(|e| Error::new(ErrorKind::Engine, format!("encoding failed: {e}")))?;
+        // The stable crate panics on some post-processor set-ups instead of failing (a template
+        // handed more than two encodings by a Sequence reaches a `todo!()` in
+        // `processors/template.rs`, found by `tests/parse_fuzz.rs`); a panic must not cross the
+        // napi boundary, so it becomes this text's error.
+        let encoding = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            self.tokenizer(split_special)
+                .encode_fast(text, add_special_tokens)
+        }))
+        .map_err(|_| {
+            Error::new(
+                ErrorKind::Engine,
+                "encoding failed: the stable engine panicked",
+            )
+        })?
+        .map_err(|e| Error::new(ErrorKind::Engine, format!("encoding failed: {e}")))?;
         out.extend_from_slice(encoding.get_ids());
         Ok(())
     }
 
+    /// The stable BPE model reads and fills a word cache behind a read-write lock, once per word
+    /// that misses or hits it: a count that depends on the text.
+    fn locks_per_call(&self) -> Option<u64> {
+        None
+    }
+
     fn decode(&self, ids: &[u32], skip_special_tokens: bool) -> Result<String, Error> {
-        self.splitting
-            .decode(ids, skip_special_tokens)
-            .map_err(|e| Error::new(ErrorKind::Engine, format!("decoding failed: {e}")))
+        std::panic::catch_unwind(AssertUnwindSafe(|| {
+            self.splitting.decode(ids, skip_special_tokens)
+        }))
+        .map_err(|_| {
+            Error::new(
+                ErrorKind::Engine,
+                "decoding failed: the stable engine panicked",
+            )
+        })?
+        .map_err(|e| Error::new(ErrorKind::Engine, format!("decoding failed: {e}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A Unigram tokenizer.json with one extra piece of `len` bytes.
+    fn unigram_with_piece_of(len: usize) -> String {
+        format!(
+            r#"{{"version":"1.0","truncation":null,"padding":null,"added_tokens":[],
+            "normalizer":null,"pre_tokenizer":null,"post_processor":null,"decoder":null,
+            "model":{{"type":"Unigram","unk_id":0,"byte_fallback":false,
+            "vocab":[["<unk>",0.0],["a",-1.0],["{}",-2.0]]}}}}"#,
+            "x".repeat(len)
+        )
+    }
+
+    #[test]
+    fn a_unigram_piece_long_enough_to_overflow_the_stack_is_refused_without_overflowing_it() {
+        // The parse fuzz's case: 58163 bytes overflowed a 2 MB stack when the model dropped. Run
+        // on such a thread, so that the test fails (the process aborts) if the model is built.
+        let refused = std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(|| StableEngine::from_json(&unigram_with_piece_of(58_163)).err())
+            .unwrap()
+            .join()
+            .unwrap();
+        let why = refused.expect("the file is refused");
+        assert!(why.contains("58163 bytes long"), "{why}");
+        assert!(StableEngine::from_json(&unigram_with_piece_of(UNIGRAM_MAX_PIECE_BYTES)).is_ok());
+        // Escapes make the spelling longer, never the piece: 3000 escaped quotes are 3000 bytes.
+        let quotes = unigram_with_piece_of(0).replace(
+            r#"["",-2.0]"#,
+            &format!(r#"["{}",-2.0]"#, "\\\"".repeat(3000)),
+        );
+        assert!(StableEngine::from_json(&quotes).is_ok());
+    }
+
+    #[test]
+    fn a_file_nested_deeper_than_serde_json_reads_is_refused_without_a_panic() {
+        // The parse fuzz's case: a decoder nested 1201 Sequences deep made the stable crate panic.
+        let mut decoder = r#"{"type":"Fuse"}"#.to_owned();
+        for _ in 0..1201 {
+            decoder = format!(r#"{{"type":"Sequence","decoders":[{decoder}]}}"#);
+        }
+        let json = unigram_with_piece_of(1)
+            .replace(r#""decoder":null"#, &format!(r#""decoder":{decoder}"#));
+        let why = StableEngine::from_json(&json)
+            .err()
+            .expect("the file is refused");
+        assert!(why.contains("nests 2404 levels deep"), "{why}");
+        // Strings do not nest, whatever brackets they hold.
+        let brackets = unigram_with_piece_of(0).replace(r#"["",-2.0]"#, r#"["[[[[{{{{",-2.0]"#);
+        assert_eq!(shape(&brackets).0, 4);
     }
 }

@@ -8,6 +8,7 @@ use super::pipeline::PipelineEngine;
 use super::routing::Route;
 use super::special::{self, AllowedSpecial, Segment, SpecialToken};
 use super::stable::StableEngine;
+use super::unicode_drift;
 use super::{Engine, Error, ErrorKind, Ids};
 
 /// Where a tokenizer comes from, which decides the options that apply to it.
@@ -35,8 +36,63 @@ pub struct Tokenizer {
     /// inputs routed to it); the OpenAI encodings need none.
     stable: Option<StableEngine>,
     route: Route,
-    /// `valid_ids[id]`: `decode` accepts `id`.
-    valid_ids: Vec<bool>,
+    /// The ids `decode` accepts.
+    valid_ids: ValidIds,
+}
+
+/// The longest token, in UTF-8 bytes, handed to the release candidate. Its vocabulary store
+/// panics on a token over 65535 bytes, and it may hold a token in its byte-level form, up to twice
+/// the UTF-8 length; half the limit is therefore safe. No real tokenizer has tokens anywhere near
+/// this long, so the stable engine (exact, slower) loses nothing by taking such a file.
+const PIPELINE_MAX_TOKEN_BYTES: usize = 65535 / 2;
+
+/// A lookup table costs a byte per id up to the largest, a sorted list four bytes per token; the
+/// table is kept while it is at most this many times the list's size, so a vocabulary that
+/// declares a few ids near 2^32 costs memory by its number of tokens, not by the value of its ids.
+const DENSE_TABLE_MAX_WASTE: usize = 16;
+
+/// The ids `decode` accepts.
+#[derive(Debug)]
+enum ValidIds {
+    /// `table[id]`: whether `id` is valid; for vocabularies whose ids are (nearly) dense.
+    Table(Vec<bool>),
+    /// Every valid id, sorted and without duplicates; for sparse ids. Never empty.
+    Sorted(Vec<u32>),
+}
+
+impl ValidIds {
+    /// The valid ids of a vocabulary, in whatever order and with whatever repetitions it lists them.
+    fn from_ids(mut ids: Vec<u32>) -> ValidIds {
+        ids.sort_unstable();
+        ids.dedup();
+        match ids.last() {
+            Some(&largest) if (largest as usize) / DENSE_TABLE_MAX_WASTE >= ids.len() * 4 => {
+                ValidIds::Sorted(ids)
+            }
+            largest => {
+                let mut table = vec![false; largest.map_or(0, |&id| id as usize + 1)];
+                for id in ids {
+                    table[id as usize] = true;
+                }
+                ValidIds::Table(table)
+            }
+        }
+    }
+
+    fn contains(&self, id: u32) -> bool {
+        match self {
+            ValidIds::Table(table) => table.get(id as usize).copied().unwrap_or(false),
+            ValidIds::Sorted(ids) => ids.binary_search(&id).is_ok(),
+        }
+    }
+
+    /// The largest valid id, if any.
+    fn largest(&self) -> Option<u32> {
+        match self {
+            ValidIds::Table(table) => table.iter().rposition(|&valid| valid).map(|id| id as u32),
+            ValidIds::Sorted(ids) => ids.last().copied(),
+        }
+    }
 }
 
 impl Tokenizer {
@@ -57,7 +113,7 @@ impl Tokenizer {
                     pipeline: Some(loaded.engine),
                     stable: None,
                     route: Route::Pipeline,
-                    valid_ids: loaded.valid_ids,
+                    valid_ids: ValidIds::Table(loaded.valid_ids),
                 }))
             })
             .clone()
@@ -90,27 +146,35 @@ impl Tokenizer {
                 ),
             )
         })?;
-        let (pipeline, route) = match PipelineEngine::from_json(json) {
-            Ok(engine) => {
-                let route = Route::for_loaded(&engine, &stable);
-                (Some(engine), route)
-            }
-            Err(why) => (None, Route::stable_because(why)),
-        };
-        let mut valid_ids = Vec::new();
-        for id in stable.vocabulary_ids() {
-            let id = id as usize;
-            if id >= valid_ids.len() {
-                valid_ids.resize(id + 1, false);
-            }
-            valid_ids[id] = true;
+        let mut ids = Vec::new();
+        let mut longest_token = 0;
+        for (token, id) in stable.vocabulary() {
+            ids.push(id);
+            longest_token = longest_token.max(token.len());
         }
+        // Checked before the release candidate sees the file: it would panic on such a token, and
+        // although that panic is caught, its message would reach the user's stderr.
+        let (pipeline, route) = if longest_token > PIPELINE_MAX_TOKEN_BYTES {
+            let why = format!(
+                "a token is {longest_token} bytes long; it holds tokens of up to \
+                 {PIPELINE_MAX_TOKEN_BYTES} bytes"
+            );
+            (None, Route::stable_because(why))
+        } else {
+            match PipelineEngine::from_json(json) {
+                Ok(engine) => {
+                    let route = Route::for_loaded(&engine, &stable);
+                    (Some(engine), route)
+                }
+                Err(why) => (None, Route::stable_because(why)),
+            }
+        };
         Ok(Tokenizer {
             family: Family::HuggingFace,
             pipeline,
             stable: Some(stable),
             route,
-            valid_ids,
+            valid_ids: ValidIds::from_ids(ids),
         })
     }
 
@@ -124,9 +188,12 @@ impl Tokenizer {
         self.route.describe()
     }
 
-    /// One more than the largest id `decode` accepts.
+    /// One more than the largest id `decode` accepts, saturated at `u32::MAX`: a vocabulary whose
+    /// largest id is 4294967295 reports 4294967295, one short, since its size does not fit a `u32`.
     pub fn vocab_size(&self) -> u32 {
-        self.valid_ids.len() as u32
+        self.valid_ids
+            .largest()
+            .map_or(0, |largest| largest.saturating_add(1))
     }
 
     /// Resolves a call's options against this tokenizer's family.
@@ -176,11 +243,16 @@ impl Tokenizer {
     #[inline]
     pub fn encode_into(&self, text: &str, mode: &EncodeMode, out: &mut Ids) -> Result<(), Error> {
         match self.family {
-            Family::OpenAi(_) => {
-                let engine = self
-                    .pipeline
-                    .as_ref()
-                    .expect("an OpenAI encoding has its engine");
+            Family::OpenAi(encoding) => {
+                // A text with characters the fast path's Unicode tables read differently from
+                // tiktoken's goes, whole, to the exact path (see `unicode_drift.rs`).
+                let engine = if unicode_drift::contains_drift(text) {
+                    encoding.exact_engine()?
+                } else {
+                    self.pipeline
+                        .as_ref()
+                        .expect("an OpenAI encoding has its engine")
+                };
                 special::for_each_segment(text, &mode.allowed_special, |segment| match segment {
                     Segment::Text(text) => engine.encode_into(text, false, false, out),
                     Segment::Special(id) => {
@@ -208,14 +280,15 @@ impl Tokenizer {
         if let Some((index, &id)) = ids
             .iter()
             .enumerate()
-            .find(|&(_, &id)| !self.valid_ids.get(id as usize).copied().unwrap_or(false))
+            .find(|&(_, &id)| !self.valid_ids.contains(id))
         {
+            let range = match self.valid_ids.largest() {
+                Some(largest) => format!("ids run from 0 to {largest}"),
+                None => "the vocabulary is empty".to_owned(),
+            };
             return Err(Error::new(
                 ErrorKind::OutOfRange,
-                format!(
-                    "id {id} at index {index} is not in the vocabulary (ids run from 0 to {})",
-                    self.valid_ids.len().saturating_sub(1)
-                ),
+                format!("id {id} at index {index} is not in the vocabulary ({range})"),
             ));
         }
         match (self.family, &self.stable, &self.pipeline) {
@@ -226,6 +299,18 @@ impl Tokenizer {
             (_, None, Some(pipeline)) => pipeline.decode(ids, skip_special_tokens),
             (_, None, None) => unreachable!("a tokenizer has at least one engine"),
         }
+    }
+
+    /// Locks the engine takes on shared state per text (per run of text between allowed special
+    /// tokens of an OpenAI encoding), or `None` where that depends on the text.
+    pub fn locks_per_text(&self) -> Option<u64> {
+        self.main_engine().locks_per_call()
+    }
+
+    /// The engine that encodes ordinary text, to measure it alone (benchmarks).
+    #[doc(hidden)]
+    pub fn main_engine(&self) -> &dyn Engine {
+        self.engine_for("")
     }
 
     /// The engine that encodes `text`.
@@ -271,4 +356,83 @@ fn decode_around_specials(
         }
     }
     Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A WordLevel tokenizer.json with `vocab` and `added` (JSON arrays of added tokens).
+    fn word_level(vocab: &str, added: &str) -> String {
+        format!(
+            r#"{{"version":"1.0","truncation":null,"padding":null,"added_tokens":{added},
+            "normalizer":null,"pre_tokenizer":{{"type":"Whitespace"}},"post_processor":null,
+            "decoder":null,"model":{{"type":"WordLevel","vocab":{vocab},"unk_token":"[UNK]"}}}}"#
+        )
+    }
+
+    #[test]
+    fn ids_near_2_pow_32_cost_memory_by_count_not_value() {
+        let json = word_level(r#"{"[UNK]":0,"a":1,"b":4000000000}"#, "[]");
+        let tokenizer = Tokenizer::from_json(&json, "test").unwrap();
+        assert!(matches!(tokenizer.valid_ids, ValidIds::Sorted(ref ids) if ids.len() == 3));
+        assert_eq!(tokenizer.vocab_size(), 4_000_000_001);
+        let mode = tokenizer
+            .encode_mode(Some(false), &AllowedSpecial::None)
+            .unwrap();
+        assert_eq!(
+            tokenizer.encode("a b c", &mode).unwrap().as_slice(),
+            [1, 4_000_000_000, 0]
+        );
+        assert_eq!(tokenizer.decode(&[4_000_000_000], false).unwrap(), "b");
+        let error = tokenizer.decode(&[1, 2], false).unwrap_err();
+        assert_eq!(error.kind(), ErrorKind::OutOfRange);
+        assert!(
+            error
+                .message()
+                .contains("id 2 at index 1 is not in the vocabulary")
+        );
+    }
+
+    #[test]
+    fn the_size_of_a_vocabulary_ending_at_u32_max_saturates() {
+        let json = word_level(r#"{"[UNK]":0,"b":4294967295}"#, "[]");
+        let tokenizer = Tokenizer::from_json(&json, "test").unwrap();
+        assert_eq!(tokenizer.vocab_size(), u32::MAX);
+        assert_eq!(tokenizer.decode(&[u32::MAX], false).unwrap(), "b");
+    }
+
+    #[test]
+    fn dense_ids_keep_the_table() {
+        let ids = ValidIds::from_ids(vec![3, 0, 1, 1, 2, 5]);
+        assert!(matches!(ids, ValidIds::Table(_)));
+        assert_eq!(ids.largest(), Some(5));
+        assert!(ids.contains(5) && !ids.contains(4) && !ids.contains(u32::MAX));
+        assert_eq!(ValidIds::from_ids(Vec::new()).largest(), None);
+    }
+
+    #[test]
+    fn a_token_too_long_for_the_release_candidate_goes_to_the_stable_engine() {
+        let long = "x".repeat(PIPELINE_MAX_TOKEN_BYTES + 1);
+        let added = format!(
+            r#"[{{"id":2,"content":"{long}","single_word":false,"lstrip":false,"rstrip":false,
+            "normalized":false,"special":true}}]"#
+        );
+        let tokenizer =
+            Tokenizer::from_json(&word_level(r#"{"[UNK]":0,"a":1}"#, &added), "test").unwrap();
+        assert!(tokenizer.pipeline.is_none());
+        assert!(
+            tokenizer.routing().contains("bytes long"),
+            "{}",
+            tokenizer.routing()
+        );
+        let mode = tokenizer
+            .encode_mode(Some(false), &AllowedSpecial::None)
+            .unwrap();
+        let text = format!("a {long} a");
+        assert_eq!(
+            tokenizer.encode(&text, &mode).unwrap().as_slice(),
+            [1, 2, 1]
+        );
+    }
 }

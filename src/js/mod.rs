@@ -8,6 +8,7 @@ mod allocator;
 mod batch_encoding;
 mod errors;
 mod options;
+mod profile;
 mod scheduler;
 mod tasks;
 mod testing;

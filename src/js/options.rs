@@ -67,15 +67,13 @@ pub struct Signal {
 }
 
 impl Signal {
-    /// Cancels `cancel` when the signal fires (or now, if it already has); returns the napi signal
-    /// to attach to the async task.
-    pub fn link(self, cancel: &CancelToken) -> AbortSignal {
+    /// Cancels `cancel` when the signal fires (or now, if it already has).
+    pub fn link(self, cancel: &CancelToken) {
         if self.aborted {
             cancel.cancel();
         }
         let token = cancel.clone();
         self.signal.on_abort(move || token.cancel());
-        self.signal
     }
 }
 

@@ -50,6 +50,11 @@ pub struct BatchStats {
     pub imbalance: f64,
     /// Shared atomic operations batchtok's own code issued for the batch.
     pub shared_atomic_ops: f64,
+    /// Locks the tokenizer engine took on state its threads share, counted from its source: 2 per
+    /// text for the main engine (its scratch-buffer pool, one shard per thread, so uncontended;
+    /// a text cut by allowed special tokens takes 2 per run between them, still counted as 2);
+    /// `null` for the stable fallback, whose cache locks depend on the text, or a failed batch.
+    pub engine_locks: Option<f64>,
     /// The batch was small enough to run on the calling thread alone.
     pub inline: bool,
     /// Wall-clock time of the batch, in milliseconds.
@@ -74,6 +79,7 @@ impl From<scheduler::BatchStats> for BatchStats {
                 .collect(),
             imbalance: stats.imbalance,
             shared_atomic_ops: stats.shared_atomic_ops as f64,
+            engine_locks: stats.work_locks.map(|locks| locks as f64),
             inline: stats.inline,
             wall_ms: stats.wall_ns as f64 / 1e6,
         }

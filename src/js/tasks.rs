@@ -13,7 +13,7 @@ use super::scheduler::Runner;
 use crate::allocator;
 use crate::batch::{self, Encoded, Failure, Texts};
 use crate::engine::{self, EncodeMode, Tokenizer};
-use crate::scheduler::{CancelToken, Scheduler};
+use crate::scheduler::{BatchError, CancelToken, Scheduler};
 
 /// What a task's work produced, or why it produced nothing.
 pub enum Outcome<T> {
@@ -96,6 +96,10 @@ impl BatchCall {
     }
 
     fn run<T>(&self, work: BatchFn<T>) -> Outcome<T> {
+        // Aborted before it started: even an empty batch rejects, as the signal asked.
+        if self.cancel.is_cancelled() {
+            return Outcome::Failed(Failure::Batch(BatchError::Cancelled));
+        }
         let outcome = Outcome::of(|| {
             work(
                 &self.runner.scheduler,

@@ -2,10 +2,11 @@
 
 use std::ptr;
 
-use napi::bindgen_prelude::{JsValue, Unknown};
+use napi::bindgen_prelude::{FromNapiValue, JsValue, TypedArray, TypedArrayType, Unknown};
 use napi::{Env, ValueType, sys};
 
 use super::errors::{ErrorClass, js_error};
+use super::tokenizer::u32_list_argument;
 use crate::batch::Texts;
 
 /// How a JS value is described in an error: its `typeof`, with `null` and arrays told apart.
@@ -27,56 +28,72 @@ pub fn describe(value: &Unknown) -> &'static str {
 
 /// Appends the JS string `value` to `texts`, or fails with a `TypeError` naming it as `what`.
 ///
-/// The string is written straight into the batch buffer as UTF-8. V8 writes a lone surrogate as
-/// U+FFFD, as `TextEncoder` does.
+/// The string is written straight into the batch buffer as UTF-8, in one napi call when it fits
+/// the buffer's spare room (most strings: the buffer grows by doubling), else in two: its length,
+/// then the write. V8 writes a lone surrogate as U+FFFD, as `TextEncoder` does. A value that is
+/// not a string is found by the first call's status, so no call asks for its type beforehand.
 pub fn push_string(
     env: &Env,
     value: &Unknown,
     what: &dyn Fn() -> String,
     texts: &mut Texts,
 ) -> napi::Result<()> {
-    if value.get_type()? != ValueType::String {
+    let raw_env = env.raw();
+    let raw = value.raw();
+    let status = std::cell::Cell::new(sys::Status::napi_ok);
+    let write = |room: &mut [std::mem::MaybeUninit<u8>], exact: bool| {
+        let mut written = 0usize;
+        // SAFETY: `raw` is a string value of the live `raw_env`; `room` is `room.len()` writable
+        // bytes, and napi writes at most that many (the UTF-8 and a NUL after it).
+        let call = unsafe {
+            sys::napi_get_value_string_utf8(
+                raw_env,
+                raw,
+                room.as_mut_ptr().cast(),
+                room.len(),
+                &mut written,
+            )
+        };
+        status.set(call);
+        // V8 writes whole characters only (at most 4 bytes each) and napi keeps one byte for the
+        // NUL: a write that ends more than 4 bytes short of the room is the whole string.
+        let whole = exact || written + 4 < room.len();
+        (call == sys::Status::napi_ok && whole).then_some(written)
+    };
+    let converted = |pushed: Result<bool, std::str::Utf8Error>| {
+        pushed.map_err(|e| {
+            js_error(
+                env,
+                ErrorClass::Error,
+                &format!("{} did not convert to UTF-8: {e}", what()),
+            )
+        })
+    };
+    let pushed = converted(texts.push_with(MIN_ROOM, |room| write(room, false)));
+    if status.get() == sys::Status::napi_string_expected {
         return Err(js_error(
             env,
             ErrorClass::Type,
             &format!("{} is {}; expected a string", what(), describe(value)),
         ));
     }
-    let raw_env = env.raw();
-    let raw = value.raw();
+    check(env, status.get(), what)?;
+    if pushed? {
+        return Ok(());
+    }
     let mut len = 0usize;
     // SAFETY: `raw` is a string value of the live `raw_env`; a null buffer asks for the length only.
-    let status =
+    let status_of_len =
         unsafe { sys::napi_get_value_string_utf8(raw_env, raw, ptr::null_mut(), 0, &mut len) };
-    check(env, status, what)?;
-    let mut status = sys::Status::napi_ok;
-    let pushed = texts.push_with(len + 1, |room| {
-        let mut written = 0usize;
-        // SAFETY: `room` is `len + 1` writable bytes: the string's UTF-8 and the NUL napi adds.
-        status = unsafe {
-            sys::napi_get_value_string_utf8(
-                raw_env,
-                raw,
-                room.as_mut_ptr().cast(),
-                len + 1,
-                &mut written,
-            )
-        };
-        if status == sys::Status::napi_ok {
-            written
-        } else {
-            0
-        }
-    });
-    check(env, status, what)?;
-    pushed.map_err(|e| {
-        js_error(
-            env,
-            ErrorClass::Error,
-            &format!("{} did not convert to UTF-8: {e}", what()),
-        )
-    })
+    check(env, status_of_len, what)?;
+    let pushed = converted(texts.push_with(len + 1, |room| write(&mut room[..len + 1], true)));
+    check(env, status.get(), what)?;
+    pushed.map(|_| ())
 }
+
+/// The spare room a string is first written into: enough for most strings in one napi call, and
+/// small next to a batch, so a batch of short strings does not reserve much it never uses.
+const MIN_ROOM: usize = 4096;
 
 fn check(env: &Env, status: sys::napi_status, what: &dyn Fn() -> String) -> napi::Result<()> {
     if status == sys::Status::napi_ok {
@@ -118,4 +135,32 @@ pub fn texts_from_array(env: &Env, value: &Unknown, what: &str) -> napi::Result<
         push_string(env, &element, &|| format!("{what}[{index}]"), &mut texts)?;
     }
     Ok(texts)
+}
+
+/// Reads UTF-8 `bytes` (a `Uint8Array` or `Buffer`) and the `offsets` between its texts into one
+/// `Texts`, copying the bytes once.
+pub fn texts_from_utf8(env: &Env, bytes: &Unknown, offsets: &Unknown) -> napi::Result<Texts> {
+    let not_bytes = || {
+        js_error(
+            env,
+            ErrorClass::Type,
+            &format!(
+                "bytes is {}; expected a Uint8Array or a Buffer of UTF-8",
+                describe(bytes)
+            ),
+        )
+    };
+    if !bytes.is_typedarray()? {
+        return Err(not_bytes());
+    }
+    // SAFETY: `bytes` is a typed array of `env`.
+    let array = unsafe { TypedArray::from_napi_value(env.raw(), bytes.raw())? };
+    if array.typed_array_type != TypedArrayType::Uint8 {
+        return Err(not_bytes());
+    }
+    let boundaries = u32_list_argument(env, offsets, "offsets", "offsets")?;
+    // `array` borrows the JS array's memory, which nothing else runs on while this synchronous
+    // call copies it.
+    Texts::from_utf8(&array.arraybuffer, &boundaries)
+        .map_err(|e| js_error(env, ErrorClass::Error, &e.to_string()))
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use napi::bindgen_prelude::{
     AsyncTask, FromNapiValue, JsValue, TypedArray, TypedArrayType, Uint32Array, Unknown,
 };
-use napi::{Env, ValueType};
+use napi::{Env, Task, ValueType};
 use napi_derive::napi;
 
 use super::batch_encoding::BatchEncoding;
@@ -14,7 +14,7 @@ use super::errors::{ErrorClass, from_engine, js_error};
 use super::options::{BatchOptions, DecodeOptions, EncodeOptions};
 use super::scheduler::default_runner;
 use super::tasks::{BatchCall, CountTask, DecodeTask, EncodeTask, decode_all};
-use super::texts::{describe, push_string, texts_from_array};
+use super::texts::{describe, push_string, texts_from_array, texts_from_utf8};
 use crate::batch::Texts;
 use crate::engine::{self, Family};
 use crate::scheduler::CancelToken;
@@ -24,7 +24,7 @@ use crate::scheduler::CancelToken;
 /// One `Tokenizer` may serve any number of calls at once, from any number of batches.
 #[napi]
 pub struct Tokenizer {
-    tokenizer: Arc<engine::Tokenizer>,
+    pub(super) tokenizer: Arc<engine::Tokenizer>,
 }
 
 /// Reads a string argument, or throws a `TypeError` naming it.
@@ -42,6 +42,17 @@ fn string_argument(env: &Env, value: &Unknown, what: &str) -> napi::Result<Strin
 
 /// Reads a list of ids: a `Uint32Array`, or an array of whole numbers from 0 to 2^32 - 1.
 fn ids_argument(env: &Env, value: &Unknown, what: &str) -> napi::Result<Vec<u32>> {
+    u32_list_argument(env, value, what, "ids")
+}
+
+/// Reads a `Uint32Array`, or an array of whole numbers from 0 to 2^32 - 1; `noun` names what the
+/// numbers are in errors.
+pub(super) fn u32_list_argument(
+    env: &Env,
+    value: &Unknown,
+    what: &str,
+    noun: &str,
+) -> napi::Result<Vec<u32>> {
     if value.is_typedarray()? {
         // SAFETY: `value` is a typed array of `env`.
         let array = unsafe { TypedArray::from_napi_value(env.raw(), value.raw())? };
@@ -59,7 +70,7 @@ fn ids_argument(env: &Env, value: &Unknown, what: &str) -> napi::Result<Vec<u32>
                     env,
                     ErrorClass::Type,
                     &format!(
-                        "{what}[{index}] is {}; ids are whole numbers",
+                        "{what}[{index}] is {}; {noun} are whole numbers",
                         describe(item)
                     ),
                 ));
@@ -70,7 +81,10 @@ fn ids_argument(env: &Env, value: &Unknown, what: &str) -> napi::Result<Vec<u32>
                 return Err(js_error(
                     env,
                     ErrorClass::Range,
-                    &format!("{what}[{index}] is {id}; ids are whole numbers from 0 to 4294967295"),
+                    &format!(
+                        "{what}[{index}] is {}; {noun} are whole numbers from 0 to 4294967295",
+                        as_js_prints(id)
+                    ),
                 ));
             }
             ids.push(id as u32);
@@ -85,6 +99,15 @@ fn ids_argument(env: &Env, value: &Unknown, what: &str) -> napi::Result<Vec<u32>
             describe(value)
         ),
     ))
+}
+
+/// `number` as JS prints it where Rust's spelling differs (`Infinity`, not `inf`).
+fn as_js_prints(number: f64) -> String {
+    match number {
+        f64::INFINITY => "Infinity".to_owned(),
+        f64::NEG_INFINITY => "-Infinity".to_owned(),
+        _ => number.to_string(),
+    }
 }
 
 /// Reads a list of id lists, each as `ids_argument` reads one.
@@ -112,10 +135,9 @@ impl Tokenizer {
     fn batch_call(
         &self,
         env: &Env,
-        texts: Unknown,
+        texts: Texts,
         options: &mut BatchOptions,
     ) -> napi::Result<BatchCall> {
-        let texts = texts_from_array(env, &texts, "texts")?;
         let mode = self
             .tokenizer
             .encode_mode(
@@ -136,7 +158,34 @@ impl Tokenizer {
         })
     }
 
-    fn refuse_signal(env: &Env, options: &BatchOptions, method: &str) -> napi::Result<()> {
+    /// The async task of a batch method: `task` over the call, cancelled by the options' signal.
+    ///
+    /// The signal reaches the task only through the call's cancel token, not as napi-rs's task
+    /// signal: napi-rs rejects a task aborted while still queued itself, with an error of its own
+    /// (`code: 'Cancelled'`); through the token every abort rejects with batchtok's `AbortError`,
+    /// before the first chunk when the task had not started.
+    fn batch_task<T: Task>(
+        &self,
+        env: &Env,
+        texts: Texts,
+        mut options: BatchOptions,
+        task: fn(BatchCall) -> T,
+    ) -> napi::Result<AsyncTask<T>> {
+        let call = self.batch_call(env, texts, &mut options)?;
+        if let Some(signal) = options.signal {
+            signal.link(&call.cancel);
+        }
+        Ok(AsyncTask::new(task(call)))
+    }
+
+    /// The call of a `Sync` batch method, which takes no signal: it blocks until it returns.
+    fn sync_batch_call(
+        &self,
+        env: &Env,
+        texts: Texts,
+        mut options: BatchOptions,
+        method: &str,
+    ) -> napi::Result<BatchCall> {
         if options.signal.is_some() {
             return Err(js_error(
                 env,
@@ -144,7 +193,7 @@ impl Tokenizer {
                 &format!("options.signal needs the async method; {method} blocks until it returns"),
             ));
         }
-        Ok(())
+        self.batch_call(env, texts, &mut options)
     }
 }
 
@@ -246,10 +295,13 @@ impl Tokenizer {
         texts: Unknown,
         options: Option<Unknown>,
     ) -> napi::Result<AsyncTask<EncodeTask>> {
-        let mut options = BatchOptions::read(&env, options)?;
-        let call = self.batch_call(&env, texts, &mut options)?;
-        let signal = options.signal.map(|s| s.link(&call.cancel));
-        Ok(AsyncTask::with_optional_signal(EncodeTask(call), signal))
+        let options = BatchOptions::read(&env, options)?;
+        self.batch_task(
+            &env,
+            texts_from_array(&env, &texts, "texts")?,
+            options,
+            EncodeTask,
+        )
     }
 
     /// `encodeBatch` on the calling thread (still spread over the scheduler's threads).
@@ -260,9 +312,13 @@ impl Tokenizer {
         texts: Unknown,
         options: Option<Unknown>,
     ) -> napi::Result<BatchEncoding> {
-        let mut options = BatchOptions::read(&env, options)?;
-        Self::refuse_signal(&env, &options, "encodeBatchSync")?;
-        let call = self.batch_call(&env, texts, &mut options)?;
+        let options = BatchOptions::read(&env, options)?;
+        let call = self.sync_batch_call(
+            &env,
+            texts_from_array(&env, &texts, "texts")?,
+            options,
+            "encodeBatchSync",
+        )?;
         BatchEncoding::new(&env, call.encode().into_result(&env)?)
     }
 
@@ -277,10 +333,13 @@ impl Tokenizer {
         texts: Unknown,
         options: Option<Unknown>,
     ) -> napi::Result<AsyncTask<CountTask>> {
-        let mut options = BatchOptions::read(&env, options)?;
-        let call = self.batch_call(&env, texts, &mut options)?;
-        let signal = options.signal.map(|s| s.link(&call.cancel));
-        Ok(AsyncTask::with_optional_signal(CountTask(call), signal))
+        let options = BatchOptions::read(&env, options)?;
+        self.batch_task(
+            &env,
+            texts_from_array(&env, &texts, "texts")?,
+            options,
+            CountTask,
+        )
     }
 
     /// `countBatch` on the calling thread.
@@ -291,9 +350,100 @@ impl Tokenizer {
         texts: Unknown,
         options: Option<Unknown>,
     ) -> napi::Result<Uint32Array> {
-        let mut options = BatchOptions::read(&env, options)?;
-        Self::refuse_signal(&env, &options, "countBatchSync")?;
-        let call = self.batch_call(&env, texts, &mut options)?;
+        let options = BatchOptions::read(&env, options)?;
+        let call = self.sync_batch_call(
+            &env,
+            texts_from_array(&env, &texts, "texts")?,
+            options,
+            "countBatchSync",
+        )?;
+        Ok(Uint32Array::new(call.count().into_result(&env)?))
+    }
+
+    /// `encodeBatch` for texts already held as UTF-8 bytes (a file read with `fs.readFile`): text
+    /// `i` is `bytes.subarray(offsets[i], offsets[i + 1])`. No JS string is made per text; the
+    /// bytes are copied once. Offsets that decrease, run past the end or split a character, and
+    /// bytes that are not UTF-8, throw an `Error` that names the place.
+    #[napi(
+        ts_args_type = "bytes: Uint8Array, offsets: Uint32Array | number[], options?: BatchOptions",
+        ts_return_type = "Promise<BatchEncoding>"
+    )]
+    pub fn encode_utf8_batch(
+        &self,
+        env: Env,
+        bytes: Unknown,
+        offsets: Unknown,
+        options: Option<Unknown>,
+    ) -> napi::Result<AsyncTask<EncodeTask>> {
+        let options = BatchOptions::read(&env, options)?;
+        self.batch_task(
+            &env,
+            texts_from_utf8(&env, &bytes, &offsets)?,
+            options,
+            EncodeTask,
+        )
+    }
+
+    /// `encodeUtf8Batch` on the calling thread.
+    #[napi(
+        ts_args_type = "bytes: Uint8Array, offsets: Uint32Array | number[], options?: BatchOptions"
+    )]
+    pub fn encode_utf8_batch_sync(
+        &self,
+        env: Env,
+        bytes: Unknown,
+        offsets: Unknown,
+        options: Option<Unknown>,
+    ) -> napi::Result<BatchEncoding> {
+        let options = BatchOptions::read(&env, options)?;
+        let call = self.sync_batch_call(
+            &env,
+            texts_from_utf8(&env, &bytes, &offsets)?,
+            options,
+            "encodeUtf8BatchSync",
+        )?;
+        BatchEncoding::new(&env, call.encode().into_result(&env)?)
+    }
+
+    /// `countBatch` for texts held as UTF-8 bytes, as `encodeUtf8Batch` reads them.
+    #[napi(
+        ts_args_type = "bytes: Uint8Array, offsets: Uint32Array | number[], options?: BatchOptions",
+        ts_return_type = "Promise<Uint32Array>"
+    )]
+    pub fn count_utf8_batch(
+        &self,
+        env: Env,
+        bytes: Unknown,
+        offsets: Unknown,
+        options: Option<Unknown>,
+    ) -> napi::Result<AsyncTask<CountTask>> {
+        let options = BatchOptions::read(&env, options)?;
+        self.batch_task(
+            &env,
+            texts_from_utf8(&env, &bytes, &offsets)?,
+            options,
+            CountTask,
+        )
+    }
+
+    /// `countUtf8Batch` on the calling thread.
+    #[napi(
+        ts_args_type = "bytes: Uint8Array, offsets: Uint32Array | number[], options?: BatchOptions"
+    )]
+    pub fn count_utf8_batch_sync(
+        &self,
+        env: Env,
+        bytes: Unknown,
+        offsets: Unknown,
+        options: Option<Unknown>,
+    ) -> napi::Result<Uint32Array> {
+        let options = BatchOptions::read(&env, options)?;
+        let call = self.sync_batch_call(
+            &env,
+            texts_from_utf8(&env, &bytes, &offsets)?,
+            options,
+            "countUtf8BatchSync",
+        )?;
         Ok(Uint32Array::new(call.count().into_result(&env)?))
     }
 

@@ -39,6 +39,12 @@ pub trait Batch: Sync {
     /// Process item `index`, appending its output to `sink`. An `Err` fails the batch naming
     /// the index.
     fn process(&self, index: usize, sink: &mut Self::Sink) -> Result<(), String>;
+
+    /// Locks the work took on state shared between threads while filling `sink`, or `None` when
+    /// it cannot tell. Summed into [`BatchStats::work_locks`] after a batch succeeds.
+    fn locks_taken(&self, _sink: &Self::Sink) -> Option<u64> {
+        Some(0)
+    }
 }
 
 /// One contiguous range of items processed by one worker, and where its output sits in that

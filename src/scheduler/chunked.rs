@@ -19,11 +19,16 @@ pub(super) fn run<'p, B: Batch>(
     cancel: &CancelToken,
 ) -> Outcome<B> {
     let len = batch.len();
-    let plan = plan(len, |i| batch.cost(i), &PlanParams::from_config(config));
-    let job = Job::new(batch, cancel, &plan, config.threads - 1);
+    let mut plan = plan(len, |i| batch.cost(i), &PlanParams::from_config(config));
     let inline = config.threads == 1
         || plan.chunks.len() < 2
         || plan.total_bytes < config.inline_below_bytes;
+    if inline {
+        // Heavy-first order balances threads; one thread gains nothing from it, and in input
+        // order its single sink is the batch's output as it stands (no reassembly).
+        plan.chunks.sort_unstable_by_key(|chunk| chunk.start);
+    }
+    let job = Job::new(batch, cancel, &plan, config.threads - 1);
     let (owner, publication_ops) = if inline {
         (job.participate(None), 0)
     } else {

@@ -104,6 +104,25 @@ impl Scheduler {
         batch: &B,
         cancel: &CancelToken,
     ) -> Result<BatchOutput<B>, BatchError> {
+        self.run_recording(batch, cancel, true)
+    }
+
+    /// [`run`](Self::run) for work that follows a batch (putting its output together): leaves
+    /// `last_stats` describing the batch.
+    pub fn run_untracked<B: Batch>(
+        &self,
+        batch: &B,
+        cancel: &CancelToken,
+    ) -> Result<BatchOutput<B>, BatchError> {
+        self.run_recording(batch, cancel, false)
+    }
+
+    fn run_recording<B: Batch>(
+        &self,
+        batch: &B,
+        cancel: &CancelToken,
+        record: bool,
+    ) -> Result<BatchOutput<B>, BatchError> {
         let started = Instant::now();
         let config = &self.inner.config;
         let Outcome { result, mut stats } = if batch.is_empty() {
@@ -120,11 +139,16 @@ impl Scheduler {
             }
         };
         stats.wall_ns = nanos(started.elapsed());
-        *self
-            .inner
-            .last_stats
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = Some(stats.clone());
+        if let Ok((sinks, _)) = &result {
+            stats.work_locks = sinks.iter().map(|sink| batch.locks_taken(sink)).sum();
+        }
+        if record {
+            *self
+                .inner
+                .last_stats
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = Some(stats.clone());
+        }
         result.map(|(sinks, chunks)| BatchOutput {
             sinks,
             chunks,

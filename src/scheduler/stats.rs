@@ -37,6 +37,9 @@ pub struct BatchStats {
     /// code for this batch: claims, stop flags, lock acquisitions, join/leave bookkeeping and
     /// wake-ups. Rayon policies report 0: their per-item scheduling atomics live inside rayon.
     pub shared_atomic_ops: u64,
+    /// Locks the work itself took on state shared between threads (`Batch::locks_taken`, summed
+    /// over the sinks): `None` when the work cannot tell, or the batch failed.
+    pub work_locks: Option<u64>,
     /// True when the batch ran entirely on the calling thread without waking any worker.
     pub inline: bool,
     /// Wall-clock time of `run`, in nanoseconds.

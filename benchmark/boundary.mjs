@@ -1,0 +1,227 @@
+// The JS boundary: what a batch costs between JS and the engine, measured side by side in one run.
+//
+// For each workload and thread count, every round (interleaved, medians reported) times:
+//   - the engine's own Rust `encode_into` loop over the texts on one thread (no JS, no scheduler),
+//   - the same batch on the scheduler from Rust, texts already converted (no JS),
+//   - the main thread's parts of a call: strings into one UTF-8 buffer, and the result out,
+//   - `encodeBatch` end to end from JS (strings in, BatchEncoding out), and `encodeBatchSync`,
+//   - `encodeUtf8Batch` end to end from one UTF-8 Buffer plus offsets (no string per text).
+// The Rust-side parts come from the addon's `__profileBoundary` hook (left out of index.d.ts).
+//
+// With `--baseline FILE.node` (an earlier build of the addon), every round also times that build's
+// `encodeBatch` on the same texts, in the same process, to show what the changes since gave.
+//
+//   node benchmark/boundary.mjs [--rounds N] [--quick] [--baseline FILE.node]
+// writes benchmark/results/boundary.md.
+
+import fs from 'node:fs'
+import path from 'node:path'
+import { createRequire } from 'node:module'
+import { fileURLToPath } from 'node:url'
+import { describeMachine } from './machine.mjs'
+import { median, MiB } from './stats.mjs'
+
+const require = createRequire(import.meta.url)
+const HERE = path.dirname(fileURLToPath(import.meta.url))
+const batchtok = process.env.BATCHTOK_ADDON ? require(process.env.BATCHTOK_ADDON) : require('../index.js')
+const corpus = require('../scripts/corpus.js')
+const { Tokenizer, Scheduler } = batchtok
+
+const args = process.argv.slice(2)
+const QUICK = args.includes('--quick')
+const roundsFlag = args.indexOf('--rounds')
+const ROUNDS = roundsFlag >= 0 ? Number(args[roundsFlag + 1]) : QUICK ? 3 : 11
+const baselineFlag = args.indexOf('--baseline')
+const baseline = baselineFlag >= 0 ? require(path.resolve(args[baselineFlag + 1])) : null
+
+/** The texts as one UTF-8 buffer and the n + 1 offsets between them, as a file reader has them. */
+function asUtf8(texts) {
+  const buffer = Buffer.from(texts.join(''), 'utf8')
+  const offsets = new Uint32Array(texts.length + 1)
+  let at = 0
+  texts.forEach((text, i) => {
+    at += Buffer.byteLength(text, 'utf8')
+    offsets[i + 1] = at
+  })
+  return { buffer, offsets }
+}
+
+/** The offsets after each `\n` of `buffer` (plus its start and end): its lines, newline kept. */
+function lineOffsets(buffer) {
+  const ends = [0]
+  for (let at = buffer.indexOf(10); at !== -1; at = buffer.indexOf(10, at + 1)) ends.push(at + 1)
+  if (ends[ends.length - 1] !== buffer.length) ends.push(buffer.length)
+  return Uint32Array.from(ends)
+}
+
+function ms(since) {
+  return Number(process.hrtime.bigint() - since) / 1e6
+}
+
+function sameIds(a, b) {
+  return Buffer.compare(Buffer.from(a.ids.buffer, a.ids.byteOffset, a.ids.byteLength),
+    Buffer.from(b.ids.buffer, b.ids.byteOffset, b.ids.byteLength)) === 0
+    && Buffer.compare(Buffer.from(a.offsets.buffer, a.offsets.byteOffset, a.offsets.byteLength),
+      Buffer.from(b.offsets.buffer, b.offsets.byteOffset, b.offsets.byteLength)) === 0
+}
+
+/** Every part of one workload at one thread count, interleaved over ROUNDS rounds. */
+async function measure(tokenizer, texts, threads) {
+  const scheduler = new Scheduler({ threads, policy: 'chunked' })
+  const options = { scheduler }
+  const old = baseline && {
+    tokenizer: baseline.Tokenizer.fromEncoding(tokenizer.name),
+    options: { scheduler: new baseline.Scheduler({ threads, policy: 'chunked' }) },
+  }
+  const { buffer, offsets } = asUtf8(texts)
+  const reference = tokenizer.encodeBatchSync(texts, options)
+  if (!sameIds(reference, tokenizer.encodeUtf8BatchSync(buffer, offsets, options))) {
+    throw new Error('encodeUtf8Batch and encodeBatch disagree; not timing a wrong result')
+  }
+  const parts = {
+    engineLoop: [], scheduled: [], convert: [], result: [],
+    asyncEnd: [], syncEnd: [], utf8End: [], baselineEnd: [],
+  }
+  const steps = [
+    () => {
+      const p = batchtok.__profileBoundary(tokenizer, texts, options)
+      parts.engineLoop.push(p.engineLoopMs)
+      parts.scheduled.push(p.scheduledMs)
+      parts.convert.push(p.convertMs)
+      parts.result.push(p.resultMs)
+    },
+    async () => {
+      const t = process.hrtime.bigint()
+      await tokenizer.encodeBatch(texts, options)
+      parts.asyncEnd.push(ms(t))
+    },
+    () => {
+      const t = process.hrtime.bigint()
+      tokenizer.encodeBatchSync(texts, options)
+      parts.syncEnd.push(ms(t))
+    },
+    async () => {
+      const t = process.hrtime.bigint()
+      await tokenizer.encodeUtf8Batch(buffer, offsets, options)
+      parts.utf8End.push(ms(t))
+    },
+  ]
+  if (old) {
+    if (!sameIds(reference, old.tokenizer.encodeBatchSync(texts, old.options))) {
+      throw new Error('the baseline build gives other ids; not timing it')
+    }
+    steps.push(async () => {
+      const t = process.hrtime.bigint()
+      await old.tokenizer.encodeBatch(texts, old.options)
+      parts.baselineEnd.push(ms(t))
+    })
+  }
+  // One untimed warm-up round; then each round starts one step later, so drift favours none.
+  for (const step of steps) await step()
+  for (const key of Object.keys(parts)) parts[key].length = 0
+  for (let round = 0; round < ROUNDS; round++) {
+    for (let i = 0; i < steps.length; i++) await steps[(i + round) % steps.length]()
+  }
+  const medians = Object.fromEntries(Object.entries(parts).map(([k, v]) => [k, v.length ? median(v) : NaN]))
+  return { ...medians, mib: buffer.length / MiB, items: texts.length }
+}
+
+/** A file's lines to ids, both ways: decoded and split into strings, or as bytes and offsets. */
+async function fileToIds(tokenizer, file, threads) {
+  const options = { scheduler: new Scheduler({ threads, policy: 'chunked' }) }
+  const viaStrings = []
+  const viaBytes = []
+  const steps = [
+    async () => {
+      const t = process.hrtime.bigint()
+      const lines = fs.readFileSync(file, 'utf8').split(/(?<=\n)/)
+      await tokenizer.encodeBatch(lines, options)
+      viaStrings.push(ms(t))
+    },
+    async () => {
+      const t = process.hrtime.bigint()
+      const bytes = fs.readFileSync(file)
+      await tokenizer.encodeUtf8Batch(bytes, lineOffsets(bytes), options)
+      viaBytes.push(ms(t))
+    },
+  ]
+  const bytes = fs.readFileSync(file)
+  const lines = bytes.toString('utf8').split(/(?<=\n)/)
+  if (!sameIds(tokenizer.encodeBatchSync(lines, options), tokenizer.encodeUtf8BatchSync(bytes, lineOffsets(bytes), options))) {
+    throw new Error('the two ways of reading the file disagree')
+  }
+  for (const step of steps) await step()
+  viaStrings.length = viaBytes.length = 0
+  for (let round = 0; round < ROUNDS; round++) {
+    for (let i = 0; i < steps.length; i++) await steps[(i + round) % steps.length]()
+  }
+  return { lines: lines.length, mib: bytes.length / MiB, viaStrings: median(viaStrings), viaBytes: median(viaBytes) }
+}
+
+const fmt = (x, digits = 2) => x.toFixed(digits)
+
+async function main() {
+  const machine = describeMachine()
+  const lines = []
+  const out = (line = '') => {
+    console.log(line)
+    lines.push(line)
+  }
+  out('# The JS boundary: batchtok from JS against the engine alone')
+  out()
+  out(`Machine: ${machine.cpu}, nproc ${machine.nproc}, ${machine.memoryGiB} GiB, ${machine.os}; Node ${machine.node}.`)
+  out(`Medians of ${ROUNDS} interleaved rounds after one warm-up round (\`node benchmark/boundary.mjs\`). Times in ms.`)
+  out()
+  const tokenizer = Tokenizer.fromEncoding('o200k_base')
+  const workloads = [
+    ['o200k_base, big.txt documents (~6.5 KB)', corpus.bigDocuments()],
+    ['o200k_base, big.txt short items (~100 B)', corpus.bigShortItems()],
+  ]
+  const threadCounts = [...new Set([1, 2])]
+  out('| workload | threads | engine loop (1 thread) | scheduled (Rust) | strings in (main) | result out (main) | encodeBatch | encodeBatchSync | encodeUtf8Batch | engine loop / encodeBatch | scheduled / encodeBatch | scheduled / encodeUtf8Batch |')
+  out('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
+  const rows = []
+  for (const [label, texts] of workloads) {
+    for (const threads of threadCounts) {
+      const r = await measure(tokenizer, texts, threads)
+      rows.push({ label, threads, ...r })
+      out(`| ${label} | ${threads} | ${fmt(r.engineLoop)} | ${fmt(r.scheduled)} | ${fmt(r.convert)} | ${fmt(r.result)} | ${fmt(r.asyncEnd)} | ${fmt(r.syncEnd)} | ${fmt(r.utf8End)} | ${fmt(r.engineLoop / r.asyncEnd)} | ${fmt(r.scheduled / r.asyncEnd)} | ${fmt(r.scheduled / r.utf8End)} |`)
+    }
+  }
+  out()
+  out('Main thread per MiB of text (strings in, result out) and what else an `encodeBatch` call costs beyond the Rust work:')
+  out()
+  out('| workload | threads | MiB | items | strings in, ms/MiB | result out, ms/MiB | encodeBatch − (in + scheduled + out), ms |')
+  out('|---|---:|---:|---:|---:|---:|---:|')
+  for (const r of rows) {
+    const rest = r.asyncEnd - (r.convert + r.scheduled + r.result)
+    out(`| ${r.label} | ${r.threads} | ${fmt(r.mib)} | ${r.items} | ${fmt(r.convert / r.mib, 3)} | ${fmt(r.result / r.mib, 3)} | ${fmt(rest)} |`)
+  }
+  out()
+  if (baseline) {
+    out(`The same \`encodeBatch\` calls on the baseline build \`${args[baselineFlag + 1]}\`, interleaved with the rows above:`)
+    out()
+    out('| workload | threads | baseline encodeBatch | this build | gain |')
+    out('|---|---:|---:|---:|---:|')
+    for (const r of rows) {
+      out(`| ${r.label} | ${r.threads} | ${fmt(r.baselineEnd)} | ${fmt(r.asyncEnd)} | ${fmt(r.baselineEnd / r.asyncEnd)}x |`)
+    }
+    out()
+  }
+  const file = corpus.ensureBigTxt()
+  out('A file\'s lines to ids (read, split, encode; o200k_base, big.txt):')
+  out()
+  out('| threads | lines | MiB | readFile + split + encodeBatch | readFile + line offsets + encodeUtf8Batch | gain |')
+  out('|---:|---:|---:|---:|---:|---:|')
+  for (const threads of threadCounts) {
+    const f = await fileToIds(tokenizer, file, threads)
+    out(`| ${threads} | ${f.lines} | ${fmt(f.mib)} | ${fmt(f.viaStrings)} | ${fmt(f.viaBytes)} | ${fmt(f.viaStrings / f.viaBytes)}x |`)
+  }
+  if (!QUICK) {
+    const target = path.join(HERE, 'results', 'boundary.md')
+    fs.writeFileSync(target, lines.join('\n') + '\n')
+    console.log(`\nwrote ${path.relative(process.cwd(), target)}`)
+  }
+}
+
+await main()

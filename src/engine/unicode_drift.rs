@@ -1,0 +1,195 @@
+//! Code points on which the release candidate's Unicode tables disagree with the references'.
+//!
+//! `tokenizers` 1.0.0-rc.3 classifies characters with tables of Unicode 17.0 (its `bitcannon`
+//! pre-tokenizers and its normalizers). The references are older: tiktoken's regex engine
+//! (`fancy-regex` on `regex-syntax` 0.8) knows Unicode 16.0, and the stable `tokenizers` 0.23
+//! crate's normalizers and character classes older versions still. On the characters below they
+//! cut or normalize text differently, so a text containing one is encoded by the exact path (see
+//! `routing.rs`); every other text keeps the fast one.
+//!
+//! The table is what the exhaustive sweep in `tests/differential_fuzz.rs` (`sweep_*`, every scalar
+//! value in ten contexts) found for the four OpenAI encodings and the three fixture tokenizers,
+//! merged: mostly characters new in Unicode 16.0 or 17.0, plus punctuation the stable crate's
+//! older tables do not know; U+017F, kept apart below; and every combining mark whose canonical
+//! combining class differs between the stable crate's normalization tables
+//! (`unicode-normalization-alignments`, Unicode 9.0) and the release candidate's
+//! (`unicode-normalization` 0.1.25, Unicode 17.0), read from the two crates' `tables.rs`: such a
+//! mark is reordered against its neighbours by one normalizer and not the other (the differential
+//! fuzz found `"I\u{1ace}\u{328}"` on the Unigram fixture's NFKC; the sweep, one character at a
+//! time, cannot). A tokenizer.json built from other components (another normalizer,
+//! another pre-tokenizer) may disagree on characters the sweep never tried with it; the sweep is
+//! how to find them, and FUZZING.md says how to run it.
+
+/// Inclusive ranges of code points, sorted and disjoint.
+const DRIFT: &[(u32, u32)] = &[
+    (0x061D, 0x061D),
+    (0x07FD, 0x07FD),
+    (0x088F, 0x088F),
+    (0x0897, 0x089F),
+    (0x08CA, 0x08D3),
+    (0x09FD, 0x09FE),
+    (0x0A76, 0x0A76),
+    (0x0C3C, 0x0C3C),
+    (0x0C5C, 0x0C5C),
+    (0x0C77, 0x0C77),
+    (0x0C84, 0x0C84),
+    (0x0CDC, 0x0CDC),
+    (0x0D3B, 0x0D3C),
+    (0x0EBA, 0x0EBA),
+    (0x166D, 0x166D),
+    (0x1715, 0x1715),
+    (0x1ABF, 0x1ADD),
+    (0x1AE0, 0x1AEB),
+    (0x1B4E, 0x1B4F),
+    (0x1B7D, 0x1B7F),
+    (0x1DF6, 0x1DFA),
+    (0x2E43, 0x2E4F),
+    (0x2E52, 0x2E5D),
+    (0xA7CE, 0xA7CF),
+    (0xA7D2, 0xA7D2),
+    (0xA7D4, 0xA7D4),
+    (0xA7F1, 0xA7F4),
+    (0xA82C, 0xA82C),
+    (0x107A5, 0x107A5),
+    (0x10940, 0x10959),
+    (0x10D24, 0x10D27),
+    (0x10D69, 0x10D6E),
+    (0x10EAB, 0x10EAD),
+    (0x10EC5, 0x10EC7),
+    (0x10ED0, 0x10ED0),
+    (0x10EFA, 0x10EFB),
+    (0x10EFD, 0x10EFF),
+    (0x10F46, 0x10F50),
+    (0x10F55, 0x10F59),
+    (0x10F82, 0x10F89),
+    (0x11070, 0x11070),
+    (0x111C9, 0x111C9),
+    (0x1133B, 0x1133B),
+    (0x113CE, 0x113D0),
+    (0x113D4, 0x113D5),
+    (0x113D7, 0x113D8),
+    (0x1144B, 0x1144F),
+    (0x1145A, 0x1145B),
+    (0x1145D, 0x1145E),
+    (0x11660, 0x1166C),
+    (0x116B9, 0x116B9),
+    (0x11839, 0x1183B),
+    (0x1193D, 0x1193E),
+    (0x11943, 0x11946),
+    (0x119E0, 0x119E0),
+    (0x119E2, 0x119E2),
+    (0x11A34, 0x11A34),
+    (0x11A3F, 0x11A47),
+    (0x11A99, 0x11A9C),
+    (0x11A9E, 0x11AA2),
+    (0x11B00, 0x11B09),
+    (0x11B60, 0x11B67),
+    (0x11BE1, 0x11BE1),
+    (0x11C41, 0x11C45),
+    (0x11C70, 0x11C71),
+    (0x11D42, 0x11D42),
+    (0x11D44, 0x11D45),
+    (0x11D97, 0x11D97),
+    (0x11DB0, 0x11DDB),
+    (0x11DE0, 0x11DE9),
+    (0x11EF7, 0x11EF8),
+    (0x11F41, 0x11F4F),
+    (0x11FFF, 0x11FFF),
+    (0x12FF1, 0x12FF2),
+    (0x1612F, 0x1612F),
+    (0x16D6D, 0x16D6F),
+    (0x16E97, 0x16E9A),
+    (0x16EA0, 0x16EB8),
+    (0x16EBB, 0x16ED3),
+    (0x16FE2, 0x16FE2),
+    (0x16FF0, 0x16FF6),
+    (0x187F8, 0x187FF),
+    (0x18D09, 0x18D1E),
+    (0x18D80, 0x18DF2),
+    (0x1CCD6, 0x1CCF9),
+    (0x1E08F, 0x1E08F),
+    (0x1E130, 0x1E136),
+    (0x1E2AE, 0x1E2AE),
+    (0x1E2EC, 0x1E2EF),
+    (0x1E4EC, 0x1E4EF),
+    (0x1E5EE, 0x1E5EF),
+    (0x1E5FF, 0x1E5FF),
+    (0x1E6C0, 0x1E6DE),
+    (0x1E6E0, 0x1E6F5),
+    (0x1E6FE, 0x1E6FF),
+    (0x1E95E, 0x1E95F),
+    (0x1F16C, 0x1F16C),
+    (0x1FBF0, 0x1FBF9),
+    (0x2B73A, 0x2B73F),
+    (0x2CEA2, 0x2CEAD),
+    (0x323B0, 0x33479),
+];
+
+/// The smallest code point in [`DRIFT`]: text below it needs no lookup.
+const FIRST: u32 = DRIFT[0].0;
+
+/// U+017F LATIN SMALL LETTER LONG S, which case-folds to `s`: tiktoken's case-insensitive
+/// contraction suffix `(?i:'s|...)` matches `'ſ`, the release candidate's matcher does not (found
+/// by the differential fuzz on o200k_base, `"e'ſ'TD"`). Kept out of [`DRIFT`] so that the Greek,
+/// Cyrillic and Hebrew below [`FIRST`] still need no lookup.
+const LONG_S: char = '\u{17f}';
+
+/// True when `text` holds a character the engines' Unicode versions disagree on.
+#[inline]
+pub fn contains_drift(text: &str) -> bool {
+    // One vectorized pass settles the common all-ASCII case.
+    if text.is_ascii() {
+        return false;
+    }
+    text.chars().any(|c| {
+        let code = c as u32;
+        c == LONG_S || (code >= FIRST && in_table(code))
+    })
+}
+
+#[cold]
+fn in_table(code: u32) -> bool {
+    DRIFT
+        .binary_search_by(|&(start, end)| {
+            if end < code {
+                std::cmp::Ordering::Less
+            } else if start > code {
+                std::cmp::Ordering::Greater
+            } else {
+                std::cmp::Ordering::Equal
+            }
+        })
+        .is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_is_sorted_and_disjoint() {
+        for pair in DRIFT.windows(2) {
+            assert!(
+                pair[0].0 <= pair[0].1 && pair[0].1 + 1 < pair[1].0,
+                "{pair:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn finds_drift_characters_anywhere_and_only_those() {
+        assert!(!contains_drift("plain ASCII <|endoftext|>"));
+        assert!(!contains_drift("naïve Ångström 日本語 👍🏽"));
+        // The first disagreements the differential fuzz found, one per engine pair.
+        assert!(contains_drift("\u{a7d4}<M"));
+        assert!(contains_drift("x \u{1ccda}"));
+        assert!(contains_drift("\u{1179}\u{1b4e}"));
+        assert!(contains_drift("e'\u{17f}'TD"));
+        assert!(contains_drift("V\u{1df9}\u{303}"));
+        assert!(contains_drift("I\u{1ace}\u{328}"));
+        for &(start, end) in DRIFT {
+            assert!(in_table(start) && in_table(end));
+            assert!(!in_table(start - 1) && !in_table(end + 1));
+        }
+    }
+}
