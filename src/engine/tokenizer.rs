@@ -46,6 +46,11 @@ pub struct Tokenizer {
 /// this long, so the stable engine (exact, slower) loses nothing by taking such a file.
 const PIPELINE_MAX_TOKEN_BYTES: usize = 65535 / 2;
 
+/// The largest id handed to the release candidate. Its BPE loader fills a table of one `u32` per
+/// id up to the largest (64 MiB at this bound); real vocabularies end far below it (the largest
+/// known have a few hundred thousand tokens), and a file beyond it goes to the stable engine.
+const PIPELINE_MAX_ID: u32 = (1 << 24) - 1;
+
 /// A lookup table costs a byte per id up to the largest, a sorted list four bytes per token; the
 /// table is kept while it is at most this many times the list's size, so a vocabulary that
 /// declares a few ids near 2^32 costs memory by its number of tokens, not by the value of its ids.
@@ -148,9 +153,11 @@ impl Tokenizer {
         })?;
         let mut ids = Vec::new();
         let mut longest_token = 0;
+        let mut largest_id = 0;
         for (token, id) in stable.vocabulary() {
             ids.push(id);
             longest_token = longest_token.max(token.len());
+            largest_id = largest_id.max(id);
         }
         // Checked before the release candidate sees the file: it would panic on such a token, and
         // although that panic is caught, its message would reach the user's stderr.
@@ -158,6 +165,14 @@ impl Tokenizer {
             let why = format!(
                 "a token is {longest_token} bytes long; it holds tokens of up to \
                  {PIPELINE_MAX_TOKEN_BYTES} bytes"
+            );
+            (None, Route::stable_because(why))
+        } else if largest_id > PIPELINE_MAX_ID {
+            // The release candidate's BPE loader fills a table as long as the largest id (16 GiB
+            // for an id near 2^32, found by the parse fuzz); the stable crate keys ids by hash.
+            let why = format!(
+                "its largest id is {largest_id}; it builds tables as long as the largest id, and \
+                 batchtok lets it load ids up to {PIPELINE_MAX_ID}"
             );
             (None, Route::stable_because(why))
         } else {
@@ -409,6 +424,33 @@ mod tests {
         assert_eq!(ids.largest(), Some(5));
         assert!(ids.contains(5) && !ids.contains(4) && !ids.contains(u32::MAX));
         assert_eq!(ValidIds::from_ids(Vec::new()).largest(), None);
+    }
+
+    #[test]
+    fn a_bpe_vocabulary_with_an_id_near_u32_max_loads_on_the_stable_engine() {
+        // The parse fuzz's finding: the release candidate allocated 16 GiB for this file.
+        let mut vocab = serde_json::Map::new();
+        for (id, token) in ["a", "b", "ab"].iter().enumerate() {
+            vocab.insert((*token).to_owned(), serde_json::json!(id));
+        }
+        vocab.insert("abab".to_owned(), serde_json::json!(u32::MAX));
+        let json = serde_json::json!({
+            "version": "1.0", "truncation": null, "padding": null, "added_tokens": [],
+            "normalizer": null, "pre_tokenizer": null, "post_processor": null, "decoder": null,
+            "model": {"type": "BPE", "vocab": vocab, "merges": ["a b", "ab ab"]},
+        })
+        .to_string();
+        let tokenizer = Tokenizer::from_json(&json, "the test file").unwrap();
+        assert!(
+            tokenizer.routing().contains("largest id is 4294967295"),
+            "{}",
+            tokenizer.routing()
+        );
+        let mode = tokenizer.encode_mode(None, &AllowedSpecial::None).unwrap();
+        assert_eq!(
+            tokenizer.encode("ababa", &mode).unwrap().as_slice(),
+            [u32::MAX, 0]
+        );
     }
 
     #[test]
