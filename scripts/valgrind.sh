@@ -20,7 +20,7 @@ BATCHTOK_ADDON=$addon nice valgrind --tool=memcheck --error-exitcode=1 \
   --suppressions=scripts/valgrind.supp --track-origins=yes --num-callers=40 \
   --leak-check=full --show-leak-kinds=definite --errors-for-leak-kinds=none \
   --log-file="$log" \
-  node --jitless scripts/valgrind-exercise.js || status=$?
+  node --jitless --expose-gc scripts/valgrind-exercise.js || status=$?
 
 grep -E "ERROR SUMMARY|definitely lost|indirectly lost" "$log" || true
 # Leaks do not fail the run by themselves (Node leaks a little at exit by design); a leak or an
