@@ -5,7 +5,7 @@
 import { createRequire } from 'node:module'
 import { describe, expect, it } from 'vitest'
 
-import { type DigestFixture, batchtok, corpus, fixture, hfTokenizer } from './helpers'
+import { type DigestFixture, batchtok, corpus, fixture } from './helpers'
 
 const require = createRequire(import.meta.url)
 const runs = require('../scripts/reliability.js') as typeof import('../scripts/reliability.js')
@@ -44,32 +44,7 @@ describe('storm', () => {
   it('1,000 calls in flight, 30% aborted at random moments: each resolves with the right ids or rejects with an AbortError, and the pool goes idle', async () => {
     const docs = corpus.bigDocuments()
     const short = corpus.bigShortItems()
-    const tokenizers = [
-      Tokenizer.fromEncoding('o200k_base'),
-      Tokenizer.fromEncoding('cl100k_base'),
-      Tokenizer.fromEncoding('p50k_base'),
-      Tokenizer.fromEncoding('r50k_base'),
-      hfTokenizer('gpt2'),
-      hfTokenizer('bert'),
-      hfTokenizer('unigram'),
-    ]
-    const schedulers = [undefined, ...POLICIES.map((policy) => new Scheduler({ policy }))]
-    // The reference for each case is the same texts encoded alone, one at a time, on one thread.
-    const serial = new Scheduler({ policy: 'serial', threads: 1 })
-    const random = runs.prng(0x5eed)
-    const pick = (n: number) => Math.floor(random() * n)
-    const cases = Array.from({ length: 48 }, (_, i) => {
-      const tokenizer = tokenizers[i % tokenizers.length]
-      // Sizes from one short text (run inline) through hundreds of short items to tens of
-      // documents (several chunks on several threads).
-      const kind = pick(3)
-      const source = kind === 2 ? docs : short
-      const count = kind === 0 ? 1 : kind === 1 ? 1 + pick(400) : 1 + pick(40)
-      const start = pick(source.length - count)
-      const texts = source.slice(start, start + count)
-      const expected = runs.digest(tokenizer.encodeBatchSync(texts, { scheduler: serial }))
-      return { tokenizer, texts, expected, scheduler: schedulers[pick(schedulers.length)] }
-    })
+    const { cases, tokenizers, serial } = runs.stormCases({ docs, short, count: 48, seed: 0x5eed })
 
     const outcome = await runs.storm({ calls: 1000, seed: 0xfeed, cases, abortShare: 0.3, maxAbortDelayMs: 200 })
     expect(outcome.wrong).toEqual([])

@@ -132,6 +132,38 @@ async function soak({ tokenizer, texts, scheduler, batches, warmup, sampleEvery 
 }
 
 /**
+ * The calls of a storm: `count` cases, each one of the four OpenAI encodings or three fixture
+ * tokenizer.json files, a slice of `docs` or `short` (one short text run inline, up to 400 short
+ * items, or up to 40 documents spread over threads), the default scheduler or one of each policy,
+ * and the digest of the same texts encoded on one thread (the reference). Returns the cases, the
+ * tokenizers and that one-thread scheduler.
+ */
+function stormCases({ docs, short, count, seed }) {
+  const { Tokenizer, Scheduler } = addon
+  const fixtures = path.join(__dirname, '..', '__test__', 'fixtures', 'tokenizers')
+  const tokenizers = [
+    ...['o200k_base', 'cl100k_base', 'p50k_base', 'r50k_base'].map((name) => Tokenizer.fromEncoding(name)),
+    ...['gpt2', 'bert', 'unigram'].map((name) => Tokenizer.fromFile(path.join(fixtures, `${name}.json`))),
+  ]
+  const policies = ['chunked', 'serial', 'rayon', 'rayon-min-len']
+  const schedulers = [undefined, ...policies.map((policy) => new Scheduler({ policy }))]
+  const serial = new Scheduler({ policy: 'serial', threads: 1 })
+  const random = prng(seed)
+  const pick = (n) => Math.floor(random() * n)
+  const cases = Array.from({ length: count }, (_, i) => {
+    const tokenizer = tokenizers[i % tokenizers.length]
+    const kind = pick(3)
+    const source = kind === 2 ? docs : short
+    const texts = kind === 0 ? 1 : kind === 1 ? 1 + pick(400) : 1 + pick(40)
+    const start = pick(source.length - texts)
+    const slice = source.slice(start, start + texts)
+    const expected = digest(tokenizer.encodeBatchSync(slice, { scheduler: serial }))
+    return { tokenizer, texts: slice, expected, scheduler: schedulers[pick(schedulers.length)] }
+  })
+  return { cases, tokenizers, serial }
+}
+
+/**
  * Storm: `calls` `encodeBatch` calls started in one go, each on one of `cases` (a tokenizer, its
  * texts, the digest of their ids computed beforehand), some aborted at a random moment: before
  * the call, right after it, or after a random delay of up to `maxAbortDelayMs`. Waits for every
@@ -285,4 +317,4 @@ async function abortLatency({ tokenizer, texts, scheduler, delayMs }) {
   }
 }
 
-module.exports = { digest, fixtureDigest, prng, gcNow, slope, soak, storm, cpuShare, churn, abortLatency }
+module.exports = { digest, fixtureDigest, prng, gcNow, slope, soak, stormCases, storm, cpuShare, churn, abortLatency }

@@ -105,23 +105,7 @@ async function soakAll(docs, referenceDigest) {
 }
 
 async function stormRun(docs, short) {
-  const tokenizers = [
-    ...['o200k_base', 'cl100k_base', 'p50k_base', 'r50k_base'].map((n) => Tokenizer.fromEncoding(n)),
-    ...['gpt2', 'bert', 'unigram'].map((n) => Tokenizer.fromFile(path.join(ROOT, '__test__', 'fixtures', 'tokenizers', `${n}.json`))),
-  ]
-  const schedulers = [undefined, ...POLICIES.map((policy) => new Scheduler({ policy }))]
-  const serial = new Scheduler({ policy: 'serial', threads: 1 })
-  const random = runs.prng(options.seed)
-  const pick = (n) => Math.floor(random() * n)
-  const cases = Array.from({ length: 96 }, (_, i) => {
-    const tokenizer = tokenizers[i % tokenizers.length]
-    const kind = pick(3)
-    const source = kind === 2 ? docs : short
-    const count = kind === 0 ? 1 : kind === 1 ? 1 + pick(400) : 1 + pick(40)
-    const start = pick(source.length - count)
-    const texts = source.slice(start, start + count)
-    return { tokenizer, texts, expected: runs.digest(tokenizer.encodeBatchSync(texts, { scheduler: serial })), scheduler: schedulers[pick(schedulers.length)] }
-  })
+  const { cases } = runs.stormCases({ docs, short, count: 96, seed: options.seed })
   log(`storm: ${options.storm} calls in flight`)
   const started = Date.now()
   const outcome = await runs.storm({ calls: options.storm, seed: options.seed, cases, abortShare: 0.3, maxAbortDelayMs: 200 })
