@@ -155,10 +155,10 @@ export interface BatchStats {
   /** Shared atomic operations batchtok's own code issued for the batch. */
   sharedAtomicOps: number
   /**
-   * Locks the tokenizer engine took on state its threads share, counted from its source: 2 per
-   * text for the main engine (its scratch-buffer pool, one shard per thread, so uncontended;
-   * a text cut by allowed special tokens takes 2 per run between them, still counted as 2);
-   * `null` for the stable fallback, whose cache locks depend on the text, or a failed batch.
+   * Locks the tokenizer engine took on state its threads share: 2 for each worker's working
+   * memory, leased from the engine once per batch and given back, not per text (2 more where
+   * a worker's texts also go to an OpenAI encoding's exact engine); `null` where the stable
+   * fallback encoded a text (its cache locks depend on the text), or for a failed batch.
    */
   engineLocks?: number
   /** The batch was small enough to run on the calling thread alone. */

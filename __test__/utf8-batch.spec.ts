@@ -2,6 +2,7 @@
 // strings give, the reference digests whichever scheduler runs the batch, and clear errors.
 import { describe, expect, it } from 'vitest'
 
+import type { BatchStats } from '../index'
 import { batchtok, corpus, digest, fixture, hfTokenizer, type DigestFixture } from './helpers'
 
 const { Tokenizer, Scheduler } = batchtok
@@ -129,17 +130,35 @@ describe('encodeUtf8Batch refuses bad input, saying where', () => {
 })
 
 describe('scheduler stats', () => {
-  it('count the engine locks of a batch: two per text on the main engine', async () => {
+  it('count the engine locks of a batch: two per worker, none per text', async () => {
     const texts = corpus.bigShortItems().slice(0, 500)
+    // A sink (one worker's output) leases the engine's working memory once: serial and chunked
+    // have one per thread that ran a chunk, rayon one per leaf job.
+    const workers = (stats: BatchStats) => (stats.policy.startsWith('rayon') ? stats.chunks : stats.threadsUsed)
     for (const policy of ['chunked', 'serial', 'rayon'] as const) {
       const scheduler = new Scheduler({ threads: 2, policy })
       await o200k.encodeBatch(texts, { scheduler })
       const stats = scheduler.stats()!
       expect(stats.items).toBe(texts.length)
-      expect(stats.engineLocks).toBe(2 * texts.length)
+      expect(stats.engineLocks).toBe(2 * workers(stats))
+      expect(stats.engineLocks).toBeLessThan(texts.length)
       const { bytes, offsets } = asUtf8(texts)
+      // BERT truncates and adds template tokens: the same path, the same two locks per worker.
       await hfTokenizer('bert').countUtf8Batch(bytes, offsets, { scheduler })
-      expect(scheduler.stats()!.engineLocks).toBe(2 * texts.length)
+      expect(scheduler.stats()!.engineLocks).toBe(2 * workers(scheduler.stats()!))
     }
+  })
+
+  it('count two more locks for a worker that also meets the exact engine, once', async () => {
+    // U+061D is one of the characters o200k_base's fast path reads differently from tiktoken
+    // (src/engine/unicode_drift.rs): a text holding it goes to the exact engine, whose working
+    // memory the worker leases too.
+    const plain = ['plain text', 'more plain text']
+    const drift = ['drift \u061d', 'more drift \u061d']
+    const scheduler = new Scheduler({ threads: 1, policy: 'serial' })
+    await o200k.encodeBatch(plain, { scheduler })
+    expect(scheduler.stats()!.engineLocks).toBe(2)
+    await o200k.encodeBatch([...drift, ...plain], { scheduler })
+    expect(scheduler.stats()!.engineLocks).toBe(4)
   })
 })

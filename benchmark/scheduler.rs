@@ -34,7 +34,7 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use batchtok::batch::{Encoded, Texts, encode_all};
-use batchtok::engine::{AllowedSpecial, EncodeMode, Ids, Tokenizer};
+use batchtok::engine::{AllowedSpecial, EncodeMode, Ids, Scratch, Tokenizer};
 use batchtok::scheduler::{BatchStats, CancelToken, Policy, Scheduler, SchedulerConfig};
 use tokenizers::pipeline::{EncodeOptions, PipelineTokenizer};
 use tokenizers::utils::parallelism::set_num_threads;
@@ -148,10 +148,11 @@ fn static_split(setup: &Setup, threads: usize) -> Vec<Ids> {
                 let range = w[0]..w[1];
                 scope.spawn(move || {
                     let mut ids = Ids::default();
+                    let mut scratch = Scratch::new();
                     for i in range {
                         setup
                             .tokenizer
-                            .encode_into(texts.get(i), setup.mode, &mut ids)
+                            .encode_into(texts.get(i), setup.mode, &mut scratch, &mut ids)
                             .expect("encode");
                     }
                     ids

@@ -61,7 +61,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
 use batchtok::batch::encode_all;
-use batchtok::engine::{AllowedSpecial, Ids, Tokenizer};
+use batchtok::engine::{AllowedSpecial, Ids, Scratch, Tokenizer};
 use batchtok::scheduler::plan::{PlanParams, plan};
 use batchtok::scheduler::{
     Batch, CancelToken, DEFAULT_GUIDED_DIVISOR, DEFAULT_MAX_CHUNK_BYTES, DEFAULT_MIN_CHUNK_BYTES,
@@ -469,6 +469,7 @@ fn measure_item_ns(tokenizer: &Tokenizer, items: &[String]) -> Vec<f64> {
         .encode_mode(None, &AllowedSpecial::None)
         .expect("default mode");
     let mut ids = Ids::default();
+    let mut scratch = Scratch::new();
     let clock = {
         let start = Instant::now();
         for _ in 0..1000 {
@@ -482,7 +483,7 @@ fn measure_item_ns(tokenizer: &Tokenizer, items: &[String]) -> Vec<f64> {
             ids.clear();
             let start = Instant::now();
             tokenizer
-                .encode_into(item, &mode, &mut ids)
+                .encode_into(item, &mode, &mut scratch, &mut ids)
                 .expect("encode");
             pass.push((start.elapsed().as_nanos() as f64 - clock).max(1.0));
         }

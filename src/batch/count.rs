@@ -1,7 +1,7 @@
 //! Counting a batch's tokens: ids are computed into a reused scratch buffer and never kept.
 
 use super::{Failure, Texts};
-use crate::engine::{EncodeMode, Ids, Tokenizer};
+use crate::engine::{EncodeMode, Ids, Scratch, Tokenizer};
 use crate::scheduler::{Batch, CancelToken, Scheduler};
 
 /// Counting the tokens of every text of `texts`, as scheduler work.
@@ -11,11 +11,12 @@ pub struct CountBatch<'a> {
     mode: &'a EncodeMode,
 }
 
-/// What one worker produced: its texts' counts, and the scratch buffer it encodes into.
-#[derive(Default)]
-pub struct CountSink {
+/// What one worker produced: its texts' counts; and the buffer it encodes into and the engine's
+/// working memory, both reused from text to text.
+pub struct CountSink<'a> {
     counts: Vec<u32>,
-    scratch: Ids,
+    ids: Ids,
+    scratch: Scratch<'a>,
 }
 
 impl<'a> CountBatch<'a> {
@@ -29,8 +30,8 @@ impl<'a> CountBatch<'a> {
     }
 }
 
-impl Batch for CountBatch<'_> {
-    type Sink = CountSink;
+impl<'a> Batch for CountBatch<'a> {
+    type Sink = CountSink<'a>;
     type Mark = usize;
 
     #[inline]
@@ -43,29 +44,38 @@ impl Batch for CountBatch<'_> {
         self.texts.byte_len(index)
     }
 
-    fn new_sink(&self) -> CountSink {
-        CountSink::default()
+    fn new_sink(&self) -> CountSink<'a> {
+        CountSink {
+            counts: Vec::new(),
+            ids: Ids::default(),
+            scratch: Scratch::new(),
+        }
     }
 
     #[inline]
-    fn mark(&self, sink: &CountSink) -> usize {
+    fn mark(&self, sink: &CountSink<'a>) -> usize {
         sink.counts.len()
     }
 
     #[inline]
-    fn process(&self, index: usize, sink: &mut CountSink) -> Result<(), String> {
-        sink.scratch.clear();
+    fn process(&self, index: usize, sink: &mut CountSink<'a>) -> Result<(), String> {
+        sink.ids.clear();
         self.tokenizer
-            .encode_into(self.texts.get(index), self.mode, &mut sink.scratch)
+            .encode_into(
+                self.texts.get(index),
+                self.mode,
+                &mut sink.scratch,
+                &mut sink.ids,
+            )
             .map_err(|e| e.to_string())?;
-        let count = u32::try_from(sink.scratch.len())
-            .map_err(|_| format!("{} tokens do not fit a u32 count", sink.scratch.len()))?;
+        let count = u32::try_from(sink.ids.len())
+            .map_err(|_| format!("{} tokens do not fit a u32 count", sink.ids.len()))?;
         sink.counts.push(count);
         Ok(())
     }
 
-    fn locks_taken(&self, sink: &CountSink) -> Option<u64> {
-        Some(sink.counts.len() as u64 * self.tokenizer.locks_per_text()?)
+    fn locks_taken(&self, sink: &CountSink<'a>) -> Option<u64> {
+        sink.scratch.locks()
     }
 }
 

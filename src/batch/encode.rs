@@ -1,8 +1,8 @@
 //! Encoding a batch: each worker appends ids to its own buffer; one pass assembles the result.
 
 use super::{Failure, Texts, assemble};
-use crate::engine::{EncodeMode, Ids, Tokenizer};
-use crate::scheduler::{Batch, CancelToken, Scheduler};
+use crate::engine::{EncodeMode, Ids, Scratch, Tokenizer};
+use crate::scheduler::{Batch, CancelToken, Policy, Scheduler};
 
 /// The ids of a whole batch: `ids[offsets[i]..offsets[i + 1]]` are the ids of text `i`.
 #[derive(Debug, Default)]
@@ -18,28 +18,37 @@ pub struct EncodeBatch<'a> {
     tokenizer: &'a Tokenizer,
     texts: &'a Texts,
     mode: &'a EncodeMode,
+    /// Ids each worker's buffer starts with room for.
+    sink_capacity: usize,
 }
 
-/// What one worker produced: its texts' ids back to back, and how many ids each text has.
-#[derive(Default)]
-pub struct IdSink {
+/// What one worker produced: its texts' ids back to back, and how many ids each text has; and
+/// the engine's working memory it holds meanwhile.
+pub struct IdSink<'a> {
     ids: Ids,
     counts: Vec<u32>,
+    scratch: Scratch<'a>,
 }
 
 impl<'a> EncodeBatch<'a> {
-    /// The work of encoding every text of `texts`.
-    pub fn new(tokenizer: &'a Tokenizer, texts: &'a Texts, mode: &'a EncodeMode) -> Self {
+    /// The work of encoding every text of `texts`, shared by about `workers` threads.
+    pub fn new(
+        tokenizer: &'a Tokenizer,
+        texts: &'a Texts,
+        mode: &'a EncodeMode,
+        workers: usize,
+    ) -> Self {
         EncodeBatch {
             tokenizer,
             texts,
             mode,
+            sink_capacity: tokenizer.expected_ids(texts.total_bytes()) / workers.max(1),
         }
     }
 }
 
-impl Batch for EncodeBatch<'_> {
-    type Sink = IdSink;
+impl<'a> Batch for EncodeBatch<'a> {
+    type Sink = IdSink<'a>;
     type Mark = (usize, usize);
 
     #[inline]
@@ -52,22 +61,28 @@ impl Batch for EncodeBatch<'_> {
         self.texts.byte_len(index)
     }
 
-    fn new_sink(&self) -> IdSink {
-        IdSink::default()
+    fn new_sink(&self) -> IdSink<'a> {
+        IdSink {
+            ids: Ids::with_capacity(self.sink_capacity),
+            counts: Vec::new(),
+            scratch: Scratch::new(),
+        }
     }
 
     #[inline]
-    fn mark(&self, sink: &IdSink) -> (usize, usize) {
+    fn mark(&self, sink: &IdSink<'a>) -> (usize, usize) {
         (sink.ids.len(), sink.counts.len())
     }
 
     #[inline]
-    fn process(&self, index: usize, sink: &mut IdSink) -> Result<(), String> {
+    fn process(&self, index: usize, sink: &mut IdSink<'a>) -> Result<(), String> {
         let before = sink.ids.len();
-        if let Err(e) = self
-            .tokenizer
-            .encode_into(self.texts.get(index), self.mode, &mut sink.ids)
-        {
+        if let Err(e) = self.tokenizer.encode_into(
+            self.texts.get(index),
+            self.mode,
+            &mut sink.scratch,
+            &mut sink.ids,
+        ) {
             sink.ids.truncate(before);
             return Err(e.to_string());
         }
@@ -75,8 +90,8 @@ impl Batch for EncodeBatch<'_> {
         Ok(())
     }
 
-    fn locks_taken(&self, sink: &IdSink) -> Option<u64> {
-        Some(sink.counts.len() as u64 * self.tokenizer.locks_per_text()?)
+    fn locks_taken(&self, sink: &IdSink<'a>) -> Option<u64> {
+        sink.scratch.locks()
     }
 }
 
@@ -88,8 +103,15 @@ pub fn encode_all(
     mode: &EncodeMode,
     cancel: &CancelToken,
 ) -> Result<Encoded, Failure> {
-    let mut output = scheduler.run(&EncodeBatch::new(tokenizer, texts, mode), cancel)?;
+    let config = scheduler.config();
+    let workers = match config.policy {
+        Policy::Serial => 1,
+        _ => config.threads,
+    };
+    let work = EncodeBatch::new(tokenizer, texts, mode, workers);
+    let mut output = scheduler.run(&work, cancel)?;
     let total: usize = output.sinks.iter().map(|s| s.ids.len()).sum();
+    tokenizer.record_batch(texts.total_bytes(), total);
     if total > u32::MAX as usize {
         return Err(Failure::TooLarge { ids: total });
     }

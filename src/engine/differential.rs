@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use super::pipeline::PipelineEngine;
 use super::stable::StableEngine;
-use super::{Engine, Ids, Tokenizer};
+use super::{Engine, Ids, Scratch, Tokenizer};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -143,12 +143,31 @@ fn corpus() -> Vec<String> {
     items
 }
 
+/// The ids of `text` encoded on its own.
 fn ids(engine: &dyn Engine, text: &str, add_special_tokens: bool) -> Vec<u32> {
+    encode(
+        engine,
+        text,
+        add_special_tokens,
+        true,
+        &mut Scratch::engine_pool(),
+    )
+    .unwrap()
+}
+
+/// The ids of `text`, or the engine's error in words.
+fn encode<'e>(
+    engine: &'e dyn Engine,
+    text: &str,
+    add_special_tokens: bool,
+    split_special: bool,
+    scratch: &mut Scratch<'e>,
+) -> Result<Vec<u32>, String> {
     let mut out = Ids::default();
     engine
-        .encode_into(text, add_special_tokens, true, &mut out)
-        .unwrap();
-    out.as_slice().to_vec()
+        .encode_into(text, add_special_tokens, split_special, scratch, &mut out)
+        .map(|()| out.as_slice().to_vec())
+        .map_err(|e| e.to_string())
 }
 
 /// Runs both engines, raw and routed, over every input; returns the inputs where the routed
@@ -213,5 +232,86 @@ fn routed_tokenizers_agree_with_the_stable_reference() {
             wrong.is_empty(),
             "{name}: routed ids differ from the stable reference on {wrong:?}"
         );
+    }
+}
+
+/// The BERT fixture with its truncation replaced by `truncation`.
+fn bert_truncated(truncation: serde_json::Value) -> String {
+    let mut json: serde_json::Value = serde_json::from_str(&fixture_tokenizer("bert")).unwrap();
+    json["truncation"] = truncation;
+    json.to_string()
+}
+
+/// A batch worker's path through the release candidate (its stages run with working memory the
+/// worker holds) gives the ids, or the error, of the release candidate's own `encode_into`, for
+/// every option a call can set, on files with and without normalizers, added tokens, template
+/// tokens and truncation.
+#[test]
+fn the_worker_path_equals_the_release_candidates_own_encode() {
+    let gapped = with_gapped_added_tokens();
+    let truncation = |direction: &str, strategy: &str, max_length: u32| {
+        bert_truncated(serde_json::json!({
+            "direction": direction, "max_length": max_length, "strategy": strategy, "stride": 0,
+        }))
+    };
+    let inputs = {
+        let mut inputs = corpus();
+        let mut rng = Rng(0x5EED_1111);
+        inputs.extend((0..5_000).map(|_| random_text(&mut rng)));
+        inputs.extend(["[CLS] a [SEP]", "<|endoftext|>x", "<|first|><|second|>"].map(String::from));
+        inputs
+    };
+    for (name, json) in [
+        ("gpt2", fixture_tokenizer("gpt2")),
+        ("bert", fixture_tokenizer("bert")),
+        ("unigram", fixture_tokenizer("unigram")),
+        ("unigram with gapped added tokens", gapped),
+        (
+            "bert, no truncation",
+            bert_truncated(serde_json::Value::Null),
+        ),
+        ("bert, truncated left", truncation("Left", "OnlyFirst", 7)),
+        ("bert, only_second", truncation("Right", "OnlySecond", 9)),
+        (
+            "bert, no room beside [CLS] [SEP]",
+            truncation("Right", "LongestFirst", 2),
+        ),
+    ] {
+        let engine = PipelineEngine::from_json(&json).unwrap();
+        let mut worker = Scratch::new();
+        let (mut equal, mut failed) = (0, 0);
+        for text in &inputs {
+            for (add_special_tokens, split_special) in
+                [(true, true), (false, true), (true, false), (false, false)]
+            {
+                let own = encode(
+                    &engine,
+                    text,
+                    add_special_tokens,
+                    split_special,
+                    &mut Scratch::engine_pool(),
+                );
+                let worker_ids = encode(
+                    &engine,
+                    text,
+                    add_special_tokens,
+                    split_special,
+                    &mut worker,
+                );
+                assert_eq!(
+                    worker_ids, own,
+                    "{name}: add_special_tokens {add_special_tokens}, split_special \
+                     {split_special}, text {text:?}"
+                );
+                if own.is_ok() {
+                    equal += 1;
+                } else {
+                    failed += 1;
+                }
+            }
+        }
+        // One lease for the whole run: two locks, however many texts.
+        assert_eq!(worker.locks(), Some(2), "{name}");
+        eprintln!("{name}: {equal} encodings equal, {failed} errors equal");
     }
 }

@@ -18,6 +18,7 @@ mod ids;
 pub mod openai;
 mod pipeline;
 mod routing;
+mod scratch;
 mod special;
 mod stable;
 mod tokenizer;
@@ -25,31 +26,30 @@ mod unicode_drift;
 
 pub use error::{Error, ErrorKind};
 pub use ids::Ids;
+pub use scratch::Scratch;
 pub use special::AllowedSpecial;
 pub use tokenizer::{EncodeMode, Family, Tokenizer};
 
 /// What every engine does: append the ids of one text to a buffer.
 ///
-/// Engines hold no per-call state behind `&self` that another thread could contend for beyond what
-/// the engine itself documents, so one engine serves every worker at once.
+/// One engine serves every thread at once. Working memory a thread reuses from text to text lives
+/// in the caller's [`Scratch`], which also counts the locks an engine takes on state it shares
+/// between threads.
 pub trait Engine: Send + Sync {
     /// Appends the ids of `text` to `out`.
     ///
     /// `add_special_tokens` asks the post-processor to add its template tokens (`[CLS]`, `<s>`);
     /// `split_special` asks the engine to recognise added special tokens in the text and emit
     /// their ids, instead of encoding their text as ordinary text.
-    fn encode_into(
-        &self,
+    fn encode_into<'e>(
+        &'e self,
         text: &str,
         add_special_tokens: bool,
         split_special: bool,
+        scratch: &mut Scratch<'e>,
         out: &mut Ids,
     ) -> Result<(), Error>;
 
     /// Decodes ids the caller has checked are in the vocabulary.
     fn decode(&self, ids: &[u32], skip_special_tokens: bool) -> Result<String, Error>;
-
-    /// Locks one `encode_into` call takes on state the engine shares between threads, as its
-    /// source shows; `None` where that depends on the text (a cache hit or miss).
-    fn locks_per_call(&self) -> Option<u64>;
 }

@@ -5,7 +5,7 @@ use std::sync::OnceLock;
 
 use tokenizers_stable::Tokenizer as StableTokenizer;
 
-use super::{Engine, Error, ErrorKind, Ids};
+use super::{Engine, Error, ErrorKind, Ids, Scratch};
 
 /// The longest Unigram piece accepted, in UTF-8 bytes. The stable crate keeps the pieces in a trie
 /// with a node per byte, which it clones and drops recursively (`models/unigram/trie.rs`): about
@@ -148,13 +148,17 @@ impl StableEngine {
 }
 
 impl Engine for StableEngine {
-    fn encode_into(
-        &self,
+    fn encode_into<'e>(
+        &'e self,
         text: &str,
         add_special_tokens: bool,
         split_special: bool,
+        scratch: &mut Scratch<'e>,
         out: &mut Ids,
     ) -> Result<(), Error> {
+        // The stable BPE model reads and fills a word cache behind a read-write lock, once per
+        // word that misses or hits it: a count that depends on the text.
+        scratch.count_unknown_locks();
         // The stable crate panics on some post-processor set-ups instead of failing (a template
         // handed more than two encodings by a Sequence reaches a `todo!()` in
         // `processors/template.rs`, found by `tests/parse_fuzz.rs`); a panic must not cross the
@@ -172,12 +176,6 @@ impl Engine for StableEngine {
         .map_err(|e| Error::new(ErrorKind::Engine, format!("encoding failed: {e}")))?;
         out.extend_from_slice(encoding.get_ids());
         Ok(())
-    }
-
-    /// The stable BPE model reads and fills a word cache behind a read-write lock, once per word
-    /// that misses or hits it: a count that depends on the text.
-    fn locks_per_call(&self) -> Option<u64> {
-        None
     }
 
     fn decode(&self, ids: &[u32], skip_special_tokens: bool) -> Result<String, Error> {

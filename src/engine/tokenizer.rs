@@ -1,6 +1,7 @@
 //! A loaded tokenizer: the engines it owns, and the routing of each text to one of them.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use super::openai::{self, ENCODINGS, OpenAiEncoding};
@@ -9,7 +10,7 @@ use super::routing::Route;
 use super::special::{self, AllowedSpecial, Segment, SpecialToken};
 use super::stable::StableEngine;
 use super::unicode_drift;
-use super::{Engine, Error, ErrorKind, Ids};
+use super::{Engine, Error, ErrorKind, Ids, Scratch};
 
 /// Where a tokenizer comes from, which decides the options that apply to it.
 #[derive(Debug, Clone, Copy)]
@@ -38,7 +39,21 @@ pub struct Tokenizer {
     route: Route,
     /// The ids `decode` accepts.
     valid_ids: ValidIds,
+    /// Ids per byte of text in the last batch recorded, in units of 2^-16: what the next batch's
+    /// buffers are sized by (see [`Tokenizer::expected_ids`]).
+    ids_per_byte: AtomicU32,
 }
+
+/// [`Tokenizer::ids_per_byte`]'s fixed point: 1.0 is `1 << IDS_PER_BYTE_SHIFT`.
+const IDS_PER_BYTE_SHIFT: u32 = 16;
+
+/// The ratio assumed before a tokenizer has seen a batch: a quarter of an id per byte, about what
+/// the OpenAI encodings give on English prose (o200k_base: 0.23 on big.txt).
+const INITIAL_IDS_PER_BYTE: u32 = 1 << (IDS_PER_BYTE_SHIFT - 2);
+
+/// The most ids per byte a buffer is sized for, however many the last batch had: byte-level BPE
+/// never gives more than one id per byte, and a larger guess would only reserve memory.
+const MAX_IDS_PER_BYTE: u32 = 1 << IDS_PER_BYTE_SHIFT;
 
 /// The longest token, in UTF-8 bytes, handed to the release candidate. Its vocabulary store
 /// panics on a token over 65535 bytes, and it may hold a token in its byte-level form, up to twice
@@ -119,6 +134,7 @@ impl Tokenizer {
                     stable: None,
                     route: Route::Pipeline,
                     valid_ids: ValidIds::Table(loaded.valid_ids),
+                    ids_per_byte: AtomicU32::new(INITIAL_IDS_PER_BYTE),
                 }))
             })
             .clone()
@@ -190,6 +206,7 @@ impl Tokenizer {
             stable: Some(stable),
             route,
             valid_ids: ValidIds::from_ids(ids),
+            ids_per_byte: AtomicU32::new(INITIAL_IDS_PER_BYTE),
         })
     }
 
@@ -254,9 +271,15 @@ impl Tokenizer {
         }
     }
 
-    /// Appends the ids of `text` to `out`.
+    /// Appends the ids of `text` to `out`, with the working memory and lock count of `scratch`.
     #[inline]
-    pub fn encode_into(&self, text: &str, mode: &EncodeMode, out: &mut Ids) -> Result<(), Error> {
+    pub fn encode_into<'t>(
+        &'t self,
+        text: &str,
+        mode: &EncodeMode,
+        scratch: &mut Scratch<'t>,
+        out: &mut Ids,
+    ) -> Result<(), Error> {
         match self.family {
             Family::OpenAi(encoding) => {
                 // A text with characters the fast path's Unicode tables read differently from
@@ -269,7 +292,7 @@ impl Tokenizer {
                         .expect("an OpenAI encoding has its engine")
                 };
                 special::for_each_segment(text, &mode.allowed_special, |segment| match segment {
-                    Segment::Text(text) => engine.encode_into(text, false, false, out),
+                    Segment::Text(text) => engine.encode_into(text, false, false, scratch, out),
                     Segment::Special(id) => {
                         out.push(id);
                         Ok(())
@@ -278,15 +301,38 @@ impl Tokenizer {
             }
             Family::HuggingFace => {
                 self.engine_for(text)
-                    .encode_into(text, mode.add_special_tokens, true, out)
+                    .encode_into(text, mode.add_special_tokens, true, scratch, out)
             }
         }
     }
 
-    /// The ids of `text`.
+    /// About how many ids `bytes` of text give, judging by the last batch recorded with
+    /// [`record_batch`](Self::record_batch): a buffer of this size rarely grows, and growing one
+    /// copies it and touches fresh memory.
+    pub fn expected_ids(&self, bytes: usize) -> usize {
+        let ratio = u64::from(self.ids_per_byte.load(Ordering::Relaxed));
+        ((bytes as u64 * ratio) >> IDS_PER_BYTE_SHIFT) as usize
+    }
+
+    /// Records that a batch of `bytes` of text gave `ids` ids, for [`expected_ids`](Self::expected_ids).
+    /// Concurrent batches may overwrite each other's figure; either is a fair guess.
+    pub fn record_batch(&self, bytes: usize, ids: usize) {
+        if bytes == 0 {
+            return;
+        }
+        let ratio = ((ids as u128) << IDS_PER_BYTE_SHIFT) / bytes as u128;
+        // A little above what was seen, so the same texts again fit without growing.
+        let padded = ratio + ratio / 16 + 1;
+        self.ids_per_byte.store(
+            padded.min(u128::from(MAX_IDS_PER_BYTE)) as u32,
+            Ordering::Relaxed,
+        );
+    }
+
+    /// The ids of `text`, encoded on its own.
     pub fn encode(&self, text: &str, mode: &EncodeMode) -> Result<Ids, Error> {
         let mut ids = Ids::with_capacity(text.len() / 3 + 4);
-        self.encode_into(text, mode, &mut ids)?;
+        self.encode_into(text, mode, &mut Scratch::new(), &mut ids)?;
         Ok(ids)
     }
 
@@ -314,12 +360,6 @@ impl Tokenizer {
             (_, None, Some(pipeline)) => pipeline.decode(ids, skip_special_tokens),
             (_, None, None) => unreachable!("a tokenizer has at least one engine"),
         }
-    }
-
-    /// Locks the engine takes on shared state per text (per run of text between allowed special
-    /// tokens of an OpenAI encoding), or `None` where that depends on the text.
-    pub fn locks_per_text(&self) -> Option<u64> {
-        self.main_engine().locks_per_call()
     }
 
     /// The engine that encodes ordinary text, to measure it alone (benchmarks).

@@ -17,7 +17,7 @@ use super::tasks::Outcome;
 use super::texts::texts_from_array;
 use super::tokenizer::Tokenizer;
 use crate::batch;
-use crate::engine::{AllowedSpecial, Family, Ids};
+use crate::engine::{AllowedSpecial, Family, Ids, Scratch};
 use crate::scheduler::CancelToken;
 
 fn millis(since: Instant) -> f64 {
@@ -27,8 +27,9 @@ fn millis(since: Instant) -> f64 {
 /// Benchmark hook: runs the parts of `encodeBatchSync(texts, options)` one after another and
 /// times each, plus the engine alone over the same texts. Returns, in milliseconds:
 /// - `convertMs` (main thread): the JS strings copied into one UTF-8 buffer;
-/// - `engineLoopMs`: the engine's own `encode_into` over the texts on one thread, collecting
-///   every id: the fastest a single thread could go;
+/// - `engineLoopMs`: the engine's own `encode_into` over the texts on one thread (its per-call
+///   working memory, as `PipelineTokenizer::encode_into` has it), collecting every id: the
+///   engine alone, the reference a batch is held against;
 /// - `scheduledMs`: the batch on the scheduler, ids assembled in input order (no JS);
 /// - `resultMs` (main thread): the result handed to JS as a `BatchEncoding`;
 ///
@@ -60,7 +61,13 @@ pub fn profile_boundary<'env>(
     for index in 0..texts.len() {
         let before = ids.len();
         engine
-            .encode_into(texts.get(index), add_special_tokens, true, &mut ids)
+            .encode_into(
+                texts.get(index),
+                add_special_tokens,
+                true,
+                &mut Scratch::engine_pool(),
+                &mut ids,
+            )
             .map_err(|e| from_engine(&env, &e))?;
         counts.push((ids.len() - before) as u32);
     }

@@ -1,0 +1,146 @@
+//! Working memory a thread keeps between the texts it encodes.
+//!
+//! The release candidate's own `PipelineTokenizer::encode_into` takes its working memory (the BPE
+//! word cache, the pre-tokenizer's split buffers, the span list) out of a pool inside the
+//! tokenizer and puts it back: two lock acquisitions per text, on 64 mutexes laid side by side,
+//! two to a cache line, so two threads can contend for one line (`benchmark/engine_state.rs`
+//! measured the cost across threads). A batch worker encodes thousands of texts in a row, so it
+//! holds one scratch for the whole batch instead: a [`Scratch`] leases working memory from its
+//! engine's idle stack the first time it is used and gives it back when it is dropped. That is
+//! two locks per worker per batch, none per text, and no memory written by two threads. Leases
+//! are given back, not dropped, so a word cache filled by one batch serves the next.
+//!
+//! A single text takes a lease of its own, so every path encodes the same way and every test of
+//! one text checks what batches run. [`Scratch::engine_pool`] keeps the engine's own per-call
+//! pool instead: the reference the worker path is tested and measured against.
+
+use std::sync::{Mutex, PoisonError};
+
+use crossbeam_utils::CachePadded;
+use tokenizers::pipeline::{PipelineModelScratch, PreTokenizerScratch, Span};
+
+use super::pipeline::PipelineEngine;
+
+/// The release candidate's working memory for one thread at a time.
+pub(super) struct PipelineScratch {
+    /// The model's buffers and word cache; built by the model it belongs to.
+    pub(super) model: PipelineModelScratch,
+    /// The pre-tokenizer's buffers.
+    pub(super) split: PreTokenizerScratch,
+    /// The pre-tokens of the text being encoded.
+    pub(super) spans: Vec<Span>,
+}
+
+/// The scratches of one engine that no thread holds. The most recently given back is on top and
+/// is leased first: its word cache is the warmest.
+#[derive(Default)]
+pub(super) struct IdleScratches(Mutex<Vec<PipelineScratch>>);
+
+impl IdleScratches {
+    /// An idle scratch, if any.
+    pub(super) fn take(&self) -> Option<PipelineScratch> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).pop()
+    }
+
+    /// Makes `scratch` available to the next lease.
+    pub(super) fn give_back(&self, scratch: PipelineScratch) {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(scratch);
+    }
+}
+
+/// What one thread keeps between the texts it encodes, and the count of the locks those texts
+/// took on state shared between threads.
+pub struct Scratch<'e> {
+    /// Whether to lease working memory from the engine, or to leave it to the engine's own
+    /// per-call pool.
+    leasing: bool,
+    /// The leased working memory, each with the engine it belongs to (a model's scratch fits
+    /// only that model), given back on drop. One entry, or two where an OpenAI encoding sends
+    /// some texts to its exact engine. Padded: the buffers' lengths in it change with every
+    /// word, and two workers' leases must not share a cache line.
+    leases: Vec<(&'e PipelineEngine, CachePadded<PipelineScratch>)>,
+    /// Locks taken so far; `None` once an engine could not tell how many it took.
+    locks: Option<u64>,
+}
+
+impl<'e> Scratch<'e> {
+    /// Working memory leased from the engine at first use and kept until this is dropped: for a
+    /// batch worker's run of texts, or one text.
+    pub fn new() -> Self {
+        Scratch {
+            leasing: true,
+            leases: Vec::new(),
+            locks: Some(0),
+        }
+    }
+
+    /// No lease: the release candidate takes working memory from its own pool for each text, as
+    /// `PipelineTokenizer::encode_into` does by itself. The reference for tests and benchmarks.
+    pub fn engine_pool() -> Self {
+        Scratch {
+            leasing: false,
+            leases: Vec::new(),
+            locks: Some(0),
+        }
+    }
+
+    /// Locks the texts encoded with this scratch took on state shared between threads, the lease
+    /// and its return included; `None` where an engine could not tell (the stable engine's cache
+    /// locks depend on the text).
+    pub fn locks(&self) -> Option<u64> {
+        self.locks
+    }
+
+    /// Counts `locks` more.
+    pub(super) fn count_locks(&mut self, locks: u64) {
+        self.locks = self.locks.map(|sum| sum + locks);
+    }
+
+    /// Notes that an engine took locks it cannot count.
+    pub(super) fn count_unknown_locks(&mut self) {
+        self.locks = None;
+    }
+
+    /// `engine`'s working memory, leased on first use; `None` where this scratch leases none.
+    #[inline]
+    pub(super) fn leased_for(
+        &mut self,
+        engine: &'e PipelineEngine,
+    ) -> Option<&mut PipelineScratch> {
+        if !self.leasing {
+            return None;
+        }
+        let held = match self
+            .leases
+            .iter()
+            .position(|(owner, _)| std::ptr::eq(*owner, engine))
+        {
+            Some(held) => held,
+            None => {
+                // Two locks: this take, and the give-back in `drop`.
+                self.count_locks(2);
+                self.leases
+                    .push((engine, CachePadded::new(engine.lease_scratch())));
+                self.leases.len() - 1
+            }
+        };
+        Some(&mut *self.leases[held].1)
+    }
+}
+
+impl Default for Scratch<'_> {
+    fn default() -> Self {
+        Scratch::new()
+    }
+}
+
+impl Drop for Scratch<'_> {
+    fn drop(&mut self) {
+        for (engine, scratch) in self.leases.drain(..) {
+            engine.give_back_scratch(CachePadded::into_inner(scratch));
+        }
+    }
+}
