@@ -261,7 +261,7 @@ fn the_worker_path_equals_the_release_candidates_own_encode() {
         inputs.extend(["[CLS] a [SEP]", "<|endoftext|>x", "<|first|><|second|>"].map(String::from));
         inputs
     };
-    for (name, json) in [
+    let files: Vec<(&str, PipelineEngine)> = [
         ("gpt2", fixture_tokenizer("gpt2")),
         ("bert", fixture_tokenizer("bert")),
         ("unigram", fixture_tokenizer("unigram")),
@@ -276,8 +276,22 @@ fn the_worker_path_equals_the_release_candidates_own_encode() {
             "bert, no room beside [CLS] [SEP]",
             truncation("Right", "LongestFirst", 2),
         ),
-    ] {
-        let engine = PipelineEngine::from_json(&json).unwrap();
+    ]
+    .into_iter()
+    .map(|(name, json)| (name, PipelineEngine::from_json(&json).unwrap()))
+    .collect();
+    // The OpenAI encodings' engines have no added tokens and no normalizers: the plain path.
+    let encodings = ["o200k_base", "cl100k_base", "p50k_base", "r50k_base"]
+        .map(|name| (name, Tokenizer::from_encoding(name).unwrap()));
+    let engines = files
+        .iter()
+        .map(|(name, engine)| (*name, engine as &dyn Engine))
+        .chain(
+            encodings
+                .iter()
+                .map(|(name, tokenizer)| (*name, tokenizer.main_engine())),
+        );
+    for (name, engine) in engines {
         let mut worker = Scratch::new();
         let (mut equal, mut failed) = (0, 0);
         for text in &inputs {
@@ -285,19 +299,14 @@ fn the_worker_path_equals_the_release_candidates_own_encode() {
                 [(true, true), (false, true), (true, false), (false, false)]
             {
                 let own = encode(
-                    &engine,
+                    engine,
                     text,
                     add_special_tokens,
                     split_special,
                     &mut Scratch::engine_pool(),
                 );
-                let worker_ids = encode(
-                    &engine,
-                    text,
-                    add_special_tokens,
-                    split_special,
-                    &mut worker,
-                );
+                let worker_ids =
+                    encode(engine, text, add_special_tokens, split_special, &mut worker);
                 assert_eq!(
                     worker_ids, own,
                     "{name}: add_special_tokens {add_special_tokens}, split_special \

@@ -18,6 +18,9 @@ pub struct PipelineEngine {
     tokenizer: PipelineTokenizer,
     /// Working memory no worker holds at the moment.
     idle: IdleScratches,
+    /// No added tokens and no normalizers (the OpenAI encodings): a text goes straight to the
+    /// pre-tokenizer, with no search for added tokens that cannot be there.
+    plain: bool,
 }
 
 impl PipelineEngine {
@@ -51,6 +54,8 @@ impl PipelineEngine {
     /// Wraps a tokenizer built in code (the embedded encodings).
     pub fn from_tokenizer(tokenizer: PipelineTokenizer) -> Self {
         PipelineEngine {
+            plain: tokenizer.get_added_vocabulary().is_empty()
+                && tokenizer.get_normalizers().is_empty(),
             tokenizer,
             idle: IdleScratches::default(),
         }
@@ -72,8 +77,9 @@ impl PipelineEngine {
 
     /// The stages `PipelineTokenizer::encode_into` runs for one text, with the caller's working
     /// memory: added tokens are cut out of the raw text, the rest normalized, added tokens cut
-    /// out of that, the rest pre-tokenized and run through the model; the sequence is truncated
-    /// as the file says, and the single-sequence template's tokens go around it.
+    /// out of that, the rest pre-tokenized and run through the model (a plain tokenizer's text
+    /// goes straight to the pre-tokenizer); the sequence is truncated as the file says, and the
+    /// single-sequence template's tokens go around it.
     fn encode_with(
         &self,
         text: &str,
@@ -87,6 +93,39 @@ impl PipelineEngine {
             out.extend(template.prefix.iter().map(|&(id, _)| id));
         }
         let sequence_start = out.len();
+        if self.plain {
+            self.tokenize(text, scratch, out)?;
+        } else {
+            self.encode_segments(text, split_special, scratch, out)?;
+        }
+        if let Some(truncation) = self.tokenizer.get_truncation() {
+            let specials = if add_special_tokens {
+                template.n_special()
+            } else {
+                0
+            };
+            // Only a sequence that is cut leaves `out` for the engine's own truncation.
+            if out.len() - sequence_start + specials > truncation.max_length {
+                let sequence = out.split_off(sequence_start);
+                let (kept, _) = truncate_pair(sequence, None, Some(truncation), specials)?;
+                out.extend_from_slice(&kept);
+            }
+        }
+        if add_special_tokens {
+            out.extend(template.suffix.iter().map(|&(id, _)| id));
+        }
+        Ok(())
+    }
+
+    /// Cuts added tokens out of the raw text, normalizes the rest, cuts added tokens out of
+    /// that, and tokenizes what is left.
+    fn encode_segments(
+        &self,
+        text: &str,
+        split_special: bool,
+        scratch: &mut PipelineScratch,
+        out: &mut Vec<PipelineToken>,
+    ) -> tokenizers::Result<()> {
         let added = self.tokenizer.get_added_vocabulary();
         let encode_special_tokens = !split_special;
         for raw in SpecialSegmentIterator::new(text, added, false, encode_special_tokens) {
@@ -106,22 +145,6 @@ impl PipelineEngine {
                     Segment::Text { text, .. } => self.tokenize(text, scratch, out)?,
                 }
             }
-        }
-        if let Some(truncation) = self.tokenizer.get_truncation() {
-            let specials = if add_special_tokens {
-                template.n_special()
-            } else {
-                0
-            };
-            // Only a sequence that is cut leaves `out` for the engine's own truncation.
-            if out.len() - sequence_start + specials > truncation.max_length {
-                let sequence = out.split_off(sequence_start);
-                let (kept, _) = truncate_pair(sequence, None, Some(truncation), specials)?;
-                out.extend_from_slice(&kept);
-            }
-        }
-        if add_special_tokens {
-            out.extend(template.suffix.iter().map(|&(id, _)| id));
         }
         Ok(())
     }
