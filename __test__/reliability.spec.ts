@@ -2,8 +2,9 @@
 // memory growth, a storm of concurrent and aborted calls settles every promise correctly and leaves
 // the pool idle, and worker_threads terminated mid-batch leave the survivors' results intact.
 // The runs themselves live in scripts/reliability.js, shared with scripts/soak.js.
+import { getEventListeners } from 'node:events'
 import { createRequire } from 'node:module'
-import { describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 
 import { type DigestFixture, batchtok, corpus, fixture } from './helpers'
 
@@ -18,6 +19,7 @@ const digests = fixture<DigestFixture>('corpus-digests.json').cuts.bigDocuments
 describe('soak', () => {
   const docs = corpus.bigDocuments()
   const o200k = Tokenizer.fromEncoding('o200k_base')
+  const schedulers = new Map(POLICIES.map((policy) => [policy, new Scheduler({ policy })]))
   // Every batch copies 6.5 MB of texts in and hands back ~6 MiB of ids, so a leak of either would
   // add over 120 MiB in the 20 batches after the warm-up. RSS is read after a full GC and after the
   // allocator has handed back its cached free memory, so it follows live memory more closely, but
@@ -25,11 +27,18 @@ describe('soak', () => {
   const GROWTH_BOUND = 64 * MiB
   const BATCHES = 30
   const WARMUP = 10
+  // As `npm run soak` does, at a smaller scale: every scheduler runs before the first one is
+  // measured, so each is measured in a process where all their threads exist, whatever its order.
+  const SETTLE_ROUNDS = 2
+
+  beforeAll(async () => {
+    await runs.settle({ tokenizer: o200k, texts: docs, schedulers: [undefined, ...schedulers.values()], rounds: SETTLE_ROUNDS })
+  })
 
   it.each(['default', ...POLICIES])(
     '%s: 30 batches of big.txt give the reference ids every time, and RSS stays flat',
     async (policy) => {
-      const scheduler = policy === 'default' ? undefined : new Scheduler({ policy })
+      const scheduler = schedulers.get(policy)
       const run = await runs.soak({ tokenizer: o200k, texts: docs, scheduler, batches: BATCHES, warmup: WARMUP, sampleEvery: 1, release: true })
       expect(run.firstFixture).toBe(digests.o200k_base.sha256)
       expect(run.mismatches).toEqual([])
@@ -114,6 +123,94 @@ describe('an abort before the work starts', () => {
     controller.abort()
     const o200k = Tokenizer.fromEncoding('o200k_base')
     await expect(o200k.encodeBatch([], { signal: controller.signal })).rejects.toMatchObject({ code: 'ABORT_ERR' })
+  })
+})
+
+describe("the caller's AbortSignal", () => {
+  // batchtok adds one 'abort' listener per call with addEventListener and removes it once the
+  // call has settled (src/js/signal.rs); the caller's own handlers are left alone.
+  const o200k = Tokenizer.fromEncoding('o200k_base')
+  const listeners = (signal: AbortSignal) => getEventListeners(signal, 'abort')
+  const settle = (promise: Promise<unknown>) =>
+    promise.then(
+      () => null,
+      (e: Error & { code?: string }) => e,
+    )
+
+  it('keeps its own onabort handler, set before or after the call, and the batch still aborts', async () => {
+    const docs = corpus.bigDocuments()
+    const heard: string[] = []
+
+    const early = new AbortController()
+    early.signal.onabort = () => heard.push('set before the call')
+    const first = o200k.encodeBatch(docs, { signal: early.signal })
+    early.abort()
+    expect((await settle(first))?.code).toBe('ABORT_ERR')
+
+    const late = new AbortController()
+    const second = o200k.countBatch(docs, { signal: late.signal })
+    late.signal.onabort = () => heard.push('set after the call')
+    late.abort()
+    expect((await settle(second))?.code).toBe('ABORT_ERR')
+
+    expect(heard).toEqual(['set before the call', 'set after the call'])
+  })
+
+  it('holds one listener while a call runs and none once it settles, resolved or aborted', async () => {
+    const docs = corpus.bigDocuments()
+    const controller = new AbortController()
+    const resolved = o200k.encodeBatch(docs.slice(0, 50), { signal: controller.signal })
+    expect(listeners(controller.signal)).toHaveLength(1)
+    await resolved
+    expect(listeners(controller.signal)).toEqual([])
+
+    const aborted = o200k.encodeBatch(docs, { signal: controller.signal })
+    expect(listeners(controller.signal)).toHaveLength(1)
+    controller.abort()
+    expect((await settle(aborted))?.code).toBe('ABORT_ERR')
+    expect(listeners(controller.signal)).toEqual([])
+  })
+
+  it('one signal reused for 50 calls in a row leaves no listener behind and no MaxListenersExceededWarning', async () => {
+    const warnings: string[] = []
+    const onWarning = (warning: Error) => warnings.push(warning.name)
+    process.on('warning', onWarning)
+    try {
+      const texts = corpus.bigShortItems().slice(0, 200)
+      const expected = runs.digest(o200k.encodeBatchSync(texts))
+      const counts = o200k.countBatchSync(texts)
+      const controller = new AbortController()
+      for (let call = 0; call < 50; call++) {
+        if (call % 2 === 0) {
+          expect(runs.digest(await o200k.encodeBatch(texts, { signal: controller.signal }))).toBe(expected)
+        } else {
+          expect(await o200k.countBatch(texts, { signal: controller.signal })).toEqual(counts)
+        }
+        expect(listeners(controller.signal)).toEqual([])
+      }
+      // Node emits its warning on a later tick (past 10 listeners on one AbortSignal).
+      await new Promise((resolve) => setImmediate(resolve))
+      expect(warnings.filter((name) => name === 'MaxListenersExceededWarning')).toEqual([])
+      // The signal still works for the next call.
+      controller.abort()
+      expect((await settle(o200k.encodeBatch(texts, { signal: controller.signal })))?.code).toBe('ABORT_ERR')
+      expect(listeners(controller.signal)).toEqual([])
+    } finally {
+      process.off('warning', onWarning)
+    }
+  })
+
+  it('ignores an abort that comes after the batch settled', async () => {
+    const texts = corpus.bigShortItems().slice(0, 200)
+    const controller = new AbortController()
+    const batch = await o200k.encodeBatch(texts, { signal: controller.signal })
+    const digest = runs.digest(batch)
+    controller.abort()
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(controller.signal.aborted).toBe(true)
+    expect(runs.digest(batch)).toBe(digest)
+    expect(digest).toBe(runs.digest(o200k.encodeBatchSync(texts)))
+    expect(listeners(controller.signal)).toEqual([])
   })
 })
 

@@ -89,6 +89,30 @@ function slope(xs, ys) {
 }
 
 /**
+ * Settling, before any soak is measured: `rounds` rounds of one `encodeBatch` on each of
+ * `schedulers` in turn (`undefined` stands for the default scheduler), unmeasured. A fresh
+ * process's RSS climbs while the threads that allocate start (libuv's, the pool's, each rayon
+ * pool's, each with an allocator arena of its own) and V8 sizes its heap. Without this, the soak
+ * measured first also measured the process's start-up, and each later one the start of threads
+ * new to it; after it, every soak runs in a process where all those threads exist, whatever its
+ * place in the order. Returns RSS after a full GC before and after.
+ *
+ * @returns {Promise<{ rssBefore: number, rssAfter: number, batches: number, ms: number }>}
+ */
+async function settle({ tokenizer, texts, schedulers, rounds }) {
+  const started = performance.now()
+  gcNow()
+  const rssBefore = process.memoryUsage().rss
+  for (let round = 0; round < rounds; round++) {
+    for (const scheduler of schedulers) {
+      await tokenizer.encodeBatch(texts, scheduler ? { scheduler } : undefined)
+    }
+  }
+  gcNow()
+  return { rssBefore, rssAfter: process.memoryUsage().rss, batches: rounds * schedulers.length, ms: performance.now() - started }
+}
+
+/**
  * Soak: `batches` consecutive `encodeBatch` calls of the same texts, each compared with the first
  * by digest. Every `sampleEvery` batches, after a full GC, RSS is sampled; the slope over the
  * samples after `warmup` batches is returned in bytes per 100 batches. With `release`, the
@@ -317,4 +341,4 @@ async function abortLatency({ tokenizer, texts, scheduler, delayMs }) {
   }
 }
 
-module.exports = { digest, fixtureDigest, prng, gcNow, slope, soak, stormCases, storm, cpuShare, churn, abortLatency }
+module.exports = { digest, fixtureDigest, prng, gcNow, slope, settle, soak, stormCases, storm, cpuShare, churn, abortLatency }

@@ -2,12 +2,14 @@
 // `npm run soak`: the long reliability runs of issue 8, printed and written to
 // benchmark/results/soak.md. The short versions of the same runs are __test__/reliability.spec.ts.
 //
-//   node scripts/soak.js [--batches 1000] [--storm 1000] [--cycles 100] [--workers 8] [--seed 1]
+//   node scripts/soak.js [--batches 1000] [--settle 100] [--storm 1000] [--cycles 100] [--workers 8] [--seed 1]
 //
-// - soak: `--batches` consecutive encodeBatch calls over the whole of big.txt (as documents), with
-//   the default scheduler and with each policy; every result compared with the first (and the first
-//   with the reference digest of Python tiktoken); RSS sampled after a full GC every 10 batches, its
-//   least-squares slope over the samples after the warm-up (the first tenth) reported.
+// - soak: first `--settle` rounds of one batch on every scheduler below, unmeasured (`settle` in
+//   scripts/reliability.js: the process's RSS climbs while its threads come up). Then `--batches`
+//   consecutive encodeBatch calls over the whole of big.txt (as documents), with the default
+//   scheduler and with each policy; every result compared with the first (and the first with the
+//   reference digest of Python tiktoken); RSS sampled after a full GC every 10 batches, its
+//   least-squares slope over the samples after each row's warm-up (its first tenth) reported.
 // - storm: `--storm` calls in flight at once, mixed sizes, OpenAI and Hugging Face tokenizers, every
 //   policy, 30% aborted at random moments; then the process's CPU use while idle.
 // - cancellation latency: batches of 20 MB aborted while running, per policy; and one 20 MB text.
@@ -39,6 +41,7 @@ function flag(name, fallback) {
 
 const options = {
   batches: flag('batches', 1000),
+  settle: flag('settle', 100),
   storm: flag('storm', 1000),
   cycles: flag('cycles', 100),
   workers: flag('workers', 8),
@@ -69,9 +72,13 @@ const log = (...args) => console.log(...args)
 async function soakAll(docs, referenceDigest) {
   const o200k = Tokenizer.fromEncoding('o200k_base')
   const bytes = docs.reduce((n, d) => n + Buffer.byteLength(d), 0)
+  const schedulers = new Map(POLICIES.map((policy) => [policy, new Scheduler({ policy })]))
+  log(`settle: ${options.settle} rounds over the default scheduler and ${POLICIES.join(', ')}`)
+  const settled = await runs.settle({ tokenizer: o200k, texts: docs, schedulers: [undefined, ...schedulers.values()], rounds: options.settle })
+  log(`  RSS ${mib(settled.rssBefore)} -> ${mib(settled.rssAfter)} MiB in ${settled.batches} batches`)
   const rows = []
   for (const policy of ['default', ...POLICIES, RELEASED]) {
-    const scheduler = policy === 'default' || policy === RELEASED ? undefined : new Scheduler({ policy })
+    const scheduler = schedulers.get(policy)
     log(`soak ${policy}: ${options.batches} batches`)
     const run = await runs.soak({
       tokenizer: o200k,
@@ -101,7 +108,7 @@ async function soakAll(docs, referenceDigest) {
     })
     log(`  ${JSON.stringify(rows[rows.length - 1])}`)
   }
-  return rows
+  return { settled, rows }
 }
 
 async function stormRun(docs, short) {
@@ -168,22 +175,25 @@ async function churnRun(docs) {
   return { outcome, ms: Date.now() - started, slopePer10, warm }
 }
 
-function report(m, soakRows, storm, cancel, churn, started) {
+function report(m, soak, storm, cancel, churn, started) {
   const lines = []
   const out = (s = '') => lines.push(s)
   out('# Reliability runs (`npm run soak`)')
   out()
   out(`Written by \`scripts/soak.js\` on ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${((Date.now() - started) / 60000).toFixed(0)} min in all.`)
   out(`Machine: ${m.cpu}, \`nproc\` ${m.nproc}, ${m.memoryGiB} GiB, ${m.platform}, Node ${m.node}, allocator \`${m.allocator}\`. The machine is shared with other builds: times are indicative only.`)
-  out(`Flags: \`--batches ${options.batches} --storm ${options.storm} --cycles ${options.cycles} --workers ${options.workers} --seed ${options.seed}\`.`)
+  out(`Flags: \`--batches ${options.batches} --settle ${options.settle} --storm ${options.storm} --cycles ${options.cycles} --workers ${options.workers} --seed ${options.seed}\`.`)
   out()
   out('## Soak')
+  out()
+  const settled = soak.settled
+  out(`Before the first row the process settles, unmeasured: ${options.settle} rounds of one batch on each scheduler of the table (${settled.batches} batches, ${(settled.ms / 60000).toFixed(1)} min), while RSS went from ${mib(settled.rssBefore)} to ${mib(settled.rssAfter)} MiB. RSS climbs while the threads that allocate start (libuv's, the pool's, each rayon pool's, each with an allocator arena of its own) and V8 sizes its heap; after this, every row is measured in a process where all those threads exist, whatever its place in the table.`)
   out()
   out(`o200k_base over the whole of big.txt as documents (989 texts, 6.5 MB) per batch. "reference": the first batch's ids equal Python tiktoken's (digest in \`__test__/fixtures/corpus-digests.json\`); "mismatches": later batches whose ids or offsets differ from the first (sha256). RSS after a full GC every 10 batches; the slope is a least-squares fit over the samples after the warm-up (the first tenth of the batches); \`memoryStats().resident\` is the addon's own reading of the same figure. The allocator keeps freed memory cached, so RSS wanders by tens of MiB from sample to sample and the slope of the first five rows carries that noise; the last row hands the cache back (\`releaseMemory()\`, glibc's \`malloc_trim\`) before each sample, so its RSS follows live memory and a leak would show as a steady slope.`)
   out()
   out('| scheduler | batches | MiB/s | reference | mismatches | RSS after warm-up | RSS at end | RSS max | RSS slope (MiB / 100 batches) | resident slope | minutes |')
   out('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |')
-  for (const r of soakRows) {
+  for (const r of soak.rows) {
     out(`| ${r.policy} | ${r.batches} | ${r.mibPerS} | ${r.reference} | ${r.mismatches} | ${r.rssWarm} MiB | ${r.rssEnd} MiB | ${r.rssMax} MiB | ${r.slope} | ${r.residentSlope} | ${r.minutes} |`)
   }
   out()
@@ -228,17 +238,17 @@ async function main() {
   const docs = corpus.bigDocuments()
   const short = corpus.bigShortItems()
   const digests = JSON.parse(fs.readFileSync(path.join(ROOT, '__test__', 'fixtures', 'corpus-digests.json'), 'utf8'))
-  const soakRows = await soakAll(docs, digests.cuts.bigDocuments.o200k_base.sha256)
+  const soak = await soakAll(docs, digests.cuts.bigDocuments.o200k_base.sha256)
   const storm = await stormRun(docs, short)
   log('cancellation latency')
   const cancel = await cancelLatency(docs)
   const churn = await churnRun(docs)
-  const text = report(m, soakRows, storm, cancel, churn, started)
+  const text = report(m, soak, storm, cancel, churn, started)
   fs.mkdirSync(path.dirname(RESULTS), { recursive: true })
   fs.writeFileSync(RESULTS, `${text}\n`)
   log(`\n${text}\nwritten to ${path.relative(ROOT, RESULTS)}`)
   const failed =
-    soakRows.some((r) => r.mismatches > 0 || r.reference !== 'yes') ||
+    soak.rows.some((r) => r.mismatches > 0 || r.reference !== 'yes') ||
     storm.outcome.wrong.length > 0 ||
     storm.outcome.settled !== storm.outcome.calls ||
     churn.outcome.wrong.length > 0

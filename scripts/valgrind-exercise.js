@@ -53,7 +53,12 @@ async function exercise() {
     await tokenizer.decodeBatch(batch.toArrays())
     assert.throws(() => tokenizer.decode([tokenizer.vocabSize]), RangeError)
 
-    // Cancellation: one signal fired before the call, one during it.
+    // Cancellation: one signal that never fires before its calls settle (its listener is added
+    // and removed each time), one fired before the call, one during it.
+    const idle = new AbortController()
+    await tokenizer.encodeBatch(texts, { signal: idle.signal })
+    await tokenizer.countBatch(texts, { signal: idle.signal })
+    idle.abort()
     const fired = new AbortController()
     fired.abort()
     await assert.rejects(tokenizer.encodeBatch(texts, { signal: fired.signal }), { name: 'AbortError' })

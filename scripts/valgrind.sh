@@ -5,9 +5,10 @@
 # `npm test`; run by hand or with `npm run test:sanitize`.
 #
 # Node runs with --jitless: V8's JIT writes and runs code at run time, which memcheck reports as
-# noise and which slows it further; batchtok's code is the same either way. With it, Node 20 runs
-# clean under memcheck, so scripts/valgrind.supp holds no suppression; any added there must say
-# why, and must never match a batchtok frame.
+# noise and which slows it further; batchtok's code is the same either way. scripts/valgrind.supp
+# holds two suppressions, each with its reason: V8's conservative stack scan, and napi-rs's
+# once-per-load references to the class constructors. Any added there must say why, and must never
+# match batchtok's own code.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -8,13 +8,16 @@ use tokenizers_stable::Tokenizer as StableTokenizer;
 use super::{Engine, Error, ErrorKind, Ids, Scratch};
 
 /// The longest Unigram piece accepted, in UTF-8 bytes. The stable crate keeps the pieces in a trie
-/// with a node per byte, which it clones and drops recursively (`models/unigram/trie.rs`): about
-/// 64 bytes of stack per byte of the longest piece, so a 32 KB piece overflows a 2 MB thread stack
-/// (Rust's default, and the size of the worker threads) and aborts the process, found by
-/// `tests/parse_fuzz.rs` (the model is built, and dropped again, even when another part of the
-/// file is invalid). SentencePiece pieces are a few dozen bytes at most (16 characters by
-/// default); this bound keeps the recursion within a quarter of a megabyte.
-const UNIGRAM_MAX_PIECE_BYTES: usize = 4096;
+/// with a node per byte, which it clones and drops recursively (`models/unigram/trie.rs`), so the
+/// stack it needs grows with the longest piece: about 64 bytes per byte in a release build, and
+/// 520 to 680 in an unoptimized one (`npm run build:debug`, `cargo test` without `--release`, the
+/// AddressSanitizer run), where a 4096-byte piece overflowed a 2 MB thread stack (Rust's default,
+/// and the size of the worker threads; measured 2026-11-23, FUZZING.md). An overflow aborts the
+/// process; the parse fuzz found one with a 58 KB piece in a release build (the model is built,
+/// and dropped again, even when another part of the file is invalid). SentencePiece pieces are a
+/// few dozen bytes at most (16 characters by default); this bound keeps the recursion under
+/// 0.7 MB in any build.
+const UNIGRAM_MAX_PIECE_BYTES: usize = 1024;
 
 /// The deepest nesting of arrays and objects accepted. serde_json, which both `tokenizers` crates
 /// read with, stops at 128 levels; the stable crate then panics (`expect("Helper")` in
@@ -219,11 +222,21 @@ mod tests {
             .unwrap();
         let why = refused.expect("the file is refused");
         assert!(why.contains("58163 bytes long"), "{why}");
-        assert!(StableEngine::from_json(&unigram_with_piece_of(UNIGRAM_MAX_PIECE_BYTES)).is_ok());
-        // Escapes make the spelling longer, never the piece: 3000 escaped quotes are 3000 bytes.
+        // The longest piece accepted is built and dropped within the same 2 MB, in whatever build
+        // the test runs (an unoptimized one needs about eight times the stack of a release one).
+        let accepted = std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(|| {
+                StableEngine::from_json(&unigram_with_piece_of(UNIGRAM_MAX_PIECE_BYTES)).is_ok()
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        assert!(accepted);
+        // Escapes make the spelling longer, never the piece: 1000 escaped quotes are 1000 bytes.
         let quotes = unigram_with_piece_of(0).replace(
             r#"["",-2.0]"#,
-            &format!(r#"["{}",-2.0]"#, "\\\"".repeat(3000)),
+            &format!(r#"["{}",-2.0]"#, "\\\"".repeat(1000)),
         );
         assert!(StableEngine::from_json(&quotes).is_ok());
     }

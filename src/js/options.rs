@@ -4,17 +4,15 @@
 use std::ffi::CStr;
 use std::ptr;
 
-use napi::bindgen_prelude::{
-    AbortSignal, FromNapiValue, JsValue, TypeTag, Unknown, validate_type_tag,
-};
+use napi::bindgen_prelude::{FromNapiValue, JsValue, TypeTag, Unknown, validate_type_tag};
 use napi::{Env, ValueType, sys};
 use napi_derive::napi;
 
 use super::errors::{ErrorClass, js_error};
 use super::scheduler::{Runner, Scheduler as JsScheduler};
+use super::signal::Signal;
 use super::texts::describe;
 use crate::engine::AllowedSpecial;
-use crate::scheduler::CancelToken;
 
 /// Options of `Tokenizer.encode`.
 #[napi(object, object_to_js = false, object_from_js = false)]
@@ -33,7 +31,7 @@ pub struct EncodeOptions {
 
 /// Options of `encodeBatch`, `countBatch` and their `Sync` forms.
 #[napi(object, object_to_js = false, object_from_js = false)]
-pub struct BatchOptions {
+pub struct BatchOptions<'env> {
     /// As in `EncodeOptions`.
     /// @default true
     pub add_special_tokens: Option<bool>,
@@ -44,7 +42,7 @@ pub struct BatchOptions {
     /// Aborts the batch: the promise rejects with an `AbortError` within about one chunk's time.
     /// (Async methods only.)
     #[napi(ts_type = "AbortSignal")]
-    pub signal: Option<Signal>,
+    pub signal: Option<Signal<'env>>,
     /// The scheduler that runs this batch.
     /// @default the process-wide default scheduler (`Scheduler.getDefault()`)
     #[napi(ts_type = "Scheduler")]
@@ -59,26 +57,8 @@ pub struct DecodeOptions {
     pub skip_special_tokens: Option<bool>,
 }
 
-/// An `AbortSignal` passed in the options.
-pub struct Signal {
-    /// It had fired before the call.
-    pub aborted: bool,
-    signal: AbortSignal,
-}
-
-impl Signal {
-    /// Cancels `cancel` when the signal fires (or now, if it already has).
-    pub fn link(self, cancel: &CancelToken) {
-        if self.aborted {
-            cancel.cancel();
-        }
-        let token = cancel.clone();
-        self.signal.on_abort(move || token.cancel());
-    }
-}
-
 /// An object's property, `None` when it is `undefined`.
-fn property<'env>(
+pub(super) fn property<'env>(
     env: &Env,
     object: &Unknown<'env>,
     key: &CStr,
@@ -170,7 +150,7 @@ fn allowed_special_option(env: &Env, object: &Unknown) -> napi::Result<Option<Al
     }
 }
 
-fn signal_option(env: &Env, object: &Unknown) -> napi::Result<Option<Signal>> {
+fn signal_option<'env>(env: &Env, object: &Unknown<'env>) -> napi::Result<Option<Signal<'env>>> {
     let Some(value) = property(env, object, c"signal")? else {
         return Ok(None);
     };
@@ -202,20 +182,7 @@ fn signal_option(env: &Env, object: &Unknown) -> napi::Result<Option<Signal>> {
             ),
         ));
     }
-    let aborted = bool_property(env, &value, c"aborted")?;
-    // SAFETY: `value` is an AbortSignal of `env`.
-    let signal = unsafe { AbortSignal::from_napi_value(env.raw(), value.raw())? };
-    Ok(Some(Signal { aborted, signal }))
-}
-
-fn bool_property(env: &Env, object: &Unknown, key: &CStr) -> napi::Result<bool> {
-    match property(env, object, key)? {
-        // SAFETY: checked to be a boolean of `env`.
-        Some(value) if value.get_type()? == ValueType::Boolean => unsafe {
-            bool::from_napi_value(env.raw(), value.raw())
-        },
-        _ => Ok(false),
-    }
+    Ok(Some(Signal::new(value)))
 }
 
 fn scheduler_option(env: &Env, object: &Unknown) -> napi::Result<Option<Runner>> {
@@ -275,9 +242,9 @@ impl EncodeOptions {
     }
 }
 
-impl BatchOptions {
+impl<'env> BatchOptions<'env> {
     /// Reads a batch method's options argument.
-    pub fn read(env: &Env, value: Option<Unknown>) -> napi::Result<BatchOptions> {
+    pub fn read(env: &Env, value: Option<Unknown<'env>>) -> napi::Result<BatchOptions<'env>> {
         let Some(object) = options_object(env, value)? else {
             return Ok(BatchOptions {
                 add_special_tokens: None,

@@ -10,6 +10,7 @@ use napi::{Env, Task};
 use super::batch_encoding::BatchEncoding;
 use super::errors::{ErrorClass, from_engine, from_failure, js_error};
 use super::scheduler::Runner;
+use super::signal::AbortListener;
 use crate::allocator;
 use crate::batch::{self, Encoded, Failure, Texts};
 use crate::engine::{self, EncodeMode, Tokenizer};
@@ -78,6 +79,9 @@ pub struct BatchCall {
     pub runner: Runner,
     /// Set when the caller's signal fires.
     pub cancel: CancelToken,
+    /// The listener that sets `cancel`, kept on the caller's signal until the call is dropped:
+    /// for an async call, on the JS thread once its promise has settled.
+    pub abort_listener: Option<AbortListener>,
 }
 
 /// The signature `batch::encode_all` and `batch::count_all` share.

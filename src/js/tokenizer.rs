@@ -155,15 +155,17 @@ impl Tokenizer {
             mode,
             runner,
             cancel: CancelToken::default(),
+            abort_listener: None,
         })
     }
 
     /// The async task of a batch method: `task` over the call, cancelled by the options' signal.
     ///
-    /// The signal reaches the task only through the call's cancel token, not as napi-rs's task
-    /// signal: napi-rs rejects a task aborted while still queued itself, with an error of its own
-    /// (`code: 'Cancelled'`); through the token every abort rejects with batchtok's `AbortError`,
-    /// before the first chunk when the task had not started.
+    /// The signal reaches the task only through the call's cancel token, which batchtok's own
+    /// listener sets (`signal.rs`), not as napi-rs's task signal: napi-rs rejects a task aborted
+    /// while still queued itself, with an error of its own (`code: 'Cancelled'`); through the
+    /// token every abort rejects with batchtok's `AbortError`, before the first chunk when the
+    /// task had not started.
     fn batch_task<T: Task>(
         &self,
         env: &Env,
@@ -171,9 +173,9 @@ impl Tokenizer {
         mut options: BatchOptions,
         task: fn(BatchCall) -> T,
     ) -> napi::Result<AsyncTask<T>> {
-        let call = self.batch_call(env, texts, &mut options)?;
+        let mut call = self.batch_call(env, texts, &mut options)?;
         if let Some(signal) = options.signal {
-            signal.link(&call.cancel);
+            call.abort_listener = Some(signal.listen(env, &call.cancel)?);
         }
         Ok(AsyncTask::new(task(call)))
     }
