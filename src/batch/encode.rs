@@ -31,18 +31,21 @@ pub struct IdSink<'a> {
 }
 
 impl<'a> EncodeBatch<'a> {
-    /// The work of encoding every text of `texts`, shared by about `workers` threads.
+    /// The work of encoding every text of `texts`, with each worker's buffer sized for a
+    /// `1 / sinks` share of the ids, or left to grow where `sinks` is not known.
     pub fn new(
         tokenizer: &'a Tokenizer,
         texts: &'a Texts,
         mode: &'a EncodeMode,
-        workers: usize,
+        sinks: Option<usize>,
     ) -> Self {
         EncodeBatch {
             tokenizer,
             texts,
             mode,
-            sink_capacity: tokenizer.expected_ids(texts.total_bytes()) / workers.max(1),
+            sink_capacity: sinks.map_or(0, |sinks| {
+                tokenizer.expected_ids(texts.total_bytes()) / sinks.max(1)
+            }),
         }
     }
 }
@@ -104,11 +107,14 @@ pub fn encode_all(
     cancel: &CancelToken,
 ) -> Result<Encoded, Failure> {
     let config = scheduler.config();
-    let workers = match config.policy {
-        Policy::Serial => 1,
-        _ => config.threads,
+    // A sink per thread that works on the batch; the rayon policies make one per leaf job, a
+    // number rayon decides as it splits.
+    let sinks = match config.policy {
+        Policy::Serial => Some(1),
+        Policy::Chunked => Some(config.threads),
+        Policy::Rayon | Policy::RayonMinLen => None,
     };
-    let work = EncodeBatch::new(tokenizer, texts, mode, workers);
+    let work = EncodeBatch::new(tokenizer, texts, mode, sinks);
     let mut output = scheduler.run(&work, cancel)?;
     let total: usize = output.sinks.iter().map(|s| s.ids.len()).sum();
     tokenizer.record_batch(texts.total_bytes(), total);

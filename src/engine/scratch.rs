@@ -3,12 +3,13 @@
 //! The release candidate's own `PipelineTokenizer::encode_into` takes its working memory (the BPE
 //! word cache, the pre-tokenizer's split buffers, the span list) out of a pool inside the
 //! tokenizer and puts it back: two lock acquisitions per text, on 64 mutexes laid side by side,
-//! two to a cache line, so two threads can contend for one line (`benchmark/engine_state.rs`
-//! measured the cost across threads). A batch worker encodes thousands of texts in a row, so it
-//! holds one scratch for the whole batch instead: a [`Scratch`] leases working memory from its
-//! engine's idle stack the first time it is used and gives it back when it is dropped. That is
-//! two locks per worker per batch, none per text, and no memory written by two threads. Leases
-//! are given back, not dropped, so a word cache filled by one batch serves the next.
+//! two to a cache line, so two threads can contend for one line. A batch worker encodes thousands
+//! of texts in a row, so it holds one scratch for the whole batch instead: a [`Scratch`] leases
+//! working memory from its engine's idle stack the first time it is used and gives it back when
+//! it is dropped. That is two locks per worker per batch, none per text, and no memory written by
+//! two threads (a lease is padded to its own cache lines). Leases are given back, not dropped, so
+//! a word cache filled by one batch serves the next. `benchmark/engine_state.rs` measures both
+//! ways on one engine; `benchmark/README.md` has the figures.
 //!
 //! A single text takes a lease of its own, so every path encodes the same way and every test of
 //! one text checks what batches run. [`Scratch::engine_pool`] keeps the engine's own per-call
