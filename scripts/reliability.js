@@ -5,6 +5,7 @@
 // the script reports), so the short and the long run measure in exactly the same way.
 
 const { createHash } = require('node:crypto')
+const fs = require('node:fs')
 const { performance } = require('node:perf_hooks')
 const path = require('node:path')
 const v8 = require('node:v8')
@@ -267,6 +268,34 @@ async function cpuShare(ms) {
   return (used.user + used.system) / 1000 / (performance.now() - start)
 }
 
+/** Nanoseconds of CPU that the process's threads named `batchtok…` (the chunked pool's workers
+ * and the rayon policies' threads) have run so far (Linux: `/proc/self/task/<tid>/schedstat`). */
+function batchtokThreadsCpuNs() {
+  let total = 0
+  for (const tid of fs.readdirSync('/proc/self/task')) {
+    try {
+      if (!fs.readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').startsWith('batchtok')) continue
+      total += Number(fs.readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[0])
+    } catch {
+      // The thread ended between the listing and the read: it runs no more.
+    }
+  }
+  return total
+}
+
+/**
+ * The CPU batchtok's own threads use over `ms` milliseconds, as a share of one core: what a
+ * worker left spinning would show, and what the runtime's threads (V8 collecting garbage, libuv)
+ * do not. Linux only; elsewhere `null`.
+ */
+async function poolCpuShare(ms) {
+  if (process.platform !== 'linux') return null
+  const before = batchtokThreadsCpuNs()
+  const start = performance.now()
+  await new Promise((resolve) => setTimeout(resolve, ms))
+  return (batchtokThreadsCpuNs() - before) / 1e6 / (performance.now() - start)
+}
+
 const CHURN_WORKER = path.join(__dirname, '..', '__test__', 'worker-churn.cjs')
 
 function startWorker(workerData) {
@@ -341,4 +370,4 @@ async function abortLatency({ tokenizer, texts, scheduler, delayMs }) {
   }
 }
 
-module.exports = { digest, fixtureDigest, prng, gcNow, slope, settle, soak, stormCases, storm, cpuShare, churn, abortLatency }
+module.exports = { digest, fixtureDigest, prng, gcNow, slope, settle, soak, stormCases, storm, cpuShare, poolCpuShare, churn, abortLatency }
