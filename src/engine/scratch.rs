@@ -132,12 +132,6 @@ impl<'e> Scratch<'e> {
     }
 }
 
-impl Default for Scratch<'_> {
-    fn default() -> Self {
-        Scratch::new()
-    }
-}
-
 impl Drop for Scratch<'_> {
     fn drop(&mut self) {
         for (engine, scratch) in self.leases.drain(..) {
