@@ -156,15 +156,21 @@ export interface BatchStats {
   sharedAtomicOps: number
   /**
    * Locks the tokenizer engine took on state its threads share: 2 for each worker's working
-   * memory, leased from the engine once per batch and given back, not per text (2 more where
-   * a worker's texts also go to an OpenAI encoding's exact engine); `null` where the stable
-   * fallback encoded a text (its cache locks depend on the text), or for a failed batch.
+   * memory, leased from the engine once per run of the batch (see `parts`) and given back, not
+   * per text (2 more where a worker's texts also go to an OpenAI encoding's exact engine);
+   * `null` where the stable fallback encoded a text (its cache locks depend on the text), or
+   * for a failed batch.
    */
   engineLocks?: number
   /** The batch was small enough to run on the calling thread alone. */
   inline: boolean
   /** Wall-clock time of the batch, in milliseconds. */
   wallMs: number
+  /**
+   * Scheduler runs the batch took: 1, or more when `encodeBatch` or `countBatch` handed a
+   * large array of strings over in parts, each encoding while the next was read.
+   */
+  parts: number
 }
 
 /** Options of `decode` and `decodeBatch`. */

@@ -1,8 +1,10 @@
 //! Encoding a batch: each worker appends ids to its own buffer; one pass assembles the result.
 
+use std::borrow::Borrow;
+
 use super::{Failure, Texts, assemble};
 use crate::engine::{EncodeMode, Ids, Scratch, Tokenizer};
-use crate::scheduler::{Batch, CancelToken, Policy, Scheduler};
+use crate::scheduler::{Batch, CancelToken, Chunk, Policy, Scheduler};
 
 /// The ids of a whole batch: `ids[offsets[i]..offsets[i + 1]]` are the ids of text `i`.
 #[derive(Debug, Default)]
@@ -98,6 +100,22 @@ impl<'a> Batch for EncodeBatch<'a> {
     }
 }
 
+/// A worker's ids once its part of the batch is done: the engine's working memory it held is
+/// given back, so the next part's workers lease it warm.
+struct WorkerIds {
+    ids: Ids,
+    counts: Vec<u32>,
+}
+
+impl From<IdSink<'_>> for WorkerIds {
+    fn from(sink: IdSink<'_>) -> Self {
+        WorkerIds {
+            ids: sink.ids,
+            counts: sink.counts,
+        }
+    }
+}
+
 /// Encodes every text of `texts` on `scheduler` and assembles the result in input order.
 pub fn encode_all(
     scheduler: &Scheduler,
@@ -106,33 +124,64 @@ pub fn encode_all(
     mode: &EncodeMode,
     cancel: &CancelToken,
 ) -> Result<Encoded, Failure> {
+    encode_parts(scheduler, tokenizer, [texts], mode, cancel)
+}
+
+/// Encodes a batch that arrives in parts, each run on `scheduler` as soon as the iterator yields
+/// it (a JS array is read in slices while the first slices already encode); the result is the
+/// whole batch's, in input order, as if the parts had been one `Texts`.
+pub fn encode_parts<T: Borrow<Texts>>(
+    scheduler: &Scheduler,
+    tokenizer: &Tokenizer,
+    parts: impl IntoIterator<Item = T>,
+    mode: &EncodeMode,
+    cancel: &CancelToken,
+) -> Result<Encoded, Failure> {
     let config = scheduler.config();
-    // A sink per thread that works on the batch; the rayon policies make one per leaf job, a
+    // A sink per thread that works on a part; the rayon policies make one per leaf job, a
     // number rayon decides as it splits.
-    let sinks = match config.policy {
+    let sinks_per_part = match config.policy {
         Policy::Serial => Some(1),
         Policy::Chunked => Some(config.threads),
         Policy::Rayon | Policy::RayonMinLen => None,
     };
-    let work = EncodeBatch::new(tokenizer, texts, mode, sinks);
-    let mut output = scheduler.run(&work, cancel)?;
-    let total: usize = output.sinks.iter().map(|s| s.ids.len()).sum();
-    tokenizer.record_batch(texts.total_bytes(), total);
+    let mut run = scheduler.parted();
+    let mut sinks: Vec<WorkerIds> = Vec::new();
+    let mut chunks: Vec<Chunk<(usize, usize)>> = Vec::new();
+    let (mut len, mut bytes) = (0, 0);
+    for part in parts {
+        let texts = part.borrow();
+        let output = run.run(
+            &EncodeBatch::new(tokenizer, texts, mode, sinks_per_part),
+            cancel,
+        )?;
+        let first_sink = sinks.len();
+        chunks.extend(output.chunks.into_iter().map(|chunk| Chunk {
+            items: chunk.items.start + len..chunk.items.end + len,
+            sink: chunk.sink + first_sink,
+            ..chunk
+        }));
+        sinks.extend(output.sinks.into_iter().map(WorkerIds::from));
+        len += texts.len();
+        bytes += texts.total_bytes();
+    }
+    let total: usize = sinks.iter().map(|s| s.ids.len()).sum();
+    tokenizer.record_batch(bytes, total);
     if total > u32::MAX as usize {
         return Err(Failure::TooLarge { ids: total });
     }
     // One worker that ran its chunks in input order (one thread, or a batch run inline) already
     // holds the result: hand its buffer over rather than copy every id into a fresh one.
-    if output.sinks.len() == 1 && output.chunks.windows(2).all(|w| w[0].end == w[1].start) {
-        let sink = output.sinks.pop().expect("one sink");
-        let mut offsets = Vec::with_capacity(texts.len() + 1);
+    if sinks.len() == 1 && chunks.windows(2).all(|w| w[0].end == w[1].start) {
+        let sink = sinks.pop().expect("one sink");
+        let mut offsets = Vec::with_capacity(len + 1);
         offsets.push(0u32);
         let mut end = 0u32;
         offsets.extend(sink.counts.iter().map(|&count| {
             end += count;
             end
         }));
-        debug_assert_eq!(offsets.len(), texts.len() + 1);
+        debug_assert_eq!(offsets.len(), len + 1);
         let mut ids = sink.ids.into_vec();
         // The buffer grew by doubling; JS keeps it as long as the result lives, so give back what
         // a quarter or more of it never holds.
@@ -141,21 +190,20 @@ pub fn encode_all(
         }
         return Ok(Encoded { ids, offsets });
     }
-    let mut offsets = Vec::with_capacity(texts.len() + 1);
+    let mut offsets = Vec::with_capacity(len + 1);
     offsets.push(0u32);
     let mut end = 0u32;
-    for chunk in &output.chunks {
-        let counts = &output.sinks[chunk.sink].counts[chunk.start.1..chunk.end.1];
+    for chunk in &chunks {
+        let counts = &sinks[chunk.sink].counts[chunk.start.1..chunk.end.1];
         offsets.extend(counts.iter().map(|&count| {
             end += count;
             end
         }));
     }
-    debug_assert_eq!(offsets.len(), texts.len() + 1);
-    let pieces = output
-        .chunks
+    debug_assert_eq!(offsets.len(), len + 1);
+    let pieces = chunks
         .iter()
-        .map(|chunk| &output.sinks[chunk.sink].ids.as_slice()[chunk.start.0..chunk.end.0]);
+        .map(|chunk| &sinks[chunk.sink].ids.as_slice()[chunk.start.0..chunk.end.0]);
     let ids = assemble::concatenate(scheduler, pieces)?;
     Ok(Encoded { ids, offsets })
 }

@@ -51,14 +51,18 @@ pub struct BatchStats {
     /// Shared atomic operations batchtok's own code issued for the batch.
     pub shared_atomic_ops: f64,
     /// Locks the tokenizer engine took on state its threads share: 2 for each worker's working
-    /// memory, leased from the engine once per batch and given back, not per text (2 more where
-    /// a worker's texts also go to an OpenAI encoding's exact engine); `null` where the stable
-    /// fallback encoded a text (its cache locks depend on the text), or for a failed batch.
+    /// memory, leased from the engine once per run of the batch (see `parts`) and given back, not
+    /// per text (2 more where a worker's texts also go to an OpenAI encoding's exact engine);
+    /// `null` where the stable fallback encoded a text (its cache locks depend on the text), or
+    /// for a failed batch.
     pub engine_locks: Option<f64>,
     /// The batch was small enough to run on the calling thread alone.
     pub inline: bool,
     /// Wall-clock time of the batch, in milliseconds.
     pub wall_ms: f64,
+    /// Scheduler runs the batch took: 1, or more when `encodeBatch` or `countBatch` handed a
+    /// large array of strings over in parts, each encoding while the next was read.
+    pub parts: f64,
 }
 
 impl From<scheduler::BatchStats> for BatchStats {
@@ -82,6 +86,7 @@ impl From<scheduler::BatchStats> for BatchStats {
             engine_locks: stats.work_locks.map(|locks| locks as f64),
             inline: stats.inline,
             wall_ms: stats.wall_ns as f64 / 1e6,
+            parts: stats.parts as f64,
         }
     }
 }

@@ -1,20 +1,28 @@
 //! The async work behind the promise-returning methods: each runs the same function as its `Sync`
 //! form, on a libuv thread, and settles on the main thread.
+//!
+//! A batch of JS strings can start before the main thread has read them all: the texts are read
+//! a part at a time and each part is handed to the queued work as soon as it is read
+//! ([`spawn_reading`]), so the reading, which only the main thread can do, overlaps the encoding
+//! of the first parts instead of coming before all of it.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
 
-use napi::bindgen_prelude::Uint32Array;
+use napi::bindgen_prelude::{PromiseRaw, Uint32Array};
 use napi::{Env, Task};
 
 use super::batch_encoding::BatchEncoding;
 use super::errors::{ErrorClass, from_engine, from_failure, js_error};
 use super::scheduler::Runner;
 use super::signal::AbortListener;
+use super::texts::StringArray;
 use crate::allocator;
 use crate::batch::{self, Encoded, Failure, Texts};
 use crate::engine::{self, EncodeMode, Tokenizer};
-use crate::scheduler::{BatchError, CancelToken, Scheduler};
+use crate::scheduler::{BatchError, CancelToken};
 
 /// What a task's work produced, or why it produced nothing.
 pub enum Outcome<T> {
@@ -67,12 +75,27 @@ impl<T> From<Result<T, Failure>> for Outcome<T> {
     }
 }
 
+/// The texts of a batch call.
+pub enum Input {
+    /// Read whole before the work was queued.
+    Read(Texts),
+    /// Arriving in parts from the main thread, which reads them while the first parts encode.
+    /// The channel closes after the last part.
+    Arriving {
+        /// The parts, in input order.
+        parts: mpsc::Receiver<Texts>,
+        /// Set (before the channel closes) if the reading failed: the call has thrown, nobody
+        /// holds its promise, and the work only has to end quietly.
+        abandoned: Arc<AtomicBool>,
+    },
+}
+
 /// Everything a batch call needs once its arguments are read.
 pub struct BatchCall {
     /// The tokenizer.
     pub tokenizer: Arc<Tokenizer>,
     /// The texts, copied out of JS.
-    pub texts: Texts,
+    pub input: Input,
     /// How to encode them.
     pub mode: EncodeMode,
     /// Where to run the batch, and what to do when it ends.
@@ -84,40 +107,125 @@ pub struct BatchCall {
     pub abort_listener: Option<AbortListener>,
 }
 
-/// The signature `batch::encode_all` and `batch::count_all` share.
-type BatchFn<T> =
-    fn(&Scheduler, &Tokenizer, &Texts, &EncodeMode, &CancelToken) -> Result<T, Failure>;
-
 impl BatchCall {
     /// Encodes the batch: the body of `encodeBatch` and `encodeBatchSync`.
     pub fn encode(&self) -> Outcome<Encoded> {
-        self.run(batch::encode_all)
+        let (scheduler, tokenizer) = (&self.runner.scheduler, &*self.tokenizer);
+        self.run(|| match &self.input {
+            Input::Read(texts) => {
+                batch::encode_all(scheduler, tokenizer, texts, &self.mode, &self.cancel)
+            }
+            Input::Arriving { parts, .. } => {
+                batch::encode_parts(scheduler, tokenizer, parts, &self.mode, &self.cancel)
+            }
+        })
     }
 
     /// Counts the batch's tokens: the body of `countBatch` and `countBatchSync`.
     pub fn count(&self) -> Outcome<Vec<u32>> {
-        self.run(batch::count_all)
+        let (scheduler, tokenizer) = (&self.runner.scheduler, &*self.tokenizer);
+        self.run(|| match &self.input {
+            Input::Read(texts) => {
+                batch::count_all(scheduler, tokenizer, texts, &self.mode, &self.cancel)
+            }
+            Input::Arriving { parts, .. } => {
+                batch::count_parts(scheduler, tokenizer, parts, &self.mode, &self.cancel)
+            }
+        })
     }
 
-    fn run<T>(&self, work: BatchFn<T>) -> Outcome<T> {
+    fn run<T>(&self, work: impl FnOnce() -> Result<T, Failure>) -> Outcome<T> {
         // Aborted before it started: even an empty batch rejects, as the signal asked.
         if self.cancel.is_cancelled() {
             return Outcome::Failed(Failure::Batch(BatchError::Cancelled));
         }
-        let outcome = Outcome::of(|| {
-            work(
-                &self.runner.scheduler,
-                &self.tokenizer,
-                &self.texts,
-                &self.mode,
-                &self.cancel,
-            )
-            .into()
-        });
+        let outcome = Outcome::of(|| work().into());
         if self.runner.release_memory {
             allocator::release_memory();
         }
         outcome
+    }
+
+    /// Whether the call threw while its texts were still being read (see [`Input::Arriving`]).
+    fn abandoned(&self) -> bool {
+        match &self.input {
+            Input::Read(_) => false,
+            Input::Arriving { abandoned, .. } => abandoned.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// The first part of a batch read in parts: small, so that the workers start soon after the
+/// call; each later part is twice the one before, so a batch of `n` bytes takes about
+/// `log2(n / FIRST_PART_BYTES)` parts, each a full run of the scheduler.
+const FIRST_PART_BYTES: usize = 64 << 10;
+
+/// Queues `task` over the strings of `strings` and returns its promise.
+///
+/// With one thread the strings are read whole first, as the work could not overlap the reading
+/// without a second thread anyway. Otherwise the first part is read, the work queued with it, and
+/// each further part handed over as soon as it is read. Should reading fail then (a value that is
+/// not a string), the error is thrown and the queued work is told to stop and settle quietly:
+/// its promise never reached JS, and must not become an unhandled rejection.
+pub fn spawn_reading<T: Task>(
+    env: &Env,
+    mut call: BatchCall,
+    mut strings: StringArray,
+    task: fn(BatchCall) -> T,
+) -> napi::Result<PromiseRaw<'static, T::JsValue>> {
+    let in_parts = call.runner.scheduler.config().threads > 1;
+    let first = strings.read_part(if in_parts {
+        FIRST_PART_BYTES
+    } else {
+        usize::MAX
+    })?;
+    if strings.is_done() {
+        call.input = Input::Read(first);
+        return Ok(env.spawn(task(call))?.promise_object());
+    }
+    let (sender, parts) = mpsc::channel();
+    let abandoned = Arc::new(AtomicBool::new(false));
+    call.input = Input::Arriving {
+        parts,
+        abandoned: abandoned.clone(),
+    };
+    let cancel = call.cancel.clone();
+    let promise = env.spawn(task(call))?.promise_object();
+    // Declared after `sender`, so dropped before it: the work sees the flag once the channel
+    // closes, whichever way this function leaves.
+    let mut unfinished = Abandon {
+        abandoned,
+        cancel,
+        armed: true,
+    };
+    let mut part = first;
+    let mut bytes = FIRST_PART_BYTES;
+    loop {
+        // A send fails only if the work has already ended (it was cancelled): the rest is moot.
+        let _ = sender.send(part);
+        if strings.is_done() {
+            break;
+        }
+        bytes = bytes.saturating_mul(2);
+        part = strings.read_part(bytes)?;
+    }
+    unfinished.armed = false;
+    Ok(promise)
+}
+
+/// Abandons a call whose texts were still arriving, unless disarmed: see [`spawn_reading`].
+struct Abandon {
+    abandoned: Arc<AtomicBool>,
+    cancel: CancelToken,
+    armed: bool,
+}
+
+impl Drop for Abandon {
+    fn drop(&mut self) {
+        if self.armed {
+            self.abandoned.store(true, Ordering::Relaxed);
+            self.cancel.cancel();
+        }
     }
 }
 
@@ -133,6 +241,13 @@ impl Task for EncodeTask {
     }
 
     fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<Self::JsValue> {
+        if self.0.abandoned() {
+            let nothing = Encoded {
+                ids: Vec::new(),
+                offsets: vec![0],
+            };
+            return BatchEncoding::new(&env, nothing);
+        }
         BatchEncoding::new(&env, output.into_result(&env)?)
     }
 }
@@ -149,6 +264,9 @@ impl Task for CountTask {
     }
 
     fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<Self::JsValue> {
+        if self.0.abandoned() {
+            return Ok(Uint32Array::new(Vec::new()));
+        }
         Ok(Uint32Array::new(output.into_result(&env)?))
     }
 }

@@ -98,6 +98,13 @@ const MIN_ROOM: usize = 4096;
 fn check(env: &Env, status: sys::napi_status, what: &dyn Fn() -> String) -> napi::Result<()> {
     if status == sys::Status::napi_ok {
         Ok(())
+    } else if exception_pending(env) {
+        // JS code ran and threw (a getter on the array, say): napi-rs leaves an exception that is
+        // still pending in place when the error says so, so the caller sees what that code threw.
+        Err(napi::Error::new(
+            napi::Status::PendingException,
+            format!("reading {} threw", what()),
+        ))
     } else {
         Err(js_error(
             env,
@@ -107,34 +114,88 @@ fn check(env: &Env, status: sys::napi_status, what: &dyn Fn() -> String) -> napi
     }
 }
 
+/// A JS array of strings, read into `Texts` a part at a time, so that the first parts can be
+/// encoding while the main thread reads the rest (`Tokenizer::encode_batch`).
+pub struct StringArray<'a> {
+    env: &'a Env,
+    array: sys::napi_value,
+    what: &'a str,
+    len: u32,
+    /// The index of the first string not read yet.
+    next: u32,
+}
+
+impl<'a> StringArray<'a> {
+    /// The array `value`, or a `TypeError` naming it as `what` if it is not an array.
+    pub fn new(env: &'a Env, value: &Unknown, what: &'a str) -> napi::Result<Self> {
+        if !value.is_array()? {
+            return Err(js_error(
+                env,
+                ErrorClass::Type,
+                &format!(
+                    "{what} is {}; expected an array of strings",
+                    describe(value)
+                ),
+            ));
+        }
+        let mut len = 0u32;
+        // SAFETY: `value` is an array of the live `env`.
+        let status = unsafe { sys::napi_get_array_length(env.raw(), value.raw(), &mut len) };
+        check(env, status, &|| what.to_owned())?;
+        Ok(StringArray {
+            env,
+            array: value.raw(),
+            what,
+            len,
+            next: 0,
+        })
+    }
+
+    /// Whether every string has been read.
+    pub fn is_done(&self) -> bool {
+        self.next == self.len
+    }
+
+    /// Reads the next strings until they hold at least `bytes` of UTF-8 (counting
+    /// [`PART_BYTES_PER_TEXT`] more for each string) or the array ends.
+    pub fn read_part(&mut self, bytes: usize) -> napi::Result<Texts> {
+        let raw_env = self.env.raw();
+        let mut texts = Texts::with_capacity(((self.len - self.next) as usize).min(bytes / 64), 0);
+        let mut weight = 0usize;
+        while self.next < self.len && weight < bytes {
+            let index = self.next;
+            let what = || format!("{}[{index}]", self.what);
+            let mut element = ptr::null_mut();
+            // SAFETY: `array` is an array of `raw_env` and `index` is below the length it had
+            // when read; a shorter array now yields `undefined`, which the push refuses.
+            let status = unsafe { sys::napi_get_element(raw_env, self.array, index, &mut element) };
+            check(self.env, status, &what)?;
+            // SAFETY: `element` was just read from `raw_env`.
+            let element = unsafe { Unknown::from_raw_unchecked(raw_env, element) };
+            let before = texts.total_bytes();
+            push_string(self.env, &element, &what, &mut texts)?;
+            weight += texts.total_bytes() - before + PART_BYTES_PER_TEXT;
+            self.next += 1;
+        }
+        Ok(texts)
+    }
+}
+
+/// What a string costs a part besides its bytes: reading it is a few napi calls whatever its
+/// length, so a part of many short strings ends after about as much reading as a part of long ones.
+pub const PART_BYTES_PER_TEXT: usize = 64;
+
+/// Whether a JS exception is pending in `env`.
+fn exception_pending(env: &Env) -> bool {
+    let mut pending = false;
+    // SAFETY: `env` is the live environment of the current call; `pending` is valid for writes.
+    let status = unsafe { sys::napi_is_exception_pending(env.raw(), &mut pending) };
+    status == sys::Status::napi_ok && pending
+}
+
 /// Reads a JS array of strings into one `Texts`; `what` names the argument in errors.
 pub fn texts_from_array(env: &Env, value: &Unknown, what: &str) -> napi::Result<Texts> {
-    if !value.is_array()? {
-        return Err(js_error(
-            env,
-            ErrorClass::Type,
-            &format!(
-                "{what} is {}; expected an array of strings",
-                describe(value)
-            ),
-        ));
-    }
-    let raw_env = env.raw();
-    let mut len = 0u32;
-    // SAFETY: `value` is an array of the live `raw_env`.
-    let status = unsafe { sys::napi_get_array_length(raw_env, value.raw(), &mut len) };
-    check(env, status, &|| what.to_owned())?;
-    let mut texts = Texts::with_capacity(len as usize, 0);
-    for index in 0..len {
-        let mut element = ptr::null_mut();
-        // SAFETY: `value` is an array of `raw_env` and `index` is below its length.
-        let status = unsafe { sys::napi_get_element(raw_env, value.raw(), index, &mut element) };
-        check(env, status, &|| format!("{what}[{index}]"))?;
-        // SAFETY: `element` was just read from `raw_env`.
-        let element = unsafe { Unknown::from_raw_unchecked(raw_env, element) };
-        push_string(env, &element, &|| format!("{what}[{index}]"), &mut texts)?;
-    }
-    Ok(texts)
+    StringArray::new(env, value, what)?.read_part(usize::MAX)
 }
 
 /// Reads UTF-8 `bytes` (a `Uint8Array` or `Buffer`) and the `offsets` between its texts into one

@@ -4,7 +4,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use napi::bindgen_prelude::{
-    AsyncTask, FromNapiValue, JsValue, TypedArray, TypedArrayType, Uint32Array, Unknown,
+    AsyncTask, FromNapiValue, JsValue, PromiseRaw, TypedArray, TypedArrayType, Uint32Array, Unknown,
 };
 use napi::{Env, Task, ValueType};
 use napi_derive::napi;
@@ -13,8 +13,10 @@ use super::batch_encoding::BatchEncoding;
 use super::errors::{ErrorClass, from_engine, js_error};
 use super::options::{BatchOptions, DecodeOptions, EncodeOptions};
 use super::scheduler::default_runner;
-use super::tasks::{BatchCall, CountTask, DecodeTask, EncodeTask, decode_all};
-use super::texts::{describe, push_string, texts_from_array, texts_from_utf8};
+use super::tasks::{
+    BatchCall, CountTask, DecodeTask, EncodeTask, Input, decode_all, spawn_reading,
+};
+use super::texts::{StringArray, describe, push_string, texts_from_array, texts_from_utf8};
 use crate::batch::Texts;
 use crate::engine::{self, Family};
 use crate::scheduler::CancelToken;
@@ -135,7 +137,7 @@ impl Tokenizer {
     fn batch_call(
         &self,
         env: &Env,
-        texts: Texts,
+        input: Input,
         options: &mut BatchOptions,
     ) -> napi::Result<BatchCall> {
         let mode = self
@@ -151,7 +153,7 @@ impl Tokenizer {
         };
         Ok(BatchCall {
             tokenizer: self.tokenizer.clone(),
-            texts,
+            input,
             mode,
             runner,
             cancel: CancelToken::default(),
@@ -159,25 +161,38 @@ impl Tokenizer {
         })
     }
 
-    /// The async task of a batch method: `task` over the call, cancelled by the options' signal.
+    /// The call of an async batch method, cancelled by the options' signal.
     ///
     /// The signal reaches the task only through the call's cancel token, which batchtok's own
     /// listener sets (`signal.rs`), not as napi-rs's task signal: napi-rs rejects a task aborted
     /// while still queued itself, with an error of its own (`code: 'Cancelled'`); through the
     /// token every abort rejects with batchtok's `AbortError`, before the first chunk when the
     /// task had not started.
-    fn batch_task<T: Task>(
+    fn async_call(
         &self,
         env: &Env,
-        texts: Texts,
+        input: Input,
         mut options: BatchOptions,
-        task: fn(BatchCall) -> T,
-    ) -> napi::Result<AsyncTask<T>> {
-        let mut call = self.batch_call(env, texts, &mut options)?;
+    ) -> napi::Result<BatchCall> {
+        let mut call = self.batch_call(env, input, &mut options)?;
         if let Some(signal) = options.signal {
             call.abort_listener = Some(signal.listen(env, &call.cancel)?);
         }
-        Ok(AsyncTask::new(task(call)))
+        Ok(call)
+    }
+
+    /// The promise of an async batch method over a JS array of strings: `task` over the call,
+    /// queued once the first part of the strings is read (`tasks::spawn_reading`).
+    fn strings_task<T: Task>(
+        &self,
+        env: &Env,
+        texts: &Unknown,
+        options: BatchOptions,
+        task: fn(BatchCall) -> T,
+    ) -> napi::Result<PromiseRaw<'static, T::JsValue>> {
+        let strings = StringArray::new(env, texts, "texts")?;
+        let call = self.async_call(env, Input::Read(Texts::default()), options)?;
+        spawn_reading(env, call, strings, task)
     }
 
     /// The call of a `Sync` batch method, which takes no signal: it blocks until it returns.
@@ -195,7 +210,7 @@ impl Tokenizer {
                 &format!("options.signal needs the async method; {method} blocks until it returns"),
             ));
         }
-        self.batch_call(env, texts, &mut options)
+        self.batch_call(env, Input::Read(texts), &mut options)
     }
 }
 
@@ -288,6 +303,7 @@ impl Tokenizer {
 
     /// The ids of every text, computed off the main thread: the event loop stays free.
     #[napi(
+        catch_unwind,
         ts_args_type = "texts: string[], options?: BatchOptions",
         ts_return_type = "Promise<BatchEncoding>"
     )]
@@ -296,14 +312,9 @@ impl Tokenizer {
         env: Env,
         texts: Unknown,
         options: Option<Unknown>,
-    ) -> napi::Result<AsyncTask<EncodeTask>> {
+    ) -> napi::Result<PromiseRaw<'static, BatchEncoding>> {
         let options = BatchOptions::read(&env, options)?;
-        self.batch_task(
-            &env,
-            texts_from_array(&env, &texts, "texts")?,
-            options,
-            EncodeTask,
-        )
+        self.strings_task(&env, &texts, options, EncodeTask)
     }
 
     /// `encodeBatch` on the calling thread (still spread over the scheduler's threads).
@@ -326,6 +337,7 @@ impl Tokenizer {
 
     /// How many tokens each text has, without keeping their ids.
     #[napi(
+        catch_unwind,
         ts_args_type = "texts: string[], options?: BatchOptions",
         ts_return_type = "Promise<Uint32Array>"
     )]
@@ -334,14 +346,9 @@ impl Tokenizer {
         env: Env,
         texts: Unknown,
         options: Option<Unknown>,
-    ) -> napi::Result<AsyncTask<CountTask>> {
+    ) -> napi::Result<PromiseRaw<'static, Uint32Array>> {
         let options = BatchOptions::read(&env, options)?;
-        self.batch_task(
-            &env,
-            texts_from_array(&env, &texts, "texts")?,
-            options,
-            CountTask,
-        )
+        self.strings_task(&env, &texts, options, CountTask)
     }
 
     /// `countBatch` on the calling thread.
@@ -378,12 +385,9 @@ impl Tokenizer {
         options: Option<Unknown>,
     ) -> napi::Result<AsyncTask<EncodeTask>> {
         let options = BatchOptions::read(&env, options)?;
-        self.batch_task(
-            &env,
-            texts_from_utf8(&env, &bytes, &offsets)?,
-            options,
-            EncodeTask,
-        )
+        let texts = texts_from_utf8(&env, &bytes, &offsets)?;
+        let call = self.async_call(&env, Input::Read(texts), options)?;
+        Ok(AsyncTask::new(EncodeTask(call)))
     }
 
     /// `encodeUtf8Batch` on the calling thread.
@@ -420,12 +424,9 @@ impl Tokenizer {
         options: Option<Unknown>,
     ) -> napi::Result<AsyncTask<CountTask>> {
         let options = BatchOptions::read(&env, options)?;
-        self.batch_task(
-            &env,
-            texts_from_utf8(&env, &bytes, &offsets)?,
-            options,
-            CountTask,
-        )
+        let texts = texts_from_utf8(&env, &bytes, &offsets)?;
+        let call = self.async_call(&env, Input::Read(texts), options)?;
+        Ok(AsyncTask::new(CountTask(call)))
     }
 
     /// `countUtf8Batch` on the calling thread.

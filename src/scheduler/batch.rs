@@ -121,12 +121,12 @@ impl fmt::Display for BatchError {
 impl std::error::Error for BatchError {}
 
 /// The sinks and the sorted chunk index of a finished batch.
-pub(super) type Parts<B> = (Vec<<B as Batch>::Sink>, Vec<Chunk<<B as Batch>::Mark>>);
+pub(super) type SinksAndChunks<B> = (Vec<<B as Batch>::Sink>, Vec<Chunk<<B as Batch>::Mark>>);
 
 /// What a policy hands back to `Scheduler::run`: the output parts or the error, plus the stats
 /// in both cases (so `last_stats` also describes failed batches).
 pub(super) struct Outcome<B: Batch> {
-    pub result: Result<Parts<B>, BatchError>,
+    pub result: Result<SinksAndChunks<B>, BatchError>,
     pub stats: BatchStats,
 }
 

@@ -123,6 +123,23 @@ impl Scheduler {
         cancel: &CancelToken,
         record: bool,
     ) -> Result<BatchOutput<B>, BatchError> {
+        let (result, stats) = self.run_measured(batch, cancel);
+        if record {
+            self.record(stats.clone());
+        }
+        result.map(|(sinks, chunks)| BatchOutput {
+            sinks,
+            chunks,
+            stats,
+        })
+    }
+
+    /// Runs `batch` under the configured policy and measures it, whether it succeeds or not.
+    fn run_measured<B: Batch>(
+        &self,
+        batch: &B,
+        cancel: &CancelToken,
+    ) -> (Result<batch::SinksAndChunks<B>, BatchError>, BatchStats) {
         let started = Instant::now();
         let config = &self.inner.config;
         let Outcome { result, mut stats } = if batch.is_empty() {
@@ -139,21 +156,29 @@ impl Scheduler {
             }
         };
         stats.wall_ns = nanos(started.elapsed());
+        stats.parts = 1;
         if let Ok((sinks, _)) = &result {
             stats.work_locks = sinks.iter().map(|sink| batch.locks_taken(sink)).sum();
         }
-        if record {
-            *self
-                .inner
-                .last_stats
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner) = Some(stats.clone());
+        (result, stats)
+    }
+
+    fn record(&self, stats: BatchStats) {
+        *self
+            .inner
+            .last_stats
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(stats);
+    }
+
+    /// Starts a batch whose items arrive in parts: each part runs as soon as the caller has it,
+    /// with [`PartedRun::run`], and `last_stats` describes all the parts run so far as one batch.
+    pub fn parted(&self) -> PartedRun<'_> {
+        PartedRun {
+            scheduler: self,
+            started: Instant::now(),
+            so_far: None,
         }
-        result.map(|(sinks, chunks)| BatchOutput {
-            sinks,
-            chunks,
-            stats,
-        })
     }
 
     /// Stats of the most recent batch this scheduler (or a clone) finished, failed ones included.
@@ -163,6 +188,40 @@ impl Scheduler {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
+    }
+}
+
+/// A batch run as a sequence of parts (see [`Scheduler::parted`]). Each part is a batch of its
+/// own to the policy, and runs only after the previous one returned, so the invariants above hold
+/// part by part; only the stats join them.
+pub struct PartedRun<'s> {
+    scheduler: &'s Scheduler,
+    started: Instant,
+    /// The merged stats of the parts run so far.
+    so_far: Option<BatchStats>,
+}
+
+impl PartedRun<'_> {
+    /// Runs the next part, as [`Scheduler::run`] would; the output's stats are the part's own,
+    /// while the scheduler's `last_stats` becomes the batch's so far, this part included.
+    pub fn run<B: Batch>(
+        &mut self,
+        part: &B,
+        cancel: &CancelToken,
+    ) -> Result<BatchOutput<B>, BatchError> {
+        let (result, stats) = self.scheduler.run_measured(part, cancel);
+        let mut merged = match self.so_far.take() {
+            Some(so_far) => so_far.then(&stats),
+            None => stats.clone(),
+        };
+        merged.wall_ns = nanos(self.started.elapsed());
+        self.scheduler.record(merged.clone());
+        self.so_far = Some(merged);
+        result.map(|(sinks, chunks)| BatchOutput {
+            sinks,
+            chunks,
+            stats,
+        })
     }
 }
 

@@ -327,3 +327,35 @@ fn default_scheduler_runs() {
     check_output(&batch, &scheduler.run(&batch, &CancelToken::new()).unwrap());
     assert!(scheduler.clone().last_stats().is_some());
 }
+
+#[test]
+fn a_batch_in_parts_runs_each_part_and_records_them_as_one() {
+    let mut rng = fastrand::Rng::with_seed(0x9a27);
+    for policy in tested_policies() {
+        let scheduler = scheduler(policy, 3);
+        let parts: Vec<TestBatch> = [0, 1, 300, case_count(4000, 40)]
+            .into_iter()
+            .map(|n| TestBatch::new(random_costs(&mut rng, n)))
+            .collect();
+        let mut run = scheduler.parted();
+        let mut items = 0;
+        for (k, part) in parts.iter().enumerate() {
+            let output = run.run(part, &CancelToken::new()).unwrap();
+            check_output(part, &output);
+            assert_eq!(output.stats.parts, 1, "{policy}: a part's own stats");
+            items += part.costs.len();
+            let so_far = scheduler.last_stats().unwrap();
+            assert_eq!((so_far.items, so_far.parts), (items, k + 1), "{policy}");
+            assert!(so_far.wall_ns >= output.stats.wall_ns);
+        }
+        let bytes: usize = parts.iter().flat_map(|p| &p.costs).sum();
+        assert_eq!(scheduler.last_stats().unwrap().bytes, bytes);
+        // A failing part is recorded too, with the parts before it.
+        let failing = TestBatch::new(vec![100; 50])
+            .with_hook(|i| if i == 7 { Err("seven".into()) } else { Ok(()) });
+        let mut run = scheduler.parted();
+        run.run(&parts[2], &CancelToken::new()).unwrap();
+        assert!(run.run(&failing, &CancelToken::new()).is_err());
+        assert_eq!(scheduler.last_stats().unwrap().parts, 2);
+    }
+}
