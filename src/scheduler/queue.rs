@@ -23,7 +23,7 @@ pub(super) const HELPER_JOIN_LEAVE_OPS: u64 = 8;
 pub(super) const WAKE_OPS: u64 = 2;
 /// Shared atomics of stopping a batch: the stop flag (or failure lock and unlock) and the
 /// cursor store.
-const STOP_OPS: u64 = 3;
+pub(super) const STOP_OPS: u64 = 3;
 
 /// The type-independent part of a batch that the pool's registry inspects.
 pub(super) struct JobControl {

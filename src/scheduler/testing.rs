@@ -8,12 +8,20 @@ use std::time::{Duration, Instant};
 use super::BatchOutput;
 use super::batch::{Batch, Chunk, Outcome, tiles};
 use super::config::Policy;
+use super::pool::PUBLISH_OPS;
+use super::queue::{HELPER_JOIN_LEAVE_OPS, STOP_OPS, WAKE_OPS};
+use super::sleep::WAKE_FANOUT;
 use super::stats::BatchStats;
 
-/// Per-participant bound on non-claim shared atomics (join, leave, publish, wake, stop); the
-/// real figure is at most 16: a helper's empty claim, join and leave (8), `WAKE_FANOUT` wake-ups
-/// (2 each) and a stop (3); see `queue.rs` and `pool.rs`.
-pub const OPS_PER_PARTICIPANT: u64 = 16;
+/// Per-participant bound on non-claim shared atomics (join, leave, publish, wake, stop): a
+/// helper's join and leave, its empty last claim, `WAKE_FANOUT` wake-ups and a stop; the owner's
+/// publication (`PUBLISH_OPS`) is cheaper than a join and leave. See `queue.rs` and `pool.rs`.
+pub const OPS_PER_PARTICIPANT: u64 =
+    HELPER_JOIN_LEAVE_OPS + 1 + WAKE_FANOUT as u64 * WAKE_OPS + STOP_OPS;
+const _: () = assert!(
+    PUBLISH_OPS <= HELPER_JOIN_LEAVE_OPS,
+    "the owner's share must fit too"
+);
 
 /// `normal` test cases natively, `miri` under Miri (which is ~1000x slower).
 pub fn case_count(normal: usize, miri: usize) -> usize {
