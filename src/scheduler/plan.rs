@@ -43,8 +43,8 @@
 //!   and bisecting: O(log d) reads, all near the guess, for a guess d items off; there are
 //!   O(k p log(W / (k p min)) + k p) light chunks.
 //!
-//! At 192 threads and ~200,000 short texts that is ~1,600 chunks in ~15 µs on that VM, against
-//! ~0.3–0.4 ms for [`plan`]; `benchmark/results/scheduler.md` has the table. Both allocate only
+//! At 192 threads and ~200,000 short texts that is ~1,600 chunks in 13–20 µs on that VM, against
+//! 0.25–0.45 ms for [`plan`]; `benchmark/results/scheduler.md` has the table. Both allocate only
 //! the output plus the list of heavy items.
 
 use std::ops::Range;

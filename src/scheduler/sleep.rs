@@ -28,8 +28,8 @@ pub(super) const MAX_SPINNERS: usize = 1;
 /// publish rather than p - 1 of them (the chain that a fan-out of 1 gives, which the model in
 /// `benchmark/results/scheduler.md` puts at ~1.4 ms for 191 helpers, longer than a batch with
 /// 1 ms of work per worker). Four, from that model at 192 cores and 1 ms of work per worker: the
-/// last helper joins ~10 µs sooner than with 2 (server and VM wake-up figures alike) and
-/// efficiency rises by ~0.01; 3, 4 and 8 agree within the model's noise (~0.008). More buys
+/// last helper joins 10–15 µs sooner than with 2 (server and VM wake-up figures) and efficiency
+/// rises by ~0.01; 3, 4 and 8 agree within the model's noise (~0.008). More buys
 /// nothing, because there every join holds the registry lock in turn and that queue, not the
 /// tree's depth, sets when the last helper joins, while every `unpark` delays the waker's own
 /// first chunk by a futex call (µs). At 2 threads the pool has one worker and the fan-out cannot
