@@ -4,7 +4,9 @@
 //!
 //! * Dispatch: trivial items (push one `u32`), reported as ns/item (median of several runs)
 //!   and as overhead over a plain loop that does the same pushes with no scheduler.
-//! * Small-batch latency: µs per 64-item batch.
+//! * Small-batch latency: µs per 64-item batch, at 2 threads and at 4 (where the wake fan-out
+//!   acts: the pool has more than one worker), back to back and, for chunked, after an idle
+//!   pause (every worker parked, so the publish wakes them).
 //! * Efficiency: items that busy-spin in proportion to a skewed cost model (some heavy items),
 //!   `serial loop time / (threads * policy time)`, at 1 and 2 threads.
 
@@ -16,8 +18,28 @@ use batchtok::scheduler::{Batch, CancelToken, Policy, Scheduler, SchedulerConfig
 /// Items whose work is either a single push or busy work proportional to their cost.
 struct Synthetic {
     costs: Vec<usize>,
+    /// Running totals of `costs`, offered to the planner as batchtok's texts offer their end
+    /// offsets, so the chunked policy plans here as it does for real batches.
+    ends: Vec<usize>,
     /// Busy-loop iterations per cost byte; 0 = trivial work.
     spin_per_byte: usize,
+}
+
+impl Synthetic {
+    fn new(costs: Vec<usize>, spin_per_byte: usize) -> Self {
+        let ends = costs
+            .iter()
+            .scan(0, |end, &c| {
+                *end += c;
+                Some(*end)
+            })
+            .collect();
+        Synthetic {
+            costs,
+            ends,
+            spin_per_byte,
+        }
+    }
 }
 
 fn busy(iterations: usize) -> u64 {
@@ -36,6 +58,9 @@ impl Batch for Synthetic {
     }
     fn cost(&self, index: usize) -> usize {
         self.costs[index]
+    }
+    fn cumulative_costs(&self) -> Option<&[usize]> {
+        Some(&self.ends)
     }
     fn new_sink(&self) -> Vec<u32> {
         Vec::with_capacity(1024)
@@ -62,6 +87,10 @@ fn plain_loop(batch: &Synthetic) -> Vec<u32> {
     }
     sink
 }
+
+/// Pause before each idle-start latency run: far longer than a worker's idle spin, so every
+/// worker has parked.
+const IDLE_PAUSE: std::time::Duration = std::time::Duration::from_millis(1);
 
 fn median(mut samples: Vec<f64>) -> f64 {
     samples.sort_by(f64::total_cmp);
@@ -111,10 +140,7 @@ fn main() {
 
     // Dispatch overhead with trivial work.
     let n = if quick { 100_000 } else { 1_000_000 };
-    let trivial = Synthetic {
-        costs: vec![32; n],
-        spin_per_byte: 0,
-    };
+    let trivial = Synthetic::new(vec![32; n], 0);
     let base = time(runs, || {
         black_box(plain_loop(&trivial));
     });
@@ -146,25 +172,46 @@ fn main() {
         }
     }
 
-    // Small-batch latency.
-    let small = Synthetic {
-        costs: vec![200; 64],
-        spin_per_byte: 0,
-    };
-    println!(
-        "\n== latency of a 64-item batch (200 B each; median of {}) ==",
-        runs * 20
-    );
-    for policy in Policy::ALL {
-        let s = scheduler(policy, 2);
-        let t = time(runs * 20, || {
-            black_box(s.run(&small, &cancel).unwrap());
-        });
+    // Small-batch latency. At 2 threads the pool has one worker, so at most one is woken; at 4
+    // (more threads than this machine may have cores) the wake fan-out decides how many the
+    // publish wakes at once.
+    let small = Synthetic::new(vec![200; 64], 0);
+    for threads in [2, 4] {
         println!(
-            "{:<14} {:>8.2} µs  (inline: {})",
-            policy.to_string(),
-            t * 1e6,
-            s.last_stats().unwrap().inline
+            "\n== latency of a 64-item batch, {threads} threads (200 B each; median of {}) ==",
+            runs * 20
+        );
+        for policy in Policy::ALL {
+            let s = scheduler(policy, threads);
+            let t = time(runs * 20, || {
+                black_box(s.run(&small, &cancel).unwrap());
+            });
+            let stats = s.last_stats().unwrap();
+            println!(
+                "{:<14} {:>8.2} µs  (inline: {}, wake-ups: {})",
+                policy.to_string(),
+                t * 1e6,
+                stats.inline,
+                stats.wakeups
+            );
+        }
+        // Back to back, a spinning worker picks the batch up and nobody is woken; after an idle
+        // pause every worker is parked and the publish wakes them, up to the fan-out.
+        let s = scheduler(Policy::Chunked, threads);
+        let (mut samples, mut wakeups) = (Vec::new(), 0);
+        for _ in 0..runs * 20 {
+            std::thread::sleep(IDLE_PAUSE);
+            let t = Instant::now();
+            black_box(s.run(&small, &cancel).unwrap());
+            samples.push(t.elapsed().as_secs_f64());
+            wakeups += s.last_stats().unwrap().wakeups;
+        }
+        println!(
+            "{:<14} {:>8.2} µs  (after {} ms idle; wake-ups: {:.2} per batch)",
+            "chunked",
+            median(samples) * 1e6,
+            IDLE_PAUSE.as_millis(),
+            wakeups as f64 / (runs * 20) as f64
         );
     }
 
@@ -183,10 +230,7 @@ fn main() {
             r => 20 + (r as usize * 7) % 1500,
         })
         .collect();
-    let work = Synthetic {
-        costs,
-        spin_per_byte: 2,
-    };
+    let work = Synthetic::new(costs, 2);
     let serial = time(runs.min(5), || {
         black_box(plain_loop(&work));
     });

@@ -8,7 +8,11 @@
 //!
 //! # What is measured here, on this machine
 //!
-//! * the encode time of every item of each workload (median of a few serial passes);
+//! * the encode time of every item of each workload: the fastest of `COST_PASSES` serial
+//!   passes, because the machine is shared and noise only ever adds time;
+//! * the time the real planners take for each predicted batch at its own thread count
+//!   (`plan_cumulative`, what the chunked policy runs on texts, and the per-item `plan` it ran
+//!   before), the fastest of `PLAN_RUNS` runs: the owner's serial work before the publish;
 //! * each policy's dispatch cost per item (trivial items at 1 thread, over a plain loop);
 //! * the cost of assembling the output (`encode_all` time minus the scheduler's own wall time);
 //! * the thread wake-up latency (park/unpark ping-pong) and the cost of the `unpark` call.
@@ -32,14 +36,17 @@
 //!
 //! # The policies as modelled
 //!
-//! * `chunked`: the plan is `batchtok::scheduler::plan::plan`, the real planner. The owner plans
-//!   (serially), publishes, wakes up to `WAKE_FANOUT` sleepers and claims at once; every joining
-//!   helper takes the registry lock and wakes up to `WAKE_FANOUT` more, as many as the job wants
-//!   helpers beyond those already woken (P1, P3, P5 of `src/scheduler/README.md`), so helpers
-//!   arrive as a tree. The previous rule (one sleeper per publish or join: a chain, helpers one
-//!   wake-up apart) is kept as the labelled baseline `chunked, chain (before)`. A claim is one `fetch_add` on one line: claims are
-//!   serialized, each costing one line transfer when the previous claimant was another core. The
-//!   owner spins, then parks, until its last helper leaves (P6).
+//! * `chunked`: the plan is `batchtok::scheduler::plan::plan_cumulative`, the real planner, and
+//!   the owner spends the measured plan time before publishing. It then publishes, wakes up to
+//!   `WAKE_FANOUT` sleepers and claims at once; every joining helper takes the registry lock
+//!   (`REGISTRY_LINES` line transfers, serialized with every other publish and join) and wakes up
+//!   to `WAKE_FANOUT` more, as many as the job wants helpers beyond those already woken (P1, P3,
+//!   P5 of `src/scheduler/README.md`), so helpers arrive as a tree. A claim is one `fetch_add` on
+//!   one line: claims are serialized, each costing one line transfer when the previous claimant
+//!   was another core. The owner spins, then parks, until its last helper leaves (P6). Every
+//!   worker's time is accounted for (`Losses`): plan, ramp, claims, dispatch, work, tail, drain.
+//!   Baseline: the same with the per-item planner's time (`chunked, per-item plan (before)`).
+//!   The wake-ramp table varies the fan-out (2, 3, 4, 8) and the registry's critical section.
 //! * `rayon` / `rayon-min-len`: rayon's adaptive splitting as in `rayon::iter::plumbing`
 //!   (a job splits while `len / 2 >= min` and its split budget, initially the thread count and
 //!   halved per split, lasts; a stolen job's budget is reset to at least the thread count). Each
@@ -62,7 +69,7 @@ use std::time::Instant;
 
 use batchtok::batch::encode_all;
 use batchtok::engine::{AllowedSpecial, Ids, Scratch, Tokenizer};
-use batchtok::scheduler::plan::{PlanParams, plan};
+use batchtok::scheduler::plan::{PlanParams, plan, plan_cumulative};
 use batchtok::scheduler::{
     Batch, CancelToken, DEFAULT_GUIDED_DIVISOR, DEFAULT_MAX_CHUNK_BYTES, DEFAULT_MIN_CHUNK_BYTES,
     Policy, Scheduler, SchedulerConfig, WAKE_FANOUT, rayon_min_len,
@@ -82,8 +89,9 @@ const WAKE_LATENCY_NS: f64 = 5_000.0;
 /// Assumed cost to the waker of one `unpark` of a parked thread on a server (a futex wake
 /// system call); on this VM it is measured, and several times higher (the IPI is virtualized).
 const UNPARK_NS: f64 = 2_000.0;
-/// Line transfers of one registry critical section: the lock word, the job's control block and
-/// the sleeper list.
+/// Line transfers of one registry critical section: the lock word (with the registry), the
+/// job's control block and the sleeper list. A join reads each job's cursor and latch once
+/// (`Registry::survey`); before, it read the cursor twice, which this figure never counted.
 const REGISTRY_LINES: f64 = 3.0;
 /// How long a batch's owner spins for its last helpers before parking: `DRAIN_SPIN_ROUNDS`
 /// (1024) pause instructions of roughly 20 ns each.
@@ -101,8 +109,10 @@ const WORK_PER_WORKER_NS: [f64; 2] = [1e6, 1e7];
 const PREDICT_CORES: [usize; 3] = [16, 64, 192];
 /// Core counts on the chart.
 const CHART_CORES: [usize; 9] = [1, 2, 4, 8, 16, 32, 64, 128, 192];
-/// Serial passes over each workload when measuring item costs.
-const COST_PASSES: usize = 3;
+/// Serial passes over each workload when measuring item costs (the fastest of them is kept):
+/// enough that every item has some pass undisturbed by the neighbour, ~2 s for the three
+/// workloads on the 2-core VM.
+const COST_PASSES: usize = 9;
 
 /// The machine-dependent inputs of the model.
 #[derive(Clone, Copy)]
@@ -132,13 +142,26 @@ impl Machine {
 
 /// One batch as the model sees it.
 struct Items {
-    /// Estimated cost (UTF-8 bytes), what the planner sees.
+    /// Estimated cost (UTF-8 bytes), what the per-item planner sees.
     bytes: Vec<usize>,
+    /// Running totals of `bytes`: the texts' end offsets, what the chunked policy plans from.
+    ends: Vec<usize>,
     /// Measured encode time.
     ns: Vec<f64>,
 }
 
 impl Items {
+    fn new(bytes: Vec<usize>, ns: Vec<f64>) -> Items {
+        let ends = bytes
+            .iter()
+            .scan(0, |end, &b| {
+                *end += b;
+                Some(*end)
+            })
+            .collect();
+        Items { bytes, ends, ns }
+    }
+
     fn work_ns(&self) -> f64 {
         self.ns.iter().sum()
     }
@@ -156,13 +179,65 @@ impl Rng {
     }
 }
 
-/// The chunked policy's makespan at `p` threads (plan time excluded: the caller adds it) and
-/// when its last helper started. `fanout` is how many sleepers a publish or a join may wake:
-/// `WAKE_FANOUT` is batchtok's wake rule (P5, a tree); 1 is the rule before it (a chain).
-fn simulate_chunked(items: &Items, p: usize, m: &Machine, fanout: usize) -> (f64, f64) {
-    let plan = plan(
-        items.bytes.len(),
-        |i| items.bytes[i],
+/// How helpers arrive in the model of the chunked policy (P1, P3, P5).
+#[derive(Clone, Copy)]
+struct Ramp {
+    /// Most sleepers one publish or one join wakes: `WAKE_FANOUT` is batchtok's rule.
+    fanout: usize,
+    /// Line transfers of one registry critical section (publish or join), serialized.
+    registry_lines: f64,
+}
+
+/// batchtok's wake rule as the code has it.
+const RAMP: Ramp = Ramp {
+    fanout: WAKE_FANOUT,
+    registry_lines: REGISTRY_LINES,
+};
+
+/// Where the `p` workers' time goes in one modelled chunked batch, in ns summed over workers:
+/// the parts add up to `p` times the makespan (plan included).
+#[derive(Clone, Copy, Default)]
+struct Losses {
+    /// Every worker idle while the owner plans (the helpers are not woken yet).
+    plan: f64,
+    /// From the publish to a worker's first claim: wake-up latency, waiting for and holding the
+    /// registry lock, and the `unpark` calls the worker makes for the tree (the owner's too).
+    ramp: f64,
+    /// Claims: one line transfer each, plus waiting while another core holds the cursor.
+    claims: f64,
+    /// The policy's per-item dispatch cost.
+    dispatch: f64,
+    /// Encoding: the batch's serial work.
+    work: f64,
+    /// From a worker's last chunk to the end of the last chunk anyone runs (imbalance).
+    tail: f64,
+    /// From the end of the last chunk to the owner returning: the last helper's leave, and the
+    /// owner's wake-up if it had parked (P6), for every worker.
+    drain: f64,
+}
+
+impl Losses {
+    fn total(&self) -> f64 {
+        self.plan + self.ramp + self.claims + self.dispatch + self.work + self.tail + self.drain
+    }
+}
+
+/// One modelled chunked batch.
+struct ChunkedRun {
+    /// Makespan, from the start of the plan to the owner returning.
+    makespan: f64,
+    /// When the last helper joined, after the publish.
+    last_join: f64,
+    losses: Losses,
+    /// The chunk that ended last: its items, and its encode time.
+    last_chunk: (std::ops::Range<usize>, f64),
+}
+
+/// The chunked policy at `p` threads: the owner plans for `plan_ns` (measured by the caller on
+/// the real planner), publishes and claims; helpers arrive as `ramp` says.
+fn simulate_chunked(items: &Items, p: usize, m: &Machine, ramp: Ramp, plan_ns: f64) -> ChunkedRun {
+    let plan = plan_cumulative(
+        &items.ends,
         &PlanParams {
             threads: p,
             min_chunk: DEFAULT_MIN_CHUNK_BYTES,
@@ -170,19 +245,34 @@ fn simulate_chunked(items: &Items, p: usize, m: &Machine, fanout: usize) -> (f64
             divisor: DEFAULT_GUIDED_DIVISOR,
         },
     );
+    let work_of = |r: &std::ops::Range<usize>| r.clone().map(|i| items.ns[i]).sum::<f64>();
     let chunk_ns: Vec<f64> = plan
         .chunks
         .iter()
-        .map(|r| r.clone().map(|i| items.ns[i] + m.chunked_item_ns).sum())
+        .map(|r| work_of(r) + r.len() as f64 * m.chunked_item_ns)
         .collect();
+    let mut losses = Losses {
+        plan: p as f64 * plan_ns,
+        work: items.work_ns(),
+        dispatch: items.ns.len() as f64 * m.chunked_item_ns,
+        ..Losses::default()
+    };
     let inline = p == 1
         || plan.chunks.len() < 2
         || plan.total_bytes < batchtok::scheduler::DEFAULT_INLINE_BELOW_BYTES;
     if inline {
-        return (
-            chunk_ns.iter().sum::<f64>() + chunk_ns.len() as f64 * LOCAL_ATOMIC_NS,
-            0.0,
-        );
+        let claims = chunk_ns.len() as f64 * LOCAL_ATOMIC_NS;
+        let span = chunk_ns.iter().sum::<f64>() + claims;
+        losses.claims = claims;
+        // The other p - 1 threads are never used.
+        losses.ramp = (p - 1) as f64 * span;
+        let last = plan.chunks.last().cloned().unwrap_or(0..0);
+        return ChunkedRun {
+            makespan: plan_ns + span,
+            last_join: 0.0,
+            losses,
+            last_chunk: (last.clone(), work_of(&last)),
+        };
     }
 
     #[derive(Clone, Copy)]
@@ -195,7 +285,7 @@ fn simulate_chunked(items: &Items, p: usize, m: &Machine, fanout: usize) -> (f64
     let push = |heap: &mut BinaryHeap<_>, t: f64, w: usize, e: Event| {
         heap.push(Reverse((key(t), w, e as u8)));
     };
-    let registry_ns = REGISTRY_LINES * m.line_ns;
+    let registry_ns = ramp.registry_lines * m.line_ns;
     let mut lock_free = 0.0f64;
     let mut cursor = 0usize;
     let mut cursor_free = 0.0f64;
@@ -206,11 +296,15 @@ fn simulate_chunked(items: &Items, p: usize, m: &Machine, fanout: usize) -> (f64
     let mut waking = 0usize;
     let mut finish = vec![0.0f64; p];
     let mut times = vec![0.0f64; p];
+    // When each worker's first claim starts (`None`: never woken, or joined too late).
+    let mut first_claim: Vec<Option<f64>> = vec![None; p];
+    // Who ran which chunk, and when it ended, to name the chunk that ended last.
+    let mut last_end = (0.0f64, 0usize);
     // P5: how many sleepers the wake rule pops, as `Registry::sleepers_to_wake` decides it
     // (no worker is spinning: every worker starts the batch parked).
     let to_wake = |remaining: usize, helpers: usize, waking: usize, sleepers: usize| {
         let wanted = (p - 1 - helpers).min(remaining.saturating_sub(helpers + 1));
-        wanted.saturating_sub(waking).min(fanout).min(sleepers)
+        wanted.saturating_sub(waking).min(ramp.fanout).min(sleepers)
     };
 
     // P1: publish under the lock and run the wake rule.
@@ -239,7 +333,7 @@ fn simulate_chunked(items: &Items, p: usize, m: &Machine, fanout: usize) -> (f64
             waking -= 1;
             let remaining = plan.chunks.len().saturating_sub(cursor);
             if remaining == 0 {
-                finish[w] = lock_free;
+                // Not joinable: it never enters the latch, so the owner does not wait for it.
                 continue;
             }
             helpers += 1;
@@ -257,6 +351,7 @@ fn simulate_chunked(items: &Items, p: usize, m: &Machine, fanout: usize) -> (f64
             push(&mut heap, go, w, Event::Claim);
             continue;
         }
+        first_claim[w].get_or_insert(t);
         // P2: one fetch_add on the cursor line, serialized with every other claim.
         let transfer = if last_claimant == w {
             LOCAL_ATOMIC_NS
@@ -264,6 +359,7 @@ fn simulate_chunked(items: &Items, p: usize, m: &Machine, fanout: usize) -> (f64
             m.line_ns
         };
         let done = t.max(cursor_free) + transfer;
+        losses.claims += done - t;
         cursor_free = done;
         last_claimant = w;
         let k = cursor;
@@ -271,6 +367,9 @@ fn simulate_chunked(items: &Items, p: usize, m: &Machine, fanout: usize) -> (f64
         match chunk_ns.get(k) {
             Some(&work) => {
                 times[w] = done + work;
+                if times[w] > last_end.0 {
+                    last_end = (times[w], k);
+                }
                 push(&mut heap, times[w], w, Event::Claim);
             }
             None => finish[w] = done,
@@ -286,7 +385,32 @@ fn simulate_chunked(items: &Items, p: usize, m: &Machine, fanout: usize) -> (f64
     } else {
         last_helper + m.unpark_ns + m.wake_ns
     };
-    (end, last_join)
+    // Every worker's time from the publish to `end`, by cause; the busy parts (claims, dispatch,
+    // work) are already summed. A worker that was never woken, or joined to find nothing left,
+    // counts as ramp until `end`: it never arrived.
+    let last_done = finish.iter().copied().fold(0.0, f64::max);
+    for w in 0..p {
+        match first_claim[w] {
+            Some(first) => {
+                losses.ramp += first;
+                losses.tail += last_done - finish[w];
+            }
+            None => losses.ramp += last_done,
+        }
+    }
+    losses.drain = p as f64 * (end - last_done);
+    let accounted = losses.total() / (p as f64 * (plan_ns + end));
+    assert!(
+        (accounted - 1.0).abs() < 1e-9,
+        "losses must add up, got {accounted}"
+    );
+    let last = plan.chunks[last_end.1].clone();
+    ChunkedRun {
+        makespan: plan_ns + end,
+        last_join,
+        losses,
+        last_chunk: (last.clone(), work_of(&last)),
+    }
 }
 
 /// A rayon job: a range of items and its splitter state.
@@ -446,12 +570,13 @@ fn simulate_rayon(items: &Items, p: usize, min: usize, item_ns: f64, m: &Machine
     end + m.unpark_ns + m.wake_ns
 }
 
-/// Predicted makespan of `policy` at `p` threads, scheduling only (no output assembly).
+/// Predicted makespan of `policy` at `p` threads, scheduling only (no output assembly); the
+/// chunked owner plans for `plan_ns` first.
 fn makespan(policy: Policy, items: &Items, p: usize, m: &Machine, plan_ns: f64) -> f64 {
     let m = m.with_cores(p);
     match policy {
         Policy::Serial => items.work_ns(),
-        Policy::Chunked => plan_ns + simulate_chunked(items, p, &m, WAKE_FANOUT).0,
+        Policy::Chunked => simulate_chunked(items, p, &m, RAMP, plan_ns).makespan,
         Policy::Rayon => simulate_rayon(items, p, 1, m.rayon_item_ns, &m),
         Policy::RayonMinLen => simulate_rayon(
             items,
@@ -463,7 +588,11 @@ fn makespan(policy: Policy, items: &Items, p: usize, m: &Machine, plan_ns: f64) 
     }
 }
 
-/// Median encode time of every item over `COST_PASSES` serial passes.
+/// Encode time of every item: the fastest of `COST_PASSES` serial passes. The machine is shared
+/// and noise only ever adds time (a neighbour's work, an interrupt, a descheduled vCPU), so the
+/// minimum is the estimate least disturbed by it; a median of three still let one document read
+/// 151 µs in one run and 42 µs in the next. What the minimum keeps is the real variation between
+/// items, e.g. the word lists at the end of big.txt that cost 2–3 times prose per byte.
 fn measure_item_ns(tokenizer: &Tokenizer, items: &[String]) -> Vec<f64> {
     let mode = tokenizer
         .encode_mode(None, &AllowedSpecial::None)
@@ -477,33 +606,50 @@ fn measure_item_ns(tokenizer: &Tokenizer, items: &[String]) -> Vec<f64> {
         }
         start.elapsed().as_nanos() as f64 / 1000.0
     };
-    let mut passes = vec![Vec::with_capacity(items.len()); COST_PASSES];
-    for pass in &mut passes {
-        for item in items {
+    let mut fastest = vec![f64::INFINITY; items.len()];
+    for _ in 0..COST_PASSES {
+        for (item, best) in items.iter().zip(&mut fastest) {
             ids.clear();
             let start = Instant::now();
             tokenizer
                 .encode_into(item, &mode, &mut scratch, &mut ids)
                 .expect("encode");
-            pass.push((start.elapsed().as_nanos() as f64 - clock).max(1.0));
+            let ns = (start.elapsed().as_nanos() as f64 - clock).max(1.0);
+            *best = best.min(ns);
         }
     }
-    (0..items.len())
-        .map(|i| corpus::median(&passes.iter().map(|p| p[i]).collect::<Vec<_>>()))
-        .collect()
+    fastest
 }
 
-/// Trivial items: one push each, to measure what a policy costs per item.
-struct Trivial(usize);
+/// Trivial items: one push each, to measure what a policy costs per item. Like batchtok's texts
+/// they offer the running totals of their costs, so the chunked policy plans without a pass
+/// over the items, and the model adds the plan, timed apart, only once.
+struct Trivial {
+    ends: Vec<usize>,
+}
+
+impl Trivial {
+    /// Cost of every trivial item.
+    const COST: usize = 100;
+
+    fn new(len: usize) -> Trivial {
+        Trivial {
+            ends: (1..=len).map(|i| i * Self::COST).collect(),
+        }
+    }
+}
 
 impl Batch for Trivial {
     type Sink = Vec<u32>;
     type Mark = usize;
     fn len(&self) -> usize {
-        self.0
+        self.ends.len()
     }
     fn cost(&self, _: usize) -> usize {
-        100
+        Self::COST
+    }
+    fn cumulative_costs(&self) -> Option<&[usize]> {
+        Some(&self.ends)
     }
     fn new_sink(&self) -> Vec<u32> {
         Vec::new()
@@ -529,7 +675,7 @@ fn scheduler(policy: Policy, threads: usize) -> Scheduler {
 /// Dispatch ns per item of `policy` at 1 thread, over a plain loop of the same pushes.
 fn dispatch_ns(policy: Policy) -> f64 {
     const N: usize = 200_000;
-    let batch = Trivial(N);
+    let batch = Trivial::new(N);
     let time = |f: &mut dyn FnMut()| {
         f();
         corpus::median(
@@ -616,42 +762,56 @@ fn read_measured() -> HashMap<(String, String, usize), f64> {
 
 /// The measured items repeated in order until their serial work reaches `target_ns`.
 fn scaled(items: &Items, target_ns: f64) -> Items {
-    let mut out = Items {
-        bytes: Vec::new(),
-        ns: Vec::new(),
-    };
+    let (mut bytes, mut ns) = (Vec::new(), Vec::new());
     let mut total = 0.0;
     let mut i = 0;
     while total < target_ns {
-        out.bytes.push(items.bytes[i]);
-        out.ns.push(items.ns[i]);
+        bytes.push(items.bytes[i]);
+        ns.push(items.ns[i]);
         total += items.ns[i];
         i = (i + 1) % items.ns.len();
     }
-    out
+    Items::new(bytes, ns)
 }
 
-/// Planning time per item, from the real planner on this machine.
-fn plan_ns_per_item(items: &Items) -> f64 {
+/// Runs of each planner when timing it; the fastest is kept (the machine is shared, and noise
+/// only ever adds time).
+const PLAN_RUNS: usize = 15;
+
+/// Time the real planners take for `items` at `p` threads, on this machine: the chunked
+/// policy's (`plan_cumulative`, from the running totals its texts keep) and the per-item one
+/// it used before (`plan`, one pass over every item's cost).
+fn plan_ns(items: &Items, p: usize) -> (f64, f64) {
     let params = PlanParams {
-        threads: 2,
+        threads: p,
         min_chunk: DEFAULT_MIN_CHUNK_BYTES,
         max_chunk: DEFAULT_MAX_CHUNK_BYTES,
         divisor: DEFAULT_GUIDED_DIVISOR,
     };
-    // The fastest of several runs: the machine is shared, and noise only ever adds time.
-    (0..10)
-        .map(|_| {
-            let t = Instant::now();
-            black_box(plan(items.bytes.len(), |i| items.bytes[i], &params));
-            t.elapsed().as_nanos() as f64 / items.bytes.len() as f64
-        })
-        .fold(f64::INFINITY, f64::min)
+    let fastest = |f: &mut dyn FnMut()| {
+        (0..PLAN_RUNS)
+            .map(|_| {
+                let t = Instant::now();
+                f();
+                t.elapsed().as_nanos() as f64
+            })
+            .fold(f64::INFINITY, f64::min)
+    };
+    let cumulative = fastest(&mut || {
+        black_box(plan_cumulative(black_box(&items.ends), &params));
+    });
+    let per_item = fastest(&mut || {
+        black_box(plan(items.bytes.len(), |i| items.bytes[i], &params));
+    });
+    (cumulative, per_item)
 }
 
 const POLICIES: [Policy; 3] = [Policy::Chunked, Policy::Rayon, Policy::RayonMinLen];
 
-fn svg(series: &[(String, &'static str, &'static str, Vec<(usize, f64)>)]) -> String {
+/// One line of the chart: label, colour, dash pattern, (cores, efficiency) points.
+type Series = (String, &'static str, &'static str, Vec<(usize, f64)>);
+
+fn svg(series: &[Series]) -> String {
     let (w, h, left, right, top, bottom) = (830.0, 440.0, 60.0, 280.0, 40.0, 50.0);
     let x = |p: usize| left + (p as f64).log2() / 192f64.log2() * (w - left - right);
     let y = |e: f64| top + (1.0 - e) * (h - top - bottom);
@@ -663,7 +823,7 @@ fn svg(series: &[(String, &'static str, &'static str, Vec<(usize, f64)>)]) -> St
     let _ = writeln!(s, r#"<rect width="{w}" height="{h}" fill="white"/>"#);
     let _ = writeln!(
         s,
-        r#"<text x="{mid}" y="16" text-anchor="middle" font-size="14">batchtok scheduler: predicted efficiency vs cores (model)</text><text x="{mid}" y="{}" text-anchor="middle" font-size="11">1 ms of serial work per worker; {} µs wake-up, {} µs unpark; solid: documents, dashed: short items</text>"#,
+        r#"<text x="{mid}" y="16" text-anchor="middle" font-size="14">batchtok scheduler: predicted efficiency vs cores (model)</text><text x="{mid}" y="{}" text-anchor="middle" font-size="11">1 ms of serial work per worker; {} µs wake-up, {} µs unpark; fan-out {WAKE_FANOUT}; solid: documents, dashed: short items</text>"#,
         top - 2.0,
         WAKE_LATENCY_NS / 1000.0,
         UNPARK_NS / 1000.0,
@@ -720,6 +880,26 @@ fn svg(series: &[(String, &'static str, &'static str, Vec<(usize, f64)>)]) -> St
     s
 }
 
+/// One predicted case: a workload scaled to `work` ns per worker at `p` cores, with the time
+/// the real planners take for it here.
+struct Case<'a> {
+    name: &'a str,
+    work: f64,
+    p: usize,
+    batch: Items,
+    /// `plan_cumulative`, the chunked policy's planner.
+    plan_ns: f64,
+    /// `plan`, the per-item planner it had before.
+    per_item_plan_ns: f64,
+}
+
+/// Fan-outs compared in the wake-ramp table.
+const FANOUTS: [usize; 4] = [2, 3, 4, 8];
+/// Registry critical sections compared in the wake-ramp table: the model's figure for the code
+/// (lock word with the registry, the job's control block, the sleeper list), and a what-if
+/// where only the lock line moves.
+const JOIN_LINES: [f64; 2] = [REGISTRY_LINES, 1.0];
+
 fn main() {
     println!("machine: {}", corpus::machine());
     let tokenizer = Tokenizer::from_encoding("o200k_base").expect("o200k_base loads");
@@ -760,27 +940,26 @@ fn main() {
                 (total - s.last_stats().unwrap().wall_ns as f64).max(0.0)
             })
             .collect();
-        let items = Items {
-            bytes: workload.items.iter().map(String::len).collect(),
-            ns,
-        };
-        let plan_ns = plan_ns_per_item(&items);
+        let items = Items::new(workload.items.iter().map(String::len).collect(), ns);
+        let (plan_now, plan_before) = plan_ns(&items, 2);
         println!(
-            "{}: {} items ({:.2} MiB), serial work {:.1} ms ({:.1} µs/item, max {:.1} ms), assembly {:.2} ms, plan {:.1} ns/item",
+            "{}: {} items ({:.2} MiB), serial work {:.1} ms ({:.1} µs/item, max {:.1} ms, {:.2} ns/B), assembly {:.2} ms, plan at 2 threads {:.1} µs (per-item planner: {:.1} µs)",
             workload.name,
             items.ns.len(),
             workload.bytes() as f64 / (1 << 20) as f64,
             items.work_ns() / 1e6,
             items.work_ns() / items.ns.len() as f64 / 1e3,
             items.ns.iter().copied().fold(0.0, f64::max) / 1e6,
+            items.work_ns() / workload.bytes() as f64,
             corpus::median(&assembly) / 1e6,
-            plan_ns
+            plan_now / 1e3,
+            plan_before / 1e3,
         );
-        measured_items.push((workload.name, items, corpus::median(&assembly), plan_ns));
+        measured_items.push((workload.name, items, corpus::median(&assembly)));
     }
 
     // Validation at 1 and 2 threads: end-to-end as `--example scheduler` measures it (plan,
-    // scheduling, then the serial output assembly), with this VM's wake-up latency.
+    // scheduling, then the serial output assembly), with this VM's measured wake-up.
     let measured = read_measured();
     let vm = Machine {
         wake_ns: wake_measured,
@@ -792,15 +971,14 @@ fn main() {
         "| workload | policy | threads | predicted | measured | measured static ceiling | measured / ceiling |"
     );
     println!("| --- | --- | ---: | ---: | ---: | ---: | ---: |");
-    for (name, items, assembly, plan_ns) in &measured_items {
+    for (name, items, assembly) in &measured_items {
         let t1 = items.work_ns() + assembly;
         let ceiling = measured
             .get(&(name.to_string(), "static (ceiling)".to_owned(), 2))
             .copied();
         for policy in POLICIES {
             for p in [1, 2] {
-                let tp =
-                    makespan(policy, items, p, &vm, plan_ns * items.ns.len() as f64) + assembly;
+                let tp = makespan(policy, items, p, &vm, plan_ns(items, p).0) + assembly;
                 let predicted = t1 / (p as f64 * tp);
                 let got = measured
                     .get(&(name.to_string(), policy.to_string(), p))
@@ -817,7 +995,49 @@ fn main() {
         }
     }
 
-    // Predictions: the measured items repeated until every worker has the given serial work.
+    // The predicted cases: the measured items repeated until every worker has the given serial
+    // work, each planned by the real planners at its own thread count.
+    let mut cases = Vec::new();
+    for (name, items, _) in measured_items.iter().take(2) {
+        for work in WORK_PER_WORKER_NS {
+            for p in PREDICT_CORES {
+                let batch = scaled(items, work * p as f64);
+                let (plan_ns, per_item_plan_ns) = plan_ns(&batch, p);
+                cases.push(Case {
+                    name,
+                    work,
+                    p,
+                    batch,
+                    plan_ns,
+                    per_item_plan_ns,
+                });
+            }
+        }
+    }
+    println!("\n### Plan time on this machine (the owner's serial work before the publish)\n");
+    println!(
+        "| workload | work per worker | cores | items | per-item planner (before) | planner from running totals (now) | chunks |"
+    );
+    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
+    for c in &cases {
+        let params = PlanParams {
+            threads: c.p,
+            min_chunk: DEFAULT_MIN_CHUNK_BYTES,
+            max_chunk: DEFAULT_MAX_CHUNK_BYTES,
+            divisor: DEFAULT_GUIDED_DIVISOR,
+        };
+        println!(
+            "| {} | {:.0} ms | {} | {} | {:.1} µs | {:.1} µs | {} |",
+            c.name,
+            c.work / 1e6,
+            c.p,
+            c.batch.ns.len(),
+            c.per_item_plan_ns / 1e3,
+            c.plan_ns / 1e3,
+            plan_cumulative(&c.batch.ends, &params).chunks.len(),
+        );
+    }
+
     for m in [base, vm] {
         let label = if m.wake_ns == base.wake_ns && m.unpark_ns == base.unpark_ns {
             "assumed server"
@@ -830,41 +1050,81 @@ fn main() {
             m.unpark_ns / 1e3
         );
         println!(
-            "| workload | work per worker | cores | items | chunked | rayon | rayon-min-len | chunked: why; the chain baseline; a what-if |"
+            "| workload | work per worker | cores | items | chunked | rayon | rayon-min-len | chunked, per-item plan (before) | where chunked's p · Tp goes (%): plan, ramp, claims, dispatch, tail, drain; last join; the chunk that ends last |"
         );
-        println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |");
-        for (name, items, _, plan_ns) in measured_items.iter().take(2) {
-            for work in WORK_PER_WORKER_NS {
-                for p in PREDICT_CORES {
-                    let batch = scaled(items, work * p as f64);
-                    let t1 = batch.work_ns();
-                    let cells: Vec<String> = POLICIES
-                        .iter()
-                        .map(|&policy| {
-                            let tp =
-                                makespan(policy, &batch, p, &m, plan_ns * batch.ns.len() as f64);
-                            format!("{:.3}", t1 / (p as f64 * tp))
-                        })
-                        .collect();
-                    // Where chunked loses; the wake chain it had before, for comparison; and what
-                    // a plan costing the owner no serial time would add (not implemented).
-                    let mp = m.with_cores(p);
-                    let plan_total = plan_ns * batch.ns.len() as f64;
-                    let (tree_span, last_join) = simulate_chunked(&batch, p, &mp, WAKE_FANOUT);
-                    let (chain_span, chain_last_join) = simulate_chunked(&batch, p, &mp, 1);
-                    let eff = |tp: f64| t1 / (p as f64 * tp);
-                    println!(
-                        "| {name} | {:.0} ms | {p} | {} | {} | plan {:.0} µs, last helper joins at {:.0} µs; chain (before): {:.3}, last join {:.0} µs; no serial plan: {:.3} |",
-                        work / 1e6,
-                        batch.ns.len(),
-                        cells.join(" | "),
-                        plan_total / 1e3,
-                        last_join / 1e3,
-                        eff(plan_total + chain_span),
-                        chain_last_join / 1e3,
-                        eff(tree_span),
-                    );
-                }
+        println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |");
+        for c in &cases {
+            let t1 = c.batch.work_ns();
+            let eff = |tp: f64| t1 / (c.p as f64 * tp);
+            let cells: Vec<String> = POLICIES
+                .iter()
+                .map(|&policy| {
+                    format!("{:.3}", eff(makespan(policy, &c.batch, c.p, &m, c.plan_ns)))
+                })
+                .collect();
+            let mp = m.with_cores(c.p);
+            let run = simulate_chunked(&c.batch, c.p, &mp, RAMP, c.plan_ns);
+            let before = simulate_chunked(&c.batch, c.p, &mp, RAMP, c.per_item_plan_ns);
+            let l = run.losses;
+            let pct = |x: f64| 100.0 * x / l.total();
+            let (last, last_ns) = &run.last_chunk;
+            let last_bytes = c.batch.ends[last.end - 1]
+                - last.start.checked_sub(1).map_or(0, |i| c.batch.ends[i]);
+            let mean_ns_per_byte = t1 / *c.batch.ends.last().unwrap() as f64;
+            println!(
+                "| {} | {:.0} ms | {} | {} | {} | {:.3} | {:.1}, {:.1}, {:.1}, {:.1}, {:.1}, {:.1}; {:.0} µs; items {:?}, {:.0} µs, {:.1}x the batch's ns/B |",
+                c.name,
+                c.work / 1e6,
+                c.p,
+                c.batch.ns.len(),
+                cells.join(" | "),
+                eff(before.makespan),
+                pct(l.plan),
+                pct(l.ramp),
+                pct(l.claims),
+                pct(l.dispatch),
+                pct(l.tail),
+                pct(l.drain),
+                run.last_join / 1e3,
+                last,
+                last_ns / 1e3,
+                last_ns / last_bytes.max(1) as f64 / mean_ns_per_byte,
+            );
+        }
+
+        // The wake ramp: fan-out and the registry's critical section, at 1 ms per worker.
+        println!(
+            "\n#### Wake ramp, {label} wake-up: chunked efficiency (last join, µs) by fan-out, 1 ms per worker\n"
+        );
+        let header: Vec<String> = FANOUTS.iter().map(|f| format!("fan-out {f}")).collect();
+        println!(
+            "| workload | cores | registry lines | {} |",
+            header.join(" | ")
+        );
+        println!("| --- | ---: | ---: |{}", " ---: |".repeat(FANOUTS.len()));
+        for c in cases
+            .iter()
+            .filter(|c| c.work == WORK_PER_WORKER_NS[0] && c.p >= 64)
+        {
+            let t1 = c.batch.work_ns();
+            for lines in JOIN_LINES {
+                let cells: Vec<String> = FANOUTS
+                    .iter()
+                    .map(|&fanout| {
+                        let ramp = Ramp {
+                            fanout,
+                            registry_lines: lines,
+                        };
+                        let run =
+                            simulate_chunked(&c.batch, c.p, &m.with_cores(c.p), ramp, c.plan_ns);
+                        format!(
+                            "{:.3} ({:.0})",
+                            t1 / (c.p as f64 * run.makespan),
+                            run.last_join / 1e3
+                        )
+                    })
+                    .collect();
+                println!("| {} | {} | {lines} | {} |", c.name, c.p, cells.join(" | "));
             }
         }
     }
@@ -876,31 +1136,36 @@ fn main() {
         (Policy::RayonMinLen, "#2ca02c"),
     ];
     let mut series = Vec::new();
-    for (k, (name, items, _, plan_ns)) in measured_items.iter().take(2).enumerate() {
+    for (k, (name, items, _)) in measured_items.iter().take(2).enumerate() {
         let dash = if k == 0 { "" } else { "6 4" };
+        let batches: Vec<(usize, Items, (f64, f64))> = CHART_CORES
+            .iter()
+            .map(|&p| {
+                let batch = scaled(items, WORK_PER_WORKER_NS[0] * p as f64);
+                let plans = plan_ns(&batch, p);
+                (p, batch, plans)
+            })
+            .collect();
         for (policy, color) in colors {
-            let points = CHART_CORES
+            let points = batches
                 .iter()
-                .map(|&p| {
-                    let batch = scaled(items, WORK_PER_WORKER_NS[0] * p as f64);
-                    let tp = makespan(policy, &batch, p, &base, plan_ns * batch.ns.len() as f64);
-                    (p, batch.work_ns() / (p as f64 * tp))
+                .map(|(p, batch, (plan_now, _))| {
+                    let tp = makespan(policy, batch, *p, &base, *plan_now);
+                    (*p, batch.work_ns() / (*p as f64 * tp))
                 })
                 .collect();
             series.push((format!("{policy}, {name}"), color, dash, points));
         }
-        // The wake chain chunked had before the wake tree, as a baseline.
-        let points = CHART_CORES
+        // The per-item planner chunked had before, as a baseline.
+        let points = batches
             .iter()
-            .map(|&p| {
-                let batch = scaled(items, WORK_PER_WORKER_NS[0] * p as f64);
-                let span = simulate_chunked(&batch, p, &base.with_cores(p), 1).0;
-                let tp = plan_ns * batch.ns.len() as f64 + span;
-                (p, batch.work_ns() / (p as f64 * tp))
+            .map(|(p, batch, (_, plan_before))| {
+                let tp = makespan(Policy::Chunked, batch, *p, &base, *plan_before);
+                (*p, batch.work_ns() / (*p as f64 * tp))
             })
             .collect();
         series.push((
-            format!("chunked chain (before), {name}"),
+            format!("per-item plan (before), {name}"),
             "#999999",
             dash,
             points,

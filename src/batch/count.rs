@@ -46,6 +46,11 @@ impl<'a> Batch for CountBatch<'a> {
         self.texts.byte_len(index)
     }
 
+    #[inline]
+    fn cumulative_costs(&self) -> Option<&[usize]> {
+        Some(self.texts.ends())
+    }
+
     fn new_sink(&self) -> CountSink<'a> {
         CountSink {
             counts: Vec::new(),

@@ -66,6 +66,11 @@ impl<'a> Batch for EncodeBatch<'a> {
         self.texts.byte_len(index)
     }
 
+    #[inline]
+    fn cumulative_costs(&self) -> Option<&[usize]> {
+        Some(self.texts.ends())
+    }
+
     fn new_sink(&self) -> IdSink<'a> {
         IdSink {
             ids: Ids::with_capacity(self.sink_capacity),

@@ -130,6 +130,13 @@ impl Texts {
         self.bytes.len()
     }
 
+    /// Where each text ends in the buffer: text `i` is bytes `ends[i - 1]..ends[i]` (from 0 for
+    /// the first), so `ends[i]` is the UTF-8 length of texts `0..=i` together.
+    #[inline]
+    pub fn ends(&self) -> &[usize] {
+        &self.ends
+    }
+
     #[inline]
     fn range(&self, index: usize) -> Range<usize> {
         let start = if index == 0 { 0 } else { self.ends[index - 1] };

@@ -30,6 +30,17 @@ pub trait Batch: Sync {
     /// simply propagates out of `run`.
     fn cost(&self, index: usize) -> usize;
 
+    /// The running totals of [`cost`](Self::cost), if the batch keeps them: `ends` with
+    /// `ends.len() == len()` and `ends[i] = cost(0) + … + cost(i)`, so the cost of any range of
+    /// items is one subtraction. A batch of texts stored back to back has exactly this, its end
+    /// offsets. With them the chunked planner reads O(threads · log len) totals instead of every
+    /// item's cost (`plan.rs`), and plans the same chunks; `None`, the default, makes it call
+    /// `cost` for every item. Must agree with `cost`, or the plan is wrong (a length mismatch
+    /// panics on the calling thread, out of `run`).
+    fn cumulative_costs(&self) -> Option<&[usize]> {
+        None
+    }
+
     /// A fresh, empty sink.
     fn new_sink(&self) -> Self::Sink;
 

@@ -6,7 +6,7 @@ use std::iter;
 use super::batch::{Batch, BatchError, Chunk, Outcome, tiles};
 use super::cancel::CancelToken;
 use super::config::{Policy, SchedulerConfig};
-use super::plan::{PlanParams, plan};
+use super::plan::{PlanParams, plan, plan_cumulative};
 use super::pool::Pool;
 use super::queue::{Job, WorkerResult};
 use super::stats::{BatchStats, imbalance};
@@ -19,7 +19,19 @@ pub(super) fn run<'p, B: Batch>(
     cancel: &CancelToken,
 ) -> Outcome<B> {
     let len = batch.len();
-    let mut plan = plan(len, |i| batch.cost(i), &PlanParams::from_config(config));
+    let params = PlanParams::from_config(config);
+    // Running totals make the plan O(threads · log len) instead of a serial pass over the batch.
+    let mut plan = match batch.cumulative_costs() {
+        Some(ends) => {
+            assert_eq!(
+                ends.len(),
+                len,
+                "cumulative_costs must have one total per item"
+            );
+            plan_cumulative(ends, &params)
+        }
+        None => plan(len, |i| batch.cost(i), &params),
+    };
     let inline = config.threads == 1
         || plan.chunks.len() < 2
         || plan.total_bytes < config.inline_below_bytes;

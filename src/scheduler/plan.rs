@@ -16,8 +16,36 @@
 //!   L. E. Flynn, "Factoring: A Method for Scheduling Parallel Loops", CACM 35(8), 1992) for
 //!   `k = 2`. Early chunks are large (few claims), late ones small, so workers finish together.
 //!
-//! Weights are `cost + ITEM_OVERHEAD_BYTES`. The planner calls `cost` at most twice per item and
-//! allocates only the output plus a list of the few items heavier than `min`.
+//! Weights are `cost + ITEM_OVERHEAD_BYTES`.
+//!
+//! # Invariants
+//!
+//! * The plan is a function of the costs and [`PlanParams`] alone: [`plan`] (costs item by item)
+//!   and [`plan_cumulative`] (running totals of the costs) return the same [`Plan`] for the same
+//!   costs (a property test compares them), so which one a batch gets changes nothing but time.
+//! * Sorted by start, the chunks tile `0..len`; heavy chunks are single items, light chunks never
+//!   contain a heavy item; a light chunk ends at the first item where its weight reaches its
+//!   target, or at a heavy item, or at the end of the batch.
+//!
+//! # Cost
+//!
+//! The planner runs on the submitting thread before any helper is woken, so all of it is serial.
+//! [`plan`] calls `cost` at most twice per item: O(n), 2–6 ns per item on the 2-core VM of
+//! `benchmark/results/scheduler.md`, which at 192 cores and 1 ms of work per worker (~100,000
+//! short texts) was ~0.2 ms, a fifth of the batch. [`plan_cumulative`] never visits every item:
+//!
+//! * the total weight is one read of the running total;
+//! * heavy items are found by bisecting `0..n`, not entering any range whose weight is at most
+//!   the heavy threshold `T` (it cannot hold an item heavier than itself): the ranges entered at
+//!   one depth are children of disjoint ranges heavier than `T`, so there are fewer than
+//!   `2 W / T` of them, which is `2 k p` unless the `max` clamp lowers `T`; O(p log n) reads;
+//! * each light chunk's end is found by galloping from a guess (the previous chunk's length)
+//!   and bisecting: O(log d) reads, all near the guess, for a guess d items off; there are
+//!   O(k p log(W / (k p min)) + k p) light chunks.
+//!
+//! At 192 threads and ~200,000 short texts that is ~1,600 chunks in 13–20 µs on that VM, against
+//! 0.25–0.45 ms for [`plan`]; `benchmark/results/scheduler.md` has the table. Both allocate only
+//! the output plus the list of heavy items.
 
 use std::ops::Range;
 
@@ -86,7 +114,8 @@ pub fn weight(cost: usize) -> usize {
     cost.saturating_add(ITEM_OVERHEAD_BYTES)
 }
 
-/// Plans a batch of `len` items whose estimated costs `cost(i)` returns.
+/// Plans a batch of `len` items whose estimated costs `cost(i)` returns: the per-item planner,
+/// for batches that cannot tell the cost of a range of items at once. Two passes over the items.
 pub fn plan(len: usize, cost: impl Fn(usize) -> usize, params: &PlanParams) -> Plan {
     // Pass 1: totals, and every item that could be heavy. The heavy threshold is at least
     // `min_chunk`, so only items above it need remembering.
@@ -104,17 +133,10 @@ pub fn plan(len: usize, cost: impl Fn(usize) -> usize, params: &PlanParams) -> P
     }
     let heavy_threshold = params.target(total_weight);
     heavy.retain(|&(_, w)| w > heavy_threshold);
-    let heavy_weight = heavy
-        .iter()
-        .fold(0usize, |acc, &(_, w)| acc.saturating_add(w));
-
-    let mut by_weight = heavy.clone();
-    by_weight.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-    let mut chunks: Vec<Range<usize>> = Vec::with_capacity(heavy.len() + 16);
-    chunks.extend(by_weight.iter().map(|&(i, _)| i..i + 1));
+    let mut plan = Plan::with_heavy(&heavy, heavy_threshold, total_bytes, total_weight);
 
     // Pass 2: cut the light items between heavy ones into guided chunks, in index order.
-    let mut remaining = total_weight.saturating_sub(heavy_weight);
+    let mut remaining = plan.light_weight(&heavy);
     let mut heavy_indices = heavy.iter().map(|&(i, _)| i).peekable();
     let mut i = 0;
     while i < len {
@@ -132,14 +154,178 @@ pub fn plan(len: usize, cost: impl Fn(usize) -> usize, params: &PlanParams) -> P
             i += 1;
         }
         remaining = remaining.saturating_sub(acc);
-        chunks.push(start..i);
+        plan.chunks.push(start..i);
     }
-    Plan {
-        chunks,
-        heavy: by_weight.len(),
-        heavy_threshold,
-        total_bytes,
+    plan
+}
+
+/// Plans a batch from the running totals of its costs (`ends[i]` = `cost(0) + … + cost(i)`,
+/// non-decreasing, one per item): the same [`Plan`] as [`plan`] gives for those costs, without a
+/// pass over the items. It reads O(p log n) of the totals, p = `params.threads`, n = items
+/// (see the module docs); a batch of texts in one buffer has them as its end offsets.
+pub fn plan_cumulative(ends: &[usize], params: &PlanParams) -> Plan {
+    plan_by_prefix(
+        ends.len(),
+        |end| if end == 0 { 0 } else { ends[end - 1] },
+        params,
+    )
+}
+
+/// [`plan_cumulative`] with the totals behind a function: `bytes_before(end)` is the summed
+/// cost of items `0..end`, for `end` in `0..=len`.
+fn plan_by_prefix(len: usize, bytes_before: impl Fn(usize) -> usize, params: &PlanParams) -> Plan {
+    // Summed weight of items `0..end`. Weights are at least `ITEM_OVERHEAD_BYTES`, so this is
+    // strictly increasing, which the searches below rely on.
+    let before =
+        |end: usize| bytes_before(end).saturating_add(end.saturating_mul(ITEM_OVERHEAD_BYTES));
+    let total_bytes = bytes_before(len);
+    let total_weight = before(len);
+    let heavy_threshold = params.target(total_weight);
+    let mut heavy: Vec<(usize, usize)> = Vec::new();
+    find_heavy(
+        &before,
+        0,
+        len,
+        0,
         total_weight,
+        heavy_threshold,
+        &mut heavy,
+    );
+    let mut plan = Plan::with_heavy(&heavy, heavy_threshold, total_bytes, total_weight);
+
+    // The light items between heavy ones, cut where the running weight first reaches the target.
+    let mut remaining = plan.light_weight(&heavy);
+    // The length of the chunk cut last guesses the next one's: targets shrink by a factor
+    // `1 - 1 / (k p)` per chunk and neighbouring items tend to be alike, so it is close. (Scaling
+    // it by the targets' ratio guessed better but cost more: a division in every chunk's
+    // dependency chain, measured slower than the reads it saved.)
+    let mut last_len = 1;
+    let mut start = 0;
+    let segment_ends = heavy.iter().map(|&(i, _)| i).chain(std::iter::once(len));
+    for segment_end in segment_ends {
+        let mut at = before(start);
+        while start < segment_end {
+            let goal = at.saturating_add(params.target(remaining));
+            let end = first_reaching(&before, start, segment_end, goal, start + last_len);
+            let next = before(end);
+            last_len = end - start;
+            remaining = remaining.saturating_sub(next - at);
+            plan.chunks.push(start..end);
+            (start, at) = (end, next);
+        }
+        // Skip the heavy item that ends the segment (past the last segment this is `len + 1`).
+        start = segment_end + 1;
+    }
+    plan
+}
+
+/// Appends to `heavy`, in index order, every item of `start..end` whose weight exceeds
+/// `threshold`, as `(index, weight)`; `from` and `to` are `before(start)` and `before(end)`.
+/// A range that weighs no more than the threshold holds no heavy item and is not entered, so
+/// each level of the recursion enters fewer than `2 * total / threshold` ranges (their parents
+/// are disjoint and each weighs more than the threshold), ~`2 k p` ranges at most.
+fn find_heavy(
+    before: &impl Fn(usize) -> usize,
+    start: usize,
+    end: usize,
+    from: usize,
+    to: usize,
+    threshold: usize,
+    heavy: &mut Vec<(usize, usize)>,
+) {
+    if to - from <= threshold {
+        return;
+    }
+    if end - start == 1 {
+        heavy.push((start, to - from));
+        return;
+    }
+    let mid = start + (end - start) / 2;
+    let at_mid = before(mid);
+    find_heavy(before, start, mid, from, at_mid, threshold, heavy);
+    find_heavy(before, mid, end, at_mid, to, threshold, heavy);
+}
+
+/// The first `end` in `start + 1..=limit` with `before(end) >= goal`, or `limit` if there is
+/// none: where a chunk starting at `start` reaches its target weight (`before(start) < goal`).
+/// Starts at `guess`, gallops away from it (1, 2, 4, … items) until the answer is bracketed,
+/// then bisects: a guess d items off costs O(log d) reads, all near the guess, so a chunk costs
+/// a few reads of one or two cache lines of the totals however many items it holds.
+fn first_reaching(
+    before: &impl Fn(usize) -> usize,
+    start: usize,
+    limit: usize,
+    goal: usize,
+    guess: usize,
+) -> usize {
+    // Invariant: `before(below) < goal`, and `above` reaches the goal or is `limit`.
+    let guess = guess.clamp(start + 1, limit);
+    let (mut below, mut above);
+    let mut step = 1usize;
+    if before(guess) >= goal {
+        (below, above) = (start, guess);
+        while let Some(probe) = above.checked_sub(step).filter(|&probe| probe > start) {
+            if before(probe) < goal {
+                below = probe;
+                break;
+            }
+            above = probe;
+            step = step.saturating_mul(2);
+        }
+    } else {
+        (below, above) = (guess, limit);
+        loop {
+            let probe = below.saturating_add(step);
+            if probe >= limit {
+                break;
+            }
+            if before(probe) >= goal {
+                above = probe;
+                break;
+            }
+            below = probe;
+            step = step.saturating_mul(2);
+        }
+    }
+    while above - below > 1 {
+        let mid = below + (above - below) / 2;
+        if before(mid) >= goal {
+            above = mid;
+        } else {
+            below = mid;
+        }
+    }
+    above
+}
+
+impl Plan {
+    /// A plan holding only the heavy chunks: `heavy` is every heavy item as `(index, weight)`
+    /// in index order; they are claimed heaviest first (index order on ties).
+    fn with_heavy(
+        heavy: &[(usize, usize)],
+        heavy_threshold: usize,
+        total_bytes: usize,
+        total_weight: usize,
+    ) -> Plan {
+        let mut by_weight = heavy.to_vec();
+        by_weight.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        let mut chunks: Vec<Range<usize>> = Vec::with_capacity(heavy.len() + 16);
+        chunks.extend(by_weight.iter().map(|&(i, _)| i..i + 1));
+        Plan {
+            chunks,
+            heavy: heavy.len(),
+            heavy_threshold,
+            total_bytes,
+            total_weight,
+        }
+    }
+
+    /// The weight left for light chunks once the `heavy` items are set aside.
+    fn light_weight(&self, heavy: &[(usize, usize)]) -> usize {
+        let heavy_weight = heavy
+            .iter()
+            .fold(0usize, |acc, &(_, w)| acc.saturating_add(w));
+        self.total_weight.saturating_sub(heavy_weight)
     }
 }
 
@@ -224,6 +410,7 @@ mod tests {
         let p = params(2);
         let plan = plan(0, |_| 0, &p);
         assert!(plan.chunks.is_empty());
+        assert_eq!(plan_cumulative(&[], &p), plan);
         let one = super::plan(1, |_| 10_000_000, &p);
         assert_eq!(one.chunks, vec![0..1]);
     }
@@ -248,6 +435,88 @@ mod tests {
         }
     }
 
+    /// Running totals of `costs`, as [`plan_cumulative`] takes them.
+    fn cumulative(costs: &[usize]) -> Vec<usize> {
+        costs
+            .iter()
+            .scan(0, |total, &c| {
+                *total += c;
+                Some(*total)
+            })
+            .collect()
+    }
+
+    /// Costs drawn from a few values around the chunk clamps, so that item weights equal to a
+    /// heavy threshold or a chunk target (the boundaries of every comparison) are common.
+    fn tied_costs(rng: &mut fastrand::Rng, n: usize) -> Vec<usize> {
+        const VALUES: [usize; 6] = [0, 36, 936, 4032, 4033, 262_080];
+        (0..n).map(|_| VALUES[rng.usize(..VALUES.len())]).collect()
+    }
+
+    #[test]
+    fn cumulative_plans_equal_per_item_plans() {
+        let mut rng = fastrand::Rng::with_seed(0x2545_f491);
+        for case in 0..case_count(300, 4) {
+            let n = rng.usize(0..if cfg!(miri) { 200 } else { 5000 });
+            let costs = if case % 3 == 0 {
+                tied_costs(&mut rng, n)
+            } else {
+                random_costs(&mut rng, n)
+            };
+            let ends = cumulative(&costs);
+            for threads in [1, 2, 3, 8, 64, 192] {
+                let mut p = params(threads);
+                if rng.bool() {
+                    let fixed = rng.usize(1..20_000);
+                    p.min_chunk = fixed;
+                    p.max_chunk = fixed;
+                } else if rng.bool() {
+                    p.min_chunk = rng.usize(0..8192);
+                    p.max_chunk = rng.usize(p.min_chunk..300_000);
+                }
+                p.divisor = rng.usize(1..4);
+                let expected = plan(n, |i| costs[i], &p);
+                let got = plan_cumulative(&ends, &p);
+                assert_eq!(got, expected, "{n} items, {p:?}");
+                check(&costs, &p, &got);
+            }
+        }
+    }
+
+    #[test]
+    fn cumulative_plans_read_few_totals() {
+        // 1 ms of short texts per worker at 192 cores: ~100,000 items, a few heavy ones.
+        let n = case_count(100_000, 2_000);
+        let mut costs = vec![140; n];
+        for i in [7, n / 3, n - 1] {
+            costs[i] = 1 << 20;
+        }
+        let ends = cumulative(&costs);
+        let p = params(192);
+        let reads = std::cell::Cell::new(0usize);
+        let got = plan_by_prefix(
+            n,
+            |end| {
+                reads.set(reads.get() + 1);
+                if end == 0 { 0 } else { ends[end - 1] }
+            },
+            &p,
+        );
+        assert_eq!(got, plan(n, |i| costs[i], &p));
+        assert_eq!(got.heavy, 3);
+        // Heavy search: fewer than 2 W / T ranges per level, two reads each at most; light
+        // chunks: a gallop and a bisection each.
+        let levels = usize::BITS - n.leading_zeros();
+        let per_level = 2 * got.total_weight / got.heavy_threshold + 2;
+        let bound = 2 * per_level * levels as usize + 4 * levels as usize * got.chunks.len();
+        assert!(
+            reads.get() <= bound && reads.get() < n,
+            "{} reads of the totals for {n} items ({} chunks)",
+            reads.get(),
+            got.chunks.len()
+        );
+    }
+
     #[test]
     fn heavy_items_go_first_largest_first() {
         let mut costs = vec![100; 1000];
@@ -258,6 +527,7 @@ mod tests {
         assert_eq!(plan.heavy, 3);
         assert_eq!(&plan.chunks[..3], &[500..501, 999..1000, 10..11]);
         check(&costs, &params(2), &plan);
+        assert_eq!(plan_cumulative(&cumulative(&costs), &params(2)), plan);
     }
 
     #[test]

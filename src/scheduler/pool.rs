@@ -10,7 +10,7 @@ use std::thread::{self, JoinHandle};
 use crossbeam_utils::CachePadded;
 
 use super::config::default_threads;
-use super::queue::{ErasedJob, WAKE_OPS};
+use super::queue::{ErasedJob, Joinable, WAKE_OPS};
 use super::sleep::{DrainLatch, IDLE_SPIN_ROUNDS, MAX_SPINNERS, Sleeper, WAKE_FANOUT, spin_until};
 
 /// Shared atomics of publishing and unpublishing a batch: two lock/unlock pairs, the generation
@@ -55,39 +55,52 @@ struct Registry {
     next_id: u64,
 }
 
+/// What one pass over the published batches finds (P3, P5).
+struct Survey {
+    /// The batch a free worker should join, and how many helpers it wants (before that join).
+    best: Option<(JobRef, usize)>,
+    /// Helpers wanted by all published batches together.
+    wanted: usize,
+}
+
 impl Registry {
-    /// The batch a free worker should join (P3): among joinable batches, the one with the
-    /// fewest helpers; ties go to the newest, so a batch submitted while an older one keeps
-    /// everyone busy gets the next free worker.
-    fn best_joinable(&self) -> Option<JobRef> {
-        let mut best: Option<(usize, JobRef)> = None;
+    /// One pass over the published batches, reading each one's cursor and latch once. The batch
+    /// to join (P3): among joinable batches, the one with the fewest helpers; ties go to the
+    /// newest, so a batch submitted while an older one keeps everyone busy gets the next free
+    /// worker. And the helpers all batches want (P5), for the wake rule: a join computes it in the
+    /// same pass rather than a second one, because the second would read every cursor again,
+    /// under the lock, while claims keep moving those lines to other cores.
+    fn survey(&self) -> Survey {
+        let mut best: Option<(usize, JobRef, usize)> = None;
+        let mut wanted = 0usize;
         for entry in &self.jobs {
             // SAFETY: entries are removed (under this lock) before their latch closes.
             let control = unsafe { entry.job.get() }.control();
-            if control.joinable()
-                && best.is_none_or(|(helpers, _)| control.latch.helpers() <= helpers)
-            {
-                best = Some((control.latch.helpers(), entry.job));
+            let Some(Joinable {
+                helpers,
+                wanted: job_wanted,
+            }) = control.joinable()
+            else {
+                continue;
+            };
+            wanted = wanted.saturating_add(job_wanted);
+            if best.is_none_or(|(fewest, _, _)| helpers <= fewest) {
+                best = Some((helpers, entry.job, job_wanted));
             }
         }
-        best.map(|(_, job)| job)
+        Survey {
+            best: best.map(|(_, job, job_wanted)| (job, job_wanted)),
+            wanted,
+        }
     }
 
     /// The wake rule (P5), run at every publish and every join: pops up to `WAKE_FANOUT`
-    /// sleepers, as many as the published batches want helpers beyond those already on their
-    /// way (`waking`, and the `spinners` that will search after this critical section). The
-    /// caller delivers the wakes after unlocking.
-    fn sleepers_to_wake(&mut self, spinners: usize) -> Wakes {
+    /// sleepers, as many as the published batches want helpers (`wanted`, from [`survey`]
+    /// (Self::survey) in the same critical section) beyond those already on their way
+    /// (`waking`, and the `spinners` that will search after this critical section). The caller
+    /// delivers the wakes after unlocking.
+    fn sleepers_to_wake(&mut self, wanted: usize, spinners: usize) -> Wakes {
         let mut wakes = Wakes::default();
-        if self.sleepers.is_empty() {
-            return wakes;
-        }
-        // SAFETY: as in `best_joinable`.
-        let wanted: usize = self
-            .jobs
-            .iter()
-            .map(|entry| unsafe { entry.job.get() }.control().helpers_wanted())
-            .sum();
         let missing = wanted.saturating_sub(self.waking.saturating_add(spinners));
         for slot in wakes.0.iter_mut().take(missing) {
             let Some(sleeper) = self.sleepers.pop() else {
@@ -172,15 +185,20 @@ impl Shared {
                 if self.terminate.load(Ordering::Relaxed) {
                     return;
                 }
-                if let Some(job) = registry.best_joinable() {
+                let survey = registry.survey();
+                if let Some((job, job_wanted)) = survey.best {
                     // SAFETY: published, so alive; `enter` below keeps it alive after unlock.
                     let control = unsafe { job.get() }.control();
                     control.latch.enter();
                     let latch: *const _ = &control.latch;
                     let joined_generation = self.generation.load(Ordering::Relaxed);
+                    // This join is one of the helpers its batch wanted: with one more helper
+                    // inside, both terms of `Joinable::wanted` drop by one (saturating at 0).
+                    let wanted = survey.wanted - job_wanted.min(1);
                     // Tree wake-up: this join may wake up to `WAKE_FANOUT` more, each of which
                     // does the same when it joins.
-                    let wakes = registry.sleepers_to_wake(self.spinners.load(Ordering::Relaxed));
+                    let spinners = self.spinners.load(Ordering::Relaxed);
+                    let wakes = registry.sleepers_to_wake(wanted, spinners);
                     drop(registry);
                     let wakeups = wakes.deliver();
                     // SAFETY: we entered the latch, so the owner waits for our leave below.
@@ -213,7 +231,7 @@ impl Shared {
                 if self.terminate.load(Ordering::Relaxed) {
                     return;
                 }
-                if registry.best_joinable().is_some() {
+                if registry.survey().best.is_some() {
                     continue;
                 }
                 registry.sleepers.push(me.clone());
@@ -308,7 +326,8 @@ impl Pool {
         });
         // Relaxed: readers act on a change only by taking the registry lock (P3, P4).
         self.shared.generation.fetch_add(1, Ordering::Relaxed);
-        let wakes = registry.sleepers_to_wake(self.shared.spinners.load(Ordering::Relaxed));
+        let wanted = registry.survey().wanted;
+        let wakes = registry.sleepers_to_wake(wanted, self.shared.spinners.load(Ordering::Relaxed));
         drop(registry);
         let wakeups = wakes.deliver();
         Publication {

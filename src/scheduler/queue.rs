@@ -23,7 +23,7 @@ pub(super) const HELPER_JOIN_LEAVE_OPS: u64 = 8;
 pub(super) const WAKE_OPS: u64 = 2;
 /// Shared atomics of stopping a batch: the stop flag (or failure lock and unlock) and the
 /// cursor store.
-const STOP_OPS: u64 = 3;
+pub(super) const STOP_OPS: u64 = 3;
 
 /// The type-independent part of a batch that the pool's registry inspects.
 pub(super) struct JobControl {
@@ -42,25 +42,34 @@ impl JobControl {
             .saturating_sub(self.cursor.load(Ordering::Relaxed))
     }
 
-    /// Whether another helper may join: chunks are left and the helper cap is not reached.
-    pub fn joinable(&self) -> bool {
-        self.remaining() > 0 && self.latch.helpers() < self.max_helpers
-    }
-
-    /// How many more helpers are worth waking for this batch (P5): none unless it is joinable,
-    /// else as many as the helper cap allows, but never more than the chunks left beyond one per
-    /// current participant (helpers plus the owner), so a small batch wakes few workers. Exact
-    /// only under the registry lock (joins happen under it); concurrent claims and leaves can
-    /// only make the true figure smaller, which costs at most a wake-up that finds nothing.
-    pub fn helpers_wanted(&self) -> usize {
-        if !self.joinable() {
-            return 0;
-        }
+    /// `Some` if another helper may join: chunks are left and the helper cap is not reached.
+    /// Reads the cursor and the latch once each. Exact only under the registry lock (joins
+    /// happen under it); concurrent claims and leaves can only make the true figures smaller,
+    /// which costs at most a wake-up that finds nothing.
+    pub fn joinable(&self) -> Option<Joinable> {
+        let remaining = self.remaining();
         let helpers = self.latch.helpers();
-        let by_cap = self.max_helpers.saturating_sub(helpers);
-        let by_chunks = self.remaining().saturating_sub(helpers + 1);
-        by_cap.min(by_chunks)
+        if remaining == 0 || helpers >= self.max_helpers {
+            return None;
+        }
+        let by_cap = self.max_helpers - helpers;
+        let by_chunks = remaining.saturating_sub(helpers + 1);
+        Some(Joinable {
+            helpers,
+            wanted: by_cap.min(by_chunks),
+        })
     }
+}
+
+/// A batch another helper may join, as [`JobControl::joinable`] saw it.
+#[derive(Clone, Copy)]
+pub(super) struct Joinable {
+    /// Helpers inside.
+    pub helpers: usize,
+    /// How many more helpers are worth waking for this batch (P5): as many as the helper cap
+    /// allows, but never more than the chunks left beyond one per current participant (helpers
+    /// plus the owner), so a small batch wakes few workers.
+    pub wanted: usize,
 }
 
 /// A batch as the pool sees it: lifetime- and type-erased behind a pointer (see `pool.rs`).
@@ -296,7 +305,7 @@ mod tests {
         let result = job.participate(None);
         // Weight 114 per item, 300 per chunk: three items per chunk, item 7 is in the third.
         assert_eq!(result.executed, 3, "stops in the chunk holding item 7");
-        assert!(!job.control.joinable());
+        assert!(job.control.joinable().is_none());
         let (_, failure, cancelled) = job.finish();
         assert_eq!(
             failure,

@@ -8,12 +8,20 @@ use std::time::{Duration, Instant};
 use super::BatchOutput;
 use super::batch::{Batch, Chunk, Outcome, tiles};
 use super::config::Policy;
+use super::pool::PUBLISH_OPS;
+use super::queue::{HELPER_JOIN_LEAVE_OPS, STOP_OPS, WAKE_OPS};
+use super::sleep::WAKE_FANOUT;
 use super::stats::BatchStats;
 
-/// Per-participant bound on non-claim shared atomics (join, leave, publish, wake, stop); the
-/// real figure is at most 16: a helper's empty claim, join and leave (8), `WAKE_FANOUT` wake-ups
-/// (2 each) and a stop (3); see `queue.rs` and `pool.rs`.
-pub const OPS_PER_PARTICIPANT: u64 = 16;
+/// Per-participant bound on non-claim shared atomics (join, leave, publish, wake, stop): a
+/// helper's join and leave, its empty last claim, `WAKE_FANOUT` wake-ups and a stop; the owner's
+/// publication (`PUBLISH_OPS`) is cheaper than a join and leave. See `queue.rs` and `pool.rs`.
+pub const OPS_PER_PARTICIPANT: u64 =
+    HELPER_JOIN_LEAVE_OPS + 1 + WAKE_FANOUT as u64 * WAKE_OPS + STOP_OPS;
+const _: () = assert!(
+    PUBLISH_OPS <= HELPER_JOIN_LEAVE_OPS,
+    "the owner's share must fit too"
+);
 
 /// `normal` test cases natively, `miri` under Miri (which is ~1000x slower).
 pub fn case_count(normal: usize, miri: usize) -> usize {
@@ -55,9 +63,12 @@ type Hook<'h> = Box<dyn Fn(usize) -> Result<(), String> + Sync + 'h>;
 
 /// A batch whose item `i` appends `i % 3` values `(i << 8) | k` to a `Vec<u64>` sink, counting
 /// how often each item ran and how many are running; `hook` runs first and may block, fail or
-/// panic.
+/// panic. It offers the running totals of its costs, as batches of texts do, unless built
+/// [`without_cumulative_costs`](TestBatch::without_cumulative_costs).
 pub struct TestBatch<'h> {
     pub costs: Vec<usize>,
+    /// Running totals of `costs`, or `None` to make the planner ask item by item.
+    ends: Option<Vec<usize>>,
     runs: Vec<AtomicU32>,
     started: AtomicUsize,
     in_flight: AtomicUsize,
@@ -75,13 +86,27 @@ impl Drop for Decrement<'_> {
 impl<'h> TestBatch<'h> {
     pub fn new(costs: Vec<usize>) -> Self {
         let runs = costs.iter().map(|_| AtomicU32::new(0)).collect();
+        let ends = costs
+            .iter()
+            .scan(0usize, |total, &c| {
+                *total += c;
+                Some(*total)
+            })
+            .collect();
         TestBatch {
             costs,
+            ends: Some(ends),
             runs,
             started: AtomicUsize::new(0),
             in_flight: AtomicUsize::new(0),
             hook: Box::new(|_| Ok(())),
         }
+    }
+
+    /// The same batch, but the planner must call `cost` for every item (the fallback path).
+    pub fn without_cumulative_costs(mut self) -> Self {
+        self.ends = None;
+        self
     }
 
     pub fn with_hook(mut self, hook: impl Fn(usize) -> Result<(), String> + Sync + 'h) -> Self {
@@ -117,6 +142,10 @@ impl Batch for TestBatch<'_> {
 
     fn cost(&self, index: usize) -> usize {
         self.costs[index]
+    }
+
+    fn cumulative_costs(&self) -> Option<&[usize]> {
+        self.ends.as_deref()
     }
 
     fn new_sink(&self) -> Vec<u64> {
