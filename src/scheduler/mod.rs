@@ -24,9 +24,9 @@
 //!    registry lock, and every publish and every join checks for sleepers under the same lock;
 //!    idle workers spin a bounded time, then park without timeout.
 //! 8. **Wake-ups fan out, bounded by the work.** A publish or a join wakes at most
-//!    [`WAKE_FANOUT`] sleepers, so helpers arrive as a tree (~log2 p wake-up latencies), and
-//!    workers woken but not yet joined never outnumber the chunks left beyond one per
-//!    participant, so small batches wake few workers.
+//!    [`WAKE_FANOUT`] sleepers, so helpers arrive as a tree (~log_f p wake-up latencies for a
+//!    fan-out f), and workers woken but not yet joined never outnumber the chunks left beyond one
+//!    per participant, so small batches wake few workers.
 //!
 //! # Policies
 //!
