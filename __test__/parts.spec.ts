@@ -48,12 +48,17 @@ describe('a large array of strings, read in parts', () => {
     expect(scheduler.stats()!.parts).toBeGreaterThan(1)
   })
 
-  it('is read whole, in one run, with one thread or for a small batch', async () => {
+  it('is read whole, in one run, with one thread, for a small batch, or for long texts', async () => {
     const one = new Scheduler({ threads: 1 })
     expect(sameIds(await o200k.encodeBatch(shortItems, { scheduler: one }), whole)).toBe(true)
     expect(one.stats()!.parts).toBe(1)
     const two = new Scheduler({ threads: 2 })
     await o200k.encodeBatch(shortItems.slice(0, 20), { scheduler: two })
+    expect(two.stats()!.parts).toBe(1)
+    // ~6.5 KB documents: reading them is too small a share of the work on two threads.
+    const documents = corpus.bigDocuments()
+    const encoded = await o200k.encodeBatch(documents, { scheduler: two })
+    expect(sameIds(encoded, o200k.encodeBatchSync(documents, { scheduler: one }))).toBe(true)
     expect(two.stats()!.parts).toBe(1)
   })
 

@@ -160,25 +160,44 @@ impl BatchCall {
 /// `log2(n / FIRST_PART_BYTES)` parts, each a full run of the scheduler.
 const FIRST_PART_BYTES: usize = 64 << 10;
 
+/// Texts longer than this many bytes per thread on average are read whole before the work
+/// starts, because running in parts would cost more than it hides.
+///
+/// Reading a string costs the main thread about 100 ns plus 0.2 ns per byte, and encoding it
+/// costs a worker 5 to 9 ns per byte (`benchmark/results/boundary.md`), so the reading is a
+/// share of about `p (100 / L + 0.2) / 6` of the encoding's time on `p` threads, for texts of `L`
+/// bytes. Running in parts hides about half of it, and each part is a scheduler run of its own
+/// (a publish, a drain, a tail). Measured at 2 threads: ~100-byte texts (a reading share near a
+/// sixth) gain, while 6.5 KB documents (near 3%) lost about 1 ms per 6 MiB in parts. With more
+/// threads the share grows, and so does the length up to which parts pay.
+const PARTS_MAX_MEAN_BYTES_PER_THREAD: usize = 512;
+
 /// Queues `task` over the strings of `strings` and returns its promise.
 ///
-/// With one thread the strings are read whole first, as the work could not overlap the reading
-/// without a second thread anyway. Otherwise the first part is read, the work queued with it, and
-/// each further part handed over as soon as it is read. Should reading fail then (a value that is
-/// not a string), the error is thrown and the queued work is told to stop and settle quietly:
-/// its promise never reached JS, and must not become an unhandled rejection.
+/// With one thread, or texts long enough that reading them is a small share of the work
+/// ([`PARTS_MAX_MEAN_BYTES_PER_THREAD`]), the strings are read whole first. Otherwise the first
+/// part is read, the work queued with it, and each further part handed over as soon as it is
+/// read. Should reading fail then (a value that is not a string), the error is thrown and the
+/// queued work is told to stop and settle quietly: its promise never reached JS, and must not
+/// become an unhandled rejection.
 pub fn spawn_reading<T: Task>(
     env: &Env,
     mut call: BatchCall,
     mut strings: StringArray,
     task: fn(BatchCall) -> T,
 ) -> napi::Result<PromiseRaw<'static, T::JsValue>> {
-    let in_parts = call.runner.scheduler.config().threads > 1;
-    let first = strings.read_part(if in_parts {
+    let threads = call.runner.scheduler.config().threads;
+    let mut first = strings.read_part(if threads > 1 {
         FIRST_PART_BYTES
     } else {
         usize::MAX
     })?;
+    let longest_worth_parts = first
+        .len()
+        .saturating_mul(PARTS_MAX_MEAN_BYTES_PER_THREAD.saturating_mul(threads));
+    if !strings.is_done() && first.total_bytes() > longest_worth_parts {
+        strings.read_into(&mut first, usize::MAX)?;
+    }
     if strings.is_done() {
         call.input = Input::Read(first);
         return Ok(env.spawn(task(call))?.promise_object());

@@ -159,8 +159,24 @@ impl<'a> StringArray<'a> {
     /// Reads the next strings until they hold at least `bytes` of UTF-8 (counting
     /// [`PART_BYTES_PER_TEXT`] more for each string) or the array ends.
     pub fn read_part(&mut self, bytes: usize) -> napi::Result<Texts> {
+        // A part's size is known up front, so its buffer need not grow by doubling: each growth
+        // would copy what was read so far (a tenth of the reading time in a profile). A part read
+        // to the end of the array (`usize::MAX`) has no such bound and grows.
+        let room = if bytes == usize::MAX {
+            0
+        } else {
+            bytes + MIN_ROOM
+        };
+        let count = ((self.len - self.next) as usize).min(bytes / PART_BYTES_PER_TEXT);
+        let mut texts = Texts::with_capacity(count, room);
+        self.read_into(&mut texts, bytes)?;
+        Ok(texts)
+    }
+
+    /// Appends the next strings to `texts` until they add at least `bytes` (counted as
+    /// [`read_part`](Self::read_part) counts them) or the array ends.
+    pub fn read_into(&mut self, texts: &mut Texts, bytes: usize) -> napi::Result<()> {
         let raw_env = self.env.raw();
-        let mut texts = Texts::with_capacity(((self.len - self.next) as usize).min(bytes / 64), 0);
         let mut weight = 0usize;
         while self.next < self.len && weight < bytes {
             let index = self.next;
@@ -173,11 +189,11 @@ impl<'a> StringArray<'a> {
             // SAFETY: `element` was just read from `raw_env`.
             let element = unsafe { Unknown::from_raw_unchecked(raw_env, element) };
             let before = texts.total_bytes();
-            push_string(self.env, &element, &what, &mut texts)?;
+            push_string(self.env, &element, &what, texts)?;
             weight += texts.total_bytes() - before + PART_BYTES_PER_TEXT;
             self.next += 1;
         }
-        Ok(texts)
+        Ok(())
     }
 }
 
