@@ -163,13 +163,14 @@ const FIRST_PART_BYTES: usize = 64 << 10;
 /// Texts longer than this many bytes per thread on average are read whole before the work
 /// starts, because running in parts would cost more than it hides.
 ///
-/// Reading a string costs the main thread about 100 ns plus 0.2 ns per byte, and encoding it
-/// costs a worker 5 to 9 ns per byte (`benchmark/results/boundary.md`), so the reading is a
-/// share of about `p (100 / L + 0.2) / 6` of the encoding's time on `p` threads, for texts of `L`
-/// bytes. Running in parts hides about half of it, and each part is a scheduler run of its own
-/// (a publish, a drain, a tail). Measured at 2 threads: ~100-byte texts (a reading share near a
-/// sixth) gain, while 6.5 KB documents (near 3%) lost about 1 ms per 6 MiB in parts. With more
-/// threads the share grows, and so does the length up to which parts pay.
+/// Reading a string costs the main thread about 100 ns plus 0.16 ns per byte, and encoding it
+/// costs a worker 5 to 9 ns per byte (`benchmark/README.md`, "The JS boundary"), so the reading
+/// is a share of about `p (100 / L + 0.16) / 6` of the encoding's time on `p` threads, for texts
+/// of `L` bytes. Running in parts hides about half of it, and each part is a scheduler run of its
+/// own (a publish, a drain, a tail). Measured at 2 threads: ~100-byte texts (reading 4.8 ms
+/// against 21.2 ms of encoding, near a quarter) gain, while 6.5 KB documents (1.2 against 16 ms,
+/// near 7%) lost 1 to 2 ms per 6 MiB in parts. With more threads the share grows, and so does
+/// the length up to which parts pay.
 const PARTS_MAX_MEAN_BYTES_PER_THREAD: usize = 512;
 
 /// Queues `task` over the strings of `strings` and returns its promise.
