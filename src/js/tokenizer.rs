@@ -191,6 +191,7 @@ impl Tokenizer {
         task: fn(BatchCall) -> T,
     ) -> napi::Result<PromiseRaw<'static, T::JsValue>> {
         let strings = StringArray::new(env, texts, "texts")?;
+        // No text is read yet: `spawn_reading` sets the input once it knows how it reads them.
         let call = self.async_call(env, Input::Read(Texts::default()), options)?;
         spawn_reading(env, call, strings, task)
     }
