@@ -13,6 +13,7 @@
 use std::hint::black_box;
 use std::time::Instant;
 
+use batchtok::scheduler::plan::running_totals;
 use batchtok::scheduler::{Batch, CancelToken, Policy, Scheduler, SchedulerConfig};
 
 /// Items whose work is either a single push or busy work proportional to their cost.
@@ -27,13 +28,7 @@ struct Synthetic {
 
 impl Synthetic {
     fn new(costs: Vec<usize>, spin_per_byte: usize) -> Self {
-        let ends = costs
-            .iter()
-            .scan(0, |end, &c| {
-                *end += c;
-                Some(*end)
-            })
-            .collect();
+        let ends = running_totals(&costs);
         Synthetic {
             costs,
             ends,

@@ -69,7 +69,7 @@ use std::time::Instant;
 
 use batchtok::batch::encode_all;
 use batchtok::engine::{AllowedSpecial, Ids, Scratch, Tokenizer};
-use batchtok::scheduler::plan::{PlanParams, plan, plan_cumulative};
+use batchtok::scheduler::plan::{PlanParams, plan, plan_cumulative, running_totals};
 use batchtok::scheduler::{
     Batch, CancelToken, DEFAULT_GUIDED_DIVISOR, DEFAULT_MAX_CHUNK_BYTES, DEFAULT_MIN_CHUNK_BYTES,
     Policy, Scheduler, SchedulerConfig, WAKE_FANOUT, rayon_min_len,
@@ -152,13 +152,7 @@ struct Items {
 
 impl Items {
     fn new(bytes: Vec<usize>, ns: Vec<f64>) -> Items {
-        let ends = bytes
-            .iter()
-            .scan(0, |end, &b| {
-                *end += b;
-                Some(*end)
-            })
-            .collect();
+        let ends = running_totals(&bytes);
         Items { bytes, ends, ns }
     }
 

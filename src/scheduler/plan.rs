@@ -171,6 +171,19 @@ pub fn plan_cumulative(ends: &[usize], params: &PlanParams) -> Plan {
     )
 }
 
+/// The running totals [`plan_cumulative`] takes, from per-item costs: `totals[i]` = `costs[0] +
+/// … + costs[i]`. For batches that hold costs item by item (tests, benchmarks); batches of texts
+/// have the totals already, as their end offsets.
+pub fn running_totals(costs: &[usize]) -> Vec<usize> {
+    costs
+        .iter()
+        .scan(0usize, |total, &cost| {
+            *total += cost;
+            Some(*total)
+        })
+        .collect()
+}
+
 /// [`plan_cumulative`] with the totals behind a function: `bytes_before(end)` is the summed
 /// cost of items `0..end`, for `end` in `0..=len`.
 fn plan_by_prefix(len: usize, bytes_before: impl Fn(usize) -> usize, params: &PlanParams) -> Plan {
@@ -435,17 +448,6 @@ mod tests {
         }
     }
 
-    /// Running totals of `costs`, as [`plan_cumulative`] takes them.
-    fn cumulative(costs: &[usize]) -> Vec<usize> {
-        costs
-            .iter()
-            .scan(0, |total, &c| {
-                *total += c;
-                Some(*total)
-            })
-            .collect()
-    }
-
     /// Costs drawn from a few values around the chunk clamps, so that item weights equal to a
     /// heavy threshold or a chunk target (the boundaries of every comparison) are common.
     fn tied_costs(rng: &mut fastrand::Rng, n: usize) -> Vec<usize> {
@@ -463,7 +465,7 @@ mod tests {
             } else {
                 random_costs(&mut rng, n)
             };
-            let ends = cumulative(&costs);
+            let ends = running_totals(&costs);
             for threads in [1, 2, 3, 8, 64, 192] {
                 let mut p = params(threads);
                 if rng.bool() {
@@ -491,7 +493,7 @@ mod tests {
         for i in [7, n / 3, n - 1] {
             costs[i] = 1 << 20;
         }
-        let ends = cumulative(&costs);
+        let ends = running_totals(&costs);
         let p = params(192);
         let reads = std::cell::Cell::new(0usize);
         let got = plan_by_prefix(
@@ -527,7 +529,7 @@ mod tests {
         assert_eq!(plan.heavy, 3);
         assert_eq!(&plan.chunks[..3], &[500..501, 999..1000, 10..11]);
         check(&costs, &params(2), &plan);
-        assert_eq!(plan_cumulative(&cumulative(&costs), &params(2)), plan);
+        assert_eq!(plan_cumulative(&running_totals(&costs), &params(2)), plan);
     }
 
     #[test]

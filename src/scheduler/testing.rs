@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use super::BatchOutput;
 use super::batch::{Batch, Chunk, Outcome, tiles};
 use super::config::Policy;
+use super::plan::running_totals;
 use super::pool::PUBLISH_OPS;
 use super::queue::{HELPER_JOIN_LEAVE_OPS, STOP_OPS, WAKE_OPS};
 use super::sleep::WAKE_FANOUT;
@@ -86,13 +87,7 @@ impl Drop for Decrement<'_> {
 impl<'h> TestBatch<'h> {
     pub fn new(costs: Vec<usize>) -> Self {
         let runs = costs.iter().map(|_| AtomicU32::new(0)).collect();
-        let ends = costs
-            .iter()
-            .scan(0usize, |total, &c| {
-                *total += c;
-                Some(*total)
-            })
-            .collect();
+        let ends = running_totals(&costs);
         TestBatch {
             costs,
             ends: Some(ends),
