@@ -98,10 +98,18 @@ impl Registry {
     /// sleepers, as many as the published batches want helpers (`wanted`, from [`survey`]
     /// (Self::survey) in the same critical section) beyond those already on their way
     /// (`waking`, and the `spinners` that will search after this critical section). The caller
-    /// delivers the wakes after unlocking.
-    fn sleepers_to_wake(&mut self, wanted: usize, spinners: usize) -> Wakes {
+    /// delivers the wakes after unlocking. `wanted` is asked for only if some worker sleeps: a
+    /// publish into a busy pool then makes no pass over the batches under the lock.
+    fn sleepers_to_wake(
+        &mut self,
+        wanted: impl FnOnce(&Registry) -> usize,
+        spinners: usize,
+    ) -> Wakes {
         let mut wakes = Wakes::default();
-        let missing = wanted.saturating_sub(self.waking.saturating_add(spinners));
+        if self.sleepers.is_empty() {
+            return wakes;
+        }
+        let missing = wanted(self).saturating_sub(self.waking.saturating_add(spinners));
         for slot in wakes.0.iter_mut().take(missing) {
             let Some(sleeper) = self.sleepers.pop() else {
                 break;
@@ -198,7 +206,7 @@ impl Shared {
                     // Tree wake-up: this join may wake up to `WAKE_FANOUT` more, each of which
                     // does the same when it joins.
                     let spinners = self.spinners.load(Ordering::Relaxed);
-                    let wakes = registry.sleepers_to_wake(wanted, spinners);
+                    let wakes = registry.sleepers_to_wake(|_| wanted, spinners);
                     drop(registry);
                     let wakeups = wakes.deliver();
                     // SAFETY: we entered the latch, so the owner waits for our leave below.
@@ -326,8 +334,8 @@ impl Pool {
         });
         // Relaxed: readers act on a change only by taking the registry lock (P3, P4).
         self.shared.generation.fetch_add(1, Ordering::Relaxed);
-        let wanted = registry.survey().wanted;
-        let wakes = registry.sleepers_to_wake(wanted, self.shared.spinners.load(Ordering::Relaxed));
+        let spinners = self.shared.spinners.load(Ordering::Relaxed);
+        let wakes = registry.sleepers_to_wake(|registry| registry.survey().wanted, spinners);
         drop(registry);
         let wakeups = wakes.deliver();
         Publication {
