@@ -71,8 +71,7 @@ use batchtok::batch::encode_all;
 use batchtok::engine::{AllowedSpecial, Ids, Scratch, Tokenizer};
 use batchtok::scheduler::plan::{PlanParams, plan, plan_cumulative, running_totals};
 use batchtok::scheduler::{
-    Batch, CancelToken, DEFAULT_GUIDED_DIVISOR, DEFAULT_MAX_CHUNK_BYTES, DEFAULT_MIN_CHUNK_BYTES,
-    Policy, Scheduler, SchedulerConfig, WAKE_FANOUT, rayon_min_len,
+    Batch, CancelToken, Policy, Scheduler, SchedulerConfig, WAKE_FANOUT, rayon_min_len,
 };
 
 /// Assumed same-socket cache-line transfer (middle of the published 40–100 ns).
@@ -227,18 +226,18 @@ struct ChunkedRun {
     last_chunk: (std::ops::Range<usize>, f64),
 }
 
+/// The chunk planner's parameters of a default scheduler with `p` threads.
+fn default_plan_params(p: usize) -> PlanParams {
+    PlanParams::from_config(&SchedulerConfig {
+        threads: p,
+        ..SchedulerConfig::default()
+    })
+}
+
 /// The chunked policy at `p` threads: the owner plans for `plan_ns` (measured by the caller on
 /// the real planner), publishes and claims; helpers arrive as `ramp` says.
 fn simulate_chunked(items: &Items, p: usize, m: &Machine, ramp: Ramp, plan_ns: f64) -> ChunkedRun {
-    let plan = plan_cumulative(
-        &items.ends,
-        &PlanParams {
-            threads: p,
-            min_chunk: DEFAULT_MIN_CHUNK_BYTES,
-            max_chunk: DEFAULT_MAX_CHUNK_BYTES,
-            divisor: DEFAULT_GUIDED_DIVISOR,
-        },
-    );
+    let plan = plan_cumulative(&items.ends, &default_plan_params(p));
     let work_of = |r: &std::ops::Range<usize>| r.clone().map(|i| items.ns[i]).sum::<f64>();
     let chunk_ns: Vec<f64> = plan
         .chunks
@@ -776,12 +775,7 @@ const PLAN_RUNS: usize = 15;
 /// policy's (`plan_cumulative`, from the running totals its texts keep) and the per-item one
 /// it used before (`plan`, one pass over every item's cost).
 fn plan_ns(items: &Items, p: usize) -> (f64, f64) {
-    let params = PlanParams {
-        threads: p,
-        min_chunk: DEFAULT_MIN_CHUNK_BYTES,
-        max_chunk: DEFAULT_MAX_CHUNK_BYTES,
-        divisor: DEFAULT_GUIDED_DIVISOR,
-    };
+    let params = default_plan_params(p);
     let fastest = |f: &mut dyn FnMut()| {
         (0..PLAN_RUNS)
             .map(|_| {
@@ -1014,12 +1008,7 @@ fn main() {
     );
     println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
     for c in &cases {
-        let params = PlanParams {
-            threads: c.p,
-            min_chunk: DEFAULT_MIN_CHUNK_BYTES,
-            max_chunk: DEFAULT_MAX_CHUNK_BYTES,
-            divisor: DEFAULT_GUIDED_DIVISOR,
-        };
+        let params = default_plan_params(c.p);
         println!(
             "| {} | {:.0} ms | {} | {} | {:.1} µs | {:.1} µs | {} |",
             c.name,
