@@ -4,7 +4,7 @@ use std::borrow::Borrow;
 
 use super::{Failure, Texts, assemble};
 use crate::engine::{EncodeMode, Ids, Scratch, Tokenizer};
-use crate::scheduler::{Batch, CancelToken, Chunk, Policy, Scheduler};
+use crate::scheduler::{Batch, CancelToken, Chunk, Gate, Policy, Scheduler};
 
 /// The ids of a whole batch: `ids[offsets[i]..offsets[i + 1]]` are the ids of text `i`.
 #[derive(Debug, Default)]
@@ -129,18 +129,20 @@ pub fn encode_all(
     mode: &EncodeMode,
     cancel: &CancelToken,
 ) -> Result<Encoded, Failure> {
-    encode_parts(scheduler, tokenizer, [texts], mode, cancel)
+    encode_parts(scheduler, tokenizer, [texts], mode, cancel, None)
 }
 
 /// Encodes a batch that arrives in parts, each run on `scheduler` as soon as the iterator yields
 /// it (a JS array is read in slices while the first slices already encode); the result is the
-/// whole batch's, in input order, as if the parts had been one `Texts`.
+/// whole batch's, in input order, as if the parts had been one `Texts`. While `reading` is shut
+/// (the producer of the parts is still at work), the parts run on the calling thread alone.
 pub fn encode_parts<T: Borrow<Texts>>(
     scheduler: &Scheduler,
     tokenizer: &Tokenizer,
     parts: impl IntoIterator<Item = T>,
     mode: &EncodeMode,
     cancel: &CancelToken,
+    reading: Option<&Gate>,
 ) -> Result<Encoded, Failure> {
     let config = scheduler.config();
     // A sink per thread that works on a part; the rayon policies make one per leaf job, a
@@ -151,6 +153,9 @@ pub fn encode_parts<T: Borrow<Texts>>(
         Policy::Rayon | Policy::RayonMinLen => None,
     };
     let mut run = scheduler.parted();
+    if let Some(reading) = reading {
+        run = run.alone_until(reading);
+    }
     let mut sinks: Vec<WorkerIds> = Vec::new();
     let mut chunks: Vec<Chunk<(usize, usize)>> = Vec::new();
     let (mut len, mut bytes) = (0, 0);

@@ -33,7 +33,7 @@ impl From<BatchError> for Failure {
 mod tests {
     use super::*;
     use crate::engine::{AllowedSpecial, Tokenizer};
-    use crate::scheduler::{CancelToken, Policy, Scheduler, SchedulerConfig};
+    use crate::scheduler::{CancelToken, Gate, Policy, Scheduler, SchedulerConfig};
 
     /// Texts of every size from empty to a few KB, in several scripts.
     fn sample_texts(rng: &mut fastrand::Rng, n: usize) -> Vec<String> {
@@ -94,11 +94,29 @@ mod tests {
                     .windows(2)
                     .map(|w| texts_of(&items[w[0]..w[1]]))
                     .collect();
-                let encoded = encode_parts(&scheduler, &tokenizer, &parts, &mode, &cancel).unwrap();
+                let encoded =
+                    encode_parts(&scheduler, &tokenizer, &parts, &mode, &cancel, None).unwrap();
                 assert_eq!(encoded.offsets, expected.offsets, "{policy} x{threads}");
                 assert_eq!(encoded.ids, expected.ids, "{policy} x{threads}");
-                let counts = count_parts(&scheduler, &tokenizer, &parts, &mode, &cancel).unwrap();
+                let counts =
+                    count_parts(&scheduler, &tokenizer, &parts, &mode, &cancel, None).unwrap();
                 assert_eq!(counts, expected_counts, "{policy} x{threads}");
+                // Parts kept to the calling thread while their producer works.
+                let reading = Gate::new();
+                let encoded = encode_parts(
+                    &scheduler,
+                    &tokenizer,
+                    &parts,
+                    &mode,
+                    &cancel,
+                    Some(&reading),
+                )
+                .unwrap();
+                assert_eq!(encoded.ids, expected.ids, "{policy} x{threads}, gated");
+                assert_eq!(
+                    encoded.offsets, expected.offsets,
+                    "{policy} x{threads}, gated"
+                );
                 let stats = scheduler.last_stats().unwrap();
                 assert_eq!((stats.items, stats.parts), (3000, parts.len()));
             }
@@ -114,7 +132,7 @@ mod tests {
         let scheduler = Scheduler::new(SchedulerConfig::default()).unwrap();
         let cancel = CancelToken::new();
         cancel.cancel();
-        let result = encode_parts(&scheduler, &tokenizer, &parts, &mode, &cancel);
+        let result = encode_parts(&scheduler, &tokenizer, &parts, &mode, &cancel, None);
         assert!(matches!(
             result,
             Err(Failure::Batch(crate::scheduler::BatchError::Cancelled))

@@ -22,7 +22,7 @@ use super::texts::StringArray;
 use crate::allocator;
 use crate::batch::{self, Encoded, Failure, Texts};
 use crate::engine::{self, EncodeMode, Tokenizer};
-use crate::scheduler::{BatchError, CancelToken};
+use crate::scheduler::{BatchError, CancelToken, Gate};
 
 /// What a task's work produced, or why it produced nothing.
 pub enum Outcome<T> {
@@ -84,6 +84,10 @@ pub enum Input {
     Arriving {
         /// The parts, in input order.
         parts: mpsc::Receiver<Texts>,
+        /// Shut while the main thread is still reading: the parts that arrive meanwhile run on
+        /// the work's own thread alone, so that the reading and the encoding share the cores
+        /// without a third thread between them.
+        reading: Arc<Gate>,
         /// Set (before the channel closes) if the reading failed: the call has thrown, nobody
         /// holds its promise, and the work only has to end quietly.
         abandoned: Arc<AtomicBool>,
@@ -115,9 +119,14 @@ impl BatchCall {
             Input::Read(texts) => {
                 batch::encode_all(scheduler, tokenizer, texts, &self.mode, &self.cancel)
             }
-            Input::Arriving { parts, .. } => {
-                batch::encode_parts(scheduler, tokenizer, parts, &self.mode, &self.cancel)
-            }
+            Input::Arriving { parts, reading, .. } => batch::encode_parts(
+                scheduler,
+                tokenizer,
+                parts,
+                &self.mode,
+                &self.cancel,
+                Some(reading),
+            ),
         })
     }
 
@@ -128,9 +137,14 @@ impl BatchCall {
             Input::Read(texts) => {
                 batch::count_all(scheduler, tokenizer, texts, &self.mode, &self.cancel)
             }
-            Input::Arriving { parts, .. } => {
-                batch::count_parts(scheduler, tokenizer, parts, &self.mode, &self.cancel)
-            }
+            Input::Arriving { parts, reading, .. } => batch::count_parts(
+                scheduler,
+                tokenizer,
+                parts,
+                &self.mode,
+                &self.cancel,
+                Some(reading),
+            ),
         })
     }
 
@@ -205,17 +219,20 @@ pub fn spawn_reading<T: Task>(
     }
     let (sender, parts) = mpsc::channel();
     let abandoned = Arc::new(AtomicBool::new(false));
+    let reading = Arc::new(Gate::new());
     call.input = Input::Arriving {
         parts,
+        reading: reading.clone(),
         abandoned: abandoned.clone(),
     };
     let cancel = call.cancel.clone();
     let promise = env.spawn(task(call))?.promise_object();
     // Declared after `sender`, so dropped before it: the work sees the flag once the channel
     // closes, whichever way this function leaves.
-    let mut unfinished = Abandon {
+    let mut end_of_reading = EndOfReading {
         abandoned,
         cancel,
+        reading,
         armed: true,
     };
     let mut part = first;
@@ -229,19 +246,22 @@ pub fn spawn_reading<T: Task>(
         bytes = bytes.saturating_mul(2);
         part = strings.read_part(bytes)?;
     }
-    unfinished.armed = false;
+    end_of_reading.armed = false;
     Ok(promise)
 }
 
-/// Abandons a call whose texts were still arriving, unless disarmed: see [`spawn_reading`].
-struct Abandon {
+/// Ends the reading of a call's texts, whichever way it ends: opens the `reading` gate, and
+/// abandons the call unless disarmed (see [`spawn_reading`]).
+struct EndOfReading {
     abandoned: Arc<AtomicBool>,
     cancel: CancelToken,
+    reading: Arc<Gate>,
     armed: bool,
 }
 
-impl Drop for Abandon {
+impl Drop for EndOfReading {
     fn drop(&mut self) {
+        self.reading.open();
         if self.armed {
             self.abandoned.store(true, Ordering::Relaxed);
             self.cancel.cancel();

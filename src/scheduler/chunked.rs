@@ -1,22 +1,39 @@
 //! The chunked policy: plan the batch, publish it to the pool unless it is small enough to run
-//! inline, work on it from the calling thread, wait for the helpers, assemble the output.
+//! inline (or, behind a shut gate, once the gate opens), work on it from the calling thread,
+//! wait for the helpers, assemble the output.
 
 use std::iter;
+use std::time::Instant;
 
 use super::batch::{Batch, BatchError, Chunk, Outcome, tiles};
 use super::cancel::CancelToken;
 use super::config::{Policy, SchedulerConfig};
+use super::gate::Gate;
 use super::plan::{PlanParams, plan, plan_cumulative};
 use super::pool::Pool;
 use super::queue::{Job, WorkerResult};
-use super::stats::{BatchStats, imbalance};
+use super::stats::{BatchStats, imbalance, nanos};
 
-/// Runs `batch` under the chunked policy. `pool` is called only if the batch is published.
+/// Runs `batch` under the chunked policy. `pool` is called only if the batch is published. The
+/// pool's tests call this; the scheduler calls [`run_gated`].
+#[cfg(test)]
 pub(super) fn run<'p, B: Batch>(
     pool: impl FnOnce() -> &'p Pool,
     config: &SchedulerConfig,
     batch: &B,
     cancel: &CancelToken,
+) -> Outcome<B> {
+    run_gated(pool, config, batch, cancel, None)
+}
+
+/// [`run`], with the calling thread working alone while `gate` is shut; a batch with chunks left
+/// when it opens is published then.
+pub(super) fn run_gated<'p, B: Batch>(
+    pool: impl FnOnce() -> &'p Pool,
+    config: &SchedulerConfig,
+    batch: &B,
+    cancel: &CancelToken,
+    gate: Option<&Gate>,
 ) -> Outcome<B> {
     let len = batch.len();
     let params = PlanParams::from_config(config);
@@ -41,26 +58,34 @@ pub(super) fn run<'p, B: Batch>(
         plan.chunks.sort_unstable_by_key(|chunk| chunk.start);
     }
     let job = Job::new(batch, cancel, &plan, config.threads - 1);
-    let (owner, publication_ops) = if inline {
-        (job.participate(None), 0)
-    } else {
+    let started = Instant::now();
+    let mut owner = WorkerResult::new();
+    if let Some(gate) = gate.filter(|gate| !inline && !gate.is_open()) {
+        job.claim_until(&mut owner, || gate.is_open());
+    }
+    let mut publication_ops = 0;
+    let published = !inline && job.remaining() > 0;
+    if published {
         let pool = pool();
         pool.ensure_workers(config.threads - 1);
-        // SAFETY: `publication` is a local that is retired two lines below, or dropped while
+        // SAFETY: `publication` is a local that is retired three lines below, or dropped while
         // unwinding, in both cases before `job` (declared earlier) goes out of scope; it is
         // never leaked.
         let publication = unsafe { pool.publish(&job) };
-        let mut owner = job.participate(None);
+        job.claim_until(&mut owner, || false);
         owner.wakeups = publication.wakeups;
-        (owner, publication.retire())
-    };
+        publication_ops = publication.retire();
+    } else if inline {
+        job.claim_until(&mut owner, || false);
+    }
+    owner.busy_ns = nanos(started.elapsed());
     // Every helper has left: the job and the batch are ours alone again.
     let (helpers, failure, cancelled) = job.finish();
 
     let mut stats = BatchStats {
         policy: Policy::Chunked,
         bytes: plan.total_bytes,
-        inline,
+        inline: !published,
         ..BatchStats::default()
     };
     stats.shared_atomic_ops = publication_ops;

@@ -38,6 +38,7 @@ mod batch;
 mod cancel;
 mod chunked;
 mod config;
+mod gate;
 pub mod plan;
 mod pool;
 mod queue;
@@ -58,6 +59,7 @@ pub use config::{
     DEFAULT_MIN_CHUNK_BYTES, ENV_CHUNK_BYTES, ENV_POLICY, ENV_THREADS, MAX_GUIDED_DIVISOR,
     MAX_THREADS, Policy, SchedulerConfig,
 };
+pub use gate::Gate;
 pub use rayon_policies::min_len as rayon_min_len;
 pub use sleep::WAKE_FANOUT;
 pub use stats::BatchStats;
@@ -123,7 +125,7 @@ impl Scheduler {
         cancel: &CancelToken,
         record: bool,
     ) -> Result<BatchOutput<B>, BatchError> {
-        let (result, stats) = self.run_measured(batch, cancel);
+        let (result, stats) = self.run_measured(batch, cancel, None);
         if record {
             self.record(stats.clone());
         }
@@ -135,10 +137,12 @@ impl Scheduler {
     }
 
     /// Runs `batch` under the configured policy and measures it, whether it succeeds or not.
+    /// Behind a shut `gate`, a chunked batch runs on the calling thread alone until it opens.
     fn run_measured<B: Batch>(
         &self,
         batch: &B,
         cancel: &CancelToken,
+        gate: Option<&Gate>,
     ) -> (Result<batch::SinksAndChunks<B>, BatchError>, BatchStats) {
         let started = Instant::now();
         let config = &self.inner.config;
@@ -152,7 +156,7 @@ impl Scheduler {
                 Policy::Serial => serial::run(batch, cancel),
                 Policy::Rayon => rayon_policies::run(config.threads, false, batch, cancel),
                 Policy::RayonMinLen => rayon_policies::run(config.threads, true, batch, cancel),
-                Policy::Chunked => chunked::run(Pool::global, config, batch, cancel),
+                Policy::Chunked => chunked::run_gated(Pool::global, config, batch, cancel, gate),
             }
         };
         stats.wall_ns = nanos(started.elapsed());
@@ -178,6 +182,7 @@ impl Scheduler {
             scheduler: self,
             started: Instant::now(),
             so_far: None,
+            gate: None,
         }
     }
 
@@ -199,9 +204,22 @@ pub struct PartedRun<'s> {
     started: Instant,
     /// The merged stats of the parts run so far.
     so_far: Option<BatchStats>,
+    /// Parts run on the calling thread alone while this is shut (chunked policy only).
+    gate: Option<&'s Gate>,
 }
 
-impl PartedRun<'_> {
+impl<'s> PartedRun<'s> {
+    /// Keeps the parts to the calling thread while `gate` is shut: for parts that arrive from a
+    /// producer working on one of the same cores meanwhile, which opens the gate once it is done.
+    /// A part running when the gate opens is shared with the pool from its next chunk on. The
+    /// other policies ignore the gate.
+    pub fn alone_until(self, gate: &'s Gate) -> Self {
+        PartedRun {
+            gate: Some(gate),
+            ..self
+        }
+    }
+
     /// Runs the next part, as [`Scheduler::run`] would; the output's stats are the part's own,
     /// while the scheduler's `last_stats` becomes the batch's so far, this part included.
     pub fn run<B: Batch>(
@@ -209,7 +227,7 @@ impl PartedRun<'_> {
         part: &B,
         cancel: &CancelToken,
     ) -> Result<BatchOutput<B>, BatchError> {
-        let (result, stats) = self.scheduler.run_measured(part, cancel);
+        let (result, stats) = self.scheduler.run_measured(part, cancel, self.gate);
         let mut merged = match self.so_far.take() {
             Some(so_far) => so_far.then(&stats),
             None => stats.clone(),

@@ -36,7 +36,7 @@ pub(super) struct JobControl {
 }
 
 impl JobControl {
-    /// Plan chunks not handed out yet.
+    /// Plan chunks not handed out yet (none once the batch stopped).
     pub fn remaining(&self) -> usize {
         self.plan_len
             .saturating_sub(self.cursor.load(Ordering::Relaxed))
@@ -97,7 +97,8 @@ pub(super) struct WorkerResult<B: Batch> {
 }
 
 impl<B: Batch> WorkerResult<B> {
-    fn new() -> Self {
+    /// Nothing claimed yet.
+    pub fn new() -> Self {
         WorkerResult {
             sink: None,
             chunks: Vec::new(),
@@ -142,15 +143,32 @@ impl<'a, B: Batch> Job<'a, B> {
         }
     }
 
+    /// Plan chunks not handed out yet (none once the batch stopped).
+    pub fn remaining(&self) -> usize {
+        self.control.remaining()
+    }
+
     /// The P2 claim loop. `rotation` is `None` for the owner, which stays until the end; a
     /// helper passes the pool generation and the value it joined at.
     pub fn participate(&self, rotation: Option<(&AtomicU64, u64)>) -> WorkerResult<B> {
         let started = Instant::now();
         let mut result = WorkerResult::new();
+        self.claim_until(&mut result, || {
+            // Relaxed: a stale value only delays the rotation by one chunk.
+            rotation
+                .is_some_and(|(generation, joined)| generation.load(Ordering::Relaxed) != joined)
+        });
+        result.busy_ns = nanos(started.elapsed());
+        result
+    }
+
+    /// Claims and runs chunks into `result` until the plan is exhausted, the batch stops, or
+    /// `leave()` says so after a chunk.
+    pub fn claim_until(&self, result: &mut WorkerResult<B>, leave: impl Fn() -> bool) {
         loop {
             if self.cancel.is_cancelled() {
                 self.cancelled.store(true, Ordering::Relaxed);
-                self.stop(&mut result);
+                self.stop(result);
                 break;
             }
             result.claims += 1;
@@ -162,18 +180,10 @@ impl<'a, B: Batch> Job<'a, B> {
                 break;
             };
             result.executed += 1;
-            if !self.run_chunk(items.clone(), &mut result) {
+            if !self.run_chunk(items.clone(), result) || leave() {
                 break;
             }
-            if let Some((generation, joined)) = rotation {
-                // Relaxed: a stale value only delays the rotation by one chunk.
-                if generation.load(Ordering::Relaxed) != joined {
-                    break;
-                }
-            }
         }
-        result.busy_ns = nanos(started.elapsed());
-        result
     }
 
     /// Runs one chunk into the participant's sink; false if an item failed or panicked.

@@ -363,3 +363,56 @@ fn a_batch_in_parts_runs_each_part_and_records_them_as_one() {
         assert_eq!(scheduler.last_stats().unwrap().parts, 2);
     }
 }
+
+#[test]
+fn parts_behind_a_shut_gate_run_on_the_calling_thread_alone() {
+    let mut rng = fastrand::Rng::with_seed(0x6a7e);
+    let caller = thread::current().id();
+    let gate = Gate::new();
+    for policy in tested_policies() {
+        let scheduler = scheduler(policy, 4);
+        let mut run = scheduler.parted().alone_until(&gate);
+        for n in [0, 300, case_count(4000, 40)] {
+            let part = TestBatch::new(random_costs(&mut rng, n)).with_hook(move |i| {
+                if policy != Policy::Chunked || thread::current().id() == caller {
+                    Ok(())
+                } else {
+                    Err(format!("item {i} ran on a helper behind a shut gate"))
+                }
+            });
+            let output = run.run(&part, &CancelToken::new()).unwrap();
+            check_output(&part, &output);
+            if policy == Policy::Chunked {
+                assert!(
+                    output.stats.inline,
+                    "{n} items: published behind a shut gate"
+                );
+                assert_eq!(output.stats.wakeups, 0);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_gate_opened_during_a_part_publishes_the_rest_of_it() {
+    let gate = Gate::new();
+    let scheduler = scheduler(Policy::Chunked, 4);
+    let part = TestBatch::new(vec![1000; case_count(400, 40)]).with_hook(|i| {
+        if i == 5 {
+            gate.open();
+        }
+        Ok(())
+    });
+    let mut run = scheduler.parted().alone_until(&gate);
+    let output = run.run(&part, &CancelToken::new()).unwrap();
+    check_output(&part, &output);
+    assert!(
+        !output.stats.inline,
+        "chunks were left when the gate opened"
+    );
+    // Once open, the gate lets every later part be published from its start.
+    let next = TestBatch::new(vec![1000; case_count(400, 40)]);
+    let output = run.run(&next, &CancelToken::new()).unwrap();
+    check_output(&next, &output);
+    assert!(!output.stats.inline);
+}
