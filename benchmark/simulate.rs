@@ -88,10 +88,14 @@ const WAKE_LATENCY_NS: f64 = 5_000.0;
 /// Assumed cost to the waker of one `unpark` of a parked thread on a server (a futex wake
 /// system call); on this VM it is measured, and several times higher (the IPI is virtualized).
 const UNPARK_NS: f64 = 2_000.0;
-/// Line transfers of one registry critical section: the lock word (with the registry), the
-/// job's control block and the sleeper list. A join reads each job's cursor and latch once
-/// (`Registry::survey`); before, it read the cursor twice, which this figure never counted.
-const REGISTRY_LINES: f64 = 3.0;
+/// Line transfers of one registry critical section, serialized: the lines it touches that other
+/// cores write during the wake ramp. A join takes the lock word, whose line holds the registry's
+/// fields (`waking`, the lists' lengths), and reads and enters the batch's control line, which
+/// holds the claim cursor beside the drain latch (`queue::JobControl`); claims move that line
+/// too, so the model queues the join's access with theirs. The lists' buffers, the generation
+/// and the spinner count are only read during a ramp and are not counted. Until 2026-11-24 the
+/// cursor and the latch were on two lines: 3.
+const REGISTRY_LINES: f64 = 2.0;
 /// How long a batch's owner spins for its last helpers before parking: `DRAIN_SPIN_ROUNDS`
 /// (1024) pause instructions of roughly 20 ns each.
 const DRAIN_SPIN_NS: f64 = 20_000.0;
@@ -385,9 +389,17 @@ fn simulate_chunked(items: &Items, p: usize, m: &Machine, ramp: Ramp, plan_ns: f
             continue;
         }
         if e == Event::Join as u8 {
-            // P3: join under the registry lock and run the wake rule (P5) again.
+            // P3: join under the registry lock and run the wake rule (P5) again. The last line
+            // of the critical section is the batch's cursor line, shared with the claims.
             let start = t.max(lock_free);
-            lock_free = start + registry_ns;
+            if ramp.registry_lines >= 2.0 {
+                let reach = (start + (ramp.registry_lines - 1.0) * m.line_ns).max(cursor_free);
+                cursor_free = reach + m.line_ns;
+                last_claimant = usize::MAX;
+                lock_free = cursor_free;
+            } else {
+                lock_free = start + registry_ns;
+            }
             waking -= 1;
             let Some(published) = published.filter(|&at| at <= start) else {
                 // Nothing published yet: spin until the generation moves.
@@ -955,9 +967,9 @@ struct Case<'a> {
 
 /// Fan-outs compared in the wake-ramp table.
 const FANOUTS: [usize; 4] = [2, 3, 4, 8];
-/// Registry critical sections compared in the wake-ramp table: the model's figure for the code
-/// (lock word with the registry, the job's control block, the sleeper list), and a what-if
-/// where only the lock line moves.
+/// Registry critical sections compared in the wake-ramp table: the code until 2026-11-24 (the
+/// lock's line, the latch's, the cursor's), the code now (the lock's line, the batch's control
+/// line), and a what-if where a join touches no line of the batch.
 const JOIN_LINES: [f64; 3] = [3.0, 2.0, 1.0];
 /// Lower clamps of the chunk target compared in the claims table (the default is 4 KiB).
 const MIN_CHUNKS: [usize; 4] = [4096, 6144, 8192, 12288];
