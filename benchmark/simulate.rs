@@ -88,10 +88,14 @@ const WAKE_LATENCY_NS: f64 = 5_000.0;
 /// Assumed cost to the waker of one `unpark` of a parked thread on a server (a futex wake
 /// system call); on this VM it is measured, and several times higher (the IPI is virtualized).
 const UNPARK_NS: f64 = 2_000.0;
-/// Line transfers of one registry critical section: the lock word (with the registry), the
-/// job's control block and the sleeper list. A join reads each job's cursor and latch once
-/// (`Registry::survey`); before, it read the cursor twice, which this figure never counted.
-const REGISTRY_LINES: f64 = 3.0;
+/// Line transfers of one registry critical section, serialized: the lines it touches that other
+/// cores write during the wake ramp. A join takes the lock word, whose line holds the registry's
+/// fields (`waking`, the lists' lengths), and reads and enters the batch's control line, which
+/// holds the claim cursor beside the drain latch (`queue::JobControl`); claims move that line
+/// too, so the model queues the join's access with theirs. The lists' buffers, the generation
+/// and the spinner count are only read during a ramp and are not counted. Until 2026-11-24 the
+/// cursor and the latch were on two lines: 3.
+const REGISTRY_LINES: f64 = 2.0;
 /// How long a batch's owner spins for its last helpers before parking: `DRAIN_SPIN_ROUNDS`
 /// (1024) pause instructions of roughly 20 ns each.
 const DRAIN_SPIN_NS: f64 = 20_000.0;
@@ -179,12 +183,19 @@ struct Ramp {
     fanout: usize,
     /// Line transfers of one registry critical section (publish or join), serialized.
     registry_lines: f64,
+    /// What-if: the owner wakes up to `fanout` sleepers before it plans; they search, find
+    /// nothing, and spin until the publish.
+    prewake: bool,
+    /// What-if: the lower clamp of the chunk target, if not the default.
+    min_chunk: Option<usize>,
 }
 
 /// batchtok's wake rule as the code has it.
 const RAMP: Ramp = Ramp {
     fanout: WAKE_FANOUT,
     registry_lines: REGISTRY_LINES,
+    prewake: false,
+    min_chunk: None,
 };
 
 /// Where the `p` workers' time goes in one modelled chunked batch, in ns summed over workers:
@@ -237,7 +248,11 @@ fn default_plan_params(p: usize) -> PlanParams {
 /// The chunked policy at `p` threads: the owner plans for `plan_ns` (measured by the caller on
 /// the real planner), publishes and claims; helpers arrive as `ramp` says.
 fn simulate_chunked(items: &Items, p: usize, m: &Machine, ramp: Ramp, plan_ns: f64) -> ChunkedRun {
-    let plan = plan_cumulative(&items.ends, &default_plan_params(p));
+    let mut params = default_plan_params(p);
+    if let Some(min) = ramp.min_chunk {
+        params.min_chunk = min;
+    }
+    let plan = plan_cumulative(&items.ends, &params);
     let work_of = |r: &std::ops::Range<usize>| r.clone().map(|i| items.ns[i]).sum::<f64>();
     let chunk_ns: Vec<f64> = plan
         .chunks
@@ -268,10 +283,14 @@ fn simulate_chunked(items: &Items, p: usize, m: &Machine, ramp: Ramp, plan_ns: f
         };
     }
 
+    // Times are from the start of `run`; the owner plans for `plan_ns` of it.
     #[derive(Clone, Copy)]
     enum Event {
         Claim,
+        /// A woken worker's search: join, or (before the publish) spin until it.
         Join,
+        /// The owner's publish.
+        Publish,
     }
     let mut heap: BinaryHeap<Reverse<(u64, usize, u8)>> = BinaryHeap::new();
     let key = |t: f64| (t * 16.0) as u64;
@@ -285,45 +304,109 @@ fn simulate_chunked(items: &Items, p: usize, m: &Machine, ramp: Ramp, plan_ns: f
     let mut last_claimant = usize::MAX;
     let mut sleepers = p - 1;
     let mut helpers = 0usize;
-    // Woken workers that have not joined yet (the registry's `waking`).
+    // Woken workers that have not searched yet (the registry's `waking`), and woken workers
+    // that found nothing and spin until the publish (counted in the registry's `spinners`).
     let mut waking = 0usize;
+    let mut spinning: Vec<usize> = Vec::new();
+    let mut published: Option<f64> = None;
     let mut finish = vec![0.0f64; p];
     let mut times = vec![0.0f64; p];
     // When each worker's first claim starts (`None`: never woken, or joined too late).
     let mut first_claim: Vec<Option<f64>> = vec![None; p];
-    // Who ran which chunk, and when it ended, to name the chunk that ended last.
+    // Who ran which chunk, and when it ended, to name the chunk that ends last.
     let mut last_end = (0.0f64, 0usize);
-    // P5: how many sleepers the wake rule pops, as `Registry::sleepers_to_wake` decides it
-    // (no worker is spinning: every worker starts the batch parked).
-    let to_wake = |remaining: usize, helpers: usize, waking: usize, sleepers: usize| {
+    // P5: how many sleepers the wake rule pops, as `Registry::sleepers_to_wake` decides it.
+    let to_wake = |remaining: usize, helpers: usize, on_their_way: usize, sleepers: usize| {
         let wanted = (p - 1 - helpers).min(remaining.saturating_sub(helpers + 1));
-        wanted.saturating_sub(waking).min(ramp.fanout).min(sleepers)
+        wanted
+            .saturating_sub(on_their_way)
+            .min(ramp.fanout)
+            .min(sleepers)
+    };
+    let mut next_worker = 1;
+    // Pops `count` sleepers at `t` (the waker's time); returns when the waker is done unparking.
+    let mut wake = |heap: &mut BinaryHeap<_>,
+                    times: &mut Vec<f64>,
+                    sleepers: &mut usize,
+                    waking: &mut usize,
+                    count: usize,
+                    mut t: f64| {
+        for _ in 0..count {
+            *sleepers -= 1;
+            *waking += 1;
+            t += m.unpark_ns;
+            times[next_worker] = t + m.wake_ns;
+            push(heap, times[next_worker], next_worker, Event::Join);
+            next_worker += 1;
+        }
+        t
     };
 
-    // P1: publish under the lock and run the wake rule.
-    let published = registry_ns;
-    lock_free = lock_free.max(published);
-    let mut owner_start = published;
-    let mut next_worker = 1;
-    let mut last_join = 0.0f64;
-    for _ in 0..to_wake(plan.chunks.len(), 0, 0, sleepers) {
-        sleepers -= 1;
-        waking += 1;
-        owner_start += m.unpark_ns;
-        times[next_worker] = owner_start + m.wake_ns;
-        push(&mut heap, times[next_worker], next_worker, Event::Join);
-        next_worker += 1;
+    let mut plan_start = 0.0;
+    if ramp.prewake {
+        // The owner's pre-wake: under the lock, before the plan; the batch's chunks are not
+        // known yet, only that it will be published.
+        lock_free = registry_ns;
+        let count = to_wake(plan.chunks.len(), 0, 0, sleepers);
+        plan_start = wake(
+            &mut heap,
+            &mut times,
+            &mut sleepers,
+            &mut waking,
+            count,
+            lock_free,
+        );
+        // Every worker waits while the owner wakes the first sleepers.
+        losses.ramp += p as f64 * plan_start;
     }
-    times[0] = owner_start;
-    push(&mut heap, owner_start, 0, Event::Claim);
+    times[0] = plan_start + plan_ns;
+    push(&mut heap, times[0], 0, Event::Publish);
+    let mut last_join = 0.0f64;
 
     while let Some(Reverse((_, w, e))) = heap.pop() {
         let t = times[w];
-        if e == Event::Join as u8 {
-            // P3: join under the registry lock and run the wake rule (P5) again.
+        if e == Event::Publish as u8 {
+            // P1: publish under the lock and run the wake rule; spinners see the generation.
             let start = t.max(lock_free);
             lock_free = start + registry_ns;
+            published = Some(lock_free);
+            let count = to_wake(plan.chunks.len(), 0, waking + spinning.len(), sleepers);
+            let go = wake(
+                &mut heap,
+                &mut times,
+                &mut sleepers,
+                &mut waking,
+                count,
+                lock_free,
+            );
+            for s in spinning.drain(..) {
+                waking += 1;
+                times[s] = lock_free + m.line_ns;
+                push(&mut heap, times[s], s, Event::Join);
+            }
+            times[0] = go;
+            push(&mut heap, go, 0, Event::Claim);
+            continue;
+        }
+        if e == Event::Join as u8 {
+            // P3: join under the registry lock and run the wake rule (P5) again. The last line
+            // of the critical section is the batch's cursor line, shared with the claims.
+            let start = t.max(lock_free);
+            if ramp.registry_lines >= 2.0 {
+                let reach = (start + (ramp.registry_lines - 1.0) * m.line_ns).max(cursor_free);
+                cursor_free = reach + m.line_ns;
+                last_claimant = usize::MAX;
+                lock_free = cursor_free;
+            } else {
+                lock_free = start + registry_ns;
+            }
             waking -= 1;
+            let Some(published) = published.filter(|&at| at <= start) else {
+                // Nothing published yet: spin until the generation moves.
+                spinning.push(w);
+                continue;
+            };
+            let _ = published;
             let remaining = plan.chunks.len().saturating_sub(cursor);
             if remaining == 0 {
                 // Not joinable: it never enters the latch, so the owner does not wait for it.
@@ -331,15 +414,15 @@ fn simulate_chunked(items: &Items, p: usize, m: &Machine, ramp: Ramp, plan_ns: f
             }
             helpers += 1;
             last_join = last_join.max(lock_free);
-            let mut go = lock_free;
-            for _ in 0..to_wake(remaining, helpers, waking, sleepers) {
-                sleepers -= 1;
-                waking += 1;
-                go += m.unpark_ns;
-                times[next_worker] = go + m.wake_ns;
-                push(&mut heap, times[next_worker], next_worker, Event::Join);
-                next_worker += 1;
-            }
+            let count = to_wake(remaining, helpers, waking, sleepers);
+            let go = wake(
+                &mut heap,
+                &mut times,
+                &mut sleepers,
+                &mut waking,
+                count,
+                lock_free,
+            );
             times[w] = go;
             push(&mut heap, go, w, Event::Claim);
             continue;
@@ -378,29 +461,30 @@ fn simulate_chunked(items: &Items, p: usize, m: &Machine, ramp: Ramp, plan_ns: f
     } else {
         last_helper + m.unpark_ns + m.wake_ns
     };
-    // Every worker's time from the publish to `end`, by cause; the busy parts (claims, dispatch,
-    // work) are already summed. A worker that was never woken, or joined to find nothing left,
-    // counts as ramp until `end`: it never arrived.
+    // Every worker's time from the end of the plan to `end`, by cause; the busy parts (claims,
+    // dispatch, work) are already summed. A worker that was never woken, or joined to find
+    // nothing left, counts as ramp until `end`: it never arrived.
+    let plan_end = plan_start + plan_ns;
     let last_done = finish.iter().copied().fold(0.0, f64::max);
     for w in 0..p {
         match first_claim[w] {
             Some(first) => {
-                losses.ramp += first;
+                losses.ramp += first - plan_end;
                 losses.tail += last_done - finish[w];
             }
-            None => losses.ramp += last_done,
+            None => losses.ramp += last_done - plan_end,
         }
     }
     losses.drain = p as f64 * (end - last_done);
-    let accounted = losses.total() / (p as f64 * (plan_ns + end));
+    let accounted = losses.total() / (p as f64 * end);
     assert!(
         (accounted - 1.0).abs() < 1e-9,
         "losses must add up, got {accounted}"
     );
     let last = plan.chunks[last_end.1].clone();
     ChunkedRun {
-        makespan: plan_ns + end,
-        last_join,
+        makespan: end,
+        last_join: (last_join - plan_end).max(0.0),
         losses,
         last_chunk: (last.clone(), work_of(&last)),
     }
@@ -883,10 +967,12 @@ struct Case<'a> {
 
 /// Fan-outs compared in the wake-ramp table.
 const FANOUTS: [usize; 4] = [2, 3, 4, 8];
-/// Registry critical sections compared in the wake-ramp table: the model's figure for the code
-/// (lock word with the registry, the job's control block, the sleeper list), and a what-if
-/// where only the lock line moves.
-const JOIN_LINES: [f64; 2] = [REGISTRY_LINES, 1.0];
+/// Registry critical sections compared in the wake-ramp table: the code until 2026-11-24 (the
+/// lock's line, the latch's, the cursor's), the code now (the lock's line, the batch's control
+/// line), and a what-if where a join touches no line of the batch.
+const JOIN_LINES: [f64; 3] = [3.0, 2.0, 1.0];
+/// Lower clamps of the chunk target compared in the claims table (the default is 4 KiB).
+const MIN_CHUNKS: [usize; 4] = [4096, 6144, 8192, 12288];
 
 fn main() {
     println!("machine: {}", corpus::machine());
@@ -1081,34 +1167,84 @@ fn main() {
         );
         let header: Vec<String> = FANOUTS.iter().map(|f| format!("fan-out {f}")).collect();
         println!(
-            "| workload | cores | registry lines | {} |",
+            "| workload | cores | registry lines | pre-wake | {} |",
             header.join(" | ")
         );
-        println!("| --- | ---: | ---: |{}", " ---: |".repeat(FANOUTS.len()));
+        println!("| --- | ---: | ---: | --- |{}", " ---: |".repeat(FANOUTS.len()));
         for c in cases
             .iter()
             .filter(|c| c.work == WORK_PER_WORKER_NS[0] && c.p >= 64)
         {
             let t1 = c.batch.work_ns();
             for lines in JOIN_LINES {
-                let cells: Vec<String> = FANOUTS
-                    .iter()
-                    .map(|&fanout| {
-                        let ramp = Ramp {
-                            fanout,
-                            registry_lines: lines,
-                        };
-                        let run =
-                            simulate_chunked(&c.batch, c.p, &m.with_cores(c.p), ramp, c.plan_ns);
-                        format!(
-                            "{:.3} ({:.0})",
-                            t1 / (c.p as f64 * run.makespan),
-                            run.last_join / 1e3
-                        )
-                    })
-                    .collect();
-                println!("| {} | {} | {lines} | {} |", c.name, c.p, cells.join(" | "));
+                for prewake in [false, true] {
+                    let cells: Vec<String> = FANOUTS
+                        .iter()
+                        .map(|&fanout| {
+                            let ramp = Ramp {
+                                fanout,
+                                registry_lines: lines,
+                                prewake,
+                                ..RAMP
+                            };
+                            let run = simulate_chunked(
+                                &c.batch,
+                                c.p,
+                                &m.with_cores(c.p),
+                                ramp,
+                                c.plan_ns,
+                            );
+                            format!(
+                                "{:.3} ({:.0})",
+                                t1 / (c.p as f64 * run.makespan),
+                                run.last_join / 1e3
+                            )
+                        })
+                        .collect();
+                    println!(
+                        "| {} | {} | {lines} | {} | {} |",
+                        c.name,
+                        c.p,
+                        if prewake { "yes" } else { "no" },
+                        cells.join(" | ")
+                    );
+                }
             }
+        }
+
+        // The claims: the lower clamp of the chunk target, at 1 ms per worker.
+        println!("\n#### Claims, {label} wake-up: chunked efficiency by the chunk target's lower clamp, 1 ms per worker\n");
+        println!(
+            "| workload | cores |{}",
+            MIN_CHUNKS
+                .iter()
+                .map(|b| format!(" min {} KiB |", b / 1024))
+                .collect::<String>()
+        );
+        println!("| --- | ---: |{}", " ---: |".repeat(MIN_CHUNKS.len()));
+        for c in cases
+            .iter()
+            .filter(|c| c.work == WORK_PER_WORKER_NS[0] && c.p >= 64)
+        {
+            let t1 = c.batch.work_ns();
+            let cells: Vec<String> = MIN_CHUNKS
+                .iter()
+                .map(|&min| {
+                    let ramp = Ramp {
+                        min_chunk: Some(min),
+                        ..RAMP
+                    };
+                    let run = simulate_chunked(&c.batch, c.p, &m.with_cores(c.p), ramp, c.plan_ns);
+                    let l = run.losses;
+                    format!(
+                        "{:.3} ({:.1}, {:.1})",
+                        t1 / (c.p as f64 * run.makespan),
+                        100.0 * l.claims / l.total(),
+                        100.0 * l.tail / l.total()
+                    )
+                })
+                .collect();
+            println!("| {} | {} | {} |", c.name, c.p, cells.join(" | "));
         }
     }
 

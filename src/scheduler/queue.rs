@@ -25,21 +25,39 @@ pub(super) const WAKE_OPS: u64 = 2;
 /// cursor store.
 pub(super) const STOP_OPS: u64 = 3;
 
-/// The type-independent part of a batch that the pool's registry inspects.
+/// The type-independent part of a batch that the pool's registry inspects: one cache line.
+///
+/// A claim touches only the cursor; a join (under the registry lock) reads the cursor, the
+/// helper count and the two bounds, then enters the latch. With all of them on one line a join
+/// fetches one line of the batch instead of two (the cursor's and the latch's), and its enter
+/// finds that line already in its cache. Claims pay for it with at most one extra transfer per
+/// join or leave, O(threads) per batch (model and figures: `benchmark/results/scheduler.md`).
 pub(super) struct JobControl {
+    line: CachePadded<ControlLine>,
+}
+
+/// The fields of [`JobControl`], kept within one 64-byte line (a test checks the size; the
+/// `CachePadded` alignment keeps it from straddling two).
+struct ControlLine {
     /// Index of the next plan chunk to hand out; the only atomic written per claim.
-    cursor: CachePadded<AtomicUsize>,
+    cursor: AtomicUsize,
+    /// Helpers inside the batch (P6).
+    latch: DrainLatch,
     plan_len: usize,
     max_helpers: usize,
-    /// Helpers inside the batch (P6).
-    pub latch: DrainLatch,
 }
 
 impl JobControl {
     /// Plan chunks not handed out yet (none once the batch stopped).
     pub fn remaining(&self) -> usize {
-        self.plan_len
-            .saturating_sub(self.cursor.load(Ordering::Relaxed))
+        self.line
+            .plan_len
+            .saturating_sub(self.line.cursor.load(Ordering::Relaxed))
+    }
+
+    /// Helpers inside the batch (P6).
+    pub fn latch(&self) -> &DrainLatch {
+        &self.line.latch
     }
 
     /// `Some` if another helper may join: chunks are left and the helper cap is not reached.
@@ -48,11 +66,12 @@ impl JobControl {
     /// which costs at most a wake-up that finds nothing.
     pub fn joinable(&self) -> Option<Joinable> {
         let remaining = self.remaining();
-        let helpers = self.latch.helpers();
-        if remaining == 0 || helpers >= self.max_helpers {
+        let helpers = self.line.latch.helpers();
+        let max_helpers = self.line.max_helpers;
+        if remaining == 0 || helpers >= max_helpers {
             return None;
         }
-        let by_cap = self.max_helpers - helpers;
+        let by_cap = max_helpers - helpers;
         let by_chunks = remaining.saturating_sub(helpers + 1);
         Some(Joinable {
             helpers,
@@ -129,10 +148,12 @@ impl<'a, B: Batch> Job<'a, B> {
     pub fn new(batch: &'a B, cancel: &'a CancelToken, plan: &'a Plan, max_helpers: usize) -> Self {
         Job {
             control: JobControl {
-                cursor: CachePadded::new(AtomicUsize::new(0)),
-                plan_len: plan.chunks.len(),
-                max_helpers,
-                latch: DrainLatch::new(),
+                line: CachePadded::new(ControlLine {
+                    cursor: AtomicUsize::new(0),
+                    latch: DrainLatch::new(),
+                    plan_len: plan.chunks.len(),
+                    max_helpers,
+                }),
             },
             batch,
             cancel,
@@ -175,7 +196,7 @@ impl<'a, B: Batch> Job<'a, B> {
             result.atomic_ops += 1;
             // Relaxed: the RMW's total order alone makes each index go to one claimant; the
             // plan is immutable and outputs are published by the drain latch (P6).
-            let k = self.control.cursor.fetch_add(1, Ordering::Relaxed);
+            let k = self.control.line.cursor.fetch_add(1, Ordering::Relaxed);
             let Some(items) = self.plan.chunks.get(k) else {
                 break;
             };
@@ -235,9 +256,8 @@ impl<'a, B: Batch> Job<'a, B> {
     /// Stops handing out chunks: every later claim lands past the end of the plan.
     fn stop(&self, result: &mut WorkerResult<B>) {
         result.atomic_ops += STOP_OPS;
-        self.control
-            .cursor
-            .store(self.control.plan_len, Ordering::Relaxed);
+        let line = &self.control.line;
+        line.cursor.store(line.plan_len, Ordering::Relaxed);
     }
 
     /// After every helper left: the helpers' results, the failure if any, and whether a claim
@@ -325,6 +345,12 @@ mod tests {
             })
         );
         assert!(!cancelled);
+    }
+
+    #[test]
+    fn a_batch_control_fits_one_cache_line() {
+        // A join reads and writes only this line of the batch (see `JobControl`).
+        assert!(std::mem::size_of::<ControlLine>() <= 64);
     }
 
     #[test]

@@ -85,9 +85,11 @@ const OPEN: usize = 1;
 
 /// Counts the helpers inside a batch, plus [`OPEN`] while the batch is published, so that the
 /// owner can wait until the count reaches zero (P6) and the last helper to leave knows it must
-/// wake the owner, both decided by the value a single atomic read-modify-write returns.
+/// wake the owner, both decided by the value a single atomic read-modify-write returns. Not
+/// padded: a batch keeps it on the line of its claim cursor (`queue::JobControl`), which a join
+/// reads anyway.
 pub(super) struct DrainLatch {
-    state: CachePadded<AtomicUsize>,
+    state: AtomicUsize,
     owner: Thread,
 }
 
@@ -95,7 +97,7 @@ impl DrainLatch {
     /// A latch owned by the calling thread, open (published), no helpers inside.
     pub fn new() -> Self {
         DrainLatch {
-            state: CachePadded::new(AtomicUsize::new(OPEN)),
+            state: AtomicUsize::new(OPEN),
             owner: thread::current(),
         }
     }
