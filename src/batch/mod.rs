@@ -10,7 +10,7 @@ mod texts;
 
 pub use count::{CountBatch, count_all, count_parts};
 pub use encode::{EncodeBatch, Encoded, encode_all, encode_parts};
-pub use texts::{Texts, Utf8BatchError};
+pub use texts::{Texts, TextsWriter, Utf8BatchError};
 
 use crate::scheduler::BatchError;
 

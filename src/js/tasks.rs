@@ -4,7 +4,10 @@
 //! A batch of JS strings can start before the main thread has read them all: the texts are read
 //! a part at a time and each part is handed to the queued work as soon as it is read
 //! ([`spawn_reading`]), so the reading, which only the main thread can do, overlaps the encoding
-//! of the first parts instead of coming before all of it.
+//! of the first parts instead of coming before all of it. Until the reading ends, the work runs
+//! those parts on its own thread alone (a shut [`Gate`]): with one thread per core, a helper
+//! beside it would put a thread more than there are cores on the machine while the main thread
+//! reads.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;

@@ -7,7 +7,7 @@ use napi::{Env, ValueType, sys};
 
 use super::errors::{ErrorClass, js_error};
 use super::tokenizer::u32_list_argument;
-use crate::batch::Texts;
+use crate::batch::{Texts, TextsWriter};
 
 /// How a JS value is described in an error: its `typeof`, with `null` and arrays told apart.
 pub fn describe(value: &Unknown) -> &'static str {
@@ -30,13 +30,14 @@ pub fn describe(value: &Unknown) -> &'static str {
 ///
 /// The string is written straight into the batch buffer as UTF-8, in one napi call when it fits
 /// the buffer's spare room (most strings: the buffer grows by doubling), else in two: its length,
-/// then the write. V8 writes a lone surrogate as U+FFFD, as `TextEncoder` does. A value that is
-/// not a string is found by the first call's status, so no call asks for its type beforehand.
-pub fn push_string(
+/// then the write. V8 writes a lone surrogate as U+FFFD, as `TextEncoder` does; the writer checks
+/// the UTF-8 afterwards, many strings at once. A value that is not a string is found by the
+/// first call's status, so no call asks for its type beforehand.
+fn push_string(
     env: &Env,
     value: &Unknown,
     what: &dyn Fn() -> String,
-    texts: &mut Texts,
+    texts: &mut TextsWriter,
 ) -> napi::Result<()> {
     let raw_env = env.raw();
     let raw = value.raw();
@@ -60,16 +61,7 @@ pub fn push_string(
         let whole = exact || written + 4 < room.len();
         (call == sys::Status::napi_ok && whole).then_some(written)
     };
-    let converted = |pushed: Result<bool, std::str::Utf8Error>| {
-        pushed.map_err(|e| {
-            js_error(
-                env,
-                ErrorClass::Error,
-                &format!("{} did not convert to UTF-8: {e}", what()),
-            )
-        })
-    };
-    let pushed = converted(texts.push_with(MIN_ROOM, |room| write(room, false)));
+    let pushed = texts.push_with(MIN_ROOM, |room| write(room, false));
     if status.get() == sys::Status::napi_string_expected {
         return Err(js_error(
             env,
@@ -78,7 +70,7 @@ pub fn push_string(
         ));
     }
     check(env, status.get(), what)?;
-    if pushed? {
+    if pushed {
         return Ok(());
     }
     let mut len = 0usize;
@@ -86,9 +78,30 @@ pub fn push_string(
     let status_of_len =
         unsafe { sys::napi_get_value_string_utf8(raw_env, raw, ptr::null_mut(), 0, &mut len) };
     check(env, status_of_len, what)?;
-    let pushed = converted(texts.push_with(len + 1, |room| write(&mut room[..len + 1], true)));
-    check(env, status.get(), what)?;
-    pushed.map(|_| ())
+    texts.push_with(len + 1, |room| write(&mut room[..len + 1], true));
+    check(env, status.get(), what)
+}
+
+/// The error for a string `what` that V8 wrote as bytes that are not UTF-8.
+fn not_utf8(env: &Env, what: &str, error: std::str::Utf8Error) -> napi::Error {
+    js_error(
+        env,
+        ErrorClass::Error,
+        &format!("{what} did not convert to UTF-8: {error}"),
+    )
+}
+
+/// How many bytes of strings are checked to be UTF-8 at once: enough to make the check one
+/// pass over many short strings, and few enough that the bytes are still in cache.
+const CHECK_EVERY_BYTES: usize = 64 << 10;
+
+/// The JS string `value` as a batch of one text, or a `TypeError` naming it as `what`.
+pub fn text_from_string(env: &Env, value: &Unknown, what: &str) -> napi::Result<Texts> {
+    let mut texts = Texts::with_capacity(1, 0);
+    let mut writer = texts.writer();
+    push_string(env, value, &|| what.to_owned(), &mut writer)?;
+    writer.finish().map_err(|(_, e)| not_utf8(env, what, e))?;
+    Ok(texts)
 }
 
 /// The spare room a string is first written into: enough for most strings in one napi call, and
@@ -177,6 +190,8 @@ impl<'a> StringArray<'a> {
     /// [`read_part`](Self::read_part) counts them) or the array ends.
     pub fn read_into(&mut self, texts: &mut Texts, bytes: usize) -> napi::Result<()> {
         let raw_env = self.env.raw();
+        let (first_index, first_text) = (self.next as usize, texts.len());
+        let mut writer = texts.writer();
         let mut weight = 0usize;
         while self.next < self.len && weight < bytes {
             let index = self.next;
@@ -188,12 +203,31 @@ impl<'a> StringArray<'a> {
             check(self.env, status, &what)?;
             // SAFETY: `element` was just read from `raw_env`.
             let element = unsafe { Unknown::from_raw_unchecked(raw_env, element) };
-            let before = texts.total_bytes();
-            push_string(self.env, &element, &what, texts)?;
-            weight += texts.total_bytes() - before + PART_BYTES_PER_TEXT;
+            let before = writer.total_bytes();
+            push_string(self.env, &element, &what, &mut writer)?;
+            weight += writer.total_bytes() - before + PART_BYTES_PER_TEXT;
             self.next += 1;
+            if writer.unchecked_bytes() >= CHECK_EVERY_BYTES {
+                writer
+                    .check()
+                    .map_err(|e| self.not_utf8(e, first_index, first_text))?;
+            }
         }
-        Ok(())
+        writer
+            .finish()
+            .map_err(|e| self.not_utf8(e, first_index, first_text))
+    }
+
+    /// The error for text `index` of a `Texts` whose text `first_text` is `first_index` of the
+    /// array.
+    fn not_utf8(
+        &self,
+        (index, error): (usize, std::str::Utf8Error),
+        first_index: usize,
+        first_text: usize,
+    ) -> napi::Error {
+        let what = format!("{}[{}]", self.what, first_index + (index - first_text));
+        not_utf8(self.env, &what, error)
     }
 }
 

@@ -16,7 +16,7 @@ use super::scheduler::default_runner;
 use super::tasks::{
     BatchCall, CountTask, DecodeTask, EncodeTask, Input, decode_all, spawn_reading,
 };
-use super::texts::{StringArray, describe, push_string, texts_from_array, texts_from_utf8};
+use super::texts::{StringArray, describe, text_from_string, texts_from_array, texts_from_utf8};
 use crate::batch::Texts;
 use crate::engine::{self, Family};
 use crate::scheduler::CancelToken;
@@ -286,8 +286,7 @@ impl Tokenizer {
         options: Option<Unknown>,
     ) -> napi::Result<Uint32Array> {
         let options = EncodeOptions::read(&env, options)?;
-        let mut texts = Texts::with_capacity(1, 0);
-        push_string(&env, &text, &|| "text".to_owned(), &mut texts)?;
+        let texts = text_from_string(&env, &text, "text")?;
         let mode = self
             .tokenizer
             .encode_mode(
