@@ -1170,7 +1170,10 @@ fn main() {
             "| workload | cores | registry lines | pre-wake | {} |",
             header.join(" | ")
         );
-        println!("| --- | ---: | ---: | --- |{}", " ---: |".repeat(FANOUTS.len()));
+        println!(
+            "| --- | ---: | ---: | --- |{}",
+            " ---: |".repeat(FANOUTS.len())
+        );
         for c in cases
             .iter()
             .filter(|c| c.work == WORK_PER_WORKER_NS[0] && c.p >= 64)
@@ -1213,7 +1216,9 @@ fn main() {
         }
 
         // The claims: the lower clamp of the chunk target, at 1 ms per worker.
-        println!("\n#### Claims, {label} wake-up: chunked efficiency by the chunk target's lower clamp, 1 ms per worker\n");
+        println!(
+            "\n#### Claims, {label} wake-up: chunked efficiency by the chunk target's lower clamp, 1 ms per worker\n"
+        );
         println!(
             "| workload | cores |{}",
             MIN_CHUNKS
