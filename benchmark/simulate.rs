@@ -41,12 +41,20 @@
 //!   `WAKE_FANOUT` sleepers and claims at once; every joining helper takes the registry lock
 //!   (`REGISTRY_LINES` line transfers, serialized with every other publish and join) and wakes up
 //!   to `WAKE_FANOUT` more, as many as the job wants helpers beyond those already woken (P1, P3,
-//!   P5 of `src/scheduler/README.md`), so helpers arrive as a tree. A claim is one `fetch_add` on
-//!   one line: claims are serialized, each costing one line transfer when the previous claimant
-//!   was another core. The owner spins, then parks, until its last helper leaves (P6). Every
+//!   P5 of `src/scheduler/README.md`), so helpers arrive as a tree. The plan is dealt to
+//!   `claim_cursors(p)` cursors, as the code deals it (one up to 64 cores, else one per 32); a
+//!   participant claims from its home cursor (the owner 0, a helper its place among the helpers
+//!   mod G), then from the others in turn, each until it comes back empty once (P2). Participants
+//!   are not pinned, so every transfer costs the mean over the `p` cores, as elsewhere. A claim is
+//!   one `fetch_add` on its cursor's line: claims on one line are serialized, each costing one
+//!   line transfer when the previous claimant was another core. A join reads cursor 0 on the
+//!   control line, and the other cursors one after another only while the chunks counted do not
+//!   exceed the helper cap, as `JobControl::joinable` does; each read waits for the claims
+//!   queued on its line. The owner spins, then parks, until its last helper leaves (P6). Every
 //!   worker's time is accounted for (`Losses`): plan, ramp, claims, dispatch, work, tail, drain.
 //!   Baseline: the same with the per-item planner's time (`chunked, per-item plan (before)`).
-//!   The wake-ramp table varies the fan-out (2, 3, 4, 8) and the registry's critical section.
+//!   The wake-ramp table varies the fan-out (2, 3, 4, 8) and the registry's critical section; the
+//!   cursors table, the number of cursors and how a join reads them.
 //! * `rayon` / `rayon-min-len`: rayon's adaptive splitting as in `rayon::iter::plumbing`
 //!   (a job splits while `len / 2 >= min` and its split budget, initially the thread count and
 //!   halved per split, lasts; a stolen job's budget is reset to at least the thread count). Each
@@ -71,7 +79,8 @@ use batchtok::batch::encode_all;
 use batchtok::engine::{AllowedSpecial, Ids, Scratch, Tokenizer};
 use batchtok::scheduler::plan::{PlanParams, plan, plan_cumulative, running_totals};
 use batchtok::scheduler::{
-    Batch, CancelToken, Policy, Scheduler, SchedulerConfig, WAKE_FANOUT, rayon_min_len,
+    Batch, CancelToken, Policy, Scheduler, SchedulerConfig, WAKE_FANOUT, claim_cursors,
+    rayon_min_len,
 };
 
 /// Assumed same-socket cache-line transfer (middle of the published 40–100 ns).
@@ -91,7 +100,7 @@ const UNPARK_NS: f64 = 2_000.0;
 /// Line transfers of one registry critical section, serialized: the lines it touches that other
 /// cores write during the wake ramp. A join takes the lock word, whose line holds the registry's
 /// fields (`waking`, the lists' lengths), and reads and enters the batch's control line, which
-/// holds the claim cursor beside the drain latch (`queue::JobControl`); claims move that line
+/// holds claim cursor 0 beside the drain latch (`queue::JobControl`); claims move that line
 /// too, so the model queues the join's access with theirs. The lists' buffers, the generation
 /// and the spinner count are only read during a ramp and are not counted. Until 2026-11-24 the
 /// cursor and the latch were on two lines: 3.
@@ -216,7 +225,7 @@ const RAMP: Ramp = Ramp {
     registry_lines: REGISTRY_LINES,
     prewake: false,
     min_chunk: None,
-    cursors: |_| 1,
+    cursors: claim_cursors,
     reads: Reads::Lazy,
     peek: false,
 };
@@ -487,7 +496,7 @@ fn simulate_chunked(items: &Items, p: usize, m: &Machine, ramp: Ramp, plan_ns: f
         // P2: one fetch_add on the worker's cursor line, serialized with every other claim on
         // that line.
         let g = at[w];
-        if ramp.peek && empty[w] > 0 {
+        let t = if ramp.peek && empty[w] > 0 {
             // A load of another cursor: it waits for the claim that holds the line, but loads
             // share the line and do not queue behind one another.
             let seen = t.max(cursor_free[g]) + m.line_ns;
@@ -507,7 +516,12 @@ fn simulate_chunked(items: &Items, p: usize, m: &Machine, ramp: Ramp, plan_ns: f
                 }
                 continue;
             }
-        }
+            // Chunks are left: the claim follows the load.
+            losses.claims += seen - t;
+            seen
+        } else {
+            t
+        };
         let transfer = if last_claimant[g] == w {
             LOCAL_ATOMIC_NS
         } else {
@@ -1063,9 +1077,19 @@ const JOIN_LINES: [f64; 3] = [3.0, 2.0, 1.0];
 /// Lower clamps of the chunk target compared in the claims table (the default is 4 KiB).
 const MIN_CHUNKS: [usize; 4] = [4096, 6144, 8192, 12288];
 
-/// Claim cursors compared in the cursors table: name, cursors at `p` threads, serial reads.
-const CURSOR_CHOICES: [(&str, fn(usize) -> usize, Reads, bool); 9] = [
-    ("1 cursor", |_| 1, Reads::Lazy, false),
+/// A column of the cursors table: its name, the cursors at `p` threads, how a join reads them,
+/// and whether a claim on another cursor than the home loads it first.
+type CursorChoice = (&'static str, fn(usize) -> usize, Reads, bool);
+
+/// Claim cursors compared in the cursors table.
+const CURSOR_CHOICES: [CursorChoice; 10] = [
+    ("1 cursor (before)", |_| 1, Reads::Lazy, false),
+    (
+        "now: 1 to 64 threads, else ⌈p/32⌉",
+        claim_cursors,
+        Reads::Lazy,
+        false,
+    ),
     ("⌈p/64⌉", |p| p.div_ceil(64), Reads::Lazy, false),
     ("⌈p/32⌉", |p| p.div_ceil(32), Reads::Lazy, false),
     ("⌈p/16⌉", |p| p.div_ceil(16), Reads::Lazy, false),
