@@ -67,7 +67,7 @@ pub(super) fn run_gated<'p, B: Batch>(
     let started = Instant::now();
     let mut owner = WorkerResult::new();
     if let Some(gate) = gate.filter(|gate| !inline && !gate.is_open()) {
-        job.claim_until(&mut owner, 0, || gate.is_open());
+        job.claim_until(&mut owner, || gate.is_open());
     }
     let mut publication_ops = 0;
     let published = !inline && job.remaining() > 0;
@@ -78,11 +78,11 @@ pub(super) fn run_gated<'p, B: Batch>(
         // unwinding, in both cases before `job` (declared earlier) goes out of scope; it is
         // never leaked.
         let publication = unsafe { pool.publish(&job) };
-        job.claim_until(&mut owner, 0, || false);
+        job.claim_until(&mut owner, || false);
         owner.wakeups = publication.wakeups;
         publication_ops = publication.retire();
     } else if inline {
-        job.claim_until(&mut owner, 0, || false);
+        job.claim_until(&mut owner, || false);
     }
     owner.busy_ns = nanos(started.elapsed());
     // Every helper has left: the job and the batch are ours alone again.
@@ -108,6 +108,7 @@ pub(super) fn run_gated<'p, B: Batch>(
             items,
             atomic_ops,
             wakeups,
+            ..
         } = result;
         stats.participants += 1;
         stats.claims += claims as usize;

@@ -226,6 +226,11 @@ pub(super) struct WorkerResult<B: Batch> {
     pub items: u64,
     pub atomic_ops: u64,
     pub wakeups: u64,
+    /// The cursor this participation claims from next (P2): its home until that comes back
+    /// empty. Kept across the owner's two claim loops around a gate.
+    cursor: usize,
+    /// Cursors that came back empty to this participation; each does so once, and stays empty.
+    empty_cursors: usize,
 }
 
 impl<B: Batch> WorkerResult<B> {
@@ -240,6 +245,8 @@ impl<B: Batch> WorkerResult<B> {
             items: 0,
             atomic_ops: 0,
             wakeups: 0,
+            cursor: 0,
+            empty_cursors: 0,
         }
     }
 }
@@ -293,7 +300,8 @@ impl<'a, B: Batch> Job<'a, B> {
     pub fn participate(&self, home: usize, rotation: Option<(&AtomicU64, u64)>) -> WorkerResult<B> {
         let started = Instant::now();
         let mut result = WorkerResult::new();
-        self.claim_until(&mut result, home, || {
+        result.cursor = home % self.cursors();
+        self.claim_until(&mut result, || {
             // Relaxed: a stale value only delays the rotation by one chunk.
             rotation
                 .is_some_and(|(generation, joined)| generation.load(Ordering::Relaxed) != joined)
@@ -303,13 +311,15 @@ impl<'a, B: Batch> Job<'a, B> {
     }
 
     /// Claims and runs chunks into `result` until the plan is exhausted, the batch stops, or
-    /// `leave()` says so after a chunk. Claims go to cursor `home mod G` until it comes back
-    /// empty, then to the next cursor, in turn, until each has come back empty once: at most G
-    /// empty claims per call.
-    pub fn claim_until(&self, result: &mut WorkerResult<B>, home: usize, leave: impl Fn() -> bool) {
+    /// `leave()` says so after a chunk. Claims go to the participation's cursor (at first its
+    /// home; the owner's is 0) until it comes back empty, then to the next cursor, in turn, until
+    /// each has come back empty once: at most G empty claims per participation, however many
+    /// calls it makes.
+    pub fn claim_until(&self, result: &mut WorkerResult<B>, leave: impl Fn() -> bool) {
         let cursors = self.control.cursors();
-        let mut g = home % cursors.count();
-        let mut empty = 0;
+        if result.empty_cursors == cursors.count() {
+            return;
+        }
         loop {
             if self.cancel.is_cancelled() {
                 self.cancelled.store(true, Ordering::Relaxed);
@@ -318,14 +328,14 @@ impl<'a, B: Batch> Job<'a, B> {
             }
             result.claims += 1;
             result.atomic_ops += 1;
-            let Some(items) = self.plan.chunks.get(cursors.claim(g)) else {
-                // Every chunk of cursor g is handed out (or the batch stopped); a cursor that
+            let Some(items) = self.plan.chunks.get(cursors.claim(result.cursor)) else {
+                // Every chunk of this cursor is handed out (or the batch stopped); a cursor that
                 // came back empty stays empty, so each is tried once.
-                empty += 1;
-                if empty == cursors.count() {
+                result.empty_cursors += 1;
+                if result.empty_cursors == cursors.count() {
                     break;
                 }
-                g = (g + 1) % cursors.count();
+                result.cursor = (result.cursor + 1) % cursors.count();
                 continue;
             };
             result.executed += 1;
@@ -517,6 +527,35 @@ mod tests {
                 assert_eq!(order.len(), if cursors == 1 { 1 } else { len });
             }
         }
+    }
+
+    #[test]
+    fn an_owner_claiming_in_two_loops_tries_each_cursor_once() {
+        // As around a gate: the first loop leaves after a chunk of cursor 1, past an empty
+        // cursor 0; the second goes on from cursor 1, not from cursor 0 again.
+        let batch = TestBatch::new(vec![50; 40]);
+        let plan = small_plan(&batch);
+        let len = plan.chunks.len();
+        let cursors = 3;
+        let cancel = CancelToken::new();
+        let job = Job::new(&batch, &cancel, &plan, cursors, 0);
+        let mut owner = WorkerResult::new();
+        let first = plan.chunks.len().div_ceil(cursors);
+        let claimed = std::cell::Cell::new(0);
+        job.claim_until(&mut owner, || {
+            claimed.set(claimed.get() + 1);
+            claimed.get() == first + 1
+        });
+        assert_eq!(
+            (owner.executed as usize, owner.empty_cursors),
+            (first + 1, 1)
+        );
+        job.claim_until(&mut owner, || false);
+        assert_eq!(owner.executed as usize, len);
+        assert_eq!(owner.claims as usize, len + cursors);
+        // Nothing left, and no further claim.
+        job.claim_until(&mut owner, || false);
+        assert_eq!(owner.claims as usize, len + cursors);
     }
 
     #[test]
