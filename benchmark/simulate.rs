@@ -41,12 +41,20 @@
 //!   `WAKE_FANOUT` sleepers and claims at once; every joining helper takes the registry lock
 //!   (`REGISTRY_LINES` line transfers, serialized with every other publish and join) and wakes up
 //!   to `WAKE_FANOUT` more, as many as the job wants helpers beyond those already woken (P1, P3,
-//!   P5 of `src/scheduler/README.md`), so helpers arrive as a tree. A claim is one `fetch_add` on
-//!   one line: claims are serialized, each costing one line transfer when the previous claimant
-//!   was another core. The owner spins, then parks, until its last helper leaves (P6). Every
+//!   P5 of `src/scheduler/README.md`), so helpers arrive as a tree. The plan is dealt to
+//!   `claim_cursors(p)` cursors, as the code deals it (one up to 64 cores, else one per 32); a
+//!   participant claims from its home cursor (the owner 0, a helper its place among the helpers
+//!   mod G), then from the others in turn, each until it comes back empty once (P2). Participants
+//!   are not pinned, so every transfer costs the mean over the `p` cores, as elsewhere. A claim is
+//!   one `fetch_add` on its cursor's line: claims on one line are serialized, each costing one
+//!   line transfer when the previous claimant was another core. A join reads cursor 0 on the
+//!   control line, and the other cursors one after another only while the chunks counted do not
+//!   exceed the helper cap, as `JobControl::joinable` does; each read waits for the claims
+//!   queued on its line. The owner spins, then parks, until its last helper leaves (P6). Every
 //!   worker's time is accounted for (`Losses`): plan, ramp, claims, dispatch, work, tail, drain.
 //!   Baseline: the same with the per-item planner's time (`chunked, per-item plan (before)`).
-//!   The wake-ramp table varies the fan-out (2, 3, 4, 8) and the registry's critical section.
+//!   The wake-ramp table varies the fan-out (2, 3, 4, 8) and the registry's critical section; the
+//!   cursors table, the number of cursors and how a join reads them.
 //! * `rayon` / `rayon-min-len`: rayon's adaptive splitting as in `rayon::iter::plumbing`
 //!   (a job splits while `len / 2 >= min` and its split budget, initially the thread count and
 //!   halved per split, lasts; a stolen job's budget is reset to at least the thread count). Each
@@ -71,7 +79,8 @@ use batchtok::batch::encode_all;
 use batchtok::engine::{AllowedSpecial, Ids, Scratch, Tokenizer};
 use batchtok::scheduler::plan::{PlanParams, plan, plan_cumulative, running_totals};
 use batchtok::scheduler::{
-    Batch, CancelToken, Policy, Scheduler, SchedulerConfig, WAKE_FANOUT, rayon_min_len,
+    Batch, CancelToken, Policy, Scheduler, SchedulerConfig, WAKE_FANOUT, claim_cursors,
+    rayon_min_len,
 };
 
 /// Assumed same-socket cache-line transfer (middle of the published 40–100 ns).
@@ -91,7 +100,7 @@ const UNPARK_NS: f64 = 2_000.0;
 /// Line transfers of one registry critical section, serialized: the lines it touches that other
 /// cores write during the wake ramp. A join takes the lock word, whose line holds the registry's
 /// fields (`waking`, the lists' lengths), and reads and enters the batch's control line, which
-/// holds the claim cursor beside the drain latch (`queue::JobControl`); claims move that line
+/// holds claim cursor 0 beside the drain latch (`queue::JobControl`); claims move that line
 /// too, so the model queues the join's access with theirs. The lists' buffers, the generation
 /// and the spinner count are only read during a ramp and are not counted. Until 2026-11-24 the
 /// cursor and the latch were on two lines: 3.
@@ -188,6 +197,26 @@ struct Ramp {
     prewake: bool,
     /// What-if: the lower clamp of the chunk target, if not the default.
     min_chunk: Option<usize>,
+    /// Claim cursors of a batch at `p` threads (P2): chunk k is claimed through cursor k mod G.
+    cursors: fn(usize) -> usize,
+    /// How a join reads the cursors' lines.
+    reads: Reads,
+    /// A claim on a cursor other than the worker's home first loads it and skips it if it is
+    /// empty, rather than always `fetch_add`ing.
+    peek: bool,
+}
+
+/// How a join (under the registry lock) reads a batch's cursors to tell how many chunks are
+/// left.
+#[derive(Clone, Copy, PartialEq)]
+enum Reads {
+    /// What-if: every cursor, the loads all in flight at once.
+    Parallel,
+    /// What-if: every cursor, one after another.
+    Serial,
+    /// In order from cursor 0 (on the control line), one after another, stopping once the
+    /// cursors read hold more chunks than the helper cap can use (`JobControl::joinable`).
+    Lazy,
 }
 
 /// batchtok's wake rule as the code has it.
@@ -196,6 +225,9 @@ const RAMP: Ramp = Ramp {
     registry_lines: REGISTRY_LINES,
     prewake: false,
     min_chunk: None,
+    cursors: claim_cursors,
+    reads: Reads::Lazy,
+    peek: false,
 };
 
 /// Where the `p` workers' time goes in one modelled chunked batch, in ns summed over workers:
@@ -299,9 +331,24 @@ fn simulate_chunked(items: &Items, p: usize, m: &Machine, ramp: Ramp, plan_ns: f
     };
     let registry_ns = ramp.registry_lines * m.line_ns;
     let mut lock_free = 0.0f64;
-    let mut cursor = 0usize;
-    let mut cursor_free = 0.0f64;
-    let mut last_claimant = usize::MAX;
+    // P2: cursor g hands out chunks g, g + G, g + 2G, ... Each is on its own line: when it is
+    // free again, and which worker last wrote it (a claim by the same core costs no transfer).
+    let groups = (ramp.cursors)(p).max(1);
+    let mut cursor = vec![0usize; groups];
+    let mut cursor_free = vec![0.0f64; groups];
+    let mut last_claimant = vec![usize::MAX; groups];
+    // Chunks not handed out yet, summed over the cursors as `JobControl::remaining` does.
+    let remaining = |cursor: &[usize]| {
+        (0..groups)
+            .map(|g| {
+                let len = plan.chunks.len().saturating_sub(g).div_ceil(groups);
+                len.saturating_sub(cursor[g])
+            })
+            .sum::<usize>()
+    };
+    // Each worker's cursor now, and how many cursors it has found empty.
+    let mut at = vec![0usize; p];
+    let mut empty = vec![0usize; p];
     let mut sleepers = p - 1;
     let mut helpers = 0usize;
     // Woken workers that have not searched yet (the registry's `waking`), and woken workers
@@ -370,7 +417,7 @@ fn simulate_chunked(items: &Items, p: usize, m: &Machine, ramp: Ramp, plan_ns: f
             let start = t.max(lock_free);
             lock_free = start + registry_ns;
             published = Some(lock_free);
-            let count = to_wake(plan.chunks.len(), 0, waking + spinning.len(), sleepers);
+            let count = to_wake(remaining(&cursor), 0, waking + spinning.len(), sleepers);
             let go = wake(
                 &mut heap,
                 &mut times,
@@ -390,13 +437,29 @@ fn simulate_chunked(items: &Items, p: usize, m: &Machine, ramp: Ramp, plan_ns: f
         }
         if e == Event::Join as u8 {
             // P3: join under the registry lock and run the wake rule (P5) again. The last line
-            // of the critical section is the batch's cursor line, shared with the claims.
+            // of the critical section is the batch's control line, which holds cursor 0; the
+            // other cursors' lines are read too, all at once (independent loads) or, as a
+            // what-if, one after another. Each read waits for the claims queued on its line.
             let start = t.max(lock_free);
             if ramp.registry_lines >= 2.0 {
-                let reach = (start + (ramp.registry_lines - 1.0) * m.line_ns).max(cursor_free);
-                cursor_free = reach + m.line_ns;
-                last_claimant = usize::MAX;
-                lock_free = cursor_free;
+                let mut reach = start + (ramp.registry_lines - 1.0) * m.line_ns;
+                let mut done = reach;
+                let mut seen = 0;
+                for g in 0..groups {
+                    let read = reach.max(cursor_free[g]) + m.line_ns;
+                    cursor_free[g] = read;
+                    last_claimant[g] = usize::MAX;
+                    done = done.max(read);
+                    if ramp.reads != Reads::Parallel {
+                        reach = read;
+                    }
+                    let len = plan.chunks.len().saturating_sub(g).div_ceil(groups);
+                    seen += len.saturating_sub(cursor[g]);
+                    if ramp.reads == Reads::Lazy && seen > p - 1 {
+                        break;
+                    }
+                }
+                lock_free = done;
             } else {
                 lock_free = start + registry_ns;
             }
@@ -407,12 +470,14 @@ fn simulate_chunked(items: &Items, p: usize, m: &Machine, ramp: Ramp, plan_ns: f
                 continue;
             };
             let _ = published;
-            let remaining = plan.chunks.len().saturating_sub(cursor);
+            let remaining = remaining(&cursor);
             if remaining == 0 {
                 // Not joinable: it never enters the latch, so the owner does not wait for it.
                 continue;
             }
             helpers += 1;
+            // The helper's home cursor: its place among the helpers when it entered.
+            at[w] = helpers % groups;
             last_join = last_join.max(lock_free);
             let count = to_wake(remaining, helpers, waking, sleepers);
             let go = wake(
@@ -428,18 +493,46 @@ fn simulate_chunked(items: &Items, p: usize, m: &Machine, ramp: Ramp, plan_ns: f
             continue;
         }
         first_claim[w].get_or_insert(t);
-        // P2: one fetch_add on the cursor line, serialized with every other claim.
-        let transfer = if last_claimant == w {
+        // P2: one fetch_add on the worker's cursor line, serialized with every other claim on
+        // that line.
+        let g = at[w];
+        let t = if ramp.peek && empty[w] > 0 {
+            // A load of another cursor: it waits for the claim that holds the line, but loads
+            // share the line and do not queue behind one another.
+            let seen = t.max(cursor_free[g]) + m.line_ns;
+            if last_claimant[g] != w {
+                last_claimant[g] = usize::MAX;
+            }
+            let len = plan.chunks.len().saturating_sub(g).div_ceil(groups);
+            if cursor[g] >= len {
+                losses.claims += seen - t;
+                empty[w] += 1;
+                if empty[w] < groups {
+                    at[w] = (g + 1) % groups;
+                    times[w] = seen;
+                    push(&mut heap, seen, w, Event::Claim);
+                } else {
+                    finish[w] = seen;
+                }
+                continue;
+            }
+            // Chunks are left: the claim follows the load.
+            losses.claims += seen - t;
+            seen
+        } else {
+            t
+        };
+        let transfer = if last_claimant[g] == w {
             LOCAL_ATOMIC_NS
         } else {
             m.line_ns
         };
-        let done = t.max(cursor_free) + transfer;
+        let done = t.max(cursor_free[g]) + transfer;
         losses.claims += done - t;
-        cursor_free = done;
-        last_claimant = w;
-        let k = cursor;
-        cursor += 1;
+        cursor_free[g] = done;
+        last_claimant[g] = w;
+        let k = g + cursor[g] * groups;
+        cursor[g] += 1;
         match chunk_ns.get(k) {
             Some(&work) => {
                 times[w] = done + work;
@@ -448,7 +541,17 @@ fn simulate_chunked(items: &Items, p: usize, m: &Machine, ramp: Ramp, plan_ns: f
                 }
                 push(&mut heap, times[w], w, Event::Claim);
             }
-            None => finish[w] = done,
+            None => {
+                // This cursor is empty: try the next, until every one has come back empty.
+                empty[w] += 1;
+                if empty[w] < groups {
+                    at[w] = (g + 1) % groups;
+                    times[w] = done;
+                    push(&mut heap, done, w, Event::Claim);
+                } else {
+                    finish[w] = done;
+                }
+            }
         }
     }
     // P6: the owner waits for the last helper; past its spin it parks and must be woken.
@@ -974,6 +1077,39 @@ const JOIN_LINES: [f64; 3] = [3.0, 2.0, 1.0];
 /// Lower clamps of the chunk target compared in the claims table (the default is 4 KiB).
 const MIN_CHUNKS: [usize; 4] = [4096, 6144, 8192, 12288];
 
+/// A column of the cursors table: its name, the cursors at `p` threads, how a join reads them,
+/// and whether a claim on another cursor than the home loads it first.
+type CursorChoice = (&'static str, fn(usize) -> usize, Reads, bool);
+
+/// Claim cursors compared in the cursors table.
+const CURSOR_CHOICES: [CursorChoice; 10] = [
+    ("1 cursor (before)", |_| 1, Reads::Lazy, false),
+    (
+        "now: 1 to 64 threads, else ⌈p/32⌉",
+        claim_cursors,
+        Reads::Lazy,
+        false,
+    ),
+    ("⌈p/64⌉", |p| p.div_ceil(64), Reads::Lazy, false),
+    ("⌈p/32⌉", |p| p.div_ceil(32), Reads::Lazy, false),
+    ("⌈p/16⌉", |p| p.div_ceil(16), Reads::Lazy, false),
+    (
+        "⌈p/32⌉ all reads",
+        |p| p.div_ceil(32),
+        Reads::Parallel,
+        false,
+    ),
+    (
+        "⌈p/32⌉ all serial",
+        |p| p.div_ceil(32),
+        Reads::Serial,
+        false,
+    ),
+    ("⌈p/64⌉ peek", |p| p.div_ceil(64), Reads::Lazy, true),
+    ("⌈p/32⌉ peek", |p| p.div_ceil(32), Reads::Lazy, true),
+    ("⌈p/16⌉ peek", |p| p.div_ceil(16), Reads::Lazy, true),
+];
+
 fn main() {
     println!("machine: {}", corpus::machine());
     let tokenizer = Tokenizer::from_encoding("o200k_base").expect("o200k_base loads");
@@ -1246,6 +1382,44 @@ fn main() {
                         t1 / (c.p as f64 * run.makespan),
                         100.0 * l.claims / l.total(),
                         100.0 * l.tail / l.total()
+                    )
+                })
+                .collect();
+            println!("| {} | {} | {} |", c.name, c.p, cells.join(" | "));
+        }
+
+        // The claims: cursors per batch, at 1 ms per worker.
+        println!(
+            "\n#### Claims, {label} wake-up: chunked efficiency (claims, ramp, tail % of p · Tp; last join µs) by claim cursors, 1 ms per worker\n"
+        );
+        println!(
+            "| workload | cores |{}",
+            CURSOR_CHOICES
+                .iter()
+                .map(|(name, ..)| format!(" {name} |"))
+                .collect::<String>()
+        );
+        println!("| --- | ---: |{}", " ---: |".repeat(CURSOR_CHOICES.len()));
+        for c in cases.iter().filter(|c| c.work == WORK_PER_WORKER_NS[0]) {
+            let t1 = c.batch.work_ns();
+            let cells: Vec<String> = CURSOR_CHOICES
+                .iter()
+                .map(|&(_, cursors, reads, peek)| {
+                    let ramp = Ramp {
+                        cursors,
+                        reads,
+                        peek,
+                        ..RAMP
+                    };
+                    let run = simulate_chunked(&c.batch, c.p, &m.with_cores(c.p), ramp, c.plan_ns);
+                    let l = run.losses;
+                    format!(
+                        "{:.3} ({:.1}, {:.1}, {:.1}; {:.0})",
+                        t1 / (c.p as f64 * run.makespan),
+                        100.0 * l.claims / l.total(),
+                        100.0 * l.ramp / l.total(),
+                        100.0 * l.tail / l.total(),
+                        run.last_join / 1e3
                     )
                 })
                 .collect();

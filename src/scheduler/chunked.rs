@@ -11,7 +11,7 @@ use super::config::{Policy, SchedulerConfig};
 use super::gate::Gate;
 use super::plan::{PlanParams, plan, plan_cumulative};
 use super::pool::Pool;
-use super::queue::{Job, WorkerResult};
+use super::queue::{Job, WorkerResult, claim_cursors};
 use super::stats::{BatchStats, imbalance, nanos};
 
 /// Runs `batch` under the chunked policy. `pool` is called only if the batch is published. The
@@ -57,7 +57,13 @@ pub(super) fn run_gated<'p, B: Batch>(
         // order its single sink is the batch's output as it stands (no reassembly).
         plan.chunks.sort_unstable_by_key(|chunk| chunk.start);
     }
-    let job = Job::new(batch, cancel, &plan, config.threads - 1);
+    // A batch that is never published has one participant: one cursor, claimed in plan order.
+    let cursors = if inline {
+        1
+    } else {
+        claim_cursors(config.threads)
+    };
+    let job = Job::new(batch, cancel, &plan, cursors, config.threads - 1);
     let started = Instant::now();
     let mut owner = WorkerResult::new();
     if let Some(gate) = gate.filter(|gate| !inline && !gate.is_open()) {
@@ -86,6 +92,7 @@ pub(super) fn run_gated<'p, B: Batch>(
         policy: Policy::Chunked,
         bytes: plan.total_bytes,
         inline: !published,
+        cursors: job.cursors(),
         ..BatchStats::default()
     };
     stats.shared_atomic_ops = publication_ops;
@@ -101,6 +108,7 @@ pub(super) fn run_gated<'p, B: Batch>(
             items,
             atomic_ops,
             wakeups,
+            ..
         } = result;
         stats.participants += 1;
         stats.claims += claims as usize;

@@ -16,8 +16,10 @@
 //!    threads, once, when the batch is assembled.
 //! 4. **Bounded stop.** Cancellation, item errors and panics are checked at every claim, so each
 //!    participant stops within one chunk; a panic is caught per chunk and never kills a worker.
-//! 5. **O(1) claims.** A chunked claim is one `fetch_add` on the batch's cursor over a
-//!    precomputed plan; `shared_atomic_ops <= chunks + c * participants`.
+//! 5. **O(1) claims.** A chunked claim is one `fetch_add` on one of the batch's claim cursors
+//!    (one, or one per [`THREADS_PER_CURSOR`] threads in pools over [`ONE_CURSOR_MAX_THREADS`])
+//!    over a precomputed plan; a participant makes at most one empty claim per cursor, and
+//!    `shared_atomic_ops <= chunks + c(G) * participants` with G cursors, c(1) = 20.
 //! 6. **Progress.** The calling thread alone can finish its batch; helpers only speed it up, so
 //!    every batch ends whether or not any worker wakes.
 //! 7. **No lost wake-ups, no idle CPU.** A worker parks only after checking for work under the
@@ -32,7 +34,7 @@
 //!
 //! See [`Policy`]: `serial`, `rayon` (one rayon task per item, as Hugging Face tokenizers do),
 //! `rayon-min-len`, and the default `chunked` (cost-based guided chunks with heavy items first,
-//! claimed from a cursor by the caller and the helpers of a persistent, shared pool).
+//! claimed from cursors by the caller and the helpers of a persistent, shared pool).
 
 mod batch;
 mod cancel;
@@ -60,6 +62,7 @@ pub use config::{
     MAX_THREADS, Policy, SchedulerConfig,
 };
 pub use gate::Gate;
+pub use queue::{ONE_CURSOR_MAX_THREADS, THREADS_PER_CURSOR, claim_cursors};
 pub use rayon_policies::min_len as rayon_min_len;
 pub use sleep::WAKE_FANOUT;
 pub use stats::BatchStats;

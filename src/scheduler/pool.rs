@@ -69,10 +69,10 @@ struct Survey {
 }
 
 impl Registry {
-    /// One pass over the published batches, reading each one's cursor and latch once. The batch
-    /// to join (P3): among joinable batches, the one with the fewest helpers; ties go to the
-    /// newest, so a batch submitted while an older one keeps everyone busy gets the next free
-    /// worker. And the helpers all batches want (P5), for the wake rule: a join computes it in the
+    /// One pass over the published batches, reading each one's latch once and its cursors at
+    /// most once (`JobControl::joinable`). The batch to join (P3): among joinable batches, the
+    /// one with the fewest helpers; ties go to the newest, so a batch submitted while an older
+    /// one keeps everyone busy gets the next free worker. And the helpers all batches want (P5), for the wake rule: a join computes it in the
     /// same pass rather than a second one, because the second would read every cursor again,
     /// under the lock, while claims keep moving those lines to other cores.
     fn survey(&self) -> Survey {
@@ -203,7 +203,7 @@ impl Shared {
                 if let Some((job, job_wanted)) = survey.best {
                     // SAFETY: published, so alive; `enter` below keeps it alive after unlock.
                     let control = unsafe { job.get() }.control();
-                    control.latch().enter();
+                    let place = control.latch().enter();
                     let latch: *const _ = control.latch();
                     let joined_generation = self.generation.load(Ordering::Relaxed);
                     // This join is one of the helpers its batch wanted: with one more helper
@@ -216,7 +216,7 @@ impl Shared {
                     drop(registry);
                     let wakeups = wakes.deliver();
                     // SAFETY: we entered the latch, so the owner waits for our leave below.
-                    unsafe { job.get() }.help(&self.generation, joined_generation, wakeups);
+                    unsafe { job.get() }.help(&self.generation, joined_generation, place, wakeups);
                     // SAFETY: entered above and not left yet; nothing touches the job after this.
                     unsafe { DrainLatch::leave(latch) };
                     continue;
@@ -475,11 +475,12 @@ mod tests {
             &crate::scheduler::plan::PlanParams::from_config(&config(helpers + 1)),
         );
         let cancel = CancelToken::new();
-        let job = crate::scheduler::queue::Job::new(batch, &cancel, &plan, helpers);
+        let cursors = crate::scheduler::queue::claim_cursors(helpers + 1);
+        let job = crate::scheduler::queue::Job::new(batch, &cancel, &plan, cursors, helpers);
         // SAFETY: a local retired below, before `job` (declared earlier) goes out of scope.
         let publication = unsafe { pool.publish(&job) };
         let published = publication.wakeups;
-        let owner = job.participate(None);
+        let owner = job.participate(0, None);
         publication.retire();
         let (results, failure, _) = job.finish();
         assert!(failure.is_none());

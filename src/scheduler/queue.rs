@@ -1,4 +1,4 @@
-//! One chunked batch in flight: its plan, the claim cursor, failure and cancellation state, and
+//! One chunked batch in flight: its plan, the claim cursors, failure and cancellation state, and
 //! the loop every participant (the submitting thread or a pool helper) runs over it (P2 claim).
 
 use std::ops::Range;
@@ -21,17 +21,47 @@ use super::stats::nanos;
 pub(super) const HELPER_JOIN_LEAVE_OPS: u64 = 8;
 /// Shared atomics of one wake-up: the sleeper's flag store and the unpark.
 pub(super) const WAKE_OPS: u64 = 2;
-/// Shared atomics of stopping a batch: the stop flag (or failure lock and unlock) and the
-/// cursor store.
-pub(super) const STOP_OPS: u64 = 3;
+/// Shared atomics of stopping a batch besides the cursor stores (one per cursor): the stop flag,
+/// or the failure lock and unlock.
+pub(super) const STOP_FLAG_OPS: u64 = 2;
 
-/// The type-independent part of a batch that the pool's registry inspects: one cache line.
+/// Pools of up to this many threads claim every batch through one cursor. The model
+/// (`benchmark/results/scheduler.md`, 2026-11-24) puts claims at ~0.1 % of the time at 64 cores
+/// with one cursor, and finds no gain there from two; the end of a batch balances best when
+/// every participant takes the next chunk of one guided order.
+pub const ONE_CURSOR_MAX_THREADS: usize = 64;
+
+/// Threads per claim cursor in larger pools. The end of a batch is claimed in `min`-sized
+/// chunks, so one cursor's line carries `threads / t_min` claims per second: at 192 cores, 4 KiB
+/// of short items (~16 µs) and ~135 ns a transfer, 1.6 times what the line can serve (model:
+/// claims 6 % of the time). With 32 claimants per line it serves them with room to spare.
+pub const THREADS_PER_CURSOR: usize = 32;
+
+/// Claim cursors of a published batch run by `threads` threads (P2): 1 up to
+/// [`ONE_CURSOR_MAX_THREADS`], else one per [`THREADS_PER_CURSOR`] threads.
+pub const fn claim_cursors(threads: usize) -> usize {
+    if threads <= ONE_CURSOR_MAX_THREADS {
+        1
+    } else {
+        threads.div_ceil(THREADS_PER_CURSOR)
+    }
+}
+
+/// The type-independent part of a batch that the pool's registry inspects: the control line,
+/// and the claim cursors beyond the first.
 ///
-/// A claim touches only the cursor; a join (under the registry lock) reads the cursor, the
-/// helper count and the two bounds, then enters the latch. With all of them on one line a join
-/// fetches one line of the batch instead of two (the cursor's and the latch's), and its enter
-/// finds that line already in its cache. Claims pay for it with at most one extra transfer per
-/// join or leave, O(threads) per batch (model and figures: `benchmark/results/scheduler.md`).
+/// The plan's chunks are dealt to G = [`claim_cursors`] cursors: cursor g hands out chunks g,
+/// g + G, g + 2G, …, so each cursor keeps the plan's order (heavy items first, then guided
+/// chunks shrinking) and holds about a G-th of every part of it. A claim touches one cursor;
+/// cursor 0 is on the control line, every other one on a line of its own.
+///
+/// A join (under the registry lock) reads the helper count and the two bounds, then enters the
+/// latch, all on the control line; it reads cursor 0 there too, and the other cursors only if
+/// the chunks counted so far do not already exceed the helper cap (see [`remaining_up_to`]
+/// (Self::remaining_up_to)), which in a large batch they do until its end. So a join fetches one
+/// line of the batch, and its enter finds it already in its cache. Claims on cursor 0 pay for
+/// sharing the line with at most one extra transfer per join or leave, O(threads) per batch
+/// (model and figures: `benchmark/results/scheduler.md`).
 pub(super) struct JobControl {
     line: CachePadded<ControlLine>,
 }
@@ -39,20 +69,99 @@ pub(super) struct JobControl {
 /// The fields of [`JobControl`], kept within one 64-byte line (a test checks the size; the
 /// `CachePadded` alignment keeps it from straddling two).
 struct ControlLine {
-    /// Index of the next plan chunk to hand out; the only atomic written per claim.
+    /// Cursor 0: claims made through it so far (its next chunk is `claims · G`, see
+    /// [`JobControl`]); the only atomic of this line written per claim.
     cursor: AtomicUsize,
     /// Helpers inside the batch (P6).
     latch: DrainLatch,
     plan_len: usize,
     max_helpers: usize,
+    /// Cursors 1 to G − 1, a line each, written only by claims through them and by a stop.
+    /// Empty (no allocation) for a batch with one cursor.
+    more_cursors: Box<[CachePadded<AtomicUsize>]>,
+}
+
+/// A participant's view of a batch's cursors, taken once per participation so that a claim
+/// reads no line but its cursor's (the control line holds the slice's address).
+#[derive(Clone, Copy)]
+struct Cursors<'a> {
+    first: &'a AtomicUsize,
+    more: &'a [CachePadded<AtomicUsize>],
+}
+
+impl<'a> Cursors<'a> {
+    /// G.
+    #[inline]
+    fn count(&self) -> usize {
+        self.more.len() + 1
+    }
+
+    #[inline]
+    fn get(&self, g: usize) -> &'a AtomicUsize {
+        match g {
+            0 => self.first,
+            _ => &self.more[g - 1],
+        }
+    }
+
+    /// One claim through cursor `g`: the plan index of the chunk it hands out, which is past the
+    /// plan once that cursor's chunks are all handed out.
+    #[inline]
+    fn claim(&self, g: usize) -> usize {
+        // Relaxed: the RMW's total order alone makes each index go to one claimant; the
+        // plan is immutable and outputs are published by the drain latch (P6).
+        let claims = self.get(g).fetch_add(1, Ordering::Relaxed);
+        claims.saturating_mul(self.count()).saturating_add(g)
+    }
 }
 
 impl JobControl {
-    /// Plan chunks not handed out yet (none once the batch stopped).
+    /// The control of a batch of `plan_len` chunks, dealt to `cursors` cursors, that allows
+    /// `max_helpers` helpers besides its owner.
+    fn new(plan_len: usize, cursors: usize, max_helpers: usize) -> Self {
+        assert!(cursors >= 1, "a batch needs a cursor");
+        JobControl {
+            line: CachePadded::new(ControlLine {
+                cursor: AtomicUsize::new(0),
+                latch: DrainLatch::new(),
+                plan_len,
+                max_helpers,
+                more_cursors: (1..cursors)
+                    .map(|_| CachePadded::new(AtomicUsize::new(0)))
+                    .collect(),
+            }),
+        }
+    }
+
+    fn cursors(&self) -> Cursors<'_> {
+        Cursors {
+            first: &self.line.cursor,
+            more: &self.line.more_cursors,
+        }
+    }
+
+    /// Plan chunks not handed out yet (none once the batch stopped), summed over the cursors.
     pub fn remaining(&self) -> usize {
-        self.line
-            .plan_len
-            .saturating_sub(self.line.cursor.load(Ordering::Relaxed))
+        self.remaining_up_to(usize::MAX)
+    }
+
+    /// [`remaining`](Self::remaining) if it is at most `limit`, else some count above `limit`:
+    /// sums the cursors in order, from cursor 0 on the control line, and stops once the sum
+    /// exceeds `limit`, so a join into a large batch reads no other cursor's line.
+    fn remaining_up_to(&self, limit: usize) -> usize {
+        let cursors = self.cursors();
+        let count = cursors.count();
+        let plan_len = self.line.plan_len;
+        let mut sum = 0usize;
+        for g in 0..count {
+            // Cursor g deals chunks g, g + G, …: ceil((plan_len − g) / G) of them.
+            let dealt = plan_len.saturating_sub(g).div_ceil(count);
+            sum += dealt.saturating_sub(cursors.get(g).load(Ordering::Relaxed));
+            if sum > limit {
+                break;
+            }
+        }
+        sum
     }
 
     /// Helpers inside the batch (P6).
@@ -61,11 +170,14 @@ impl JobControl {
     }
 
     /// `Some` if another helper may join: chunks are left and the helper cap is not reached.
-    /// Reads the cursor and the latch once each. Exact only under the registry lock (joins
-    /// happen under it); concurrent claims and leaves can only make the true figures smaller,
-    /// which costs at most a wake-up that finds nothing.
+    /// Reads the latch once and the cursors once each, in order, only until the chunks counted
+    /// exceed the helper cap: past that, the cap alone sets `wanted` (chunks left ≥ cap + 1
+    /// makes `remaining − (helpers + 1) ≥ cap − helpers`), so the result is the one a full sum
+    /// gives. Exact only under the registry lock (joins happen under it); concurrent claims and
+    /// leaves can only make the true figures smaller, which costs at most a wake-up that finds
+    /// nothing.
     pub fn joinable(&self) -> Option<Joinable> {
-        let remaining = self.remaining();
+        let remaining = self.remaining_up_to(self.line.max_helpers);
         let helpers = self.line.latch.helpers();
         let max_helpers = self.line.max_helpers;
         if remaining == 0 || helpers >= max_helpers {
@@ -96,9 +208,10 @@ pub(super) trait ErasedJob: Sync {
     /// The registry's view of the batch.
     fn control(&self) -> &JobControl;
     /// Runs chunks as a helper until the plan is exhausted, the batch stops, or `generation`
-    /// moves past `joined_generation` (a newer batch was published: rotate, P3). Records the
-    /// helper's results in the batch. Never unwinds.
-    fn help(&self, generation: &AtomicU64, joined_generation: u64, wakeups: u64);
+    /// moves past `joined_generation` (a newer batch was published: rotate, P3). `place` is the
+    /// helper count when it entered, itself included: its home cursor is `place mod G`. Records
+    /// the helper's results in the batch. Never unwinds.
+    fn help(&self, generation: &AtomicU64, joined_generation: u64, place: usize, wakeups: u64);
 }
 
 /// What one participation in a batch produced.
@@ -113,6 +226,11 @@ pub(super) struct WorkerResult<B: Batch> {
     pub items: u64,
     pub atomic_ops: u64,
     pub wakeups: u64,
+    /// The cursor this participation claims from next (P2): its home until that comes back
+    /// empty. Kept across the owner's two claim loops around a gate.
+    cursor: usize,
+    /// Cursors that came back empty to this participation; each does so once, and stays empty.
+    empty_cursors: usize,
 }
 
 impl<B: Batch> WorkerResult<B> {
@@ -127,6 +245,8 @@ impl<B: Batch> WorkerResult<B> {
             items: 0,
             atomic_ops: 0,
             wakeups: 0,
+            cursor: 0,
+            empty_cursors: 0,
         }
     }
 }
@@ -144,17 +264,17 @@ pub(super) struct Job<'a, B: Batch> {
 }
 
 impl<'a, B: Batch> Job<'a, B> {
-    /// A batch owned by the calling thread, allowing `max_helpers` helpers besides it.
-    pub fn new(batch: &'a B, cancel: &'a CancelToken, plan: &'a Plan, max_helpers: usize) -> Self {
+    /// A batch owned by the calling thread, its plan dealt to `cursors` claim cursors
+    /// ([`claim_cursors`]), allowing `max_helpers` helpers besides it.
+    pub fn new(
+        batch: &'a B,
+        cancel: &'a CancelToken,
+        plan: &'a Plan,
+        cursors: usize,
+        max_helpers: usize,
+    ) -> Self {
         Job {
-            control: JobControl {
-                line: CachePadded::new(ControlLine {
-                    cursor: AtomicUsize::new(0),
-                    latch: DrainLatch::new(),
-                    plan_len: plan.chunks.len(),
-                    max_helpers,
-                }),
-            },
+            control: JobControl::new(plan.chunks.len(), cursors, max_helpers),
             batch,
             cancel,
             plan,
@@ -169,11 +289,18 @@ impl<'a, B: Batch> Job<'a, B> {
         self.control.remaining()
     }
 
-    /// The P2 claim loop. `rotation` is `None` for the owner, which stays until the end; a
-    /// helper passes the pool generation and the value it joined at.
-    pub fn participate(&self, rotation: Option<(&AtomicU64, u64)>) -> WorkerResult<B> {
+    /// Claim cursors the plan is dealt to.
+    pub fn cursors(&self) -> usize {
+        self.control.cursors().count()
+    }
+
+    /// The P2 claim loop, starting from cursor `home mod G`. `rotation` is `None` for the owner
+    /// (home 0), which stays until the end; a helper passes the pool generation and the value
+    /// it joined at.
+    pub fn participate(&self, home: usize, rotation: Option<(&AtomicU64, u64)>) -> WorkerResult<B> {
         let started = Instant::now();
         let mut result = WorkerResult::new();
+        result.cursor = home % self.cursors();
         self.claim_until(&mut result, || {
             // Relaxed: a stale value only delays the rotation by one chunk.
             rotation
@@ -184,8 +311,15 @@ impl<'a, B: Batch> Job<'a, B> {
     }
 
     /// Claims and runs chunks into `result` until the plan is exhausted, the batch stops, or
-    /// `leave()` says so after a chunk.
+    /// `leave()` says so after a chunk. Claims go to the participation's cursor (at first its
+    /// home; the owner's is 0) until it comes back empty, then to the next cursor, in turn, until
+    /// each has come back empty once: at most G empty claims per participation, however many
+    /// calls it makes.
     pub fn claim_until(&self, result: &mut WorkerResult<B>, leave: impl Fn() -> bool) {
+        let cursors = self.control.cursors();
+        if result.empty_cursors == cursors.count() {
+            return;
+        }
         loop {
             if self.cancel.is_cancelled() {
                 self.cancelled.store(true, Ordering::Relaxed);
@@ -194,11 +328,15 @@ impl<'a, B: Batch> Job<'a, B> {
             }
             result.claims += 1;
             result.atomic_ops += 1;
-            // Relaxed: the RMW's total order alone makes each index go to one claimant; the
-            // plan is immutable and outputs are published by the drain latch (P6).
-            let k = self.control.line.cursor.fetch_add(1, Ordering::Relaxed);
-            let Some(items) = self.plan.chunks.get(k) else {
-                break;
+            let Some(items) = self.plan.chunks.get(cursors.claim(result.cursor)) else {
+                // Every chunk of this cursor is handed out (or the batch stopped); a cursor that
+                // came back empty stays empty, so each is tried once.
+                result.empty_cursors += 1;
+                if result.empty_cursors == cursors.count() {
+                    break;
+                }
+                result.cursor = (result.cursor + 1) % cursors.count();
+                continue;
             };
             result.executed += 1;
             if !self.run_chunk(items.clone(), result) || leave() {
@@ -253,11 +391,15 @@ impl<'a, B: Batch> Job<'a, B> {
         false
     }
 
-    /// Stops handing out chunks: every later claim lands past the end of the plan.
+    /// Stops handing out chunks: every later claim, through any cursor, lands past the end of
+    /// the plan (cursor g's next index becomes `plan_len · G + g`).
     fn stop(&self, result: &mut WorkerResult<B>) {
-        result.atomic_ops += STOP_OPS;
-        let line = &self.control.line;
-        line.cursor.store(line.plan_len, Ordering::Relaxed);
+        let cursors = self.control.cursors();
+        result.atomic_ops += STOP_FLAG_OPS + cursors.count() as u64;
+        let plan_len = self.control.line.plan_len;
+        for g in 0..cursors.count() {
+            cursors.get(g).store(plan_len, Ordering::Relaxed);
+        }
     }
 
     /// After every helper left: the helpers' results, the failure if any, and whether a claim
@@ -282,8 +424,8 @@ impl<B: Batch> ErasedJob for Job<'_, B> {
         &self.control
     }
 
-    fn help(&self, generation: &AtomicU64, joined_generation: u64, wakeups: u64) {
-        let mut result = self.participate(Some((generation, joined_generation)));
+    fn help(&self, generation: &AtomicU64, joined_generation: u64, place: usize, wakeups: u64) {
+        let mut result = self.participate(place, Some((generation, joined_generation)));
         result.atomic_ops += HELPER_JOIN_LEAVE_OPS + wakeups * WAKE_OPS;
         result.wakeups = wakeups;
         self.helper_results
@@ -315,8 +457,8 @@ mod tests {
         let plan = small_plan(&batch);
         assert!(plan.chunks.len() > 1);
         let cancel = CancelToken::new();
-        let job = Job::new(&batch, &cancel, &plan, 0);
-        let result = job.participate(None);
+        let job = Job::new(&batch, &cancel, &plan, 1, 0);
+        let result = job.participate(0, None);
         assert_eq!(result.executed as usize, plan.chunks.len());
         assert_eq!(result.claims as usize, plan.chunks.len() + 1);
         assert_eq!(result.chunks.len(), 1, "consecutive chunks merge");
@@ -331,8 +473,8 @@ mod tests {
             .with_hook(|i| if i == 7 { Err("seven".into()) } else { Ok(()) });
         let plan = small_plan(&batch);
         let cancel = CancelToken::new();
-        let job = Job::new(&batch, &cancel, &plan, 0);
-        let result = job.participate(None);
+        let job = Job::new(&batch, &cancel, &plan, 1, 0);
+        let result = job.participate(0, None);
         // Weight 114 per item, 300 per chunk: three items per chunk, item 7 is in the third.
         assert_eq!(result.executed, 3, "stops in the chunk holding item 7");
         assert!(job.control.joinable().is_none());
@@ -348,6 +490,119 @@ mod tests {
     }
 
     #[test]
+    fn small_pools_keep_one_cursor() {
+        for threads in 1..=ONE_CURSOR_MAX_THREADS {
+            assert_eq!(claim_cursors(threads), 1, "{threads}");
+        }
+        assert_eq!(claim_cursors(ONE_CURSOR_MAX_THREADS + 1), 3);
+        assert_eq!(claim_cursors(192), 6);
+        assert_eq!(claim_cursors(crate::scheduler::MAX_THREADS), 32);
+    }
+
+    #[test]
+    fn cursors_deal_the_plan_in_turn_and_each_comes_back_empty_once() {
+        let batch = TestBatch::new(vec![50; 40]);
+        let plan = small_plan(&batch);
+        let len = plan.chunks.len();
+        assert!(len > 6);
+        for cursors in 1..=4 {
+            for home in 0..cursors {
+                let cancel = CancelToken::new();
+                let job = Job::new(&batch, &cancel, &plan, cursors, 0);
+                assert_eq!(job.remaining(), len);
+                let result = job.participate(home, None);
+                assert_eq!(result.executed as usize, len);
+                assert_eq!(
+                    result.claims as usize,
+                    len + cursors,
+                    "one empty claim per cursor"
+                );
+                assert_eq!(job.remaining(), 0);
+                // The first chunk is the home cursor's first, then every G-th.
+                let mut order: Vec<usize> = result.chunks.iter().map(|c| c.items.start).collect();
+                assert_eq!(order[0], plan.chunks[home].start);
+                order.sort_unstable();
+                let merged: Vec<usize> = result.chunks.iter().map(|c| c.items.len()).collect();
+                assert_eq!(merged.iter().sum::<usize>(), 40);
+                assert_eq!(order.len(), if cursors == 1 { 1 } else { len });
+            }
+        }
+    }
+
+    #[test]
+    fn an_owner_claiming_in_two_loops_tries_each_cursor_once() {
+        // As around a gate: the first loop leaves after a chunk of cursor 1, past an empty
+        // cursor 0; the second goes on from cursor 1, not from cursor 0 again.
+        let batch = TestBatch::new(vec![50; 40]);
+        let plan = small_plan(&batch);
+        let len = plan.chunks.len();
+        let cursors = 3;
+        let cancel = CancelToken::new();
+        let job = Job::new(&batch, &cancel, &plan, cursors, 0);
+        let mut owner = WorkerResult::new();
+        let first = plan.chunks.len().div_ceil(cursors);
+        let claimed = std::cell::Cell::new(0);
+        job.claim_until(&mut owner, || {
+            claimed.set(claimed.get() + 1);
+            claimed.get() == first + 1
+        });
+        assert_eq!(
+            (owner.executed as usize, owner.empty_cursors),
+            (first + 1, 1)
+        );
+        job.claim_until(&mut owner, || false);
+        assert_eq!(owner.executed as usize, len);
+        assert_eq!(owner.claims as usize, len + cursors);
+        // Nothing left, and no further claim.
+        job.claim_until(&mut owner, || false);
+        assert_eq!(owner.claims as usize, len + cursors);
+    }
+
+    #[test]
+    fn joinable_reads_cursors_until_the_cap_is_covered_with_the_full_sum_result() {
+        let batch = TestBatch::new(vec![50; 40]);
+        let plan = small_plan(&batch);
+        let len = plan.chunks.len();
+        for cursors in 1..=4 {
+            for max_helpers in [0, 1, 2, 5, 100] {
+                let control = JobControl::new(len, cursors, max_helpers);
+                let c = control.cursors();
+                let mut rng = fastrand::Rng::with_seed(cursors as u64 * 101 + max_helpers as u64);
+                for _ in 0..50 {
+                    for g in 0..cursors {
+                        c.get(g).store(rng.usize(0..=len), Ordering::Relaxed);
+                    }
+                    let full = control.remaining();
+                    let read = control.remaining_up_to(max_helpers);
+                    assert!(read == full || (read > max_helpers && full > max_helpers));
+                    let helpers = control.latch().helpers();
+                    let expected = (full > 0 && helpers < max_helpers)
+                        .then(|| (max_helpers - helpers).min(full.saturating_sub(helpers + 1)));
+                    assert_eq!(control.joinable().map(|j| j.wanted), expected);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn failure_stops_every_cursor() {
+        let batch = TestBatch::new(vec![50; 40])
+            .with_hook(|i| if i == 7 { Err("seven".into()) } else { Ok(()) });
+        let plan = small_plan(&batch);
+        let cancel = CancelToken::new();
+        let job = Job::new(&batch, &cancel, &plan, 3, 2);
+        // Home 2 deals chunks 2, 5, …: item 7 is in chunk 2 (three items per chunk).
+        let result = job.participate(2, None);
+        assert_eq!(result.executed, 1);
+        assert_eq!(job.remaining(), 0);
+        assert!(job.control.joinable().is_none());
+        // Another participant finds every cursor empty: one empty claim each.
+        let late = job.participate(0, None);
+        assert_eq!((late.claims, late.executed), (3, 0));
+        assert!(job.finish().1.is_some());
+    }
+
+    #[test]
     fn a_batch_control_fits_one_cache_line() {
         // A join reads and writes only this line of the batch (see `JobControl`).
         assert!(std::mem::size_of::<ControlLine>() <= 64);
@@ -359,8 +614,8 @@ mod tests {
         let plan = small_plan(&batch);
         let cancel = CancelToken::new();
         cancel.cancel();
-        let job = Job::new(&batch, &cancel, &plan, 1);
-        let result = job.participate(None);
+        let job = Job::new(&batch, &cancel, &plan, 1, 1);
+        let result = job.participate(0, None);
         assert_eq!((result.claims, result.executed), (0, 0));
         assert!(job.finish().2);
     }

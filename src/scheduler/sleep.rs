@@ -86,7 +86,7 @@ const OPEN: usize = 1;
 /// Counts the helpers inside a batch, plus [`OPEN`] while the batch is published, so that the
 /// owner can wait until the count reaches zero (P6) and the last helper to leave knows it must
 /// wake the owner, both decided by the value a single atomic read-modify-write returns. Not
-/// padded: a batch keeps it on the line of its claim cursor (`queue::JobControl`), which a join
+/// padded: a batch keeps it on the line of its claim cursor 0 (`queue::JobControl`), which a join
 /// reads anyway.
 pub(super) struct DrainLatch {
     state: AtomicUsize,
@@ -108,11 +108,13 @@ impl DrainLatch {
         self.state.load(Ordering::Relaxed).saturating_sub(OPEN)
     }
 
-    /// Records a helper joining. Must be called under the registry lock while the batch is
-    /// published, so the owner cannot be past [`DrainLatch::close_and_wait`]'s decrement.
-    pub fn enter(&self) {
+    /// Records a helper joining; returns the helpers inside, itself included (its *place*,
+    /// which picks its home claim cursor). Must be called under the registry lock while the
+    /// batch is published, so the owner cannot be past [`DrainLatch::close_and_wait`]'s
+    /// decrement.
+    pub fn enter(&self) -> usize {
         // Relaxed: the registry lock orders this join before the owner's unpublish.
-        self.state.fetch_add(1, Ordering::Relaxed);
+        self.state.fetch_add(1, Ordering::Relaxed) + 1 - OPEN
     }
 
     /// Records the helper behind `latch` leaving; its last access to the batch. If it was the

@@ -13,9 +13,13 @@ pub struct BatchStats {
     pub bytes: usize,
     /// Chunks executed: plan chunks (chunked), rayon leaf jobs (rayon policies), 1 (serial).
     pub chunks: usize,
-    /// Claim attempts: chunked counts every cursor `fetch_add` including the final empty one
-    /// per participant; rayon policies count one claim per item (one task per item).
+    /// Claim attempts: chunked counts every cursor `fetch_add` including the empty ones that end
+    /// a participation (one per claim cursor at most); rayon policies count one claim per item
+    /// (one task per item).
     pub claims: usize,
+    /// Chunked: claim cursors the batch's chunks were dealt to (`queue::claim_cursors`; 1 for
+    /// an inline batch). Others: 0. Of a batch run in parts, the most any part had.
+    pub cursors: usize,
     /// Chunked: chunks executed by pool helpers rather than the submitting thread (the analogue
     /// of steals). Serial and rayon: 0 (rayon does not expose its steals).
     pub steals_or_retries: usize,
@@ -72,6 +76,7 @@ impl BatchStats {
         self.bytes += next.bytes;
         self.chunks += next.chunks;
         self.claims += next.claims;
+        self.cursors = self.cursors.max(next.cursors);
         self.steals_or_retries += next.steals_or_retries;
         self.wakeups += next.wakeups;
         self.participants += next.participants;

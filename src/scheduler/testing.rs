@@ -7,18 +7,29 @@ use std::time::{Duration, Instant};
 
 use super::BatchOutput;
 use super::batch::{Batch, Chunk, Outcome, tiles};
+use super::config::MAX_THREADS;
 use super::config::Policy;
 use super::plan::running_totals;
 use super::pool::PUBLISH_OPS;
-use super::queue::{HELPER_JOIN_LEAVE_OPS, STOP_OPS, WAKE_OPS};
+use super::queue::{HELPER_JOIN_LEAVE_OPS, STOP_FLAG_OPS, WAKE_OPS, claim_cursors};
 use super::sleep::WAKE_FANOUT;
 use super::stats::BatchStats;
 
-/// Per-participant bound on non-claim shared atomics (join, leave, publish, wake, stop): a
-/// helper's join and leave, its empty last claim, `WAKE_FANOUT` wake-ups and a stop; the owner's
-/// publication (`PUBLISH_OPS`) is cheaper than a join and leave. See `queue.rs` and `pool.rs`.
-pub const OPS_PER_PARTICIPANT: u64 =
-    HELPER_JOIN_LEAVE_OPS + 1 + WAKE_FANOUT as u64 * WAKE_OPS + STOP_OPS;
+/// Per-participant bound on non-claim shared atomics (join, leave, publish, wake, stop) of a
+/// batch dealt to `cursors` claim cursors: a helper's join and leave, its empty claims (at most
+/// one per cursor), `WAKE_FANOUT` wake-ups and a stop (the flag, one store per cursor); the
+/// owner's publication (`PUBLISH_OPS`) is cheaper than a join and leave. 20 for one cursor (every
+/// pool of up to `ONE_CURSOR_MAX_THREADS` threads), 30 for the 6 cursors of 192 threads. See
+/// `queue.rs` and `pool.rs`.
+pub const fn ops_per_participant(cursors: usize) -> u64 {
+    HELPER_JOIN_LEAVE_OPS + WAKE_FANOUT as u64 * WAKE_OPS + STOP_FLAG_OPS + 2 * cursors as u64
+}
+/// [`ops_per_participant`] of the largest pool a configuration allows.
+pub const MAX_OPS_PER_PARTICIPANT: u64 = ops_per_participant(claim_cursors(MAX_THREADS));
+const _: () = assert!(
+    ops_per_participant(1) == 20,
+    "one cursor: the bound as before"
+);
 const _: () = assert!(
     PUBLISH_OPS <= HELPER_JOIN_LEAVE_OPS,
     "the owner's share must fit too"
@@ -200,14 +211,32 @@ pub fn check_parts(
     assert_eq!(stats.bytes, batch.costs.iter().sum::<usize>());
     assert_eq!(stats.per_worker_busy_ns.len(), stats.threads_used);
     if stats.policy == Policy::Chunked {
-        let bound = stats.chunks as u64 + OPS_PER_PARTICIPANT * stats.participants as u64;
-        assert!(
-            stats.shared_atomic_ops <= bound,
-            "{} shared atomics > bound {bound}",
-            stats.shared_atomic_ops
-        );
-        assert!(stats.claims <= stats.chunks + stats.participants);
+        check_atomics(stats);
     }
+}
+
+/// The chunked policy's bounds on claims and shared atomics (invariant 5), which hold for a
+/// failed or cancelled batch too: `claims <= chunks + G · participants` and
+/// `shared_atomic_ops <= chunks + ops_per_participant(G) · participants`, G the batch's cursors.
+pub fn check_atomics(stats: &BatchStats) {
+    // An empty batch reports 0 cursors: it never claimed.
+    let cursors = stats.cursors.max(1);
+    let per_participant = ops_per_participant(cursors);
+    assert!(per_participant <= MAX_OPS_PER_PARTICIPANT);
+    let bound = stats.chunks as u64 + per_participant * stats.participants as u64;
+    assert!(
+        stats.shared_atomic_ops <= bound,
+        "{} shared atomics > bound {bound}",
+        stats.shared_atomic_ops
+    );
+    assert!(stats.shared_atomic_ops >= stats.claims as u64);
+    assert!(
+        stats.claims <= stats.chunks + cursors * stats.participants,
+        "{} claims > {} chunks + {cursors} per participant ({})",
+        stats.claims,
+        stats.chunks,
+        stats.participants
+    );
 }
 
 /// [`check_parts`] for an internal policy outcome.

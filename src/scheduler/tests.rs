@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread;
 
 use super::testing::{
-    TestBatch, case_count, check_output, random_costs, tested_policies, wait_for,
+    self, TestBatch, case_count, check_output, random_costs, tested_policies, wait_for,
 };
 use super::*;
 
@@ -415,4 +415,163 @@ fn a_gate_opened_during_a_part_publishes_the_rest_of_it() {
     let output = run.run(&next, &CancelToken::new()).unwrap();
     check_output(&next, &output);
     assert!(!output.stats.inline);
+}
+
+/// Thread counts whose published batches are dealt to several claim cursors (3, 4 and 7): far
+/// more threads than this machine has cores, which tests correctness, not speed.
+fn several_cursor_thread_counts() -> Vec<usize> {
+    if cfg!(miri) {
+        vec![ONE_CURSOR_MAX_THREADS + 1]
+    } else {
+        vec![ONE_CURSOR_MAX_THREADS + 1, 100, 200]
+    }
+}
+
+#[test]
+fn several_cursors_match_the_sequential_reference() {
+    let mut rng = fastrand::Rng::with_seed(0xc0_c0_c0);
+    for threads in several_cursor_thread_counts() {
+        assert!(claim_cursors(threads) > 1);
+        for case in 0..case_count(6, 2) {
+            // Small fixed chunks in half the cases, so every cursor deals many of them.
+            let chunk_bytes = (case % 2 == 0).then_some(1000);
+            let scheduler = Scheduler::new(SchedulerConfig {
+                threads,
+                chunk_bytes,
+                ..SchedulerConfig::default()
+            })
+            .unwrap();
+            let n = rng.usize(1..case_count(8000, 60));
+            let mut batch = TestBatch::new(random_costs(&mut rng, n));
+            if case % 3 == 2 {
+                batch = batch.without_cumulative_costs();
+            }
+            let output = scheduler
+                .run(&batch, &CancelToken::new())
+                .unwrap_or_else(|e| panic!("x{threads}: {e}"));
+            check_output(&batch, &output);
+            let expected = if output.stats.inline {
+                1
+            } else {
+                claim_cursors(threads)
+            };
+            assert_eq!(output.stats.cursors, expected, "x{threads}");
+        }
+    }
+}
+
+#[test]
+fn several_cursors_stay_within_the_atomics_bound() {
+    for threads in several_cursor_thread_counts() {
+        let scheduler = Scheduler::new(SchedulerConfig {
+            threads,
+            chunk_bytes: Some(1000),
+            ..SchedulerConfig::default()
+        })
+        .unwrap();
+        // No item finishes before four have started, so four participants claim at once, with
+        // homes on four cursors (the owner's 0, the first helpers' 1, 2 and 3).
+        let started = AtomicUsize::new(0);
+        let batch = TestBatch::new(vec![500; case_count(6000, 60)]).with_hook(|_| {
+            started.fetch_add(1, Ordering::SeqCst);
+            wait_for("four items at once", || started.load(Ordering::SeqCst) >= 4);
+            Ok(())
+        });
+        let output = scheduler.run(&batch, &CancelToken::new()).unwrap();
+        check_output(&batch, &output);
+        let stats = &output.stats;
+        assert!(!stats.inline);
+        assert!(stats.threads_used >= 4);
+        assert_eq!(stats.cursors, claim_cursors(threads));
+        assert_eq!(stats.chunks, batch.costs.len() / 2, "two items per chunk");
+        // Each participation ends with at least one empty claim and at most one per cursor.
+        assert!(stats.claims >= stats.chunks + stats.participants);
+        assert!(stats.claims <= stats.chunks + stats.cursors * stats.participants);
+    }
+}
+
+/// Cancellation, an item's error and a panic each stop a batch dealt to several cursors: no
+/// item runs after `run` returns, most items never start, the error names the item, the bounds
+/// on claims and atomics hold for the failed batch, and the pool runs the next batch.
+#[test]
+fn several_cursors_stop_on_cancel_error_and_panic() {
+    let threads = *several_cursor_thread_counts().last().unwrap();
+    let n = case_count(6000, 120);
+    let config = SchedulerConfig {
+        threads,
+        chunk_bytes: Some(1000),
+        ..SchedulerConfig::default()
+    };
+    let scheduler = Scheduler::new(config).unwrap();
+    let stopped = |batch: &TestBatch<'_>,
+                   result: Result<BatchOutput<TestBatch<'_>>, BatchError>| {
+        let err = result.err().expect("the batch must fail");
+        assert_eq!(
+            batch.in_flight(),
+            0,
+            "an item still runs after run returned"
+        );
+        let started = batch.started();
+        thread::sleep(std::time::Duration::from_millis(5));
+        assert_eq!(
+            batch.started(),
+            started,
+            "an item started after run returned"
+        );
+        assert!(started < n / 2, "{started} of {n} items ran: {err}");
+        let stats = scheduler.last_stats().unwrap();
+        assert_eq!(stats.cursors, claim_cursors(threads));
+        testing::check_atomics(&stats);
+        err
+    };
+
+    // Cancelled from another thread while every participant waits inside an item.
+    let cancel = CancelToken::new();
+    let batch = TestBatch::new(vec![500; n]).with_hook(|_| {
+        wait_for("cancellation", || cancel.is_cancelled());
+        Ok(())
+    });
+    let err = thread::scope(|s| {
+        s.spawn(|| {
+            wait_for("first item", || batch.started() > 0);
+            cancel.cancel();
+        });
+        stopped(&batch, scheduler.run(&batch, &cancel))
+    });
+    assert_eq!(err, BatchError::Cancelled);
+
+    // An item's error, then a panic: each in the item that happens to start 50th, wherever the
+    // cursors dealt it, so that most items are still unclaimed when it stops the batch.
+    for panics in [false, true] {
+        let calls = AtomicUsize::new(0);
+        let failed = AtomicUsize::new(usize::MAX);
+        let batch = TestBatch::new(vec![500; n]).with_hook(|i| {
+            if calls.fetch_add(1, Ordering::SeqCst) != 50 {
+                return Ok(());
+            }
+            failed.store(i, Ordering::SeqCst);
+            if panics {
+                panic!("boom at {i}")
+            }
+            Err(format!("bad {i}"))
+        });
+        let err = stopped(&batch, scheduler.run(&batch, &CancelToken::new()));
+        let index = failed.load(Ordering::SeqCst);
+        let expected = if panics {
+            BatchError::Panicked {
+                index,
+                message: format!("boom at {index}"),
+            }
+        } else {
+            BatchError::ItemFailed {
+                index,
+                message: format!("bad {index}"),
+            }
+        };
+        assert_eq!(err, expected);
+    }
+
+    // The workers survived.
+    let next = TestBatch::new(vec![500; n]);
+    check_output(&next, &scheduler.run(&next, &CancelToken::new()).unwrap());
 }
