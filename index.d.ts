@@ -142,6 +142,12 @@ export interface BatchStats {
   chunks: number
   /** Chunk claims (rayon: one per item). */
   claims: number
+  /**
+   * Claim cursors the chunks were dealt to: 1, or one per 32 threads in pools of more than
+   * 64 threads, so that the claims at a batch's end do not all queue on one cache line (0 for
+   * the rayon and serial policies).
+   */
+  cursors: number
   /** Chunks run by pool workers rather than the submitting thread. */
   stealsOrRetries: number
   /** Workers woken for the batch. */
@@ -162,7 +168,10 @@ export interface BatchStats {
    * for a failed batch.
    */
   engineLocks?: number
-  /** The batch was small enough to run on the calling thread alone. */
+  /**
+   * The batch ran on the calling thread alone and woke no worker: it was small, or, read in
+   * parts, it was done before the main thread finished reading.
+   */
   inline: boolean
   /** Wall-clock time of the batch, in milliseconds. */
   wallMs: number

@@ -152,6 +152,15 @@ describe('scheduler stats', () => {
     }
   })
 
+  it('say how many claim cursors a batch was dealt to: one below 65 threads, none off the chunked policy', async () => {
+    const texts = corpus.bigDocuments().slice(0, 40)
+    for (const [policy, cursors] of [['chunked', 1], ['serial', 0], ['rayon', 0]] as const) {
+      const scheduler = new Scheduler({ threads: 2, policy })
+      await o200k.encodeBatch(texts, { scheduler })
+      expect(scheduler.stats()!.cursors, policy).toBe(cursors)
+    }
+  })
+
   it('count two more locks for a worker that also meets the exact engine, once', async () => {
     // U+061D is one of the characters o200k_base's fast path reads differently from tiktoken
     // (src/engine/unicode_drift.rs): a text holding it goes to the exact engine, whose working

@@ -38,6 +38,10 @@ pub struct BatchStats {
     pub chunks: f64,
     /// Chunk claims (rayon: one per item).
     pub claims: f64,
+    /// Claim cursors the chunks were dealt to: 1, or one per 32 threads in pools of more than
+    /// 64 threads, so that the claims at a batch's end do not all queue on one cache line (0 for
+    /// the rayon and serial policies).
+    pub cursors: f64,
     /// Chunks run by pool workers rather than the submitting thread.
     pub steals_or_retries: f64,
     /// Workers woken for the batch.
@@ -56,7 +60,8 @@ pub struct BatchStats {
     /// `null` where the stable fallback encoded a text (its cache locks depend on the text), or
     /// for a failed batch.
     pub engine_locks: Option<f64>,
-    /// The batch was small enough to run on the calling thread alone.
+    /// The batch ran on the calling thread alone and woke no worker: it was small, or, read in
+    /// parts, it was done before the main thread finished reading.
     pub inline: bool,
     /// Wall-clock time of the batch, in milliseconds.
     pub wall_ms: f64,
@@ -73,6 +78,7 @@ impl From<scheduler::BatchStats> for BatchStats {
             bytes: stats.bytes as f64,
             chunks: stats.chunks as f64,
             claims: stats.claims as f64,
+            cursors: stats.cursors as f64,
             steals_or_retries: stats.steals_or_retries as f64,
             wakeups: stats.wakeups as f64,
             threads_used: stats.threads_used as f64,
