@@ -11,7 +11,8 @@
 // With `--baseline FILE.node` (an earlier build of the addon), every round also times that build's
 // `encodeBatch` on the same texts, in the same process, to show what the changes since gave.
 //
-//   node benchmark/boundary.mjs [--rounds N] [--quick] [--baseline FILE.node]
+//   node --expose-gc benchmark/boundary.mjs [--rounds N] [--quick] [--baseline FILE.node]
+// (without --expose-gc the steps are timed without a collection before each, as the output says)
 // writes benchmark/results/boundary.md.
 
 import fs from 'node:fs'
@@ -53,6 +54,13 @@ function lineOffsets(buffer) {
   if (ends[ends.length - 1] !== buffer.length) ends.push(buffer.length)
   return Uint32Array.from(ends)
 }
+
+/**
+ * A full collection before each timed step (run with `node --expose-gc`; without it, nothing).
+ * Every step leaves ~6 MB of results behind, and V8 collects them while the main thread is idle:
+ * during a round, only inside the asynchronous steps, which would pay for every step's garbage.
+ */
+const collectGarbage = globalThis.gc ?? (() => {})
 
 function ms(since) {
   return Number(process.hrtime.bigint() - since) / 1e6
@@ -120,7 +128,10 @@ async function measure(tokenizer, texts, threads) {
   for (const step of steps) await step()
   for (const key of Object.keys(parts)) parts[key].length = 0
   for (let round = 0; round < ROUNDS; round++) {
-    for (let i = 0; i < steps.length; i++) await steps[(i + round) % steps.length]()
+    for (let i = 0; i < steps.length; i++) {
+      collectGarbage()
+      await steps[(i + round) % steps.length]()
+    }
   }
   const medians = Object.fromEntries(Object.entries(parts).map(([k, v]) => [k, v.length ? median(v) : NaN]))
   return { ...medians, mib: buffer.length / MiB, items: texts.length }
@@ -153,7 +164,10 @@ async function fileToIds(tokenizer, file, threads) {
   for (const step of steps) await step()
   viaStrings.length = viaBytes.length = 0
   for (let round = 0; round < ROUNDS; round++) {
-    for (let i = 0; i < steps.length; i++) await steps[(i + round) % steps.length]()
+    for (let i = 0; i < steps.length; i++) {
+      collectGarbage()
+      await steps[(i + round) % steps.length]()
+    }
   }
   return { lines: lines.length, mib: bytes.length / MiB, viaStrings: median(viaStrings), viaBytes: median(viaBytes) }
 }
@@ -170,7 +184,7 @@ async function main() {
   out('# The JS boundary: batchtok from JS against the engine alone')
   out()
   out(`Machine: ${machine.cpu}, nproc ${machine.nproc}, ${machine.memoryGiB} GiB, ${machine.os}; Node ${machine.node}.`)
-  out(`Medians of ${ROUNDS} interleaved rounds after one warm-up round (\`node benchmark/boundary.mjs\`). Times in ms.`)
+  out(`Medians of ${ROUNDS} interleaved rounds after one warm-up round, ${globalThis.gc ? 'a full collection before each step' : 'no collection between steps (run without --expose-gc)'} (\`node --expose-gc benchmark/boundary.mjs\`). Times in ms.`)
   out()
   const tokenizer = Tokenizer.fromEncoding('o200k_base')
   const workloads = [
