@@ -464,12 +464,11 @@ fn simulate_chunked(items: &Items, p: usize, m: &Machine, ramp: Ramp, plan_ns: f
                 lock_free = start + registry_ns;
             }
             waking -= 1;
-            let Some(published) = published.filter(|&at| at <= start) else {
+            if published.is_none_or(|at| at > start) {
                 // Nothing published yet: spin until the generation moves.
                 spinning.push(w);
                 continue;
-            };
-            let _ = published;
+            }
             let remaining = remaining(&cursor);
             if remaining == 0 {
                 // Not joinable: it never enters the latch, so the owner does not wait for it.
@@ -1068,6 +1067,20 @@ struct Case<'a> {
     per_item_plan_ns: f64,
 }
 
+impl Case<'_> {
+    /// A what-if: this case's chunked batch under `ramp` on `m`, and its efficiency T1 / (p · Tp).
+    fn what_if(&self, m: Machine, ramp: Ramp) -> (f64, ChunkedRun) {
+        let run = simulate_chunked(
+            &self.batch,
+            self.p,
+            &m.with_cores(self.p),
+            ramp,
+            self.plan_ns,
+        );
+        (self.batch.work_ns() / (self.p as f64 * run.makespan), run)
+    }
+}
+
 /// Fan-outs compared in the wake-ramp table.
 const FANOUTS: [usize; 4] = [2, 3, 4, 8];
 /// Registry critical sections compared in the wake-ramp table: the code until 2026-11-24 (the
@@ -1314,7 +1327,6 @@ fn main() {
             .iter()
             .filter(|c| c.work == WORK_PER_WORKER_NS[0] && c.p >= 64)
         {
-            let t1 = c.batch.work_ns();
             for lines in JOIN_LINES {
                 for prewake in [false, true] {
                     let cells: Vec<String> = FANOUTS
@@ -1326,18 +1338,8 @@ fn main() {
                                 prewake,
                                 ..RAMP
                             };
-                            let run = simulate_chunked(
-                                &c.batch,
-                                c.p,
-                                &m.with_cores(c.p),
-                                ramp,
-                                c.plan_ns,
-                            );
-                            format!(
-                                "{:.3} ({:.0})",
-                                t1 / (c.p as f64 * run.makespan),
-                                run.last_join / 1e3
-                            )
+                            let (efficiency, run) = c.what_if(m, ramp);
+                            format!("{efficiency:.3} ({:.0})", run.last_join / 1e3)
                         })
                         .collect();
                     println!(
@@ -1367,7 +1369,6 @@ fn main() {
             .iter()
             .filter(|c| c.work == WORK_PER_WORKER_NS[0] && c.p >= 64)
         {
-            let t1 = c.batch.work_ns();
             let cells: Vec<String> = MIN_CHUNKS
                 .iter()
                 .map(|&min| {
@@ -1375,11 +1376,10 @@ fn main() {
                         min_chunk: Some(min),
                         ..RAMP
                     };
-                    let run = simulate_chunked(&c.batch, c.p, &m.with_cores(c.p), ramp, c.plan_ns);
+                    let (efficiency, run) = c.what_if(m, ramp);
                     let l = run.losses;
                     format!(
-                        "{:.3} ({:.1}, {:.1})",
-                        t1 / (c.p as f64 * run.makespan),
+                        "{efficiency:.3} ({:.1}, {:.1})",
                         100.0 * l.claims / l.total(),
                         100.0 * l.tail / l.total()
                     )
@@ -1401,7 +1401,6 @@ fn main() {
         );
         println!("| --- | ---: |{}", " ---: |".repeat(CURSOR_CHOICES.len()));
         for c in cases.iter().filter(|c| c.work == WORK_PER_WORKER_NS[0]) {
-            let t1 = c.batch.work_ns();
             let cells: Vec<String> = CURSOR_CHOICES
                 .iter()
                 .map(|&(_, cursors, reads, peek)| {
@@ -1411,11 +1410,10 @@ fn main() {
                         peek,
                         ..RAMP
                     };
-                    let run = simulate_chunked(&c.batch, c.p, &m.with_cores(c.p), ramp, c.plan_ns);
+                    let (efficiency, run) = c.what_if(m, ramp);
                     let l = run.losses;
                     format!(
-                        "{:.3} ({:.1}, {:.1}, {:.1}; {:.0})",
-                        t1 / (c.p as f64 * run.makespan),
+                        "{efficiency:.3} ({:.1}, {:.1}, {:.1}; {:.0})",
                         100.0 * l.claims / l.total(),
                         100.0 * l.ramp / l.total(),
                         100.0 * l.tail / l.total(),
