@@ -72,9 +72,10 @@ impl Registry {
     /// One pass over the published batches, reading each one's latch once and its cursors at
     /// most once (`JobControl::joinable`). The batch to join (P3): among joinable batches, the
     /// one with the fewest helpers; ties go to the newest, so a batch submitted while an older
-    /// one keeps everyone busy gets the next free worker. And the helpers all batches want (P5), for the wake rule: a join computes it in the
-    /// same pass rather than a second one, because the second would read every cursor again,
-    /// under the lock, while claims keep moving those lines to other cores.
+    /// one keeps everyone busy gets the next free worker. And the helpers all batches want (P5),
+    /// for the wake rule: a join computes it in the same pass rather than a second one, because
+    /// the second would read every cursor again, under the lock, while claims keep moving those
+    /// lines to other cores.
     fn survey(&self) -> Survey {
         let mut best: Option<(usize, JobRef, usize)> = None;
         let mut wanted = 0usize;
