@@ -91,10 +91,6 @@ fn not_utf8(env: &Env, what: &str, error: std::str::Utf8Error) -> napi::Error {
     )
 }
 
-/// How many bytes of strings are checked to be UTF-8 at once: enough to make the check one
-/// pass over many short strings, and few enough that the bytes are still in cache.
-const CHECK_EVERY_BYTES: usize = 64 << 10;
-
 /// The JS string `value` as a batch of one text, or a `TypeError` naming it as `what`.
 pub fn text_from_string(env: &Env, value: &Unknown, what: &str) -> napi::Result<Texts> {
     let mut texts = Texts::with_capacity(1, 0);
@@ -230,6 +226,10 @@ impl<'a> StringArray<'a> {
         not_utf8(self.env, &what, error)
     }
 }
+
+/// How many bytes of strings are checked to be UTF-8 at once: enough to make the check one
+/// pass over many short strings, and few enough that the bytes are still in cache.
+const CHECK_EVERY_BYTES: usize = 64 << 10;
 
 /// What a string costs a part besides its bytes: reading it is a few napi calls whatever its
 /// length, so a part of many short strings ends after about as much reading as a part of long ones.

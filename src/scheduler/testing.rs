@@ -7,8 +7,7 @@ use std::time::{Duration, Instant};
 
 use super::BatchOutput;
 use super::batch::{Batch, Chunk, Outcome, tiles};
-use super::config::MAX_THREADS;
-use super::config::Policy;
+use super::config::{MAX_THREADS, Policy};
 use super::plan::running_totals;
 use super::pool::PUBLISH_OPS;
 use super::queue::{HELPER_JOIN_LEAVE_OPS, STOP_FLAG_OPS, WAKE_OPS, claim_cursors};
