@@ -2,7 +2,7 @@
 //! form, on a libuv thread, and settles on the main thread.
 //!
 //! A batch of JS strings can start before the main thread has read them all: the texts are read
-//! a part at a time and each part is handed to the queued work as soon as it is read
+//! a part at a time and each part is handed to the queued work when it asks for one
 //! ([`spawn_reading`]), so the reading, which only the main thread can do, overlaps the encoding
 //! of the first parts instead of coming before all of it. Until the reading ends, the work runs
 //! those parts on its own thread alone (a shut [`Gate`]): with one thread per core, a helper
@@ -12,7 +12,6 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
 
 use napi::bindgen_prelude::{PromiseRaw, Uint32Array};
 use napi::{Env, Task};
@@ -23,7 +22,7 @@ use super::scheduler::Runner;
 use super::signal::AbortListener;
 use super::texts::StringArray;
 use crate::allocator;
-use crate::batch::{self, Encoded, Failure, Texts};
+use crate::batch::{self, Encoded, Failure, HANDOVER_STEP_BYTES, PartReceiver, Texts, handover};
 use crate::engine::{self, EncodeMode, Tokenizer};
 use crate::scheduler::{BatchError, CancelToken, Gate};
 
@@ -86,7 +85,7 @@ pub enum Input {
     /// The channel closes after the last part.
     Arriving {
         /// The parts, in input order.
-        parts: mpsc::Receiver<Texts>,
+        parts: PartReceiver,
         /// Shut while the main thread is still reading: the parts that arrive meanwhile run on
         /// the work's own thread alone, so that the reading and the encoding share the cores
         /// without a third thread between them.
@@ -172,9 +171,10 @@ impl BatchCall {
     }
 }
 
-/// The first part of a batch read in parts: small, so that the workers start soon after the
-/// call; each later part is twice the one before, so a batch of `n` bytes takes about
-/// `log2(n / FIRST_PART_BYTES)` parts, each a full run of the scheduler.
+/// The first part of a batch read in parts: small, so that the work starts soon after the call.
+/// Each later part holds what the main thread read until the work asked for more (`handover`),
+/// so a batch that reads ten times faster than it encodes arrives in about three parts, each a
+/// full run of the scheduler.
 const FIRST_PART_BYTES: usize = 64 << 10;
 
 /// Texts longer than this many bytes per thread on average are read whole before the work
@@ -194,8 +194,8 @@ const PARTS_MAX_MEAN_BYTES_PER_THREAD: usize = 512;
 ///
 /// With one thread, or texts long enough that reading them is a small share of the work
 /// ([`PARTS_MAX_MEAN_BYTES_PER_THREAD`]), the strings are read whole first. Otherwise the first
-/// part is read, the work queued with it, and each further part handed over as soon as it is
-/// read. Should reading fail then (a value that is not a string), the error is thrown and the
+/// part is read, the work queued with it, and what is read after it handed over whenever the work
+/// runs out of texts, and at the end. Should reading fail then (a value that is not a string), the error is thrown and the
 /// queued work is told to stop and settle quietly: its promise never reached JS, and must not
 /// become an unhandled rejection.
 pub fn spawn_reading<T: Task>(
@@ -220,7 +220,7 @@ pub fn spawn_reading<T: Task>(
         call.input = Input::Read(first);
         return Ok(env.spawn(task(call))?.promise_object());
     }
-    let (sender, parts) = mpsc::channel();
+    let (sender, parts) = handover();
     let abandoned = Arc::new(AtomicBool::new(false));
     let reading = Arc::new(Gate::new());
     call.input = Input::Arriving {
@@ -238,17 +238,17 @@ pub fn spawn_reading<T: Task>(
         reading,
         armed: true,
     };
-    let mut part = first;
-    let mut bytes = FIRST_PART_BYTES;
-    loop {
-        // A send fails only if the work has already ended (it was cancelled): the rest is moot.
-        let _ = sender.send(part);
-        if strings.is_done() {
-            break;
+    let mut part = strings.part_for_the_rest(&first);
+    // A send fails only if the work has already ended (it was cancelled): the rest is moot.
+    let _ = sender.send(first);
+    while !strings.is_done() {
+        strings.read_into(&mut part, HANDOVER_STEP_BYTES)?;
+        if sender.is_wanted() && !strings.is_done() {
+            let next = strings.part_for_the_rest(&part);
+            let _ = sender.send(std::mem::replace(&mut part, next));
         }
-        bytes = bytes.saturating_mul(2);
-        part = strings.read_part(bytes)?;
     }
+    let _ = sender.send(part);
     end_of_reading.armed = false;
     Ok(promise)
 }

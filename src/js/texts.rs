@@ -182,6 +182,15 @@ impl<'a> StringArray<'a> {
         Ok(texts)
     }
 
+    /// An empty part with room for every string not read yet at the mean UTF-8 length of
+    /// `sample`'s texts, plus a quarter: a part read to the end is then seldom regrown (each growth
+    /// copies what was read so far), and room it never fills costs address space, not memory.
+    pub fn part_for_the_rest(&self, sample: &Texts) -> Texts {
+        let count = (self.len - self.next) as usize;
+        let mean = sample.total_bytes() / sample.len().max(1);
+        Texts::with_capacity(count, count.saturating_mul(mean) / 4 * 5 + MIN_ROOM)
+    }
+
     /// Appends the next strings to `texts` until they add at least `bytes` (counted as
     /// [`read_part`](Self::read_part) counts them) or the array ends.
     pub fn read_into(&mut self, texts: &mut Texts, bytes: usize) -> napi::Result<()> {

@@ -10,16 +10,37 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use super::cores;
+
 /// Shut until [`open`](Self::open)ed, and open for good afterwards.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Gate {
     open: AtomicBool,
+    /// The core the producer ran on when it made the gate, where known.
+    producer_core: Option<usize>,
+}
+
+impl Default for Gate {
+    fn default() -> Gate {
+        Gate::new()
+    }
 }
 
 impl Gate {
-    /// A shut gate.
+    /// A shut gate, made on the producer's thread.
     pub fn new() -> Gate {
-        Gate::default()
+        Gate {
+            open: AtomicBool::new(false),
+            producer_core: cores::current(),
+        }
+    }
+
+    /// Moves the calling thread, an owner about to work beside the producer, off the producer's
+    /// core if the kernel put it there (see `cores.rs`). Does nothing once the gate is open.
+    pub fn step_off_producer_core(&self) {
+        if let Some(core) = self.producer_core.filter(|_| !self.is_open()) {
+            cores::step_off(core);
+        }
     }
 
     /// Opens the gate: batches behind it are published at their next chunk boundary.

@@ -40,6 +40,7 @@ mod batch;
 mod cancel;
 mod chunked;
 mod config;
+mod cores;
 mod gate;
 pub mod plan;
 mod pool;
@@ -217,6 +218,7 @@ impl<'s> PartedRun<'s> {
     /// A part running when the gate opens is shared with the pool from its next chunk on. The
     /// other policies ignore the gate.
     pub fn alone_until(self, gate: &'s Gate) -> Self {
+        gate.step_off_producer_core();
         PartedRun {
             gate: Some(gate),
             ..self
