@@ -8,11 +8,18 @@
 //   - `encodeUtf8Batch` end to end from one UTF-8 Buffer plus offsets (no string per text).
 // The Rust-side parts come from the addon's `__profileBoundary` hook (left out of index.d.ts).
 //
+// Two ways, each in a table of its own:
+//   - in a loop: each step runs BLOCK times back to back, the first call of each block untimed,
+//     as a throughput loop (tinybench) calls a method; V8 collects when it chooses, and each call
+//     follows a call of its own kind, so each pays for its own garbage;
+//   - single calls: each step once, after a full collection (with `node --expose-gc`), so that no
+//     step pays for another's garbage; the collector's threads then still sweep while the step
+//     starts, which delays a worker woken at the start of an asynchronous call.
+//
 // With `--baseline FILE.node` (an earlier build of the addon), every round also times that build's
 // `encodeBatch` on the same texts, in the same process, to show what the changes since gave.
 //
 //   node --expose-gc benchmark/boundary.mjs [--rounds N] [--quick] [--baseline FILE.node]
-// (without --expose-gc the steps are timed without a collection before each, as the output says)
 // writes benchmark/results/boundary.md.
 
 import fs from 'node:fs'
@@ -56,11 +63,14 @@ function lineOffsets(buffer) {
 }
 
 /**
- * A full collection before each timed step (run with `node --expose-gc`; without it, nothing).
+ * A full collection before each single call (run with `node --expose-gc`; without it, nothing).
  * Every step leaves ~6 MB of results behind, and V8 collects them while the main thread is idle:
  * during a round, only inside the asynchronous steps, which would pay for every step's garbage.
  */
 const collectGarbage = globalThis.gc ?? (() => {})
+
+/** Calls per step and round in a loop; the first of each is untimed (it follows another step). */
+const BLOCK = 4
 
 function ms(since) {
   return Number(process.hrtime.bigint() - since) / 1e6
@@ -73,8 +83,11 @@ function sameIds(a, b) {
       Buffer.from(b.offsets.buffer, b.offsets.byteOffset, b.offsets.byteLength)) === 0
 }
 
-/** Every part of one workload at one thread count, interleaved over ROUNDS rounds. */
-async function measure(tokenizer, texts, threads) {
+/**
+ * Every part of one workload at one thread count, interleaved over ROUNDS rounds: in a loop
+ * (`inLoop`, BLOCK calls per step and round) or as single calls after a collection.
+ */
+async function measure(tokenizer, texts, threads, inLoop) {
   const scheduler = new Scheduler({ threads, policy: 'chunked' })
   const options = { scheduler }
   const old = baseline && {
@@ -124,13 +137,23 @@ async function measure(tokenizer, texts, threads) {
       parts.baselineEnd.push(ms(t))
     })
   }
+  const lengths = () => Object.values(parts).map((times) => times.length)
+  const truncateTo = (kept) => Object.values(parts).forEach((times, i) => (times.length = kept[i]))
   // One untimed warm-up round; then each round starts one step later, so drift favours none.
   for (const step of steps) await step()
-  for (const key of Object.keys(parts)) parts[key].length = 0
+  truncateTo(Object.values(parts).map(() => 0))
   for (let round = 0; round < ROUNDS; round++) {
     for (let i = 0; i < steps.length; i++) {
-      collectGarbage()
-      await steps[(i + round) % steps.length]()
+      const step = steps[(i + round) % steps.length]
+      if (inLoop) {
+        const kept = lengths()
+        await step()
+        truncateTo(kept)
+        for (let call = 1; call < BLOCK; call++) await step()
+      } else {
+        collectGarbage()
+        await step()
+      }
     }
   }
   const medians = Object.fromEntries(Object.entries(parts).map(([k, v]) => [k, v.length ? median(v) : NaN]))
@@ -184,7 +207,7 @@ async function main() {
   out('# The JS boundary: batchtok from JS against the engine alone')
   out()
   out(`Machine: ${machine.cpu}, nproc ${machine.nproc}, ${machine.memoryGiB} GiB, ${machine.os}; Node ${machine.node}.`)
-  out(`Medians of ${ROUNDS} interleaved rounds after one warm-up round, ${globalThis.gc ? 'a full collection before each step' : 'no collection between steps (run without --expose-gc)'} (\`node --expose-gc benchmark/boundary.mjs\`). Times in ms.`)
+  out(`Medians of ${ROUNDS} interleaved rounds after one warm-up round; times in ms. In a loop: ${BLOCK} calls of each step in a row per round, the first untimed, as a throughput loop calls a method. Single calls: one call of each step per round, ${globalThis.gc ? 'after a full collection' : 'without a collection between steps (run without --expose-gc)'} (\`node --expose-gc benchmark/boundary.mjs\`).`)
   out()
   const tokenizer = Tokenizer.fromEncoding('o200k_base')
   const workloads = [
@@ -192,22 +215,31 @@ async function main() {
     ['o200k_base, big.txt short items (~100 B)', corpus.bigShortItems()],
   ]
   const threadCounts = [...new Set([1, 2])]
-  out('| workload | threads | engine loop (1 thread) | scheduled (Rust) | strings in (main) | result out (main) | encodeBatch | encodeBatchSync | encodeUtf8Batch | engine loop / encodeBatch | scheduled / encodeBatch | scheduled / encodeUtf8Batch |')
-  out('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
-  const rows = []
-  for (const [label, texts] of workloads) {
-    for (const threads of threadCounts) {
-      const r = await measure(tokenizer, texts, threads)
-      rows.push({ label, threads, ...r })
-      out(`| ${label} | ${threads} | ${fmt(r.engineLoop)} | ${fmt(r.scheduled)} | ${fmt(r.convert)} | ${fmt(r.result)} | ${fmt(r.asyncEnd)} | ${fmt(r.syncEnd)} | ${fmt(r.utf8End)} | ${fmt(r.engineLoop / r.asyncEnd)} | ${fmt(r.scheduled / r.asyncEnd)} | ${fmt(r.scheduled / r.utf8End)} |`)
+  const ways = [
+    ['In a loop', true],
+    ['Single calls', false],
+  ]
+  const rowsOf = {}
+  for (const [way, inLoop] of ways) {
+    out(`${way}:`)
+    out()
+    out('| workload | threads | engine loop (1 thread) | scheduled (Rust) | strings in (main) | result out (main) | encodeBatch | encodeBatchSync | encodeUtf8Batch | engine loop / encodeBatch | scheduled / encodeBatch | scheduled / encodeUtf8Batch |')
+    out('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
+    const rows = (rowsOf[way] = [])
+    for (const [label, texts] of workloads) {
+      for (const threads of threadCounts) {
+        const r = await measure(tokenizer, texts, threads, inLoop)
+        rows.push({ label, threads, ...r })
+        out(`| ${label} | ${threads} | ${fmt(r.engineLoop)} | ${fmt(r.scheduled)} | ${fmt(r.convert)} | ${fmt(r.result)} | ${fmt(r.asyncEnd)} | ${fmt(r.syncEnd)} | ${fmt(r.utf8End)} | ${fmt(r.engineLoop / r.asyncEnd)} | ${fmt(r.scheduled / r.asyncEnd)} | ${fmt(r.scheduled / r.utf8End)} |`)
+      }
     }
+    out()
   }
-  out()
-  out('Main thread per MiB of text (strings in, result out) and what else an `encodeBatch` call costs beyond the Rust work:')
+  out('Main thread per MiB of text (strings in, result out) and what else an `encodeBatch` call costs beyond the Rust work (in a loop):')
   out()
   out('| workload | threads | MiB | items | strings in, ms/MiB | result out, ms/MiB | encodeBatch − (in + scheduled + out), ms |')
   out('|---|---:|---:|---:|---:|---:|---:|')
-  for (const r of rows) {
+  for (const r of rowsOf[ways[0][0]]) {
     const rest = r.asyncEnd - (r.convert + r.scheduled + r.result)
     out(`| ${r.label} | ${r.threads} | ${fmt(r.mib)} | ${r.items} | ${fmt(r.convert / r.mib, 3)} | ${fmt(r.result / r.mib, 3)} | ${fmt(rest)} |`)
   }
@@ -215,11 +247,12 @@ async function main() {
   if (baseline) {
     out(`The same \`encodeBatch\` calls on the baseline build \`${args[baselineFlag + 1]}\`, interleaved with the rows above:`)
     out()
-    out('| workload | threads | baseline encodeBatch | this build | gain |')
-    out('|---|---:|---:|---:|---:|')
-    for (const r of rows) {
-      out(`| ${r.label} | ${r.threads} | ${fmt(r.baselineEnd)} | ${fmt(r.asyncEnd)} | ${fmt(r.baselineEnd / r.asyncEnd)}x |`)
-    }
+    out('| workload | threads | baseline, in a loop | this build | gain | baseline, single calls | this build | gain |')
+    out('|---|---:|---:|---:|---:|---:|---:|---:|')
+    rowsOf[ways[0][0]].forEach((r, i) => {
+      const single = rowsOf[ways[1][0]][i]
+      out(`| ${r.label} | ${r.threads} | ${fmt(r.baselineEnd)} | ${fmt(r.asyncEnd)} | ${fmt(r.baselineEnd / r.asyncEnd)}x | ${fmt(single.baselineEnd)} | ${fmt(single.asyncEnd)} | ${fmt(single.baselineEnd / single.asyncEnd)}x |`)
+    })
     out()
   }
   const file = corpus.ensureBigTxt()
