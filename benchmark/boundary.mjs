@@ -1,6 +1,7 @@
 // The JS boundary: what a batch costs between JS and the engine, measured side by side in one run.
 //
-// For each workload and thread count, every round (interleaved, medians reported) times:
+// For each workload and thread count, every round (interleaved, the steps in a new order each
+// round, medians reported) times:
 //   - the engine's own Rust `encode_into` loop over the texts on one thread (no JS, no scheduler),
 //   - the same batch on the scheduler from Rust, texts already converted (no JS),
 //   - the main thread's parts of a call: strings into one UTF-8 buffer, and the result out,
@@ -27,7 +28,7 @@ import path from 'node:path'
 import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
 import { describeMachine } from './machine.mjs'
-import { median, MiB } from './stats.mjs'
+import { median, MiB, shuffledOrders } from './stats.mjs'
 
 const require = createRequire(import.meta.url)
 const HERE = path.dirname(fileURLToPath(import.meta.url))
@@ -139,12 +140,14 @@ async function measure(tokenizer, texts, threads, inLoop) {
   }
   const lengths = () => Object.values(parts).map((times) => times.length)
   const truncateTo = (kept) => Object.values(parts).forEach((times, i) => (times.length = kept[i]))
-  // One untimed warm-up round; then each round starts one step later, so drift favours none.
+  // One untimed warm-up round; then each round takes the steps in a new order, so that neither
+  // drift nor the step before favours one.
   for (const step of steps) await step()
   truncateTo(Object.values(parts).map(() => 0))
+  const nextOrder = shuffledOrders(steps.length)
   for (let round = 0; round < ROUNDS; round++) {
-    for (let i = 0; i < steps.length; i++) {
-      const step = steps[(i + round) % steps.length]
+    for (const i of nextOrder()) {
+      const step = steps[i]
       if (inLoop) {
         const kept = lengths()
         await step()

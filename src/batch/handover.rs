@@ -10,15 +10,10 @@
 //!   a batch read much faster than it encodes arrives in a few large parts rather than in many
 //!   small ones: every part is a scheduler run of its own, with a publish, a wake-up and a drain
 //!   tail, and every run after the reading ends is shared with the pool's helpers.
-//! * The receiver polls for at most [`WAIT_SPIN`] before it blocks: the reader looks at `wanted`
-//!   after every step of its reading ([`HANDOVER_STEP_BYTES`]), which takes tens of µs, so a
-//!   short poll usually sees the part arrive without a futex wake of the encoding thread.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, TryRecvError};
-use std::thread;
-use std::time::{Duration, Instant};
 
 use super::Texts;
 
@@ -26,9 +21,6 @@ use super::Texts;
 /// looks at whether the encoding wants a part. Reading 64 KiB of short JS strings takes the main
 /// thread about 40 µs, of long ones about 10 µs.
 pub const HANDOVER_STEP_BYTES: usize = 64 << 10;
-
-/// The longest the receiver polls for a part before it blocks.
-const WAIT_SPIN: Duration = Duration::from_micros(200);
 
 /// The two ends of a hand-over.
 pub fn handover() -> (PartSender, PartReceiver) {
@@ -53,12 +45,13 @@ impl PartSender {
     /// Whether the encoding has run out of parts and waits for the next: time to send what has
     /// been read so far.
     pub fn is_wanted(&self) -> bool {
-        self.wanted.load(Ordering::Acquire)
+        // Relaxed: the flag only says when to send; the channel carries the part and orders it.
+        self.wanted.load(Ordering::Relaxed)
     }
 
     /// Sends `part`. Fails, giving it back, only if the receiver is gone (the work has ended).
     pub fn send(&self, part: Texts) -> Result<(), Texts> {
-        self.wanted.store(false, Ordering::Release);
+        self.wanted.store(false, Ordering::Relaxed);
         self.sender.send(part).map_err(|e| e.0)
     }
 }
@@ -73,20 +66,11 @@ impl PartReceiver {
     /// The next part, waiting for it; `None` once the sender is gone and every part received.
     fn next_part(&self) -> Option<Texts> {
         match self.receiver.try_recv() {
-            Ok(part) => return Some(part),
-            Err(TryRecvError::Disconnected) => return None,
-            Err(TryRecvError::Empty) => {}
-        }
-        self.wanted.store(true, Ordering::Release);
-        let started = Instant::now();
-        loop {
-            match self.receiver.try_recv() {
-                Ok(part) => return Some(part),
-                Err(TryRecvError::Disconnected) => return None,
-                // Yields rather than spins: should the kernel have put this thread on the reader's
-                // core, the reader gets the core back at once.
-                Err(TryRecvError::Empty) if started.elapsed() < WAIT_SPIN => thread::yield_now(),
-                Err(TryRecvError::Empty) => return self.receiver.recv().ok(),
+            Ok(part) => Some(part),
+            Err(TryRecvError::Disconnected) => None,
+            Err(TryRecvError::Empty) => {
+                self.wanted.store(true, Ordering::Relaxed);
+                self.receiver.recv().ok()
             }
         }
     }
@@ -103,6 +87,7 @@ impl Iterator for &PartReceiver {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::thread;
 
     fn part(texts: &[&str]) -> Texts {
         let mut part = Texts::with_capacity(texts.len(), 0);
@@ -155,10 +140,10 @@ mod tests {
     }
 
     #[test]
-    fn a_receiver_that_waits_past_its_spin_still_gets_the_part() {
+    fn a_receiver_that_waits_gets_a_part_sent_later() {
         let (sender, receiver) = handover();
         let reader = thread::spawn(move || {
-            thread::sleep(WAIT_SPIN * 20);
+            thread::sleep(std::time::Duration::from_millis(5));
             assert!(sender.send(part(&["late"])).is_ok());
         });
         let received = first_texts((&receiver).collect());
