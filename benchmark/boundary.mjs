@@ -145,7 +145,11 @@ async function measure(tokenizer, texts, threads, inLoop) {
   for (const step of steps) await step()
   truncateTo(Object.values(parts).map(() => 0))
   const nextOrder = shuffledOrders(steps.length)
+  // Each round's median of each part, for ratios taken within a round (paired): the host's
+  // drift between rounds then cancels out of them.
+  const perRound = Object.fromEntries(Object.keys(parts).map((key) => [key, []]))
   for (let round = 0; round < ROUNDS; round++) {
+    const before = lengths()
     for (const i of nextOrder()) {
       const step = steps[i]
       if (inLoop) {
@@ -158,9 +162,19 @@ async function measure(tokenizer, texts, threads, inLoop) {
         await step()
       }
     }
+    Object.entries(parts).forEach(([key, times], i) => {
+      if (times.length > before[i]) perRound[key].push(median(times.slice(before[i])))
+    })
   }
   const medians = Object.fromEntries(Object.entries(parts).map(([k, v]) => [k, v.length ? median(v) : NaN]))
-  return { ...medians, mib: buffer.length / MiB, items: texts.length }
+  const pairedRatio = (a, b) => (perRound[a].length ? median(perRound[a].map((x, i) => x / perRound[b][i])) : NaN)
+  const ratios = {
+    engineLoopToAsync: pairedRatio('engineLoop', 'asyncEnd'),
+    scheduledToAsync: pairedRatio('scheduled', 'asyncEnd'),
+    scheduledToUtf8: pairedRatio('scheduled', 'utf8End'),
+    baselineToAsync: pairedRatio('baselineEnd', 'asyncEnd'),
+  }
+  return { ...medians, ratios, mib: buffer.length / MiB, items: texts.length }
 }
 
 /** A file's lines to ids, both ways: decoded and split into strings, or as bytes and offsets. */
@@ -210,7 +224,7 @@ async function main() {
   out('# The JS boundary: batchtok from JS against the engine alone')
   out()
   out(`Machine: ${machine.cpu}, nproc ${machine.nproc}, ${machine.memoryGiB} GiB, ${machine.os}; Node ${machine.node}.`)
-  out(`Medians of ${ROUNDS} interleaved rounds after one warm-up round; times in ms. In a loop: ${BLOCK} calls of each step in a row per round, the first untimed, as a throughput loop calls a method. Single calls: one call of each step per round, ${globalThis.gc ? 'after a full collection' : 'without a collection between steps (run without --expose-gc)'} (\`node --expose-gc benchmark/boundary.mjs\`).`)
+  out(`Medians of ${ROUNDS} interleaved rounds after one warm-up round, the steps in a new order each round; times in ms, and ratios as the median of each round's ratio (paired). In a loop: ${BLOCK} calls of each step in a row per round, the first untimed, as a throughput loop calls a method. Single calls: one call of each step per round, ${globalThis.gc ? 'after a full collection' : 'without a collection between steps (run without --expose-gc)'} (\`node --expose-gc benchmark/boundary.mjs\`).`)
   out()
   const tokenizer = Tokenizer.fromEncoding('o200k_base')
   const workloads = [
@@ -233,7 +247,7 @@ async function main() {
       for (const threads of threadCounts) {
         const r = await measure(tokenizer, texts, threads, inLoop)
         rows.push({ label, threads, ...r })
-        out(`| ${label} | ${threads} | ${fmt(r.engineLoop)} | ${fmt(r.scheduled)} | ${fmt(r.convert)} | ${fmt(r.result)} | ${fmt(r.asyncEnd)} | ${fmt(r.syncEnd)} | ${fmt(r.utf8End)} | ${fmt(r.engineLoop / r.asyncEnd)} | ${fmt(r.scheduled / r.asyncEnd)} | ${fmt(r.scheduled / r.utf8End)} |`)
+        out(`| ${label} | ${threads} | ${fmt(r.engineLoop)} | ${fmt(r.scheduled)} | ${fmt(r.convert)} | ${fmt(r.result)} | ${fmt(r.asyncEnd)} | ${fmt(r.syncEnd)} | ${fmt(r.utf8End)} | ${fmt(r.ratios.engineLoopToAsync)} | ${fmt(r.ratios.scheduledToAsync)} | ${fmt(r.ratios.scheduledToUtf8)} |`)
       }
     }
     out()
@@ -254,7 +268,7 @@ async function main() {
     out('|---|---:|---:|---:|---:|---:|---:|---:|')
     rowsOf[ways[0][0]].forEach((r, i) => {
       const single = rowsOf[ways[1][0]][i]
-      out(`| ${r.label} | ${r.threads} | ${fmt(r.baselineEnd)} | ${fmt(r.asyncEnd)} | ${fmt(r.baselineEnd / r.asyncEnd)}x | ${fmt(single.baselineEnd)} | ${fmt(single.asyncEnd)} | ${fmt(single.baselineEnd / single.asyncEnd)}x |`)
+      out(`| ${r.label} | ${r.threads} | ${fmt(r.baselineEnd)} | ${fmt(r.asyncEnd)} | ${fmt(r.ratios.baselineToAsync)}x | ${fmt(single.baselineEnd)} | ${fmt(single.asyncEnd)} | ${fmt(single.ratios.baselineToAsync)}x |`)
     })
     out()
   }
