@@ -194,10 +194,10 @@ const PARTS_MAX_MEAN_BYTES_PER_THREAD: usize = 512;
 ///
 /// With one thread, or texts long enough that reading them is a small share of the work
 /// ([`PARTS_MAX_MEAN_BYTES_PER_THREAD`]), the strings are read whole first. Otherwise the first
-/// part is read, the work queued with it, and what is read after it handed over whenever the work
-/// runs out of texts, and at the end. Should reading fail then (a value that is not a string), the error is thrown and the
-/// queued work is told to stop and settle quietly: its promise never reached JS, and must not
-/// become an unhandled rejection.
+/// part is read, the work queued with it, and what is read after it handed over whenever the
+/// work runs out of texts, and at the end. Should reading fail then (a value that is not a
+/// string), the error is thrown and the queued work is told to stop and settle quietly: its
+/// promise never reached JS, and must not become an unhandled rejection.
 pub fn spawn_reading<T: Task>(
     env: &Env,
     mut call: BatchCall,

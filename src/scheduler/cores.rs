@@ -4,9 +4,9 @@
 //! rest ([`Gate`](super::Gate)). The two overlap only on different cores, but the kernel may wake
 //! the owner on the core of the thread that woke it, the producer's, and leave it queued there
 //! while another core idles: Linux's wake-up path searches for an idle core only as far as the
-//! recent load of the cache domain allows, and after a batch that kept every core busy that can
-//! be not at all. On the 2-core VM of `benchmark/results/boundary.md` this happened in more than
-//! half of the calls, for the whole reading. The owner therefore steps off the producer's core
+//! recent load of the cache domain allows, which after a batch that kept every core busy can be
+//! no search at all. On the 2-core VM of `benchmark/results/boundary.md` this happened in more
+//! than half of the single calls traced, for the whole reading. The owner therefore steps off the producer's core
 //! when it finds itself there: it narrows its own CPU mask to the other cores it may run on,
 //! which makes the kernel move it, and then restores the mask, which moves nothing.
 //!
@@ -80,11 +80,12 @@ mod tests {
     fn a_thread_steps_off_its_core_and_keeps_its_mask() {
         let mask = || {
             let size = std::mem::size_of::<libc::cpu_set_t>();
-            // SAFETY: as in `step_off`.
+            // SAFETY: as in `step_off`: a zeroed `cpu_set_t` is valid, and `set` is live and of
+            // `size` bytes while the kernel fills it.
             let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
             assert_eq!(unsafe { libc::sched_getaffinity(0, size, &mut set) }, 0);
-            // SAFETY: a live, initialized `cpu_set_t`.
-            (0..64)
+            (0..libc::CPU_SETSIZE as usize)
+                // SAFETY: `cpu < CPU_SETSIZE`, and `set` is initialized.
                 .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) })
                 .collect::<Vec<_>>()
         };

@@ -6,7 +6,9 @@
 //! slows down, and a helper descheduled inside a part's last chunk holds up that part's drain.
 //! Behind a shut gate a part runs on its owner alone, claiming from the same plan as always, and
 //! is published to the pool at the first chunk boundary after the gate opens (P1), so its
-//! remaining chunks are shared as usual.
+//! remaining chunks are shared as usual. The gate also notes the producer's core, so that an
+//! owner woken onto it can step off (`cores.rs`): owner and producer gain nothing from the
+//! overlap if they take turns on one core.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 

@@ -216,7 +216,8 @@ impl<'s> PartedRun<'s> {
     /// Keeps the parts to the calling thread while `gate` is shut: for parts that arrive from a
     /// producer working on one of the same cores meanwhile, which opens the gate once it is done.
     /// A part running when the gate opens is shared with the pool from its next chunk on. The
-    /// other policies ignore the gate.
+    /// other policies ignore the gate. The calling thread first steps off the producer's core if
+    /// it finds itself there ([`Gate::step_off_producer_core`]).
     pub fn alone_until(self, gate: &'s Gate) -> Self {
         gate.step_off_producer_core();
         PartedRun {
