@@ -541,17 +541,39 @@ fn several_cursors_stop_on_cancel_error_and_panic() {
     assert_eq!(err, BatchError::Cancelled);
 
     // An item's error, then a panic: each in the item that happens to start 50th, wherever the
-    // cursors dealt it, so that most items are still unclaimed when it stops the batch.
+    // cursors dealt it, so that most items are still unclaimed when it stops the batch. A failure
+    // stops the batch only once it reaches the scheduler, and with hundreds of threads on a few
+    // cores the failing one can be descheduled on the way (a panic unwinds for tens of µs) while
+    // another runs every item left. So items that start after the failure wait until the failing
+    // item has left its hook, and then a grace period in which only the failing thread has work.
+    // The panic skips the panic hook, which with `RUST_BACKTRACE` set prints a backtrace first
+    // (tens of ms); `panic_fails_the_batch_and_the_next_batch_works` goes through it.
+    struct SetOnDrop<'a>(&'a AtomicBool);
+    impl Drop for SetOnDrop<'_> {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
     for panics in [false, true] {
         let calls = AtomicUsize::new(0);
         let failed = AtomicUsize::new(usize::MAX);
+        let failing = AtomicBool::new(false);
+        let left = AtomicBool::new(false);
         let batch = TestBatch::new(vec![500; n]).with_hook(|i| {
             if calls.fetch_add(1, Ordering::SeqCst) != 50 {
+                if failing.load(Ordering::SeqCst) {
+                    wait_for("the failing item to leave its hook", || {
+                        left.load(Ordering::SeqCst)
+                    });
+                    thread::sleep(std::time::Duration::from_millis(20));
+                }
                 return Ok(());
             }
             failed.store(i, Ordering::SeqCst);
+            failing.store(true, Ordering::SeqCst);
+            let _leaving = SetOnDrop(&left);
             if panics {
-                panic!("boom at {i}")
+                std::panic::resume_unwind(Box::new(format!("boom at {i}")))
             }
             Err(format!("bad {i}"))
         });
