@@ -236,13 +236,14 @@ async function main() {
     ['In a loop', true],
     ['Single calls', false],
   ]
-  const rowsOf = {}
+  const rowsOf = new Map()
   for (const [way, inLoop] of ways) {
     out(`${way}:`)
     out()
     out('| workload | threads | engine loop (1 thread) | scheduled (Rust) | strings in (main) | result out (main) | encodeBatch | encodeBatchSync | encodeUtf8Batch | engine loop / encodeBatch | scheduled / encodeBatch | scheduled / encodeUtf8Batch |')
     out('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
-    const rows = (rowsOf[way] = [])
+    const rows = []
+    rowsOf.set(inLoop, rows)
     for (const [label, texts] of workloads) {
       for (const threads of threadCounts) {
         const r = await measure(tokenizer, texts, threads, inLoop)
@@ -256,7 +257,7 @@ async function main() {
   out()
   out('| workload | threads | MiB | items | strings in, ms/MiB | result out, ms/MiB | encodeBatch − (in + scheduled + out), ms |')
   out('|---|---:|---:|---:|---:|---:|---:|')
-  for (const r of rowsOf[ways[0][0]]) {
+  for (const r of rowsOf.get(true)) {
     const rest = r.asyncEnd - (r.convert + r.scheduled + r.result)
     out(`| ${r.label} | ${r.threads} | ${fmt(r.mib)} | ${r.items} | ${fmt(r.convert / r.mib, 3)} | ${fmt(r.result / r.mib, 3)} | ${fmt(rest)} |`)
   }
@@ -266,8 +267,8 @@ async function main() {
     out()
     out('| workload | threads | baseline, in a loop | this build | gain | baseline, single calls | this build | gain |')
     out('|---|---:|---:|---:|---:|---:|---:|---:|')
-    rowsOf[ways[0][0]].forEach((r, i) => {
-      const single = rowsOf[ways[1][0]][i]
+    rowsOf.get(true).forEach((r, i) => {
+      const single = rowsOf.get(false)[i]
       out(`| ${r.label} | ${r.threads} | ${fmt(r.baselineEnd)} | ${fmt(r.asyncEnd)} | ${fmt(r.ratios.baselineToAsync)}x | ${fmt(single.baselineEnd)} | ${fmt(single.asyncEnd)} | ${fmt(single.ratios.baselineToAsync)}x |`)
     })
     out()

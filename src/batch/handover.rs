@@ -17,11 +17,6 @@ use std::sync::mpsc::{self, TryRecvError};
 
 use super::Texts;
 
-/// How much the reader reads (in bytes, as `StringArray::read_into` weighs them) between two
-/// looks at whether the encoding wants a part. Reading 64 KiB of short JS strings takes the main
-/// thread about 40 µs, of long ones about 10 µs.
-pub const HANDOVER_STEP_BYTES: usize = 64 << 10;
-
 /// The two ends of a hand-over.
 pub fn handover() -> (PartSender, PartReceiver) {
     let (sender, receiver) = mpsc::channel();

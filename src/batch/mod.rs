@@ -11,7 +11,7 @@ mod texts;
 
 pub use count::{CountBatch, count_all, count_parts};
 pub use encode::{EncodeBatch, Encoded, encode_all, encode_parts};
-pub use handover::{HANDOVER_STEP_BYTES, PartReceiver, PartSender, handover};
+pub use handover::{PartReceiver, PartSender, handover};
 pub use texts::{Texts, TextsWriter, Utf8BatchError};
 
 use crate::scheduler::BatchError;
