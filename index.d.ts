@@ -33,8 +33,11 @@ export declare class BatchEncoding {
 
 /** Spreads each batch over threads with one of several policies. */
 export declare class Scheduler {
-  /** A scheduler; unset options take their defaults. An invalid value throws a `RangeError`. */
-  constructor(options?: SchedulerOptions | undefined | null)
+  /**
+   * A scheduler; unset options take their defaults (or the environment's). A value of the
+   * wrong type throws a `TypeError`, one out of range a `RangeError`, each naming the option.
+   */
+  constructor(options?: SchedulerOptions)
   /** Makes `scheduler` the one batches use when their options name none. */
   static setDefault(scheduler: Scheduler): void
   /** The scheduler batches use when their options name none. */
@@ -74,33 +77,36 @@ export declare class Tokenizer {
   get routing(): string
   /** The ids of one text, on the calling thread. */
   encode(text: string, options?: EncodeOptions): Uint32Array
-  /** The ids of every text, computed off the main thread: the event loop stays free. */
-  encodeBatch(texts: string[], options?: BatchOptions): Promise<BatchEncoding>
+  /**
+   * The ids of every text, computed off the main thread: the event loop stays free. Every
+   * error rejects the promise, bad arguments included.
+   */
+  encodeBatch(texts: readonly string[], options?: BatchOptions): Promise<BatchEncoding>
   /** `encodeBatch` on the calling thread (still spread over the scheduler's threads). */
-  encodeBatchSync(texts: string[], options?: BatchOptions): BatchEncoding
+  encodeBatchSync(texts: readonly string[], options?: BatchOptions): BatchEncoding
   /** How many tokens each text has, without keeping their ids. */
-  countBatch(texts: string[], options?: BatchOptions): Promise<Uint32Array>
+  countBatch(texts: readonly string[], options?: BatchOptions): Promise<Uint32Array>
   /** `countBatch` on the calling thread. */
-  countBatchSync(texts: string[], options?: BatchOptions): Uint32Array
+  countBatchSync(texts: readonly string[], options?: BatchOptions): Uint32Array
   /**
    * `encodeBatch` for texts already held as UTF-8 bytes (a file read with `fs.readFile`): text
    * `i` is `bytes.subarray(offsets[i], offsets[i + 1])`. No JS string is made per text; the
    * bytes are copied once. Offsets that decrease, run past the end or split a character, and
-   * bytes that are not UTF-8, throw an `Error` that names the place.
+   * bytes that are not UTF-8, reject with an `Error` that names the place.
    */
-  encodeUtf8Batch(bytes: Uint8Array, offsets: Uint32Array | number[], options?: BatchOptions): Promise<BatchEncoding>
+  encodeUtf8Batch(bytes: Uint8Array, offsets: Uint32Array | readonly number[], options?: BatchOptions): Promise<BatchEncoding>
   /** `encodeUtf8Batch` on the calling thread. */
-  encodeUtf8BatchSync(bytes: Uint8Array, offsets: Uint32Array | number[], options?: BatchOptions): BatchEncoding
+  encodeUtf8BatchSync(bytes: Uint8Array, offsets: Uint32Array | readonly number[], options?: BatchOptions): BatchEncoding
   /** `countBatch` for texts held as UTF-8 bytes, as `encodeUtf8Batch` reads them. */
-  countUtf8Batch(bytes: Uint8Array, offsets: Uint32Array | number[], options?: BatchOptions): Promise<Uint32Array>
+  countUtf8Batch(bytes: Uint8Array, offsets: Uint32Array | readonly number[], options?: BatchOptions): Promise<Uint32Array>
   /** `countUtf8Batch` on the calling thread. */
-  countUtf8BatchSync(bytes: Uint8Array, offsets: Uint32Array | number[], options?: BatchOptions): Uint32Array
+  countUtf8BatchSync(bytes: Uint8Array, offsets: Uint32Array | readonly number[], options?: BatchOptions): Uint32Array
   /** The text of a list of ids. An id outside the vocabulary throws a `RangeError` naming it. */
-  decode(ids: Uint32Array | number[], options?: DecodeOptions): string
+  decode(ids: Uint32Array | readonly number[], options?: DecodeOptions): string
   /** The texts of several lists of ids, decoded off the main thread. */
-  decodeBatch(lists: Array<Uint32Array | number[]>, options?: DecodeOptions): Promise<string[]>
+  decodeBatch(lists: ReadonlyArray<Uint32Array | readonly number[]>, options?: DecodeOptions): Promise<string[]>
   /** `decodeBatch` on the calling thread. */
-  decodeBatchSync(lists: Array<Uint32Array | number[]>, options?: DecodeOptions): Array<string>
+  decodeBatchSync(lists: ReadonlyArray<Uint32Array | readonly number[]>, options?: DecodeOptions): Array<string>
 }
 
 /** The global allocator of this build: `'mimalloc'` or `'system'`. */
@@ -148,8 +154,11 @@ export interface BatchStats {
    * the rayon and serial policies).
    */
   cursors: number
-  /** Chunks run by pool workers rather than the submitting thread. */
-  stealsOrRetries: number
+  /**
+   * Chunks run by pool helpers rather than the submitting thread (chunked policy; 0 for the
+   * others).
+   */
+  helperChunks: number
   /** Workers woken for the batch. */
   wakeups: number
   /** Threads that ran at least one chunk. */
@@ -162,33 +171,26 @@ export interface BatchStats {
   sharedAtomicOps: number
   /**
    * Locks the tokenizer engine took on state its threads share: 2 for each worker's working
-   * memory, leased from the engine once per run of the batch (see `parts`) and given back, not
-   * per text (2 more where a worker's texts also go to an OpenAI encoding's exact engine);
+   * memory, leased from the engine once per batch and given back, not per text (2 more where a worker's texts also go to an OpenAI encoding's exact engine);
    * `null` where the stable fallback encoded a text (its cache locks depend on the text), or
    * for a failed batch.
    */
   engineLocks?: number
-  /**
-   * The batch ran on the calling thread alone and woke no worker: it was small, or, read in
-   * parts, it was done before the main thread finished reading.
-   */
+  /** The batch ran on the calling thread alone and woke no worker (it was small). */
   inline: boolean
   /** Wall-clock time of the batch, in milliseconds. */
   wallMs: number
-  /**
-   * Scheduler runs the batch took: 1, or more when `encodeBatch` or `countBatch` handed a
-   * large array of strings over in parts, each encoding while the next was read.
-   */
-  parts: number
 }
 
-/** Options of `decode` and `decodeBatch`. */
+/** Options of `decode`, `decodeBatch` and `decodeBatchSync`. */
 export interface DecodeOptions {
   /**
    * Leave special tokens out of the text.
    * @default false
    */
   skipSpecialTokens?: boolean
+  /** Aborts `decodeBatch`: the promise rejects with an `AbortError`. (Async method only.) */
+  signal?: AbortSignal
 }
 
 /** Options of `Tokenizer.encode`. */

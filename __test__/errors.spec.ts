@@ -1,7 +1,9 @@
 // Bad input gets a clear error of the right class, never a crash, and the next call works.
+import { execFileSync } from 'node:child_process'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 
 import { batchtok, hfTokenizer } from './helpers'
@@ -40,11 +42,19 @@ const syncCases: Case[] = [
   ['an id that is not a number', () => o200k.decode(['7' as any]), TypeError, /ids\[0\] is a string; ids are whole numbers/],
   ['ids of the wrong typed array', () => o200k.decode(new Float64Array([1]) as any), TypeError, /ids is an object; expected a Uint32Array or an array of numbers/],
   ['a signal on a sync method', () => o200k.encodeBatchSync(['a'], { signal: new AbortController().signal }), TypeError, /options\.signal needs the async method/],
-  ['a signal that is not an AbortSignal', () => o200k.countBatch(['a'], { signal: {} as any }), TypeError, /options\.signal is an object; expected an AbortSignal/],
   ['a scheduler that is not a Scheduler', () => o200k.countBatchSync(['a'], { scheduler: { threads: 2 } as any }), TypeError, /options\.scheduler is an object; expected a Scheduler/],
-  ['zero threads', () => new Scheduler({ threads: 0 }), RangeError, /threads is 0/],
-  ['fractional threads', () => new Scheduler({ threads: 1.5 }), RangeError, /threads is 1\.5/],
-  ['an unknown policy', () => new Scheduler({ policy: 'fastest' as any }), RangeError, /fastest/],
+  ['zero threads', () => new Scheduler({ threads: 0 }), RangeError, /^options\.threads is 0; expected a whole number from 1 to 1024$/],
+  ['fractional threads', () => new Scheduler({ threads: 1.5 }), RangeError, /^options\.threads is 1\.5; expected a whole number from 1 to 1024$/],
+  ['threads as a string', () => new Scheduler({ threads: '2' as any }), TypeError, /^options\.threads is a string; expected a whole number$/],
+  ['an unknown policy', () => new Scheduler({ policy: 'fastest' as any }), RangeError, /^options\.policy is "fastest"; expected one of 'chunked', 'serial', 'rayon', 'rayon-min-len', 'auto'$/],
+  ['a policy that is not a string', () => new Scheduler({ policy: 1 as any }), TypeError, /^options\.policy is a number; expected one of 'chunked'/],
+  ['releaseMemory that is not a boolean', () => new Scheduler({ releaseMemory: 'yes' as any }), TypeError, /^options\.releaseMemory is a string; expected true or false$/],
+  ['Scheduler options that are a number', () => new Scheduler(5 as any), TypeError, /^options is a number; expected an object$/],
+  ['a misspelt Scheduler option', () => new Scheduler({ thread: 2 } as any), TypeError, /^options\.thread is not an option of new Scheduler\(\); did you mean 'threads'\?/],
+  ['an unknown encode option', () => o200k.encode('a', { allowSpecial: 'all' } as any), TypeError, /^options\.allowSpecial is not an option of encode; did you mean 'allowedSpecial'\?/],
+  ['an unknown batch option', () => o200k.encodeBatchSync(['a'], { colour: 1 } as any), TypeError, /^options\.colour is not an option of encodeBatchSync \(options: addSpecialTokens, allowedSpecial, signal, scheduler\)$/],
+  ['a signal on decode', () => o200k.decode([1], { signal: new AbortController().signal }), TypeError, /options\.signal needs the async method; decode blocks/],
+  ['setDefault of something that is not a Scheduler', () => Scheduler.setDefault({} as any), TypeError, /^scheduler is an object; expected a Scheduler/],
   ['an index past the end of a BatchEncoding', () => o200k.encodeBatchSync(['a']).get(1), RangeError, /index 1 is out of range for a BatchEncoding of length 1/],
   ['new Tokenizer()', () => new (Tokenizer as any)(), Error, /./],
 ]
@@ -63,28 +73,71 @@ describe('bad input', () => {
     expect(Array.from(o200k.encode('hello world'))).toEqual([24912, 2375])
   })
 
+  const asyncCases: [string, () => Promise<unknown>, ErrorConstructor, RegExp][] = [
+    ['encodeBatch of null', () => o200k.encodeBatch(null as any), TypeError, /^texts is null; expected an array of strings$/],
+    ['encodeBatch of a non-string item', () => o200k.encodeBatch(['a', 2 as any]), TypeError, /^texts\[1\] is a number; expected a string$/],
+    ['countBatch with a signal that is not an AbortSignal', () => o200k.countBatch(['a'], { signal: {} as any }), TypeError, /^options\.signal is an object; expected an AbortSignal/],
+    ['countBatch with an unknown option', () => o200k.countBatch(['a'], { schedular: null } as any), TypeError, /^options\.schedular is not an option of countBatch; did you mean 'scheduler'\?/],
+    ['encodeUtf8Batch of a string', () => o200k.encodeUtf8Batch('abc' as any, [0, 3]), TypeError, /^bytes is a string; expected a Uint8Array/],
+    ['countUtf8Batch with offsets past the end', () => o200k.countUtf8Batch(Buffer.from('ab'), [0, 5]), Error, /past the end/],
+    ['decodeBatch of a number', () => o200k.decodeBatch(3 as any), TypeError, /^lists is a number; expected an array of id lists$/],
+    ['decodeBatch with a bad option', () => o200k.decodeBatch([[1]], { skipSpecialTokens: 'no' as any }), TypeError, /^options\.skipSpecialTokens is a string; expected true or false$/],
+    ['encodeBatch with allowedSpecial on a Hugging Face tokenizer', () => bert.encodeBatch(['a'], { allowedSpecial: 'all' }), TypeError, /allowedSpecial applies to the OpenAI encodings/],
+  ]
+
+  it.each(asyncCases)('%s rejects, never throws', async (_, call, errorClass, message) => {
+    let promise: Promise<unknown> | undefined
+    expect(() => {
+      promise = call()
+    }).not.toThrow()
+    const error = await promise!.then(
+      () => null,
+      (e: unknown) => e,
+    )
+    expect(error).toBeInstanceOf(errorClass)
+    expect((error as Error).message).toMatch(message)
+  })
+
+  it('rejects when BATCHTOK_THREADS is invalid, naming the variable', () => {
+    const script = `const { Tokenizer } = require(${JSON.stringify(fileURLToPath(new URL('./load-addon.cjs', import.meta.url)))});
+      Tokenizer.fromEncoding('o200k_base').encodeBatch(['a']).then(
+        () => console.log('resolved'),
+        (e) => console.log(e.constructor.name + ': ' + e.message))`
+    const out = execFileSync(process.execPath, ['-e', script], {
+      env: { ...process.env, BATCHTOK_THREADS: 'lots' },
+      encoding: 'utf8',
+    })
+    expect(out).toMatch(/^RangeError: .*BATCHTOK_THREADS/)
+  })
+
   it('rejects the promise for a bad batch argument instead of throwing later', async () => {
-    expect(() => o200k.encodeBatch([1 as any])).toThrow(TypeError)
-    await expect(o200k.decodeBatch([[1, 2], [999999999]])).rejects.toThrow(/list 1: id 999999999 at index 0 is not in the vocabulary/)
+    await expect(o200k.encodeBatch([1 as any])).rejects.toThrow(TypeError)
+    await expect(o200k.decodeBatch([[1, 2], [999999999]])).rejects.toThrow(/lists\[1\]: id 999999999 at index 0 is not in the vocabulary/)
   })
 })
 
 describe('panics inside the addon', () => {
-  // `__panicInBatch` and `__panicSync` are hooks that exist only for these tests.
-  const hooks = batchtok as unknown as {
+  // `__panicInBatch` and `__panicSync` exist only in the build with the `testing` feature.
+  const hooks = require('./load-testing-addon.cjs') as typeof batchtok & {
     __panicInBatch(len: number, panicAt: number): Promise<void>
     __panicSync(): void
   }
+  const tokenizer = hooks.Tokenizer.fromEncoding('o200k_base')
 
   it('reject the batch with an Error naming the item, and the pool keeps working', async () => {
     await expect(hooks.__panicInBatch(500, 321)).rejects.toThrow(/item 321 .*internal error \(test panic at item 321\)/)
     await expect(hooks.__panicInBatch(500, 0)).rejects.toThrow(/item 0 /)
-    const batch = await o200k.encodeBatch(['after', 'the', 'panics'])
+    const batch = await tokenizer.encodeBatch(['after', 'the', 'panics'])
     expect(batch.length).toBe(3)
   })
 
   it('throw from a sync call instead of aborting the process', () => {
     expect(() => hooks.__panicSync()).toThrow(/test panic in a sync call/)
-    expect(Array.from(o200k.encode('hello world'))).toEqual([24912, 2375])
+    expect(Array.from(tokenizer.encode('hello world'))).toEqual([24912, 2375])
+  })
+
+  it('are hooks of the testing build only: the release module exports no `__` name', () => {
+    expect(Object.keys(hooks).filter((name) => name.startsWith('__')).sort()).toEqual(['__panicInBatch', '__panicSync', '__profileBoundary'])
+    for (const name of ['__panicInBatch', '__panicSync', '__profileBoundary']) expect(batchtok).not.toHaveProperty(name)
   })
 })

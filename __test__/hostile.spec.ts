@@ -345,7 +345,7 @@ describe('ids near 2^32 in decode', () => {
       (e: Error) => e,
     )
     expect(error).toBeInstanceOf(RangeError)
-    expect(error!.message).toMatch(/list 1: id 4294967295 at index 2 is not in the vocabulary/)
+    expect(error!.message).toMatch(/lists\[1\]: id 4294967295 at index 2 is not in the vocabulary/)
   })
 
   it('ten million ids decode; one bad id at the end of them is found and named', () => {

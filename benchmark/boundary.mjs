@@ -7,7 +7,8 @@
 //   - the main thread's parts of a call: strings into one UTF-8 buffer, and the result out,
 //   - `encodeBatch` end to end from JS (strings in, BatchEncoding out), and `encodeBatchSync`,
 //   - `encodeUtf8Batch` end to end from one UTF-8 Buffer plus offsets (no string per text).
-// The Rust-side parts come from the addon's `__profileBoundary` hook (left out of index.d.ts).
+// The Rust-side parts come from the `__profileBoundary` hook, which only the addon built with the
+// `testing` feature has (`npm run build:testing`); this benchmark loads that build.
 //
 // Two ways, each in a table of its own:
 //   - in a loop: each step runs BLOCK times back to back, the first call of each block untimed,
@@ -32,7 +33,9 @@ import { median, MiB, shuffledOrders } from './stats.mjs'
 
 const require = createRequire(import.meta.url)
 const HERE = path.dirname(fileURLToPath(import.meta.url))
-const batchtok = process.env.BATCHTOK_ADDON ? require(process.env.BATCHTOK_ADDON) : require('../index.js')
+const batchtok = process.env.BATCHTOK_ADDON
+  ? require(process.env.BATCHTOK_ADDON)
+  : require('../__test__/load-testing-addon.cjs')
 const corpus = require('../scripts/corpus.js')
 const { Tokenizer, Scheduler } = batchtok
 

@@ -1,10 +1,8 @@
 //! Counting a batch's tokens: ids are computed into a reused scratch buffer and never kept.
 
-use std::borrow::Borrow;
-
 use super::{Failure, Texts};
 use crate::engine::{EncodeMode, Ids, Scratch, Tokenizer};
-use crate::scheduler::{Batch, CancelToken, Gate, Scheduler};
+use crate::scheduler::{Batch, CancelToken, Scheduler};
 
 /// Counting the tokens of every text of `texts`, as scheduler work.
 pub struct CountBatch<'a> {
@@ -94,31 +92,10 @@ pub fn count_all(
     mode: &EncodeMode,
     cancel: &CancelToken,
 ) -> Result<Vec<u32>, Failure> {
-    count_parts(scheduler, tokenizer, [texts], mode, cancel, None)
-}
-
-/// Counts the tokens of a batch that arrives in parts, each run on `scheduler` as soon as the
-/// iterator yields it, in input order (see `encode_parts`, also for `reading`).
-pub fn count_parts<T: Borrow<Texts>>(
-    scheduler: &Scheduler,
-    tokenizer: &Tokenizer,
-    parts: impl IntoIterator<Item = T>,
-    mode: &EncodeMode,
-    cancel: &CancelToken,
-    reading: Option<&Gate>,
-) -> Result<Vec<u32>, Failure> {
-    let mut run = scheduler.parted();
-    if let Some(reading) = reading {
-        run = run.alone_until(reading);
-    }
-    let mut counts = Vec::new();
-    for part in parts {
-        let texts = part.borrow();
-        let output = run.run(&CountBatch::new(tokenizer, texts, mode), cancel)?;
-        counts.reserve(texts.len());
-        for chunk in &output.chunks {
-            counts.extend_from_slice(&output.sinks[chunk.sink].counts[chunk.start..chunk.end]);
-        }
+    let output = scheduler.run(&CountBatch::new(tokenizer, texts, mode), cancel)?;
+    let mut counts = Vec::with_capacity(texts.len());
+    for chunk in &output.chunks {
+        counts.extend_from_slice(&output.sinks[chunk.sink].counts[chunk.start..chunk.end]);
     }
     Ok(counts)
 }

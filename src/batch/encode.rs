@@ -1,10 +1,8 @@
 //! Encoding a batch: each worker appends ids to its own buffer; one pass assembles the result.
 
-use std::borrow::Borrow;
-
 use super::{Failure, Texts, assemble};
 use crate::engine::{EncodeMode, Ids, Scratch, Tokenizer};
-use crate::scheduler::{Batch, CancelToken, Chunk, Gate, Policy, Scheduler};
+use crate::scheduler::{Batch, CancelToken, Scheduler};
 
 /// The ids of a whole batch: `ids[offsets[i]..offsets[i + 1]]` are the ids of text `i`.
 #[derive(Debug, Default)]
@@ -105,22 +103,6 @@ impl<'a> Batch for EncodeBatch<'a> {
     }
 }
 
-/// A worker's ids once its part of the batch is done: the engine's working memory it held is
-/// given back, so the next part's workers lease it warm.
-struct WorkerIds {
-    ids: Ids,
-    counts: Vec<u32>,
-}
-
-impl From<IdSink<'_>> for WorkerIds {
-    fn from(sink: IdSink<'_>) -> Self {
-        WorkerIds {
-            ids: sink.ids,
-            counts: sink.counts,
-        }
-    }
-}
-
 /// Encodes every text of `texts` on `scheduler` and assembles the result in input order.
 pub fn encode_all(
     scheduler: &Scheduler,
@@ -129,54 +111,14 @@ pub fn encode_all(
     mode: &EncodeMode,
     cancel: &CancelToken,
 ) -> Result<Encoded, Failure> {
-    encode_parts(scheduler, tokenizer, [texts], mode, cancel, None)
-}
-
-/// Encodes a batch that arrives in parts, each run on `scheduler` as soon as the iterator yields
-/// it (a JS array is read in slices while the first slices already encode); the result is the
-/// whole batch's, in input order, as if the parts had been one `Texts`. While `reading` is shut
-/// (the producer of the parts is still at work), the parts run on the calling thread alone.
-pub fn encode_parts<T: Borrow<Texts>>(
-    scheduler: &Scheduler,
-    tokenizer: &Tokenizer,
-    parts: impl IntoIterator<Item = T>,
-    mode: &EncodeMode,
-    cancel: &CancelToken,
-    reading: Option<&Gate>,
-) -> Result<Encoded, Failure> {
-    let config = scheduler.config();
-    // A sink per thread that works on a part; the rayon policies make one per leaf job, a
-    // number rayon decides as it splits.
-    let sinks_per_part = match config.policy {
-        Policy::Serial => Some(1),
-        Policy::Chunked => Some(config.threads),
-        Policy::Rayon | Policy::RayonMinLen => None,
-    };
-    let mut run = scheduler.parted();
-    if let Some(reading) = reading {
-        run = run.alone_until(reading);
-    }
-    let mut sinks: Vec<WorkerIds> = Vec::new();
-    let mut chunks: Vec<Chunk<(usize, usize)>> = Vec::new();
-    let (mut len, mut bytes) = (0, 0);
-    for part in parts {
-        let texts = part.borrow();
-        let output = run.run(
-            &EncodeBatch::new(tokenizer, texts, mode, sinks_per_part),
-            cancel,
-        )?;
-        let first_sink = sinks.len();
-        chunks.extend(output.chunks.into_iter().map(|chunk| Chunk {
-            items: chunk.items.start + len..chunk.items.end + len,
-            sink: chunk.sink + first_sink,
-            ..chunk
-        }));
-        sinks.extend(output.sinks.into_iter().map(WorkerIds::from));
-        len += texts.len();
-        bytes += texts.total_bytes();
-    }
+    let output = scheduler.run(
+        &EncodeBatch::new(tokenizer, texts, mode, scheduler.max_sinks()),
+        cancel,
+    )?;
+    let (mut sinks, chunks) = (output.sinks, output.chunks);
+    let len = texts.len();
     let total: usize = sinks.iter().map(|s| s.ids.len()).sum();
-    tokenizer.record_batch(bytes, total);
+    tokenizer.record_batch(texts.total_bytes(), total);
     if total > u32::MAX as usize {
         return Err(Failure::TooLarge { ids: total });
     }

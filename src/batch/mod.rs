@@ -6,12 +6,10 @@
 mod assemble;
 mod count;
 mod encode;
-mod handover;
 mod texts;
 
-pub use count::{CountBatch, count_all, count_parts};
-pub use encode::{EncodeBatch, Encoded, encode_all, encode_parts};
-pub use handover::{PartReceiver, PartSender, handover};
+pub use count::{CountBatch, count_all};
+pub use encode::{EncodeBatch, Encoded, encode_all};
 pub use texts::{Texts, TextsWriter, Utf8BatchError};
 
 use crate::scheduler::BatchError;
@@ -35,7 +33,7 @@ impl From<BatchError> for Failure {
 mod tests {
     use super::*;
     use crate::engine::{AllowedSpecial, Tokenizer};
-    use crate::scheduler::{CancelToken, Gate, Policy, Scheduler, SchedulerConfig};
+    use crate::scheduler::{CancelToken, Policy, Scheduler, SchedulerConfig};
 
     /// Texts of every size from empty to a few KB, in several scripts.
     fn sample_texts(rng: &mut fastrand::Rng, n: usize) -> Vec<String> {
@@ -69,12 +67,15 @@ mod tests {
     }
 
     #[test]
-    fn a_batch_in_parts_gives_the_ids_and_counts_of_the_whole() {
+    fn every_policy_gives_each_texts_own_ids_and_counts_in_input_order() {
         let tokenizer = Tokenizer::from_encoding("o200k_base").unwrap();
         let mode = tokenizer.encode_mode(None, &AllowedSpecial::None).unwrap();
-        let mut rng = fastrand::Rng::with_seed(0x7a27);
-        let items = sample_texts(&mut rng, 3000);
-        let whole = texts_of(&items);
+        let items = sample_texts(&mut fastrand::Rng::with_seed(0x7a27), 3000);
+        let texts = texts_of(&items);
+        let alone: Vec<Vec<u32>> = items
+            .iter()
+            .map(|item| tokenizer.encode(item, &mode).unwrap().as_slice().to_vec())
+            .collect();
         for policy in Policy::ALL {
             for threads in [1, 2, 5] {
                 let scheduler = Scheduler::new(SchedulerConfig {
@@ -84,57 +85,27 @@ mod tests {
                 })
                 .unwrap();
                 let cancel = CancelToken::new();
-                let expected = encode_all(&scheduler, &tokenizer, &whole, &mode, &cancel).unwrap();
-                let expected_counts =
-                    count_all(&scheduler, &tokenizer, &whole, &mode, &cancel).unwrap();
-                // Cut points at random, empty parts included.
-                let mut cuts: Vec<usize> =
-                    (0..rng.usize(1..8)).map(|_| rng.usize(0..=3000)).collect();
-                cuts.extend([0, 0, 3000]);
-                cuts.sort_unstable();
-                let parts: Vec<Texts> = cuts
-                    .windows(2)
-                    .map(|w| texts_of(&items[w[0]..w[1]]))
-                    .collect();
-                let encoded =
-                    encode_parts(&scheduler, &tokenizer, &parts, &mode, &cancel, None).unwrap();
-                assert_eq!(encoded.offsets, expected.offsets, "{policy} x{threads}");
-                assert_eq!(encoded.ids, expected.ids, "{policy} x{threads}");
-                let counts =
-                    count_parts(&scheduler, &tokenizer, &parts, &mode, &cancel, None).unwrap();
-                assert_eq!(counts, expected_counts, "{policy} x{threads}");
-                // Parts kept to the calling thread while their producer works.
-                let reading = Gate::new();
-                let encoded = encode_parts(
-                    &scheduler,
-                    &tokenizer,
-                    &parts,
-                    &mode,
-                    &cancel,
-                    Some(&reading),
-                )
-                .unwrap();
-                assert_eq!(encoded.ids, expected.ids, "{policy} x{threads}, gated");
-                assert_eq!(
-                    encoded.offsets, expected.offsets,
-                    "{policy} x{threads}, gated"
-                );
-                let stats = scheduler.last_stats().unwrap();
-                assert_eq!((stats.items, stats.parts), (3000, parts.len()));
+                let encoded = encode_all(&scheduler, &tokenizer, &texts, &mode, &cancel).unwrap();
+                let counts = count_all(&scheduler, &tokenizer, &texts, &mode, &cancel).unwrap();
+                assert_eq!(encoded.offsets.len(), items.len() + 1, "{policy} x{threads}");
+                for (i, ids) in alone.iter().enumerate() {
+                    let (start, end) = (encoded.offsets[i] as usize, encoded.offsets[i + 1] as usize);
+                    assert_eq!(&encoded.ids[start..end], ids.as_slice(), "{policy} x{threads}: text {i}");
+                    assert_eq!(counts[i] as usize, ids.len(), "{policy} x{threads}: text {i}");
+                }
             }
         }
     }
 
     #[test]
-    fn a_cancelled_batch_in_parts_stops() {
+    fn a_cancelled_batch_stops() {
         let tokenizer = Tokenizer::from_encoding("o200k_base").unwrap();
         let mode = tokenizer.encode_mode(None, &AllowedSpecial::None).unwrap();
-        let items = sample_texts(&mut fastrand::Rng::with_seed(3), 500);
-        let parts = [texts_of(&items[..200]), texts_of(&items[200..])];
+        let texts = texts_of(&sample_texts(&mut fastrand::Rng::with_seed(3), 500));
         let scheduler = Scheduler::new(SchedulerConfig::default()).unwrap();
         let cancel = CancelToken::new();
         cancel.cancel();
-        let result = encode_parts(&scheduler, &tokenizer, &parts, &mode, &cancel, None);
+        let result = encode_all(&scheduler, &tokenizer, &texts, &mode, &cancel);
         assert!(matches!(
             result,
             Err(Failure::Batch(crate::scheduler::BatchError::Cancelled))

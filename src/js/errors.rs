@@ -1,11 +1,9 @@
 //! The one place where failures become JS errors, each of the class a JS user expects.
 
-use std::ffi::CStr;
-use std::ptr;
-
+use napi::Env;
 use napi::bindgen_prelude::Unknown;
-use napi::{Env, Status, sys};
 
+use super::raw::{self, ErrorConstructor};
 use crate::batch::Failure;
 use crate::engine::{self, ErrorKind};
 use crate::scheduler::BatchError;
@@ -25,7 +23,12 @@ pub enum ErrorClass {
 
 /// A JS error of `class` with `message`, ready to throw or to reject a promise with.
 pub fn js_error(env: &Env, class: ErrorClass, message: &str) -> napi::Error {
-    match create(env, class, message) {
+    with_cause(env, class, message, None)
+}
+
+/// [`js_error`] with a `cause` property, as `new Error(message, { cause })` sets it.
+fn with_cause(env: &Env, class: ErrorClass, message: &str, cause: Option<&Unknown>) -> napi::Error {
+    match create(env, class, message, cause) {
         Ok(error) => error,
         // Creating the error object failed (the environment is shutting down): a plain error is
         // all that can still be said.
@@ -33,77 +36,36 @@ pub fn js_error(env: &Env, class: ErrorClass, message: &str) -> napi::Error {
     }
 }
 
-fn create(env: &Env, class: ErrorClass, message: &str) -> napi::Result<napi::Error> {
-    let raw_env = env.raw();
-    let mut text = ptr::null_mut();
-    let mut error = ptr::null_mut();
-    // SAFETY: `raw_env` is the live environment of the current call; `message` is a valid buffer
-    // of `message.len()` bytes; the out-pointers are valid for writes.
-    let status = unsafe {
-        let status = sys::napi_create_string_utf8(
-            raw_env,
-            message.as_ptr().cast(),
-            message.len() as isize,
-            &mut text,
-        );
-        if status != sys::Status::napi_ok {
-            status
-        } else {
-            match class {
-                ErrorClass::Type => {
-                    sys::napi_create_type_error(raw_env, ptr::null_mut(), text, &mut error)
-                }
-                ErrorClass::Range => {
-                    sys::napi_create_range_error(raw_env, ptr::null_mut(), text, &mut error)
-                }
-                ErrorClass::Error | ErrorClass::Abort => {
-                    sys::napi_create_error(raw_env, ptr::null_mut(), text, &mut error)
-                }
-            }
-        }
+fn create(
+    env: &Env,
+    class: ErrorClass,
+    message: &str,
+    cause: Option<&Unknown>,
+) -> napi::Result<napi::Error> {
+    let constructor = match class {
+        ErrorClass::Type => ErrorConstructor::Type,
+        ErrorClass::Range => ErrorConstructor::Range,
+        ErrorClass::Error | ErrorClass::Abort => ErrorConstructor::Plain,
     };
-    if status != sys::Status::napi_ok {
-        return Err(napi::Error::new(Status::from(status), message.to_owned()));
-    }
+    let error = raw::create_error(env, constructor, message)?;
     if class == ErrorClass::Abort {
-        set_string(raw_env, error, c"name", "AbortError")?;
-        set_string(raw_env, error, c"code", "ABORT_ERR")?;
+        raw::set_named_property(env, &error, c"name", &raw::create_string(env, "AbortError")?)?;
+        raw::set_named_property(env, &error, c"code", &raw::create_string(env, "ABORT_ERR")?)?;
     }
-    // SAFETY: `error` was just created in `raw_env` and is a valid value of it.
-    Ok(napi::Error::from(unsafe {
-        Unknown::from_raw_unchecked(raw_env, error)
-    }))
+    if let Some(cause) = cause {
+        raw::set_named_property(env, &error, c"cause", cause)?;
+    }
+    Ok(napi::Error::from(error))
 }
 
-fn set_string(
-    env: sys::napi_env,
-    object: sys::napi_value,
-    key: &CStr,
-    value: &str,
-) -> napi::Result<()> {
-    let mut js_value = ptr::null_mut();
-    // SAFETY: `env` is live, `object` is one of its values, `key` is NUL-terminated and `value` is a
-    // valid buffer of `value.len()` bytes.
-    let status = unsafe {
-        let status = sys::napi_create_string_utf8(
-            env,
-            value.as_ptr().cast(),
-            value.len() as isize,
-            &mut js_value,
-        );
-        if status != sys::Status::napi_ok {
-            status
-        } else {
-            sys::napi_set_named_property(env, object, key.as_ptr(), js_value)
-        }
-    };
-    match status {
-        sys::Status::napi_ok => Ok(()),
-        status => Err(napi::Error::new(
-            Status::from(status),
-            "cannot set an error property".to_owned(),
-        )),
-    }
+/// A `TypeError`.
+pub fn type_error(env: &Env, message: &str) -> napi::Error {
+    js_error(env, ErrorClass::Type, message)
+}
+
+/// A `RangeError`.
+pub fn range_error(env: &Env, message: &str) -> napi::Error {
+    js_error(env, ErrorClass::Range, message)
 }
 
 /// An engine error as a JS error.
@@ -116,12 +78,16 @@ pub fn from_engine(env: &Env, error: &engine::Error) -> napi::Error {
     js_error(env, class, error.message())
 }
 
-/// A failed batch as a JS error.
-pub fn from_failure(env: &Env, failure: &Failure) -> napi::Error {
+/// A failed batch as a JS error; an aborted one carries `abort_reason` (the signal's `reason`)
+/// as its `cause`, as Node's own `AbortError`s do.
+pub fn from_failure(env: &Env, failure: &Failure, abort_reason: Option<&Unknown>) -> napi::Error {
     match failure {
-        Failure::Batch(BatchError::Cancelled) => {
-            js_error(env, ErrorClass::Abort, "The operation was aborted")
-        }
+        Failure::Batch(BatchError::Cancelled) => with_cause(
+            env,
+            ErrorClass::Abort,
+            "The operation was aborted",
+            abort_reason,
+        ),
         Failure::Batch(BatchError::ItemFailed { index, message }) => js_error(
             env,
             ErrorClass::Error,

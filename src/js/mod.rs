@@ -1,18 +1,27 @@
 //! The napi surface: argument checks, conversion to and from JS, and nothing else.
 //!
-//! One file per exported class (`tokenizer.rs`, `batch_encoding.rs`, `scheduler.rs`); the options
-//! objects (`options.rs`), the reading of JS strings (`texts.rs`), the async tasks (`tasks.rs`), their
-//! listener on the caller's `AbortSignal` (`signal.rs`) and the mapping of failures to JS error
-//! classes (`errors.rs`) beside them.
+//! One file per exported class (`tokenizer.rs`, `batch_encoding.rs`, `scheduler.rs`) and for the
+//! allocator's functions (`allocator.rs`). Beside them: the readers of arguments and options
+//! (`args.rs`, `options.rs`), the reading of texts (`texts.rs`), the calls behind the batch
+//! methods and their async tasks (`tasks.rs`), the listener on a caller's `AbortSignal`
+//! (`signal.rs`), the mapping of failures to JS error classes (`errors.rs`), and `raw.rs`, the
+//! only file with `unsafe`: every direct Node-API call, behind a safe function.
+//!
+//! Dependencies run one way: `raw` ← `errors` ← `args` ← `texts`, `signal`, `scheduler` ←
+//! `options` ← `tasks` ← `tokenizer`.
 
 mod allocator;
+mod args;
 mod batch_encoding;
 mod errors;
 mod options;
+#[cfg(feature = "testing")]
 mod profile;
+mod raw;
 mod scheduler;
 mod signal;
 mod tasks;
+#[cfg(feature = "testing")]
 mod testing;
 mod texts;
 mod tokenizer;

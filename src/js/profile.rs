@@ -1,6 +1,7 @@
 //! A benchmark hook: where one `encodeBatch` call's time goes, measured inside the addon.
 //!
-//! Exported as `__profileBoundary` and left out of `index.d.ts`; `benchmark/boundary.mjs` sets its
+//! Compiled only with the `testing` cargo feature (`npm run build:testing`), exported as
+//! `__profileBoundary` and left out of `index.d.ts`; `benchmark/boundary.mjs` sets its
 //! figures beside the end-to-end time of the public methods on the same texts.
 
 use std::time::Instant;
@@ -13,7 +14,7 @@ use super::batch_encoding::BatchEncoding;
 use super::errors::from_engine;
 use super::options::BatchOptions;
 use super::scheduler::default_runner;
-use super::tasks::Outcome;
+use super::tasks::TaskOutput;
 use super::texts::texts_from_array;
 use super::tokenizer::Tokenizer;
 use crate::batch;
@@ -42,7 +43,7 @@ pub fn profile_boundary<'env>(
     options: Option<Unknown>,
 ) -> napi::Result<Object<'env>> {
     let env = *env;
-    let options = BatchOptions::read(&env, options)?;
+    let options = BatchOptions::read(&env, options, "__profileBoundary")?;
     let tokenizer = &tokenizer.tokenizer;
     let runner = match options.scheduler {
         Some(runner) => runner,
@@ -78,14 +79,14 @@ pub fn profile_boundary<'env>(
         .encode_mode(None, &AllowedSpecial::None)
         .map_err(|e| from_engine(&env, &e))?;
     let started = Instant::now();
-    let encoded = Outcome::from(batch::encode_all(
+    let encoded = TaskOutput::from(batch::encode_all(
         &runner.scheduler,
         tokenizer,
         &texts,
         &mode,
         &CancelToken::default(),
     ))
-    .into_result(&env)?;
+    .into_result(&env, None)?;
     let scheduled_ms = millis(started);
     let produced = encoded.ids.len();
 

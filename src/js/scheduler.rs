@@ -3,13 +3,19 @@
 use std::sync::{OnceLock, RwLock};
 
 use napi::Env;
+use napi::bindgen_prelude::Unknown;
 use napi_derive::napi;
 
-use super::errors::{ErrorClass, js_error};
-use crate::scheduler::{self, Policy, SchedulerConfig};
+use super::args::{bool_option, choice_option, options_object, whole_number_option};
+use super::errors::{range_error, type_error};
+use crate::scheduler::{self, MAX_THREADS, Policy, SchedulerConfig};
 
 /// Options of `new Scheduler()`; each unset option takes its default (or the environment's).
-#[napi(object)]
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[expect(
+    dead_code,
+    reason = "index.d.ts's type for the options; `Scheduler::new` reads them by hand"
+)]
 pub struct SchedulerOptions {
     /// Threads a batch may use, the calling thread included.
     /// @default `BATCHTOK_THREADS`, else the number of available cores
@@ -42,8 +48,9 @@ pub struct BatchStats {
     /// 64 threads, so that the claims at a batch's end do not all queue on one cache line (0 for
     /// the rayon and serial policies).
     pub cursors: f64,
-    /// Chunks run by pool workers rather than the submitting thread.
-    pub steals_or_retries: f64,
+    /// Chunks run by pool helpers rather than the submitting thread (chunked policy; 0 for the
+    /// others).
+    pub helper_chunks: f64,
     /// Workers woken for the batch.
     pub wakeups: f64,
     /// Threads that ran at least one chunk.
@@ -55,19 +62,14 @@ pub struct BatchStats {
     /// Shared atomic operations batchtok's own code issued for the batch.
     pub shared_atomic_ops: f64,
     /// Locks the tokenizer engine took on state its threads share: 2 for each worker's working
-    /// memory, leased from the engine once per run of the batch (see `parts`) and given back, not
-    /// per text (2 more where a worker's texts also go to an OpenAI encoding's exact engine);
+    /// memory, leased from the engine once per batch and given back, not per text (2 more where a worker's texts also go to an OpenAI encoding's exact engine);
     /// `null` where the stable fallback encoded a text (its cache locks depend on the text), or
     /// for a failed batch.
     pub engine_locks: Option<f64>,
-    /// The batch ran on the calling thread alone and woke no worker: it was small, or, read in
-    /// parts, it was done before the main thread finished reading.
+    /// The batch ran on the calling thread alone and woke no worker (it was small).
     pub inline: bool,
     /// Wall-clock time of the batch, in milliseconds.
     pub wall_ms: f64,
-    /// Scheduler runs the batch took: 1, or more when `encodeBatch` or `countBatch` handed a
-    /// large array of strings over in parts, each encoding while the next was read.
-    pub parts: f64,
 }
 
 impl From<scheduler::BatchStats> for BatchStats {
@@ -79,7 +81,7 @@ impl From<scheduler::BatchStats> for BatchStats {
             chunks: stats.chunks as f64,
             claims: stats.claims as f64,
             cursors: stats.cursors as f64,
-            steals_or_retries: stats.steals_or_retries as f64,
+            helper_chunks: stats.helper_chunks as f64,
             wakeups: stats.wakeups as f64,
             threads_used: stats.threads_used as f64,
             busy_ms: stats
@@ -92,7 +94,6 @@ impl From<scheduler::BatchStats> for BatchStats {
             engine_locks: stats.work_locks.map(|locks| locks as f64),
             inline: stats.inline,
             wall_ms: stats.wall_ns as f64 / 1e6,
-            parts: stats.parts as f64,
         }
     }
 }
@@ -112,6 +113,12 @@ pub struct Runner {
     pub release_memory: bool,
 }
 
+/// The keys `new Scheduler()` takes.
+const SCHEDULER_KEYS: &[&str] = &["threads", "policy", "releaseMemory"];
+
+/// The names `options.policy` accepts.
+const POLICY_NAMES: &[&str] = &["chunked", "serial", "rayon", "rayon-min-len", "auto"];
+
 /// The scheduler a batch uses when its options name none; set with `Scheduler.setDefault`.
 static DEFAULT: OnceLock<RwLock<Option<Runner>>> = OnceLock::new();
 
@@ -128,7 +135,7 @@ pub fn default_runner(env: &Env) -> napi::Result<Runner> {
     }
     let scheduler = SchedulerConfig::from_env()
         .and_then(scheduler::Scheduler::new)
-        .map_err(|e| js_error(env, ErrorClass::Range, &e.to_string()))?;
+        .map_err(|e| range_error(env, &e.to_string()))?;
     let runner = Runner {
         scheduler,
         release_memory: false,
@@ -146,29 +153,25 @@ impl Scheduler {
 
 #[napi]
 impl Scheduler {
-    /// A scheduler; unset options take their defaults. An invalid value throws a `RangeError`.
-    #[napi(constructor)]
-    pub fn new(env: Env, options: Option<SchedulerOptions>) -> napi::Result<Self> {
-        let range = |message: String| js_error(&env, ErrorClass::Range, &message);
-        let mut config = SchedulerConfig::from_env().map_err(|e| range(e.to_string()))?;
-        let release_memory = options
-            .as_ref()
-            .and_then(|o| o.release_memory)
-            .unwrap_or(false);
-        if let Some(options) = options {
-            if let Some(threads) = options.threads {
-                if threads.fract() != 0.0 || !(1.0..=u32::MAX as f64).contains(&threads) {
-                    return Err(range(format!(
-                        "threads is {threads}; expected a whole number of at least 1"
-                    )));
-                }
+    /// A scheduler; unset options take their defaults (or the environment's). A value of the
+    /// wrong type throws a `TypeError`, one out of range a `RangeError`, each naming the option.
+    #[napi(constructor, ts_args_type = "options?: SchedulerOptions")]
+    pub fn new(env: Env, options: Option<Unknown>) -> napi::Result<Self> {
+        let mut config = SchedulerConfig::from_env().map_err(|e| range_error(&env, &e.to_string()))?;
+        let mut release_memory = false;
+        if let Some(object) = options_object(&env, options, "new Scheduler()", SCHEDULER_KEYS)? {
+            if let Some(threads) =
+                whole_number_option(&env, &object, c"threads", 1, MAX_THREADS as u32)?
+            {
                 config.threads = threads as usize;
             }
-            if let Some(policy) = options.policy {
-                config.policy = policy.parse::<Policy>().map_err(|e| range(e.to_string()))?;
+            if let Some(policy) = choice_option(&env, &object, c"policy", POLICY_NAMES)? {
+                config.policy = policy.parse::<Policy>().map_err(|e| range_error(&env, &e.to_string()))?;
             }
+            release_memory = bool_option(&env, &object, c"releaseMemory")?.unwrap_or(false);
         }
-        let scheduler = scheduler::Scheduler::new(config).map_err(|e| range(e.to_string()))?;
+        let scheduler =
+            scheduler::Scheduler::new(config).map_err(|e| range_error(&env, &e.to_string()))?;
         Ok(Scheduler {
             runner: Runner {
                 scheduler,
@@ -178,10 +181,20 @@ impl Scheduler {
     }
 
     /// Makes `scheduler` the one batches use when their options name none.
-    #[napi]
-    pub fn set_default(scheduler: &Scheduler) {
+    #[napi(ts_args_type = "scheduler: Scheduler")]
+    pub fn set_default(env: Env, scheduler: Unknown) -> napi::Result<()> {
+        let Some(scheduler) = super::raw::class_instance::<Scheduler>(&env, &scheduler) else {
+            return Err(type_error(
+                &env,
+                &format!(
+                    "scheduler is {}; expected a Scheduler (new Scheduler({{ threads, policy }}))",
+                    super::args::describe(&scheduler)
+                ),
+            ));
+        };
         let slot = DEFAULT.get_or_init(|| RwLock::new(None));
         *slot.write().unwrap_or_else(|e| e.into_inner()) = Some(scheduler.runner.clone());
+        Ok(())
     }
 
     /// The scheduler batches use when their options name none.

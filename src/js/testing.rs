@@ -1,13 +1,15 @@
 //! Hooks that exist only for the test suite: they make the failure paths reachable from JS.
 //!
-//! They are exported under names starting with `__` and left out of `index.d.ts`.
+//! They are compiled only with the `testing` cargo feature, which the release build leaves off
+//! (`npm run build:testing` builds the addon the tests load them from), and exported under names
+//! starting with `__`, left out of `index.d.ts`.
 
 use napi::bindgen_prelude::AsyncTask;
 use napi::{Env, Task};
 use napi_derive::napi;
 
 use super::scheduler::default_runner;
-use super::tasks::Outcome;
+use super::tasks::TaskOutput;
 use crate::batch::Failure;
 use crate::scheduler::{Batch, CancelToken, Scheduler};
 
@@ -45,18 +47,18 @@ pub struct PanicTask {
 }
 
 impl Task for PanicTask {
-    type Output = Outcome<()>;
+    type Output = TaskOutput<()>;
     type JsValue = ();
 
     fn compute(&mut self) -> napi::Result<Self::Output> {
-        Ok(Outcome::of(|| {
+        Ok(TaskOutput::of(|| {
             let run = self.scheduler.run(&self.batch, &CancelToken::default());
             run.map(|_| ()).map_err(Failure::from).into()
         }))
     }
 
     fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<()> {
-        output.into_result(&env)
+        output.into_result(&env, None)
     }
 }
 

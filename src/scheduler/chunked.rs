@@ -1,6 +1,5 @@
 //! The chunked policy: plan the batch, publish it to the pool unless it is small enough to run
-//! inline (or, behind a shut gate, once the gate opens), work on it from the calling thread,
-//! wait for the helpers, assemble the output.
+//! inline, work on it from the calling thread, wait for the helpers, assemble the output.
 
 use std::iter;
 use std::time::Instant;
@@ -8,32 +7,17 @@ use std::time::Instant;
 use super::batch::{Batch, BatchError, Chunk, Outcome, tiles};
 use super::cancel::CancelToken;
 use super::config::{Policy, SchedulerConfig};
-use super::gate::Gate;
 use super::plan::{PlanParams, plan, plan_cumulative};
 use super::pool::Pool;
 use super::queue::{Job, WorkerResult, claim_cursors};
 use super::stats::{BatchStats, imbalance, nanos};
 
-/// Runs `batch` under the chunked policy. `pool` is called only if the batch is published. The
-/// pool's tests call this; the scheduler calls [`run_gated`].
-#[cfg(test)]
+/// Runs `batch` under the chunked policy. `pool` is called only if the batch is published.
 pub(super) fn run<'p, B: Batch>(
     pool: impl FnOnce() -> &'p Pool,
     config: &SchedulerConfig,
     batch: &B,
     cancel: &CancelToken,
-) -> Outcome<B> {
-    run_gated(pool, config, batch, cancel, None)
-}
-
-/// [`run`], with the calling thread working alone while `gate` is shut; a batch with chunks left
-/// when it opens is published then.
-pub(super) fn run_gated<'p, B: Batch>(
-    pool: impl FnOnce() -> &'p Pool,
-    config: &SchedulerConfig,
-    batch: &B,
-    cancel: &CancelToken,
-    gate: Option<&Gate>,
 ) -> Outcome<B> {
     let len = batch.len();
     let params = PlanParams::from_config(config);
@@ -66,12 +50,8 @@ pub(super) fn run_gated<'p, B: Batch>(
     let job = Job::new(batch, cancel, &plan, cursors, config.threads - 1);
     let started = Instant::now();
     let mut owner = WorkerResult::new();
-    if let Some(gate) = gate.filter(|gate| !inline && !gate.is_open()) {
-        job.claim_until(&mut owner, || gate.is_open());
-    }
     let mut publication_ops = 0;
-    let published = !inline && job.remaining() > 0;
-    if published {
+    if !inline {
         let pool = pool();
         pool.ensure_workers(config.threads - 1);
         // SAFETY: `publication` is a local that is retired three lines below, or dropped while
@@ -81,7 +61,7 @@ pub(super) fn run_gated<'p, B: Batch>(
         job.claim_until(&mut owner, || false);
         owner.wakeups = publication.wakeups;
         publication_ops = publication.retire();
-    } else if inline {
+    } else {
         job.claim_until(&mut owner, || false);
     }
     owner.busy_ns = nanos(started.elapsed());
@@ -91,7 +71,7 @@ pub(super) fn run_gated<'p, B: Batch>(
     let mut stats = BatchStats {
         policy: Policy::Chunked,
         bytes: plan.total_bytes,
-        inline: !published,
+        inline,
         cursors: job.cursors(),
         ..BatchStats::default()
     };
@@ -117,7 +97,7 @@ pub(super) fn run_gated<'p, B: Batch>(
         stats.wakeups += wakeups as usize;
         stats.shared_atomic_ops += atomic_ops;
         if position > 0 {
-            stats.steals_or_retries += executed as usize;
+            stats.helper_chunks += executed as usize;
         }
         if executed > 0 {
             stats.per_worker_busy_ns.push(busy_ns);

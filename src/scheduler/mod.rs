@@ -40,8 +40,6 @@ mod batch;
 mod cancel;
 mod chunked;
 mod config;
-mod cores;
-mod gate;
 pub mod plan;
 mod pool;
 mod queue;
@@ -62,7 +60,6 @@ pub use config::{
     DEFAULT_MIN_CHUNK_BYTES, ENV_CHUNK_BYTES, ENV_POLICY, ENV_THREADS, MAX_GUIDED_DIVISOR,
     MAX_THREADS, Policy, SchedulerConfig,
 };
-pub use gate::Gate;
 pub use queue::{ONE_CURSOR_MAX_THREADS, THREADS_PER_CURSOR, claim_cursors};
 pub use rayon_policies::min_len as rayon_min_len;
 pub use sleep::WAKE_FANOUT;
@@ -101,6 +98,19 @@ impl Scheduler {
         &self.inner.config
     }
 
+    /// How many sinks a run makes at most, where that is known before it starts: one per
+    /// thread for the chunked policy, one for the serial one, and `None` for the rayon policies,
+    /// whose leaf jobs (one sink each) are decided as rayon splits the batch. Work that sizes its
+    /// sinks up front divides its estimate by this.
+    pub fn max_sinks(&self) -> Option<usize> {
+        let config = &self.inner.config;
+        match config.policy {
+            Policy::Serial => Some(1),
+            Policy::Chunked => Some(config.threads),
+            Policy::Rayon | Policy::RayonMinLen => None,
+        }
+    }
+
     /// Processes every item of `batch` and returns the sinks and the chunk index, or the first
     /// error. Synchronous: the calling thread works on the batch and returns once it is done,
     /// cancelled or failed, and (invariant 2) once no other thread touches `batch` any more.
@@ -129,7 +139,7 @@ impl Scheduler {
         cancel: &CancelToken,
         record: bool,
     ) -> Result<BatchOutput<B>, BatchError> {
-        let (result, stats) = self.run_measured(batch, cancel, None);
+        let (result, stats) = self.run_measured(batch, cancel);
         if record {
             self.record(stats.clone());
         }
@@ -141,12 +151,10 @@ impl Scheduler {
     }
 
     /// Runs `batch` under the configured policy and measures it, whether it succeeds or not.
-    /// Behind a shut `gate`, a chunked batch runs on the calling thread alone until it opens.
     fn run_measured<B: Batch>(
         &self,
         batch: &B,
         cancel: &CancelToken,
-        gate: Option<&Gate>,
     ) -> (Result<batch::SinksAndChunks<B>, BatchError>, BatchStats) {
         let started = Instant::now();
         let config = &self.inner.config;
@@ -160,11 +168,10 @@ impl Scheduler {
                 Policy::Serial => serial::run(batch, cancel),
                 Policy::Rayon => rayon_policies::run(config.threads, false, batch, cancel),
                 Policy::RayonMinLen => rayon_policies::run(config.threads, true, batch, cancel),
-                Policy::Chunked => chunked::run_gated(Pool::global, config, batch, cancel, gate),
+                Policy::Chunked => chunked::run(Pool::global, config, batch, cancel),
             }
         };
         stats.wall_ns = nanos(started.elapsed());
-        stats.parts = 1;
         if let Ok((sinks, _)) = &result {
             stats.work_locks = sinks.iter().map(|sink| batch.locks_taken(sink)).sum();
         }
@@ -179,17 +186,6 @@ impl Scheduler {
             .unwrap_or_else(PoisonError::into_inner) = Some(stats);
     }
 
-    /// Starts a batch whose items arrive in parts: each part runs as soon as the caller has it,
-    /// with [`PartedRun::run`], and `last_stats` describes all the parts run so far as one batch.
-    pub fn parted(&self) -> PartedRun<'_> {
-        PartedRun {
-            scheduler: self,
-            started: Instant::now(),
-            so_far: None,
-            gate: None,
-        }
-    }
-
     /// Stats of the most recent batch this scheduler (or a clone) finished, failed ones included.
     pub fn last_stats(&self) -> Option<BatchStats> {
         self.inner
@@ -197,55 +193,6 @@ impl Scheduler {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
-    }
-}
-
-/// A batch run as a sequence of parts (see [`Scheduler::parted`]). Each part is a batch of its
-/// own to the policy, and runs only after the previous one returned, so the invariants above hold
-/// part by part; only the stats join them.
-pub struct PartedRun<'s> {
-    scheduler: &'s Scheduler,
-    started: Instant,
-    /// The merged stats of the parts run so far.
-    so_far: Option<BatchStats>,
-    /// Parts run on the calling thread alone while this is shut (chunked policy only).
-    gate: Option<&'s Gate>,
-}
-
-impl<'s> PartedRun<'s> {
-    /// Keeps the parts to the calling thread while `gate` is shut: for parts that arrive from a
-    /// producer working on one of the same cores meanwhile, which opens the gate once it is done.
-    /// A part running when the gate opens is shared with the pool from its next chunk on. The
-    /// other policies ignore the gate. The calling thread first steps off the producer's core if
-    /// it finds itself there ([`Gate::step_off_producer_core`]).
-    pub fn alone_until(self, gate: &'s Gate) -> Self {
-        gate.step_off_producer_core();
-        PartedRun {
-            gate: Some(gate),
-            ..self
-        }
-    }
-
-    /// Runs the next part, as [`Scheduler::run`] would; the output's stats are the part's own,
-    /// while the scheduler's `last_stats` becomes the batch's so far, this part included.
-    pub fn run<B: Batch>(
-        &mut self,
-        part: &B,
-        cancel: &CancelToken,
-    ) -> Result<BatchOutput<B>, BatchError> {
-        let (result, stats) = self.scheduler.run_measured(part, cancel, self.gate);
-        let mut merged = match self.so_far.take() {
-            Some(so_far) => so_far.then(&stats),
-            None => stats.clone(),
-        };
-        merged.wall_ns = nanos(self.started.elapsed());
-        self.scheduler.record(merged.clone());
-        self.so_far = Some(merged);
-        result.map(|(sinks, chunks)| BatchOutput {
-            sinks,
-            chunks,
-            stats,
-        })
     }
 }
 

@@ -140,7 +140,9 @@ impl JobControl {
         }
     }
 
-    /// Plan chunks not handed out yet (none once the batch stopped), summed over the cursors.
+    /// Plan chunks not handed out yet (none once the batch stopped), summed over the cursors:
+    /// what a join reads, without its early stop (tests compare the two).
+    #[cfg(test)]
     pub fn remaining(&self) -> usize {
         self.remaining_up_to(usize::MAX)
     }
@@ -227,7 +229,7 @@ pub(super) struct WorkerResult<B: Batch> {
     pub atomic_ops: u64,
     pub wakeups: u64,
     /// The cursor this participation claims from next (P2): its home until that comes back
-    /// empty. Kept across the owner's two claim loops around a gate.
+    /// empty. Kept across calls of `claim_until`, so a second call goes on where the first left.
     cursor: usize,
     /// Cursors that came back empty to this participation; each does so once, and stays empty.
     empty_cursors: usize,
@@ -285,6 +287,7 @@ impl<'a, B: Batch> Job<'a, B> {
     }
 
     /// Plan chunks not handed out yet (none once the batch stopped).
+    #[cfg(test)]
     pub fn remaining(&self) -> usize {
         self.control.remaining()
     }
@@ -531,8 +534,8 @@ mod tests {
 
     #[test]
     fn an_owner_claiming_in_two_loops_tries_each_cursor_once() {
-        // As around a gate: the first loop leaves after a chunk of cursor 1, past an empty
-        // cursor 0; the second goes on from cursor 1, not from cursor 0 again.
+        // The first loop leaves after a chunk of cursor 1, past an empty cursor 0; the second
+        // goes on from cursor 1, not from cursor 0 again.
         let batch = TestBatch::new(vec![50; 40]);
         let plan = small_plan(&batch);
         let len = plan.chunks.len();

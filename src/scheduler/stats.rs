@@ -18,11 +18,11 @@ pub struct BatchStats {
     /// (one task per item).
     pub claims: usize,
     /// Chunked: claim cursors the batch's chunks were dealt to (`queue::claim_cursors`; 1 for
-    /// an inline batch). Others: 0. Of a batch run in parts, the most any part had.
+    /// an inline batch). Others: 0.
     pub cursors: usize,
-    /// Chunked: chunks executed by pool helpers rather than the submitting thread (the analogue
-    /// of steals). Serial and rayon: 0 (rayon does not expose its steals).
-    pub steals_or_retries: usize,
+    /// Chunked: chunks executed by pool helpers rather than the submitting thread. Serial and
+    /// rayon: 0 (rayon does not say which thread submitted).
+    pub helper_chunks: usize,
     /// Chunked: workers woken (unparked) on behalf of this batch. Others: 0 (not observable).
     pub wakeups: usize,
     /// Threads that executed at least one chunk; `per_worker_busy_ns` has one entry per thread.
@@ -46,12 +46,8 @@ pub struct BatchStats {
     pub work_locks: Option<u64>,
     /// True when the batch ran entirely on the calling thread without waking any worker.
     pub inline: bool,
-    /// Wall-clock time of `run`, in nanoseconds; of a batch run in parts, from the start of its
-    /// first part to the end of its last, waits between parts included.
+    /// Wall-clock time of `run`, in nanoseconds.
     pub wall_ns: u64,
-    /// Runs the batch took: 1, or more for a batch whose items arrived in parts
-    /// ([`super::PartedRun`]), each run as soon as it arrived.
-    pub parts: usize,
 }
 
 impl BatchStats {
@@ -63,42 +59,6 @@ impl BatchStats {
             inline: true,
             ..BatchStats::default()
         }
-    }
-}
-
-impl BatchStats {
-    /// The stats of a batch run in two parts, `self` and then `next`, as one record: counts and
-    /// times add up; busy times add up position by position (the submitting thread is first in
-    /// both; the helpers behind it need not be the same threads); the batch is inline only if
-    /// both parts were; the engine's locks are known only if both parts' are.
-    pub fn then(mut self, next: &BatchStats) -> BatchStats {
-        self.items += next.items;
-        self.bytes += next.bytes;
-        self.chunks += next.chunks;
-        self.claims += next.claims;
-        self.cursors = self.cursors.max(next.cursors);
-        self.steals_or_retries += next.steals_or_retries;
-        self.wakeups += next.wakeups;
-        self.participants += next.participants;
-        if self.per_worker_busy_ns.len() < next.per_worker_busy_ns.len() {
-            self.per_worker_busy_ns
-                .resize(next.per_worker_busy_ns.len(), 0);
-        }
-        for (total, &busy) in self
-            .per_worker_busy_ns
-            .iter_mut()
-            .zip(&next.per_worker_busy_ns)
-        {
-            *total += busy;
-        }
-        self.threads_used = self.per_worker_busy_ns.len();
-        self.imbalance = imbalance(&self.per_worker_busy_ns);
-        self.shared_atomic_ops += next.shared_atomic_ops;
-        self.work_locks = self.work_locks.zip(next.work_locks).map(|(a, b)| a + b);
-        self.inline &= next.inline;
-        self.wall_ns += next.wall_ns;
-        self.parts += next.parts;
-        self
     }
 }
 
@@ -128,60 +88,6 @@ mod tests {
         assert_eq!(imbalance(&[5]), 1.0);
         assert_eq!(imbalance(&[10, 10]), 1.0);
         assert_eq!(imbalance(&[30, 10]), 1.5);
-    }
-
-    #[test]
-    fn parts_add_up() {
-        let first = BatchStats {
-            items: 10,
-            bytes: 100,
-            chunks: 2,
-            claims: 3,
-            wakeups: 1,
-            participants: 2,
-            per_worker_busy_ns: vec![40, 20],
-            work_locks: Some(4),
-            inline: false,
-            wall_ns: 50,
-            parts: 1,
-            ..BatchStats::empty(Policy::Chunked)
-        };
-        let second = BatchStats {
-            items: 5,
-            bytes: 30,
-            chunks: 1,
-            claims: 2,
-            participants: 1,
-            per_worker_busy_ns: vec![20],
-            work_locks: Some(2),
-            inline: true,
-            wall_ns: 25,
-            parts: 1,
-            ..BatchStats::empty(Policy::Chunked)
-        };
-        let both = first.clone().then(&second);
-        assert_eq!(
-            (both.items, both.bytes, both.chunks, both.claims),
-            (15, 130, 3, 5)
-        );
-        assert_eq!((both.wakeups, both.participants, both.parts), (1, 3, 2));
-        assert_eq!(both.per_worker_busy_ns, vec![60, 20]);
-        assert_eq!((both.threads_used, both.imbalance), (2, 1.5));
-        assert_eq!(
-            (both.work_locks, both.inline, both.wall_ns),
-            (Some(6), false, 75)
-        );
-        let unknown = BatchStats {
-            work_locks: None,
-            ..second.clone()
-        };
-        assert_eq!(first.then(&unknown).work_locks, None);
-        // A wider part after a narrower one keeps every thread's time.
-        let wide = second.then(&BatchStats {
-            per_worker_busy_ns: vec![1, 2, 3],
-            ..BatchStats::empty(Policy::Chunked)
-        });
-        assert_eq!(wide.per_worker_busy_ns, vec![21, 2, 3]);
     }
 
     #[test]

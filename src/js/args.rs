@@ -1,0 +1,303 @@
+//! Readers of JS arguments and options: each checks a value's type and range and, when it is
+//! wrong, throws the error class a JS user expects with a message that names the argument
+//! (`texts[3]`, `options.threads`) and says what is accepted.
+
+use std::ffi::CStr;
+
+use napi::bindgen_prelude::{JsValue, TypedArrayType, Unknown};
+use napi::{Env, ValueType};
+
+use super::errors::{ErrorClass, js_error, range_error, type_error};
+use super::raw;
+
+/// How a JS value is described in an error: its `typeof`, with `null` and arrays told apart.
+pub fn describe(value: &Unknown) -> &'static str {
+    match value.get_type() {
+        Ok(ValueType::Null) => "null",
+        Ok(ValueType::Undefined) => "undefined",
+        Ok(ValueType::Boolean) => "a boolean",
+        Ok(ValueType::Number) => "a number",
+        Ok(ValueType::BigInt) => "a bigint",
+        Ok(ValueType::String) => "a string",
+        Ok(ValueType::Symbol) => "a symbol",
+        Ok(ValueType::Function) => "a function",
+        Ok(ValueType::Object) if value.is_array().unwrap_or(false) => "an array",
+        Ok(ValueType::Object) => "an object",
+        _ => "a value of unknown type",
+    }
+}
+
+/// `number` as JS prints it where Rust's spelling differs (`Infinity`, not `inf`).
+pub fn as_js_prints(number: f64) -> String {
+    match number {
+        f64::INFINITY => "Infinity".to_owned(),
+        f64::NEG_INFINITY => "-Infinity".to_owned(),
+        _ => number.to_string(),
+    }
+}
+
+/// A string argument, or a `TypeError` naming it as `what`.
+pub fn string(env: &Env, value: &Unknown, what: &str) -> napi::Result<String> {
+    if value.get_type()? != ValueType::String {
+        return Err(type_error(
+            env,
+            &format!("{what} is {}; expected a string", describe(value)),
+        ));
+    }
+    raw::string(env, value)
+}
+
+/// A boolean argument, or a `TypeError` naming it as `what`.
+pub fn boolean(env: &Env, value: &Unknown, what: &str) -> napi::Result<bool> {
+    if value.get_type()? != ValueType::Boolean {
+        return Err(type_error(
+            env,
+            &format!("{what} is {}; expected true or false", describe(value)),
+        ));
+    }
+    raw::boolean(env, value)
+}
+
+/// A whole number from `min` to `max`: a `TypeError` if `value` is not a number, a `RangeError`
+/// if it is not whole or out of range.
+pub fn whole_number(env: &Env, value: &Unknown, what: &str, min: u32, max: u32) -> napi::Result<u32> {
+    if value.get_type()? != ValueType::Number {
+        return Err(type_error(
+            env,
+            &format!("{what} is {}; expected a whole number", describe(value)),
+        ));
+    }
+    let number = raw::number(env, value)?;
+    if number.fract() != 0.0 || !(f64::from(min)..=f64::from(max)).contains(&number) {
+        return Err(range_error(
+            env,
+            &format!(
+                "{what} is {}; expected a whole number from {min} to {max}",
+                as_js_prints(number)
+            ),
+        ));
+    }
+    Ok(number as u32)
+}
+
+/// A `Uint32Array`, or an array of whole numbers from 0 to 2^32 - 1; `noun` names what the
+/// numbers are in errors (`ids`).
+pub fn u32_list(env: &Env, value: &Unknown, what: &str, noun: &str) -> napi::Result<Vec<u32>> {
+    match raw::typed_array_type(env, value)? {
+        Some(TypedArrayType::Uint32) => return raw::uint32_elements(env, value),
+        Some(_) => {}
+        None if value.is_array()? => {
+            let items = raw::elements(env, value)?;
+            let mut numbers = Vec::with_capacity(items.len());
+            for (index, item) in items.iter().enumerate() {
+                if item.get_type()? != ValueType::Number {
+                    return Err(type_error(
+                        env,
+                        &format!("{what}[{index}] is {}; {noun} are whole numbers", describe(item)),
+                    ));
+                }
+                let number = raw::number(env, item)?;
+                if number.fract() != 0.0 || !(0.0..=f64::from(u32::MAX)).contains(&number) {
+                    return Err(range_error(
+                        env,
+                        &format!(
+                            "{what}[{index}] is {}; {noun} are whole numbers from 0 to 4294967295",
+                            as_js_prints(number)
+                        ),
+                    ));
+                }
+                numbers.push(number as u32);
+            }
+            return Ok(numbers);
+        }
+        None => {}
+    }
+    Err(type_error(
+        env,
+        &format!(
+            "{what} is {}; expected a Uint32Array or an array of numbers",
+            describe(value)
+        ),
+    ))
+}
+
+/// A list of id lists, each read as [`u32_list`] reads one.
+pub fn id_lists(env: &Env, value: &Unknown, what: &str) -> napi::Result<Vec<Vec<u32>>> {
+    if !value.is_array()? {
+        return Err(type_error(
+            env,
+            &format!("{what} is {}; expected an array of id lists", describe(value)),
+        ));
+    }
+    raw::elements(env, value)?
+        .iter()
+        .enumerate()
+        .map(|(index, item)| u32_list(env, item, &format!("{what}[{index}]"), "ids"))
+        .collect()
+}
+
+/// An object's property, `None` when it is `undefined`.
+pub fn property<'env>(
+    env: &Env,
+    object: &Unknown<'env>,
+    key: &CStr,
+) -> napi::Result<Option<Unknown<'env>>> {
+    let value = raw::named_property(env, object, key).map_err(|_| {
+        js_error(env, ErrorClass::Error, &format!("cannot read option {key:?}"))
+    })?;
+    Ok(match value.get_type()? {
+        ValueType::Undefined => None,
+        _ => Some(value),
+    })
+}
+
+/// The options object of a call, checked: `undefined` and `null` mean no options; anything else
+/// but a plain object is a `TypeError`, and so is a key that is not in `keys` (naming it, and the
+/// nearest valid key). `call` names the method in errors (`encodeBatch`).
+pub fn options_object<'env>(
+    env: &Env,
+    value: Option<Unknown<'env>>,
+    call: &str,
+    keys: &[&str],
+) -> napi::Result<Option<Unknown<'env>>> {
+    let Some(value) = value else { return Ok(None) };
+    match value.get_type()? {
+        ValueType::Undefined | ValueType::Null => return Ok(None),
+        ValueType::Object if !value.is_array()? => {}
+        _ => {
+            return Err(type_error(
+                env,
+                &format!("options is {}; expected an object", describe(&value)),
+            ));
+        }
+    }
+    for key in raw::own_keys(env, &value)? {
+        if !keys.contains(&key.as_str()) {
+            return Err(type_error(env, &unknown_key(&key, call, keys)));
+        }
+    }
+    Ok(Some(value))
+}
+
+/// The message for an option `key` that `call` does not take.
+fn unknown_key(key: &str, call: &str, keys: &[&str]) -> String {
+    let nearest = keys
+        .iter()
+        .map(|valid| (edit_distance(&key.to_lowercase(), &valid.to_lowercase()), *valid))
+        .min();
+    let listed = keys.join(", ");
+    match nearest {
+        // Close enough to be a typo: at most a third of the key's letters differ.
+        Some((distance, valid)) if distance * 3 <= valid.len().max(3) => format!(
+            "options.{key} is not an option of {call}; did you mean '{valid}'? (options: {listed})"
+        ),
+        _ if keys.is_empty() => format!("options.{key} is not an option of {call}; it takes none"),
+        _ => format!("options.{key} is not an option of {call} (options: {listed})"),
+    }
+}
+
+/// The Levenshtein distance between `a` and `b`, in characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let replaced = diagonal + usize::from(ca != cb);
+            diagonal = row[j + 1];
+            row[j + 1] = replaced.min(row[j] + 1).min(diagonal + 1);
+        }
+    }
+    row[b.len()]
+}
+
+/// A boolean option, `None` when unset.
+pub fn bool_option(env: &Env, object: &Unknown, key: &CStr) -> napi::Result<Option<bool>> {
+    property(env, object, key)?
+        .map(|value| boolean(env, &value, &option_name(key)))
+        .transpose()
+}
+
+/// A whole-number option from `min` to `max`, `None` when unset.
+pub fn whole_number_option(
+    env: &Env,
+    object: &Unknown,
+    key: &CStr,
+    min: u32,
+    max: u32,
+) -> napi::Result<Option<u32>> {
+    property(env, object, key)?
+        .map(|value| whole_number(env, &value, &option_name(key), min, max))
+        .transpose()
+}
+
+/// A string option that must be one of `choices`, `None` when unset: a `TypeError` for a value
+/// that is not a string, a `RangeError` listing the choices for one that is not among them.
+pub fn choice_option<'c>(
+    env: &Env,
+    object: &Unknown,
+    key: &CStr,
+    choices: &[&'c str],
+) -> napi::Result<Option<&'c str>> {
+    let Some(value) = property(env, object, key)? else {
+        return Ok(None);
+    };
+    let name = option_name(key);
+    let listed = choices
+        .iter()
+        .map(|choice| format!("'{choice}'"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if value.get_type()? != ValueType::String {
+        return Err(type_error(
+            env,
+            &format!("{name} is {}; expected one of {listed}", describe(&value)),
+        ));
+    }
+    let text = raw::string(env, &value)?;
+    choices
+        .iter()
+        .find(|choice| **choice == text)
+        .copied()
+        .map(Some)
+        .ok_or_else(|| range_error(env, &format!("{name} is {text:?}; expected one of {listed}")))
+}
+
+/// `options.<key>`, as errors name an option.
+pub fn option_name(key: &CStr) -> String {
+    format!("options.{}", key.to_string_lossy())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn edit_distance_counts_insertions_deletions_and_substitutions() {
+        assert_eq!(edit_distance("thread", "threads"), 1);
+        assert_eq!(edit_distance("threds", "threads"), 1);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("policy", "policy"), 0);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+    }
+
+    #[test]
+    fn an_unknown_key_names_the_nearest_valid_one_when_it_is_a_typo() {
+        let keys = ["threads", "policy", "releaseMemory"];
+        assert_eq!(
+            unknown_key("thread", "new Scheduler()", &keys),
+            "options.thread is not an option of new Scheduler(); did you mean 'threads'? \
+             (options: threads, policy, releaseMemory)"
+        );
+        assert_eq!(
+            unknown_key("colour", "new Scheduler()", &keys),
+            "options.colour is not an option of new Scheduler() (options: threads, policy, \
+             releaseMemory)"
+        );
+        assert_eq!(
+            unknown_key("x", "f", &[]),
+            "options.x is not an option of f; it takes none"
+        );
+    }
+}
