@@ -60,7 +60,7 @@ pub struct Case<'a> {
     pub batch: Items,
     /// `plan_cumulative`, the chunked policy's planner.
     pub plan_ns: f64,
-    /// `plan`, the per-item planner it had before.
+    /// `plan`, the per-item planner, for batches without running totals: the baseline.
     pub per_item_plan_ns: f64,
 }
 

@@ -114,7 +114,7 @@ pub fn write(measured: &[MeasuredWorkload], base: &Machine) {
                 .collect();
             series.push((format!("{policy}, {name}"), color, dash, points));
         }
-        // The per-item planner chunked had before, as a baseline.
+        // Chunked with the per-item planner's time, as a baseline.
         let points = batches
             .iter()
             .map(|(p, batch, (_, plan_before))| {

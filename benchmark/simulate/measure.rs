@@ -201,7 +201,7 @@ pub struct MeasuredWorkload {
     pub items: Items,
     /// Output assembly, from [`assembly_ns`].
     pub assembly_ns: f64,
-    /// [`plan_ns`] at 2 threads: from running totals (now), and per item (before).
+    /// [`plan_ns`] at 2 threads: the planner from running totals, and the per-item one.
     pub plan_at_two: (f64, f64),
 }
 
@@ -243,8 +243,8 @@ fn assembly_ns(tokenizer: &Tokenizer, items: &[String]) -> f64 {
 const PLAN_RUNS: usize = 15;
 
 /// Time the real planners take for `items` at `p` threads, on this machine: the chunked
-/// policy's (`plan_cumulative`, from the running totals its texts keep) and the per-item one
-/// it used before (`plan`, one pass over every item's cost).
+/// policy's on texts (`plan_cumulative`, from the running totals they keep) and the per-item
+/// one for batches without them (`plan`, one pass over every item's cost).
 pub fn plan_ns(items: &Items, p: usize) -> (f64, f64) {
     let params = default_plan_params(p);
     let fastest = |f: &mut dyn FnMut()| {
