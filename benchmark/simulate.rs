@@ -3,8 +3,10 @@
 //! efficiencies at 1 and 2 threads, then asked what happens at 16, 64 and 192 cores.
 //!
 //! `cargo run --release --example simulate` (this file is `benchmark/simulate.rs`). Run
-//! `--example scheduler` first: its medians (`benchmark/results/scheduler-measured.tsv`) are the
-//! measured side of the validation. Writes `benchmark/results/scheduler-scaling.svg`.
+//! `--example scheduler` first: its medians (`benchmark/results/scheduler-measured.tsv`, or the
+//! file named by `--measured PATH`) are the measured side of the validation, at every thread
+//! count they hold. Writes `benchmark/results/scheduler-scaling.svg`; `--validate-only` stops
+//! after the validation (what `scripts/many-cores.sh` runs on a machine of many cores).
 //!
 //! # What is measured here, on this machine
 //!
@@ -917,12 +919,8 @@ fn measure_wake() -> (f64, f64) {
     (corpus::median(&latencies), corpus::median(&unparks))
 }
 
-/// The measured efficiencies written by `--example scheduler`.
-fn read_measured() -> HashMap<(String, String, usize), f64> {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/benchmark/results/scheduler-measured.tsv"
-    );
+/// The measured efficiencies written by `--example scheduler`, from `path`.
+fn read_measured(path: &str) -> HashMap<(String, String, usize), f64> {
     let Ok(text) = std::fs::read_to_string(path) else {
         eprintln!("{path} not found: run `cargo run --release --example scheduler` first");
         return HashMap::new();
@@ -1183,7 +1181,26 @@ fn main() {
 
     // Validation at 1 and 2 threads: end-to-end as `--example scheduler` measures it (plan,
     // scheduling, then the serial output assembly), with this VM's measured wake-up.
-    let measured = read_measured();
+    let args: Vec<String> = std::env::args().collect();
+    let measured_path = args
+        .iter()
+        .position(|a| a == "--measured")
+        .and_then(|i| args.get(i + 1).cloned())
+        .unwrap_or_else(|| {
+            concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/benchmark/results/scheduler-measured.tsv"
+            )
+            .to_owned()
+        });
+    let measured = read_measured(&measured_path);
+    // Every thread count measured; 1 and 2 when nothing is.
+    let mut validate_threads: Vec<usize> = measured.keys().map(|(_, _, p)| *p).collect();
+    validate_threads.sort_unstable();
+    validate_threads.dedup();
+    if validate_threads.is_empty() {
+        validate_threads = vec![1, 2];
+    }
     let vm = Machine {
         wake_ns: wake_measured,
         unpark_ns: unpark_measured,
@@ -1191,22 +1208,21 @@ fn main() {
     };
     println!("\n### Validation (model with this VM's measured wake-up vs measured medians)\n");
     println!(
-        "| workload | policy | threads | predicted | measured | measured static ceiling | measured / ceiling |"
+        "| workload | policy | threads | predicted | measured | measured sharded ceiling | measured / ceiling |"
     );
     println!("| --- | --- | ---: | ---: | ---: | ---: | ---: |");
     for (name, items, assembly) in &measured_items {
         let t1 = items.work_ns() + assembly;
-        let ceiling = measured
-            .get(&(name.to_string(), "static (ceiling)".to_owned(), 2))
-            .copied();
         for policy in POLICIES {
-            for p in [1, 2] {
+            for &p in &validate_threads {
                 let tp = makespan(policy, items, p, &vm, plan_ns(items, p).0) + assembly;
                 let predicted = t1 / (p as f64 * tp);
                 let got = measured
                     .get(&(name.to_string(), policy.to_string(), p))
                     .copied();
-                let ceil = if p == 2 { ceiling } else { Some(1.0) };
+                let ceil = measured
+                    .get(&(name.to_string(), "sharded".to_owned(), p))
+                    .copied();
                 let fmt = |v: Option<f64>| v.map_or("–".to_owned(), |v| format!("{v:.3}"));
                 println!(
                     "| {name} | {policy} | {p} | {predicted:.3} | {} | {} | {} |",
@@ -1216,6 +1232,10 @@ fn main() {
                 );
             }
         }
+    }
+
+    if args.iter().any(|a| a == "--validate-only") {
+        return;
     }
 
     // The predicted cases: the measured items repeated until every worker has the given serial
