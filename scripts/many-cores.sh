@@ -57,12 +57,12 @@ fi
 cargo build --release --example scheduler --example simulate
 
 stage=$into/.many-cores
+mkdir -p "$stage"
 if ! git -C "$into" check-ignore -q "$stage"; then
   echo "$stage is not ignored in $into: add /.many-cores/ to its .gitignore or .git/info/exclude" >&2
   exit 1
 fi
-rm -rf "$stage"
-mkdir -p "$stage"
+rm -rf "${stage:?}"/*
 cp target/release/examples/scheduler target/release/examples/simulate .cache/corpus/big.txt "$stage/"
 
 # The driver that runs on the target machine, from the checkout's root, with the settings above
@@ -79,6 +79,9 @@ export BATCHTOK_BIG_TXT="\$here/big.txt"
   echo "nproc: \$(nproc)"
   grep -m1 'model name' /proc/cpuinfo || true
   uname -sr
+  # A CPU quota or a thread per core changes what 16 threads can get.
+  echo "cgroup cpu.max: \$(cat /sys/fs/cgroup/cpu.max 2>/dev/null || echo none)"
+  lscpu 2>/dev/null | grep -E '^(CPU\(s\)|Thread|Core|Socket|NUMA node\(s\)|L3)' || true
 } | tee "\$out/machine.txt"
 "\$here/scheduler" --threads $threads --runs $runs --workloads $workloads \\
   --tsv "\$out/scheduler-measured.tsv" | tee "\$out/scheduler.md"
