@@ -25,7 +25,10 @@
 //!   no thread start or wake-up is in it: it is the hardware's ceiling for this batch (shared L3,
 //!   memory bandwidth, frequency, a noisy neighbour), which separates what the scheduler costs
 //!   from what the machine costs. Byte balance is not time balance: a shard of costlier text
-//!   ends last.
+//!   ends last. In `sharded` the calling thread only waits, as rc.3's caller does; in
+//!   `sharded+caller` it encodes the first shard, as chunked's owner takes chunks, which shows
+//!   whether the calling thread itself runs slower than fresh ones (it does under gVisor: see
+//!   `benchmark/results/many-cores.md`).
 //!
 //! Every contender's ids are checked identical to the serial policy's before anything is timed.
 //! Each round times every contender once, in an order rotated by one position per round, so slow
@@ -66,7 +69,11 @@ const ENCODING: &str = "o200k_base";
 #[derive(Clone, Copy, PartialEq)]
 enum Contender {
     Policy(Policy),
-    Sharded,
+    /// `caller_works`: the calling thread encodes the first shard, as chunked's owner takes
+    /// chunks; else it only waits, as rc.3's caller does.
+    Sharded {
+        caller_works: bool,
+    },
     Rc3,
 }
 
@@ -74,7 +81,10 @@ impl Contender {
     fn name(self) -> String {
         match self {
             Contender::Policy(p) => p.to_string(),
-            Contender::Sharded => "sharded".to_owned(),
+            Contender::Sharded {
+                caller_works: false,
+            } => "sharded".to_owned(),
+            Contender::Sharded { caller_works: true } => "sharded+caller".to_owned(),
             Contender::Rc3 => "rc.3 encode".to_owned(),
         }
     }
@@ -85,8 +95,9 @@ struct Setup<'a> {
     tokenizer: &'a Tokenizer,
     mode: &'a EncodeMode,
     rc3: &'a PipelineTokenizer,
-    /// One engine instance per shard, for `sharded`: at least as many as the largest thread count.
-    engines: &'a [LoadedEncoding],
+    /// The engine of each shard, for `sharded`: at least as many as the largest thread count,
+    /// each a separate instance unless profiling asks for one shared instance.
+    engines: &'a [&'a LoadedEncoding],
     workload: &'a Workload,
     texts: &'a Texts,
 }
@@ -170,8 +181,9 @@ struct Shard {
 }
 
 /// Encodes `threads` byte-balanced contiguous shards, each on its own thread with its own engine
-/// instance. Returns the time from the start signal to the last shard's end, and the shards.
-fn sharded(setup: &Setup, threads: usize) -> (f64, Vec<Shard>) {
+/// instance; the calling thread takes the first when `caller_works`. Returns the time from the
+/// start signal to the last shard's end, and the shards.
+fn sharded(setup: &Setup, threads: usize, caller_works: bool) -> (f64, Vec<Shard>) {
     let bounds = shard_bounds(setup.texts, threads);
     let ready = AtomicUsize::new(0);
     let go = AtomicBool::new(false);
@@ -197,7 +209,8 @@ fn sharded(setup: &Setup, threads: usize) -> (f64, Vec<Shard>) {
         (Instant::now(), shard)
     };
     std::thread::scope(|scope| {
-        let handles: Vec<_> = (1..threads)
+        let first_spawned = usize::from(caller_works);
+        let handles: Vec<_> = (first_spawned..threads)
             .map(|k| {
                 let (ready, go, encode_shard) = (&ready, &go, &encode_shard);
                 scope.spawn(move || {
@@ -216,13 +229,17 @@ fn sharded(setup: &Setup, threads: usize) -> (f64, Vec<Shard>) {
                 })
             })
             .collect();
-        while ready.load(Ordering::Acquire) < threads - 1 {
+        while ready.load(Ordering::Acquire) < threads - first_spawned {
             std::thread::yield_now();
         }
         let start = Instant::now();
         go.store(true, Ordering::Release);
-        let (mut end, first) = encode_shard(0);
-        let mut shards = vec![first];
+        let (mut end, mut shards) = if caller_works {
+            let (end, first) = encode_shard(0);
+            (end, vec![first])
+        } else {
+            (start, Vec::new())
+        };
         for handle in handles {
             let (finished, shard) = handle.join().expect("a shard's thread panicked");
             end = end.max(finished);
@@ -268,8 +285,8 @@ fn run_once(
             };
             (sample, Some(out))
         }
-        Contender::Sharded => {
-            let (seconds, shards) = sharded(setup, threads);
+        Contender::Sharded { caller_works } => {
+            let (seconds, shards) = sharded(setup, threads, caller_works);
             let out = want_output.then(|| join_shards(&shards));
             (
                 Sample {
@@ -304,7 +321,9 @@ fn contenders(thread_counts: &[usize]) -> Vec<(Contender, usize)> {
             list.push((Contender::Policy(policy), threads));
         }
         list.push((Contender::Rc3, threads));
-        list.push((Contender::Sharded, threads));
+        for caller_works in [false, true] {
+            list.push((Contender::Sharded { caller_works }, threads));
+        }
     }
     list
 }
@@ -443,7 +462,10 @@ fn report(
         Contender::Policy(Policy::Rayon),
         Contender::Policy(Policy::RayonMinLen),
         Contender::Rc3,
-        Contender::Sharded,
+        Contender::Sharded {
+            caller_works: false,
+        },
+        Contender::Sharded { caller_works: true },
     ];
     println!(
         "\n{}: efficiency T1 / (p · Tp), T1 = serial {:.2} ms ({:.1} MiB/s)\n",
@@ -506,8 +528,8 @@ fn main() {
     let mut workloads = corpus::workloads(&text);
 
     if let Some(only) = arg("--only") {
-        // Profiling mode: one contender, one workload, `runs` times.
-        let policy: Policy = only.parse().expect("--only POLICY");
+        // Profiling mode: one contender, one workload, `runs` times. `sharded` and
+        // `sharded-shared` (every shard on one engine instance) run the hand-sharded contender.
         let [threads] = thread_counts[..] else {
             panic!("--only takes one thread count: --threads P");
         };
@@ -525,15 +547,70 @@ fn main() {
             });
         }
         let texts = corpus::texts(&workload.items);
-        let s = scheduler(policy, threads);
-        for _ in 0..runs {
-            black_box(encode_all(&s, &tokenizer, &texts, &mode, &CancelToken::new()).ok());
+        if only == "sharded" || only == "sharded-shared" {
+            let encoding = openai::find(ENCODING).expect("o200k_base is embedded");
+            let instances = if only == "sharded" { threads } else { 1 };
+            let loaded: Vec<LoadedEncoding> = (0..instances)
+                .map(|_| encoding.load().expect("o200k_base loads"))
+                .collect();
+            let engines: Vec<&LoadedEncoding> =
+                (0..threads).map(|k| &loaded[k % instances]).collect();
+            let rc3 =
+                openai::pipeline_tokenizer_for_benchmarks(ENCODING).expect("o200k_base builds");
+            let setup = Setup {
+                tokenizer: &tokenizer,
+                mode: &mode,
+                rc3: &rc3,
+                engines: &engines,
+                workload: &workload,
+                texts: &texts,
+            };
+            let ms: Vec<f64> = (0..runs)
+                .map(|_| sharded(&setup, threads, true).0 * 1e3)
+                .collect();
+            println!(
+                "{only} x{threads} on {} ({} items, {instances} engine instances): median {:.2} ms, min {:.2} ms",
+                workload.name,
+                workload.items.len(),
+                median(&ms),
+                ms.iter().copied().fold(f64::INFINITY, f64::min),
+            );
+            return;
         }
+        let policy: Policy = only
+            .parse()
+            .expect("--only takes a policy, sharded or sharded-shared");
+        let s = scheduler(policy, threads);
+        // `--spawned`: the calling thread is a fresh thread rather than the process's main one.
+        let spawned = std::env::args().any(|a| a == "--spawned");
+        let time_runs = || {
+            (0..runs)
+                .map(|_| {
+                    let start = Instant::now();
+                    black_box(encode_all(&s, &tokenizer, &texts, &mode, &CancelToken::new()).ok());
+                    start.elapsed().as_secs_f64() * 1e3
+                })
+                .collect::<Vec<f64>>()
+        };
+        let ms = if spawned {
+            std::thread::scope(|scope| scope.spawn(time_runs).join().expect("runs"))
+        } else {
+            time_runs()
+        };
+        let stats = s.last_stats().expect("a batch ran");
+        // How much of the last run's p · wall the workers spent encoding.
+        let busy: u64 = stats.per_worker_busy_ns.iter().sum();
         println!(
-            "{policy} x{threads} on {} ({} items): {:?}",
+            "{policy} x{threads} on {} ({} items, {} thread): median {:.2} ms, min {:.2} ms; last run: busy {:.3} of p · wall, {} participants, {} wake-ups; {:?}",
             workload.name,
             workload.items.len(),
-            s.last_stats()
+            if spawned { "a spawned" } else { "the main" },
+            median(&ms),
+            ms.iter().copied().fold(f64::INFINITY, f64::min),
+            busy as f64 / (threads as f64 * stats.wall_ns as f64),
+            stats.participants,
+            stats.wakeups,
+            stats.per_worker_busy_ns,
         );
         return;
     }
@@ -551,9 +628,10 @@ fn main() {
     let rc3 = openai::pipeline_tokenizer_for_benchmarks(ENCODING).expect("o200k_base builds");
     let max_threads = thread_counts.iter().copied().max().unwrap_or(1);
     let encoding = openai::find(ENCODING).expect("o200k_base is embedded");
-    let engines: Vec<LoadedEncoding> = (0..max_threads)
+    let loaded: Vec<LoadedEncoding> = (0..max_threads)
         .map(|_| encoding.load().expect("o200k_base loads"))
         .collect();
+    let engines: Vec<&LoadedEncoding> = loaded.iter().collect();
 
     println!("machine: {}", machine());
     println!("threads: {thread_counts:?}, rounds: {runs}");
