@@ -26,9 +26,10 @@
 //!   memory bandwidth, frequency, a noisy neighbour), which separates what the scheduler costs
 //!   from what the machine costs. Byte balance is not time balance: a shard of costlier text
 //!   ends last. In `sharded` the calling thread only waits, as rc.3's caller does; in
-//!   `sharded+caller` it encodes the first shard, as chunked's owner takes chunks, which shows
-//!   whether the calling thread itself runs slower than fresh ones (it does under gVisor: see
-//!   `benchmark/results/many-cores.md`).
+//!   `sharded+caller` it encodes the first shard, as chunked's owner takes chunks. Each shard
+//!   meets the same engine, and so the same warm word cache, in every round at a given `p`, an
+//!   affinity chunked's workers do not have: `--only sharded-shared` runs the shards on one
+//!   shared engine instead (`benchmark/results/many-cores.md`).
 //!
 //! Every contender's ids are checked identical to the serial policy's before anything is timed.
 //! Each round times every contender once, in an order rotated by one position per round, so slow

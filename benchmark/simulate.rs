@@ -1,6 +1,6 @@
 //! A discrete-event model of the scheduler policies, fed with the real chunk planner and with
 //! per-item encode times of o200k_base measured on this machine; validated against the measured
-//! efficiencies at 1 and 2 threads, then asked what happens at 16, 64 and 192 cores.
+//! efficiencies at every thread count measured, then asked what happens at 16, 64 and 192 cores.
 //!
 //! `cargo run --release --example simulate` (this file is `benchmark/simulate.rs`). Run
 //! `--example scheduler` first: its medians (`benchmark/results/scheduler-measured.tsv`, or the
