@@ -3,7 +3,8 @@
 //! named in `[[example]]` as programs.
 //!
 //! The cuts are the ones `scripts/corpus.js` defines for the JS tests and benchmarks, so a
-//! "document" or a "short item" means the same text on both sides.
+//! "document" or a "short item" means the same text on both sides. The chat-sized cut
+//! (`chat_items`) exists only here.
 
 use std::path::PathBuf;
 
@@ -15,9 +16,20 @@ pub const SHORT_ITEM_BYTES: usize = 100;
 /// times the default maximum chunk, so a policy that starts it late leaves one thread working
 /// alone at the end.
 pub const HEAVY_ITEM_BYTES: usize = 1_000_000;
-/// Heavy items in the skewed batch: more than the 2 threads measured here, fewer than the
-/// short items by four orders of magnitude, which is the skew the scheduler issue describes.
+/// Heavy items in the skewed batch: more than 2 threads, fewer than the short items by four
+/// orders of magnitude, which is the skew the scheduler issue describes. At 16 threads the four
+/// are fewer than the threads, so the batch's end depends on starting them first.
 pub const HEAVY_ITEMS: usize = 4;
+/// Shortest chat-sized item: a one-line message.
+pub const CHAT_MIN_BYTES: usize = 50;
+/// Longest chat-sized item: a short paragraph. Between the two, lengths are uniform, drawn from a
+/// fixed seed, so every run and every machine cuts the same items.
+pub const CHAT_MAX_BYTES: usize = 300;
+/// Seed of the chat-sized items' lengths.
+const CHAT_SEED: u64 = 0x5eed_c4a7;
+/// Environment variable naming big.txt where the build's own `.cache/corpus/` is not at hand:
+/// a binary built on one machine and run on another (`scripts/many-cores.sh`).
+pub const BIG_TXT_ENV: &str = "BATCHTOK_BIG_TXT";
 
 /// One named batch of texts.
 pub struct Workload {
@@ -32,9 +44,13 @@ impl Workload {
     }
 }
 
-/// The whole of big.txt, or an error telling how to fetch it.
+/// The whole of big.txt, from `$BATCHTOK_BIG_TXT` if set, else from the build's
+/// `.cache/corpus/`, or an error telling how to fetch it.
 pub fn big_txt() -> String {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".cache/corpus/big.txt");
+    let path = std::env::var_os(BIG_TXT_ENV).map_or_else(
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".cache/corpus/big.txt"),
+        PathBuf::from,
+    );
     std::fs::read_to_string(&path).unwrap_or_else(|e| {
         panic!(
             "cannot read {}: {e}; run `node scripts/corpus.js` to fetch it",
@@ -60,8 +76,43 @@ pub fn split_at_lines(text: &str, min_bytes: usize) -> Vec<String> {
     items
 }
 
-/// The three batches of the scheduler benchmark: big.txt as documents, as short items, and the
-/// short items with `HEAVY_ITEMS` texts of `HEAVY_ITEM_BYTES` spread among them.
+/// big.txt cut at whitespace into chat-sized items of `CHAT_MIN_BYTES` to `CHAT_MAX_BYTES`: each
+/// item takes whole words until it reaches a length drawn uniformly from that range, and ends
+/// early rather than pass `CHAT_MAX_BYTES`. Only a single word longer than the range (none in
+/// big.txt) or the remainder at the end falls outside it. The items, concatenated, are the text.
+pub fn chat_items(text: &str) -> Vec<String> {
+    // splitmix64: a fixed, portable sequence; the lengths need no better randomness.
+    let mut state = CHAT_SEED;
+    let mut next_target = || {
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        CHAT_MIN_BYTES + (z % (CHAT_MAX_BYTES - CHAT_MIN_BYTES + 1) as u64) as usize
+    };
+    let mut items = Vec::new();
+    let mut current = String::new();
+    let mut target = next_target();
+    for word in text.split_inclusive(char::is_whitespace) {
+        if current.len() >= CHAT_MIN_BYTES && current.len() + word.len() > CHAT_MAX_BYTES {
+            items.push(std::mem::take(&mut current));
+            target = next_target();
+        }
+        current.push_str(word);
+        if current.len() >= target {
+            items.push(std::mem::take(&mut current));
+            target = next_target();
+        }
+    }
+    if !current.is_empty() {
+        items.push(current);
+    }
+    items
+}
+
+/// The batches of the scheduler benchmark: big.txt as documents, as short items, the short items
+/// with `HEAVY_ITEMS` texts of `HEAVY_ITEM_BYTES` spread among them, and as chat-sized items.
 pub fn workloads(text: &str) -> Vec<Workload> {
     let documents = split_at_lines(text, DOCUMENT_BYTES);
     let short = split_at_lines(text, SHORT_ITEM_BYTES);
@@ -87,6 +138,10 @@ pub fn workloads(text: &str) -> Vec<Workload> {
         Workload {
             name: "skewed",
             items: skewed,
+        },
+        Workload {
+            name: "chat",
+            items: chat_items(text),
         },
     ]
 }

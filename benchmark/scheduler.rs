@@ -1,40 +1,55 @@
 //! Throughput and parallel efficiency of every scheduler policy on the real engine (o200k_base),
-//! against the release candidate's own parallel batch encode.
+//! against the release candidate's own parallel batch encode and hand-sharded independent
+//! engines, at any list of thread counts.
 //!
-//! `cargo run --release --example scheduler [-- --runs N] [-- --only POLICY --threads P
-//! --workload NAME --limit-bytes B]` (this file is `benchmark/scheduler.rs`; big.txt must be in
-//! `.cache/corpus/`, see `scripts/corpus.js`).
+//! `cargo run --release --example scheduler [-- --runs N] [--threads 1,2,4,8,12,16]
+//! [--workloads documents,chat,skewed] [--tsv PATH]`, or the profiling mode
+//! `-- --only POLICY --threads P --workload NAME [--limit-bytes B]` (this file is
+//! `benchmark/scheduler.rs`; big.txt must be in `.cache/corpus/`, see `scripts/corpus.js`, or
+//! named by `$BATCHTOK_BIG_TXT`). `scripts/many-cores.sh` runs it on a 16-core machine.
 //!
-//! Workloads (`corpus.rs`): big.txt as ~6.5 KB documents, as ~100 B short items, and the short
-//! items with four 1 MB texts among them. Contenders, each at 1 and 2 threads:
+//! Workloads (`corpus.rs`): big.txt as ~6.5 KB documents, as ~100 B short items, the short items
+//! with four 1 MB texts among them (skewed), and as chat-sized items of 50-300 B. Contenders, at
+//! every thread count `p` of `--threads` (default 1 and 2):
 //!
-//! * every [`Policy`] through `batch::encode_all` (serial once: it is the `T1` of efficiency);
-//! * `static`: the batch cut by bytes into one contiguous half per thread, each thread encoding its
-//!   half with no scheduler and no shared state. Not a policy: it is the hardware's ceiling (what
-//!   two cores give on perfectly balanced, independent work), which separates what the scheduler
-//!   costs from what the machine costs (shared L3, memory bandwidth, a noisy neighbour);
+//! * every [`Policy`] through `batch::encode_all` (serial once, at 1 thread: it is the `T1` of
+//!   efficiency, `T1 / (p · Tp)`);
 //! * `rc3`: `PipelineTokenizer::encode(Vec<String>, ..).wait()` of `tokenizers` 1.0.0-rc.3 with
 //!   its `parallelism` feature, the same model built by `engine::openai`. Its pool size is
-//!   `set_num_threads(p)`; with `p = 1` it encodes serially; with `p = 2` two pool threads work and
-//!   the calling thread joins them, as it does by default on a 2-core machine.
+//!   `set_num_threads(p)`; with `p = 1` it encodes serially, else a rayon pool of `p` threads
+//!   does the work while the calling thread waits;
+//! * `sharded`: what a user gets by hand without any scheduler: the batch cut by bytes into `p`
+//!   contiguous shards, each encoded on its own thread by its own engine instance (its own copy
+//!   of the model, its own working memory: nothing shared but the input). The threads are
+//!   started and spinning before the clock starts, and the time runs to the last shard's end, so
+//!   no thread start or wake-up is in it: it is the hardware's ceiling for this batch (shared L3,
+//!   memory bandwidth, frequency, a noisy neighbour), which separates what the scheduler costs
+//!   from what the machine costs. Byte balance is not time balance: a shard of costlier text
+//!   ends last. In `sharded` the calling thread only waits, as rc.3's caller does; in
+//!   `sharded+caller` it encodes the first shard, as chunked's owner takes chunks. Each shard
+//!   meets the same engine, and so the same warm word cache, in every round at a given `p`, an
+//!   affinity chunked's workers do not have: `--only sharded-shared` runs the shards on one
+//!   shared engine instead (`benchmark/results/many-cores.md`).
 //!
 //! Every contender's ids are checked identical to the serial policy's before anything is timed.
 //! Each round times every contender once, in an order rotated by one position per round, so slow
 //! drift of a noisy machine spreads over all contenders; the median over rounds is reported.
 //!
-//! The medians are also written to `benchmark/results/scheduler-measured.tsv`, which
-//! `simulate.rs` reads to validate its model. `--only` runs one contender repeatedly and writes
-//! nothing: it is the profiling mode of `benchmark/results/epoch-profile.md`.
+//! The medians are also written to `--tsv` (default `benchmark/results/scheduler-measured.tsv`),
+//! which `simulate.rs` reads to validate its model. `--only` runs one contender repeatedly and
+//! writes nothing: it is the profiling mode of `benchmark/results/epoch-profile.md`.
 
 #[path = "corpus.rs"]
 mod corpus;
 
 use std::fmt::Write as _;
 use std::hint::black_box;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
 use batchtok::batch::{Encoded, Texts, encode_all};
-use batchtok::engine::{AllowedSpecial, EncodeMode, Ids, Scratch, Tokenizer};
+use batchtok::engine::openai::{self, LoadedEncoding};
+use batchtok::engine::{AllowedSpecial, EncodeMode, Engine, Ids, Scratch, Tokenizer};
 use batchtok::scheduler::{BatchStats, CancelToken, Policy, Scheduler, SchedulerConfig};
 use tokenizers::pipeline::{EncodeOptions, PipelineTokenizer};
 use tokenizers::utils::parallelism::set_num_threads;
@@ -45,14 +60,21 @@ use corpus::{Workload, machine, median};
 /// 2-core machine while the whole benchmark stays within a few minutes.
 const DEFAULT_RUNS: usize = 7;
 
-/// Thread counts measured: the machine has two cores.
-const THREADS: [usize; 2] = [1, 2];
+/// Thread counts measured unless `--threads` says otherwise: the development machine's two cores.
+const DEFAULT_THREADS: [usize; 2] = [1, 2];
+
+/// The encoding every contender runs.
+const ENCODING: &str = "o200k_base";
 
 /// What is being timed.
 #[derive(Clone, Copy, PartialEq)]
 enum Contender {
     Policy(Policy),
-    Static,
+    /// `caller_works`: the calling thread encodes the first shard, as chunked's owner takes
+    /// chunks; else it only waits, as rc.3's caller does.
+    Sharded {
+        caller_works: bool,
+    },
     Rc3,
 }
 
@@ -60,7 +82,10 @@ impl Contender {
     fn name(self) -> String {
         match self {
             Contender::Policy(p) => p.to_string(),
-            Contender::Static => "static (ceiling)".to_owned(),
+            Contender::Sharded {
+                caller_works: false,
+            } => "sharded".to_owned(),
+            Contender::Sharded { caller_works: true } => "sharded+caller".to_owned(),
             Contender::Rc3 => "rc.3 encode".to_owned(),
         }
     }
@@ -71,6 +96,9 @@ struct Setup<'a> {
     tokenizer: &'a Tokenizer,
     mode: &'a EncodeMode,
     rc3: &'a PipelineTokenizer,
+    /// The engine of each shard, for `sharded`: at least as many as the largest thread count,
+    /// each a separate instance unless profiling asks for one shared instance.
+    engines: &'a [&'a LoadedEncoding],
     workload: &'a Workload,
     texts: &'a Texts,
 }
@@ -101,12 +129,14 @@ fn rc3_options() -> EncodeOptions {
 }
 
 /// Sets the release candidate's pool size and, when it has a pool, builds and wakes it with a
-/// small untimed batch, so a timed run never pays for the pool's creation.
+/// small untimed batch, so a timed run never pays for the pool's creation. (`set_num_threads`
+/// retires the pool it had, so each call builds a new one.)
 fn prepare_rc3(rc3: &PipelineTokenizer, threads: usize) {
     set_num_threads(threads);
     if threads > 1 {
-        // Two inputs of 8 KiB pass the release candidate's parallel threshold.
-        let warm = vec!["warm up the pool ".repeat(512); 2];
+        // One input of 8 KiB per thread passes the release candidate's parallel threshold and
+        // gives every pool thread something to do.
+        let warm = vec!["warm up the pool ".repeat(512); threads];
         black_box(rc3.encode(warm, &rc3_options()).wait().expect("warm-up"));
     }
 }
@@ -128,43 +158,120 @@ fn rc3_encode(rc3: &PipelineTokenizer, inputs: Vec<String>) -> Encoded {
     out
 }
 
-/// Encodes contiguous, byte-balanced ranges on `threads` scoped threads with no scheduler.
-fn static_split(setup: &Setup, threads: usize) -> Vec<Ids> {
-    let texts = setup.texts;
+/// `shards + 1` item indices that cut `texts` into contiguous ranges of about equal bytes.
+fn shard_bounds(texts: &Texts, shards: usize) -> Vec<usize> {
     let total = texts.total_bytes();
     let mut bounds = vec![0];
     let mut acc = 0;
     for i in 0..texts.len() {
         acc += texts.byte_len(i);
-        if bounds.len() < threads && acc * threads >= total * bounds.len() {
+        if bounds.len() < shards && acc * shards >= total * bounds.len() {
             bounds.push(i + 1);
         }
     }
-    bounds.push(texts.len());
+    while bounds.len() <= shards {
+        bounds.push(texts.len());
+    }
+    bounds
+}
+
+/// One shard's output: its ids, and each of its items' end within them.
+struct Shard {
+    ids: Ids,
+    ends: Vec<u32>,
+}
+
+/// Encodes `threads` byte-balanced contiguous shards, each on its own thread with its own engine
+/// instance; the calling thread takes the first when `caller_works`. Returns the time from the
+/// start signal to the last shard's end, and the shards.
+fn sharded(setup: &Setup, threads: usize, caller_works: bool) -> (f64, Vec<Shard>) {
+    let bounds = shard_bounds(setup.texts, threads);
+    let ready = AtomicUsize::new(0);
+    let go = AtomicBool::new(false);
+    let encode_shard = |k: usize| {
+        let engine = &setup.engines[k].engine;
+        let mut shard = Shard {
+            ids: Ids::default(),
+            ends: Vec::with_capacity(bounds[k + 1] - bounds[k]),
+        };
+        let mut scratch = Scratch::new();
+        for i in bounds[k]..bounds[k + 1] {
+            engine
+                .encode_into(
+                    setup.texts.get(i),
+                    false,
+                    false,
+                    &mut scratch,
+                    &mut shard.ids,
+                )
+                .expect("encode");
+            shard.ends.push(shard.ids.len() as u32);
+        }
+        (Instant::now(), shard)
+    };
     std::thread::scope(|scope| {
-        let handles: Vec<_> = bounds
-            .windows(2)
-            .map(|w| {
-                let range = w[0]..w[1];
+        let first_spawned = usize::from(caller_works);
+        let handles: Vec<_> = (first_spawned..threads)
+            .map(|k| {
+                let (ready, go, encode_shard) = (&ready, &go, &encode_shard);
                 scope.spawn(move || {
-                    let mut ids = Ids::default();
-                    let mut scratch = Scratch::new();
-                    for i in range {
-                        setup
-                            .tokenizer
-                            .encode_into(texts.get(i), setup.mode, &mut scratch, &mut ids)
-                            .expect("encode");
+                    ready.fetch_add(1, Ordering::Release);
+                    // Spin, not park: a wake-up would put the very cost the ceiling leaves out
+                    // back into its time. The yield keeps an oversubscribed machine moving.
+                    let mut spins = 0u32;
+                    while !go.load(Ordering::Acquire) {
+                        std::hint::spin_loop();
+                        spins = spins.wrapping_add(1);
+                        if spins.is_multiple_of(1024) {
+                            std::thread::yield_now();
+                        }
                     }
-                    ids
+                    encode_shard(k)
                 })
             })
             .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
+        while ready.load(Ordering::Acquire) < threads - first_spawned {
+            std::thread::yield_now();
+        }
+        let start = Instant::now();
+        go.store(true, Ordering::Release);
+        let (mut end, mut shards) = if caller_works {
+            let (end, first) = encode_shard(0);
+            (end, vec![first])
+        } else {
+            (start, Vec::new())
+        };
+        for handle in handles {
+            let (finished, shard) = handle.join().expect("a shard's thread panicked");
+            end = end.max(finished);
+            shards.push(shard);
+        }
+        ((end - start).as_secs_f64(), shards)
     })
 }
 
-/// Runs `contender` once, untimed parts (input copies, pool preparation) excluded.
-fn run_once(setup: &Setup, contender: Contender, threads: usize) -> (Sample, Option<Encoded>) {
+/// The shards' outputs as one batch output.
+fn join_shards(shards: &[Shard]) -> Encoded {
+    let mut out = Encoded {
+        ids: Vec::new(),
+        offsets: vec![0],
+    };
+    for shard in shards {
+        let base = out.ids.len() as u32;
+        out.ids.extend_from_slice(shard.ids.as_slice());
+        out.offsets.extend(shard.ends.iter().map(|end| base + end));
+    }
+    out
+}
+
+/// Runs `contender` once, untimed parts (input copies, pool preparation, joining shards)
+/// excluded; the output only when `want_output`.
+fn run_once(
+    setup: &Setup,
+    contender: Contender,
+    threads: usize,
+    want_output: bool,
+) -> (Sample, Option<Encoded>) {
     let cancel = CancelToken::new();
     match contender {
         Contender::Policy(policy) => {
@@ -179,17 +286,15 @@ fn run_once(setup: &Setup, contender: Contender, threads: usize) -> (Sample, Opt
             };
             (sample, Some(out))
         }
-        Contender::Static => {
-            let start = Instant::now();
-            let out = black_box(static_split(setup, threads));
-            let seconds = start.elapsed().as_secs_f64();
-            drop(out);
+        Contender::Sharded { caller_works } => {
+            let (seconds, shards) = sharded(setup, threads, caller_works);
+            let out = want_output.then(|| join_shards(&shards));
             (
                 Sample {
                     seconds,
                     stats: None,
                 },
-                None,
+                out,
             )
         }
         Contender::Rc3 => {
@@ -210,38 +315,34 @@ fn run_once(setup: &Setup, contender: Contender, threads: usize) -> (Sample, Opt
 }
 
 /// The contenders of one workload, in their base order.
-fn contenders() -> Vec<(Contender, usize)> {
+fn contenders(thread_counts: &[usize]) -> Vec<(Contender, usize)> {
     let mut list = vec![(Contender::Policy(Policy::Serial), 1)];
-    for threads in THREADS {
+    for &threads in thread_counts {
         for policy in [Policy::Rayon, Policy::RayonMinLen, Policy::Chunked] {
             list.push((Contender::Policy(policy), threads));
         }
         list.push((Contender::Rc3, threads));
+        for caller_works in [false, true] {
+            list.push((Contender::Sharded { caller_works }, threads));
+        }
     }
-    list.push((Contender::Static, 2));
     list
 }
 
-/// Panics unless every contender's ids equal the serial policy's.
-fn check_outputs(setup: &Setup) {
-    let (_, reference) = run_once(setup, Contender::Policy(Policy::Serial), 1);
+/// Panics unless every contender's ids and offsets equal the serial policy's.
+fn check_outputs(setup: &Setup, thread_counts: &[usize]) {
+    let (_, reference) = run_once(setup, Contender::Policy(Policy::Serial), 1, true);
     let reference = reference.expect("serial output");
-    for (contender, threads) in contenders() {
-        if let (_, Some(out)) = run_once(setup, contender, threads) {
-            assert!(
-                out.ids == reference.ids && out.offsets == reference.offsets,
-                "{} at {threads} threads differs from serial on {}",
-                contender.name(),
-                setup.workload.name
-            );
-        }
+    for (contender, threads) in contenders(thread_counts) {
+        let (_, out) = run_once(setup, contender, threads, true);
+        let out = out.expect("an output when asked for");
+        assert!(
+            out.ids == reference.ids && out.offsets == reference.offsets,
+            "{} at {threads} threads differs from serial on {}",
+            contender.name(),
+            setup.workload.name
+        );
     }
-    // The static split's buffers, concatenated, are the serial ids too.
-    let joined: Vec<u32> = static_split(setup, 2)
-        .iter()
-        .flat_map(|ids| ids.as_slice().iter().copied())
-        .collect();
-    assert!(joined == reference.ids, "static split differs from serial");
 }
 
 struct Row {
@@ -272,8 +373,8 @@ impl Row {
     }
 }
 
-fn measure(setup: &Setup, runs: usize) -> Vec<Row> {
-    let mut rows: Vec<Row> = contenders()
+fn measure(setup: &Setup, thread_counts: &[usize], runs: usize) -> Vec<Row> {
+    let mut rows: Vec<Row> = contenders(thread_counts)
         .into_iter()
         .map(|(contender, threads)| Row {
             contender,
@@ -283,13 +384,13 @@ fn measure(setup: &Setup, runs: usize) -> Vec<Row> {
         .collect();
     // One untimed round warms caches, pools and the allocator for every contender.
     for row in &rows {
-        black_box(run_once(setup, row.contender, row.threads));
+        black_box(run_once(setup, row.contender, row.threads, false));
     }
     for round in 0..runs {
         let n = rows.len();
         for k in 0..n {
             let row = &mut rows[(k + round) % n];
-            let (sample, out) = run_once(setup, row.contender, row.threads);
+            let (sample, out) = run_once(setup, row.contender, row.threads, false);
             drop(out);
             row.samples.push(sample);
         }
@@ -297,18 +398,24 @@ fn measure(setup: &Setup, runs: usize) -> Vec<Row> {
     rows
 }
 
-fn report(workload: &Workload, rows: &[Row], runs: usize, tsv: &mut String) {
+fn report(
+    workload: &Workload,
+    rows: &[Row],
+    thread_counts: &[usize],
+    runs: usize,
+    tsv: &mut String,
+) {
     let bytes = workload.bytes();
+    let mib = bytes as f64 / (1 << 20) as f64;
     let t1 = rows
         .iter()
         .find(|r| r.contender == Contender::Policy(Policy::Serial))
         .expect("serial is measured")
         .median_seconds();
     println!(
-        "\n### {} — {} items, {:.2} MiB, median of {runs} runs\n",
+        "\n### {} — {} items, {mib:.2} MiB, median of {runs} runs\n",
         workload.name,
         workload.items.len(),
-        bytes as f64 / (1 << 20) as f64
     );
     println!(
         "| contender | threads | median ms | min ms | MiB/s | efficiency | imbalance | chunks | claims | shared atomics |"
@@ -320,12 +427,12 @@ fn report(workload: &Workload, rows: &[Row], runs: usize, tsv: &mut String) {
         let stats = row.median_stats();
         let stat = |f: &dyn Fn(&BatchStats) -> String| stats.map_or("–".to_owned(), f);
         println!(
-            "| {} | {} | {:.1} | {:.1} | {:.1} | {:.3} | {} | {} | {} | {} |",
+            "| {} | {} | {:.2} | {:.2} | {:.1} | {:.3} | {} | {} | {} | {} |",
             row.contender.name(),
             row.threads,
             t * 1e3,
             row.min_seconds() * 1e3,
-            bytes as f64 / (1 << 20) as f64 / t,
+            mib / t,
             efficiency,
             stat(&|s| format!("{:.3}", s.imbalance)),
             stat(&|s| s.chunks.to_string()),
@@ -343,16 +450,49 @@ fn report(workload: &Workload, rows: &[Row], runs: usize, tsv: &mut String) {
             efficiency
         );
     }
-    let at2 = |c: Contender| {
+
+    // The same medians by thread count: efficiency T1 / (p · Tp) of each contender, and chunked's
+    // speed over the release candidate's parallel batch (rc.3's time / chunked's time).
+    let time = |c: Contender, p: usize| {
         rows.iter()
-            .find(|r| r.contender == c && r.threads == 2)
+            .find(|r| r.contender == c && r.threads == p)
             .map(Row::median_seconds)
     };
-    if let (Some(chunked), Some(rc3)) =
-        (at2(Contender::Policy(Policy::Chunked)), at2(Contender::Rc3))
-    {
+    let columns = [
+        Contender::Policy(Policy::Chunked),
+        Contender::Policy(Policy::Rayon),
+        Contender::Policy(Policy::RayonMinLen),
+        Contender::Rc3,
+        Contender::Sharded {
+            caller_works: false,
+        },
+        Contender::Sharded { caller_works: true },
+    ];
+    println!(
+        "\n{}: efficiency T1 / (p · Tp), T1 = serial {:.2} ms ({:.1} MiB/s)\n",
+        workload.name,
+        t1 * 1e3,
+        mib / t1
+    );
+    let names: Vec<String> = columns.iter().map(|c| c.name()).collect();
+    println!(
+        "| threads | {} | chunked MiB/s | chunked vs rc.3 encode |",
+        names.join(" | ")
+    );
+    println!("| ---: |{} ---: | ---: |", " ---: |".repeat(columns.len()));
+    for &p in thread_counts {
+        let cells: Vec<String> = columns
+            .iter()
+            .map(|&c| {
+                time(c, p).map_or("–".to_owned(), |t| format!("{:.3}", t1 / (p as f64 * t)))
+            })
+            .collect();
+        let chunked = time(Contender::Policy(Policy::Chunked), p).expect("chunked is measured");
+        let rc3 = time(Contender::Rc3, p).expect("rc.3 is measured");
         println!(
-            "\nchunked vs rc.3 encode at 2 threads: {:.2}x (rc.3 time / chunked time)",
+            "| {p} | {} | {:.1} | {:.2}x |",
+            cells.join(" | "),
+            mib / chunked,
             rc3 / chunked
         );
     }
@@ -366,26 +506,39 @@ fn arg(name: &str) -> Option<String> {
         .and_then(|i| args.get(i + 1).cloned())
 }
 
+/// A comma-separated list of thread counts, each at least 1.
+fn thread_list(list: &str) -> Vec<usize> {
+    list.split(',')
+        .map(|t| match t.trim().parse::<usize>() {
+            Ok(p) if p >= 1 => p,
+            _ => panic!(
+                "--threads takes thread counts of 1 or more, comma-separated (1,2,4), not {list:?}"
+            ),
+        })
+        .collect()
+}
+
 fn main() {
     let runs = arg("--runs").map_or(DEFAULT_RUNS, |r| r.parse().expect("--runs N"));
-    let tokenizer = Tokenizer::from_encoding("o200k_base").expect("o200k_base loads");
+    let thread_counts = arg("--threads").map_or(DEFAULT_THREADS.to_vec(), |t| thread_list(&t));
+    let tokenizer = Tokenizer::from_encoding(ENCODING).expect("o200k_base loads");
     let mode = tokenizer
         .encode_mode(None, &AllowedSpecial::None)
         .expect("default mode");
-    let rc3 = batchtok::engine::openai::pipeline_tokenizer_for_benchmarks("o200k_base")
-        .expect("o200k_base builds");
     let text = corpus::big_txt();
-    let workloads = corpus::workloads(&text);
+    let mut workloads = corpus::workloads(&text);
 
     if let Some(only) = arg("--only") {
-        // Profiling mode: one contender, one workload, `runs` times.
-        let policy: Policy = only.parse().expect("--only POLICY");
-        let threads = arg("--threads").map_or(2, |t| t.parse().expect("--threads P"));
+        // Profiling mode: one contender, one workload, `runs` times. `sharded` and
+        // `sharded-shared` (every shard on one engine instance) run the hand-sharded contender.
+        let [threads] = thread_counts[..] else {
+            panic!("--only takes one thread count: --threads P");
+        };
         let name = arg("--workload").unwrap_or_else(|| "documents".to_owned());
         let mut workload = workloads
             .into_iter()
             .find(|w| w.name == name)
-            .expect("--workload documents|short|skewed");
+            .expect("--workload documents|short|skewed|chat");
         if let Some(limit) = arg("--limit-bytes") {
             let limit: usize = limit.parse().expect("--limit-bytes B");
             let mut acc = 0;
@@ -395,20 +548,94 @@ fn main() {
             });
         }
         let texts = corpus::texts(&workload.items);
-        let s = scheduler(policy, threads);
-        for _ in 0..runs {
-            black_box(encode_all(&s, &tokenizer, &texts, &mode, &CancelToken::new()).ok());
+        if only == "sharded" || only == "sharded-shared" {
+            let encoding = openai::find(ENCODING).expect("o200k_base is embedded");
+            let instances = if only == "sharded" { threads } else { 1 };
+            let loaded: Vec<LoadedEncoding> = (0..instances)
+                .map(|_| encoding.load().expect("o200k_base loads"))
+                .collect();
+            let engines: Vec<&LoadedEncoding> =
+                (0..threads).map(|k| &loaded[k % instances]).collect();
+            let rc3 =
+                openai::pipeline_tokenizer_for_benchmarks(ENCODING).expect("o200k_base builds");
+            let setup = Setup {
+                tokenizer: &tokenizer,
+                mode: &mode,
+                rc3: &rc3,
+                engines: &engines,
+                workload: &workload,
+                texts: &texts,
+            };
+            let ms: Vec<f64> = (0..runs)
+                .map(|_| sharded(&setup, threads, true).0 * 1e3)
+                .collect();
+            println!(
+                "{only} x{threads} on {} ({} items, {instances} engine instances): median {:.2} ms, min {:.2} ms",
+                workload.name,
+                workload.items.len(),
+                median(&ms),
+                ms.iter().copied().fold(f64::INFINITY, f64::min),
+            );
+            return;
         }
+        let policy: Policy = only
+            .parse()
+            .expect("--only takes a policy, sharded or sharded-shared");
+        let s = scheduler(policy, threads);
+        // `--spawned`: the calling thread is a fresh thread rather than the process's main one.
+        let spawned = std::env::args().any(|a| a == "--spawned");
+        let time_runs = || {
+            (0..runs)
+                .map(|_| {
+                    let start = Instant::now();
+                    black_box(encode_all(&s, &tokenizer, &texts, &mode, &CancelToken::new()).ok());
+                    start.elapsed().as_secs_f64() * 1e3
+                })
+                .collect::<Vec<f64>>()
+        };
+        let ms = if spawned {
+            std::thread::scope(|scope| scope.spawn(time_runs).join().expect("runs"))
+        } else {
+            time_runs()
+        };
+        let stats = s.last_stats().expect("a batch ran");
+        // How much of the last run's p · wall the workers spent encoding.
+        let busy: u64 = stats.per_worker_busy_ns.iter().sum();
         println!(
-            "{policy} x{threads} on {} ({} items): {:?}",
+            "{policy} x{threads} on {} ({} items, {} thread): median {:.2} ms, min {:.2} ms; last run: busy {:.3} of p · wall, {} participants, {} wake-ups; {:?}",
             workload.name,
             workload.items.len(),
-            s.last_stats()
+            if spawned { "a spawned" } else { "the main" },
+            median(&ms),
+            ms.iter().copied().fold(f64::INFINITY, f64::min),
+            busy as f64 / (threads as f64 * stats.wall_ns as f64),
+            stats.participants,
+            stats.wakeups,
+            stats.per_worker_busy_ns,
         );
         return;
     }
 
+    if let Some(names) = arg("--workloads") {
+        let wanted: Vec<&str> = names.split(',').map(str::trim).collect();
+        for name in &wanted {
+            assert!(
+                workloads.iter().any(|w| w.name == *name),
+                "--workloads takes names from documents,short,skewed,chat, not {name:?}"
+            );
+        }
+        workloads.retain(|w| wanted.contains(&w.name));
+    }
+    let rc3 = openai::pipeline_tokenizer_for_benchmarks(ENCODING).expect("o200k_base builds");
+    let max_threads = thread_counts.iter().copied().max().unwrap_or(1);
+    let encoding = openai::find(ENCODING).expect("o200k_base is embedded");
+    let loaded: Vec<LoadedEncoding> = (0..max_threads)
+        .map(|_| encoding.load().expect("o200k_base loads"))
+        .collect();
+    let engines: Vec<&LoadedEncoding> = loaded.iter().collect();
+
     println!("machine: {}", machine());
+    println!("threads: {thread_counts:?}, rounds: {runs}");
     let mut tsv = String::from("workload\tcontender\tthreads\tmedian_s\tmin_s\tefficiency\n");
     for workload in &workloads {
         let texts = corpus::texts(&workload.items);
@@ -416,18 +643,24 @@ fn main() {
             tokenizer: &tokenizer,
             mode: &mode,
             rc3: &rc3,
+            engines: &engines,
             workload,
             texts: &texts,
         };
-        check_outputs(&setup);
-        let rows = measure(&setup, runs);
-        report(workload, &rows, runs, &mut tsv);
+        check_outputs(&setup, &thread_counts);
+        let rows = measure(&setup, &thread_counts, runs);
+        report(workload, &rows, &thread_counts, runs, &mut tsv);
     }
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/benchmark/results/scheduler-measured.tsv"
-    );
-    std::fs::create_dir_all(std::path::Path::new(path).parent().unwrap()).unwrap();
-    std::fs::write(path, tsv).expect("write the measured medians");
+    let path = arg("--tsv").unwrap_or_else(|| {
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/benchmark/results/scheduler-measured.tsv"
+        )
+        .to_owned()
+    });
+    if let Some(parent) = std::path::Path::new(&path).parent() {
+        std::fs::create_dir_all(parent).expect("create the medians' folder");
+    }
+    std::fs::write(&path, tsv).expect("write the measured medians");
     println!("\nmedians written to {path}");
 }

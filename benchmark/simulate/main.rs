@@ -1,10 +1,12 @@
 //! A discrete-event model of the scheduler policies, fed with the real chunk planner and with
 //! per-item encode times of o200k_base measured on this machine; validated against the measured
-//! efficiencies at 1 and 2 threads, then asked what happens at 16, 64 and 192 cores.
+//! efficiencies at every thread count measured, then asked what happens at 16, 64 and 192 cores.
 //!
 //! `cargo run --release --example simulate` (this folder is `benchmark/simulate/`). Run
-//! `--example scheduler` first: its medians (`benchmark/results/scheduler-measured.tsv`) are the
-//! measured side of the validation. Writes `benchmark/results/scheduler-scaling.svg`.
+//! `--example scheduler` first: its medians (`benchmark/results/scheduler-measured.tsv`, or the
+//! file named by `--measured PATH`) are the measured side of the validation, at every thread
+//! count they hold. Writes `benchmark/results/scheduler-scaling.svg`; `--validate-only` stops
+//! after the validation (what `scripts/many-cores.sh` runs on a machine of many cores).
 //!
 //! The modules, in the order the program uses them:
 //!
@@ -69,7 +71,16 @@ fn main() {
         unpark_ns: unpark_measured,
         ..base
     };
-    report::validation(&measured, &vm);
+    let args: Vec<String> = std::env::args().collect();
+    let measured_path = args
+        .iter()
+        .position(|a| a == "--measured")
+        .and_then(|i| args.get(i + 1).cloned())
+        .unwrap_or_else(|| measure::MEASURED_TSV.to_owned());
+    report::validation(&measured, &vm, &measured_path);
+    if args.iter().any(|a| a == "--validate-only") {
+        return;
+    }
 
     let cases = cases::predicted(&measured);
     report::plan_times(&cases);

@@ -172,12 +172,14 @@ pub fn measure_wake() -> (f64, f64) {
     (corpus::median(&latencies), corpus::median(&unparks))
 }
 
-/// The measured efficiencies written by `--example scheduler`.
-pub fn read_measured() -> HashMap<(String, String, usize), f64> {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/benchmark/results/scheduler-measured.tsv"
-    );
+/// Where `--example scheduler` writes its medians; `--measured PATH` names another file.
+pub const MEASURED_TSV: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/benchmark/results/scheduler-measured.tsv"
+);
+
+/// The measured efficiencies written by `--example scheduler`, from `path`.
+pub fn read_measured(path: &str) -> HashMap<(String, String, usize), f64> {
     let Ok(text) = std::fs::read_to_string(path) else {
         eprintln!("{path} not found: run `cargo run --release --example scheduler` first");
         return HashMap::new();
