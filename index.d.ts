@@ -27,6 +27,8 @@ export declare class BatchEncoding {
   get(index: number): Uint32Array
   /** Iterates over the texts' ids, each a view as `get` returns. */
   [globalThis.Symbol.iterator](): IterableIterator<Uint32Array>
+  /** Every text's ids as plain arrays of numbers, as `JSON.stringify` writes a batch. */
+  toJSON(): Array<Array<number>>
   /** Every text's ids as a plain array of numbers (one JS array per text: convenient, slower). */
   toArrays(): Array<Array<number>>
 }

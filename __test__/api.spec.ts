@@ -1,6 +1,7 @@
 // The shape and behaviour of the public API, beyond parity: BatchEncoding, countBatch, decoding,
 // special tokens, UTF-16 edge cases, cancellation and the event loop.
 import { monitorEventLoopDelay } from 'node:perf_hooks'
+import { inspect } from 'node:util'
 import { describe, expect, it } from 'vitest'
 
 import { batchtok, corpus, hfTokenizer } from './helpers'
@@ -9,6 +10,22 @@ const { Tokenizer, Scheduler } = batchtok
 const o200k = Tokenizer.fromEncoding('o200k_base')
 
 describe('BatchEncoding', () => {
+  it('reads in console.log as its length and first ids, and in JSON as arrays of numbers', () => {
+    const batch = o200k.encodeBatchSync(['hello world', '', 'x'.repeat(200)])
+    const shown = inspect(batch)
+    expect(shown).toMatch(/^BatchEncoding\(3\) \[ \[ 24912, 2375 \], \[  \], \[ /)
+    expect(shown).toMatch(/\.\.\. \d+ more \] \]$/)
+    expect(inspect(o200k.encodeBatchSync(Array(20).fill('hi')))).toMatch(/\.\.\. 12 more texts \]$/)
+    expect(JSON.parse(JSON.stringify(batch))).toEqual(batch.toArrays())
+    expect(JSON.parse(JSON.stringify({ batch })).batch[0]).toEqual([24912, 2375])
+  })
+
+  it('hands out typed arrays: map keeps the type, Array.from gives numbers', () => {
+    const ids = o200k.encodeBatchSync(['hello world']).get(0)
+    expect(ids.map((id) => id + 1)).toBeInstanceOf(Uint32Array)
+    expect(Array.from(ids)).toEqual([24912, 2375])
+  })
+
   const texts = ['hello world', '', 'The quick brown fox', 'naïve café 日本語']
 
   it('holds every text ids back to back, with length + 1 offsets', async () => {

@@ -49,6 +49,7 @@ const syncCases: Case[] = [
   ['an unknown policy', () => new Scheduler({ policy: 'fastest' as any }), RangeError, /^options\.policy is "fastest"; expected one of 'chunked', 'serial', 'rayon', 'rayon-min-len', 'auto'$/],
   ['a policy that is not a string', () => new Scheduler({ policy: 1 as any }), TypeError, /^options\.policy is a number; expected one of 'chunked'/],
   ['releaseMemory that is not a boolean', () => new Scheduler({ releaseMemory: 'yes' as any }), TypeError, /^options\.releaseMemory is a string; expected true or false$/],
+  ['Scheduler called without new', () => (Scheduler as any)({ threads: 2 }), TypeError, /^Class constructor Scheduler cannot be invoked without 'new'$/],
   ['Scheduler options that are a number', () => new Scheduler(5 as any), TypeError, /^options is a number; expected an object$/],
   ['a misspelt Scheduler option', () => new Scheduler({ thread: 2 } as any), TypeError, /^options\.thread is not an option of new Scheduler\(\); did you mean 'threads'\?/],
   ['an unknown encode option', () => o200k.encode('a', { allowSpecial: 'all' } as any), TypeError, /^options\.allowSpecial is not an option of encode; did you mean 'allowedSpecial'\?/],

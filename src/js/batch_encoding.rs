@@ -1,7 +1,7 @@
 //! The JS `BatchEncoding` class: a whole batch's ids in one typed array.
 
 use napi::Env;
-use napi::bindgen_prelude::{Uint32Array, Uint32ArraySlice, Unknown};
+use napi::bindgen_prelude::{JsValue, Object, Uint32Array, Uint32ArraySlice, Unknown};
 use napi_derive::napi;
 
 use super::errors::{ErrorClass, js_error};
@@ -103,6 +103,12 @@ impl BatchEncoding {
         raw::call_method(env, &views, c"values", &[])
     }
 
+    /// Every text's ids as plain arrays of numbers, as `JSON.stringify` writes a batch.
+    #[napi(js_name = "toJSON")]
+    pub fn to_json(&mut self, env: &Env) -> napi::Result<Vec<Vec<u32>>> {
+        self.arrays(env)
+    }
+
     /// Every text's ids as a plain array of numbers (one JS array per text: convenient, slower).
     #[napi(js_name = "toArrays")]
     pub fn arrays(&mut self, env: &Env) -> napi::Result<Vec<Vec<u32>>> {
@@ -127,4 +133,51 @@ impl BatchEncoding {
             )
         })
     }
+}
+
+/// How many texts and ids `console.log` shows of a batch.
+const INSPECT_TEXTS: usize = 8;
+/// How many ids `console.log` shows of each text.
+const INSPECT_IDS: usize = 16;
+
+/// `util.inspect` of a `BatchEncoding`: its length and the first ids of its first texts, as
+/// `BatchEncoding(3) [ [ 13225, 11, 2375, 0 ], [ 4421, 2110 ], ... ]`.
+fn inspect<'env>(env: &'env Env, this: &Unknown<'env>) -> napi::Result<Unknown<'env>> {
+    let Some(mut batch) = raw::class_instance::<BatchEncoding>(env, this) else {
+        return raw::create_string(env, "BatchEncoding {}");
+    };
+    let len = batch.boundaries.len() - 1;
+    let ids = raw::held_array(env, &mut batch.ids)?;
+    let boundaries = &batch.boundaries;
+    let mut texts = raw::with_uint32_elements(env, &ids, |ids| {
+        boundaries
+            .windows(2)
+            .take(INSPECT_TEXTS)
+            .map(|w| {
+                let (start, end) = (w[0] as usize, w[1] as usize);
+                let shown = ids.get(start..end.min(start + INSPECT_IDS)).unwrap_or(&[]);
+                let mut text: Vec<String> = shown.iter().map(u32::to_string).collect();
+                if end - start > INSPECT_IDS {
+                    text.push(format!("... {} more", end - start - INSPECT_IDS));
+                }
+                format!("[ {} ]", text.join(", "))
+            })
+            .collect::<Vec<String>>()
+    })
+    .unwrap_or_default();
+    if len > INSPECT_TEXTS {
+        texts.push(format!("... {} more texts", len - INSPECT_TEXTS));
+    }
+    raw::create_string(env, &format!("BatchEncoding({len}) [ {} ]", texts.join(", ")))
+}
+
+/// Gives `BatchEncoding` its `util.inspect` form when the module loads.
+#[napi(module_exports)]
+pub fn register_inspect(env: Env, exports: Object) -> napi::Result<()> {
+    let exports = exports.to_unknown();
+    let class = raw::named_property(&env, &exports, c"BatchEncoding")
+        .map_err(|_| js_error(&env, ErrorClass::Error, "BatchEncoding is not exported"))?;
+    let prototype = raw::named_property(&env, &class, c"prototype")
+        .map_err(|_| js_error(&env, ErrorClass::Error, "BatchEncoding has no prototype"))?;
+    raw::set_symbol_method(&env, &prototype, "nodejs.util.inspect.custom", "inspect", inspect)
 }

@@ -29,7 +29,7 @@ use std::ptr;
 use std::thread::{self, ThreadId};
 
 use napi::bindgen_prelude::{
-    ClassInstance, FromNapiValue, MaybeTypeTag, ToNapiValue, TypedArray, TypedArrayType,
+    ClassInstance, FromNapiValue, MaybeTypeTag, This, ToNapiValue, TypedArray, TypedArrayType,
     Uint32Array, Unknown,
 };
 use napi::{Env, JsValue, Status, sys};
@@ -167,6 +167,27 @@ pub fn global<'env>(env: &'env Env, key: &CStr) -> Result<Unknown<'env>, sys::na
     // SAFETY: module docs; `global` is valid for writes.
     status(unsafe { sys::napi_get_global(env.raw(), &mut global) })?;
     named_property(env, &same_scope(env, global), key)
+}
+
+/// Whether `this` of a constructor call is an object other than the global one: what `new`
+/// gives a constructor, and what a call without `new` does not.
+pub fn is_fresh_object(env: &Env, this: &This) -> napi::Result<bool> {
+    let this = this.to_unknown();
+    if this.get_type()? != napi::ValueType::Object {
+        return Ok(false);
+    }
+    let mut global = ptr::null_mut();
+    let mut same = false;
+    // SAFETY: module docs; the out-pointers are valid for writes; `global` is compared only once
+    // napi has set it.
+    let code = unsafe {
+        match sys::napi_get_global(env.raw(), &mut global) {
+            sys::Status::napi_ok => sys::napi_strict_equals(env.raw(), global, this.raw(), &mut same),
+            code => code,
+        }
+    };
+    status(code).map_err(|code| failed(code, "read the global object"))?;
+    Ok(!same)
 }
 
 /// `value instanceof constructor`.
@@ -494,6 +515,70 @@ unsafe extern "C" fn drop_data<T>(_env: sys::napi_env, data: *mut c_void, _hint:
     // SAFETY: `data` is the box leaked by `function_with_data::<T>`, whose finalizer this is;
     // Node-API runs a finalizer once.
     drop(unsafe { Box::from_raw(data.cast::<(T, fn(&T))>()) });
+}
+
+/// What a [`method_function`] runs: `this` in, the return value out.
+pub type Method = for<'env> fn(&'env Env, &Unknown<'env>) -> napi::Result<Unknown<'env>>;
+
+/// Sets `object[Symbol.for(symbol)]` to a method named `name` that runs `method` with its `this`
+/// (Node's `util.inspect.custom` is `Symbol.for('nodejs.util.inspect.custom')`).
+pub fn set_symbol_method(
+    env: &Env,
+    object: &Unknown,
+    symbol: &str,
+    name: &str,
+    method: Method,
+) -> napi::Result<()> {
+    let symbol_class = global(env, c"Symbol").map_err(|code| failed(code, "read Symbol"))?;
+    let key = call_method(env, &symbol_class, c"for", &[create_string(env, symbol)?])?;
+    let mut function = ptr::null_mut();
+    // SAFETY: module docs; `name` is `name.len()` readable bytes; the data is the `Method` itself
+    // (a plain function pointer, which lives forever), which `call_method_with_this` reads back
+    // as one; `function` is valid for writes.
+    status(unsafe {
+        sys::napi_create_function(
+            env.raw(),
+            name.as_ptr().cast(),
+            name.len() as isize,
+            Some(call_method_with_this),
+            method as *mut c_void,
+            &mut function,
+        )
+    })
+    .map_err(|code| failed(code, "create a method"))?;
+    // SAFETY: module docs; `key` and `function` belong to the current scope.
+    status(unsafe { sys::napi_set_property(env.raw(), object.raw(), key.raw(), function) })
+        .map_err(|code| failed(code, "set a method"))
+}
+
+/// The native side of every [`set_symbol_method`] method.
+unsafe extern "C" fn call_method_with_this(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    let mut this = ptr::null_mut();
+    let mut data = ptr::null_mut();
+    // SAFETY: Node-API calls this with its own live `env` and `info`; only `this` and the data are
+    // asked for.
+    let code = unsafe {
+        sys::napi_get_cb_info(env, info, ptr::null_mut(), ptr::null_mut(), &mut this, &mut data)
+    };
+    if code != sys::Status::napi_ok || data.is_null() {
+        return ptr::null_mut();
+    }
+    // SAFETY: only `set_symbol_method` makes functions with this callback, and their data is a
+    // `Method` function pointer.
+    let method: Method = unsafe { std::mem::transmute::<*mut c_void, Method>(data) };
+    let env = Env::from_raw(env);
+    let this = same_scope(&env, this);
+    match method(&env, &this) {
+        Ok(value) => value.raw(),
+        Err(error) => {
+            // SAFETY: on the JS thread inside this call; the error is thrown into it once.
+            unsafe { napi::JsError::from(error).throw_into(env.raw()) };
+            ptr::null_mut()
+        }
+    }
 }
 
 /// A strong reference to a JS value that outlives the call that made it. It is read and deleted

@@ -3,11 +3,12 @@
 use std::sync::{OnceLock, RwLock};
 
 use napi::Env;
-use napi::bindgen_prelude::Unknown;
+use napi::bindgen_prelude::{This, Unknown};
 use napi_derive::napi;
 
 use super::args::{bool_option, choice_option, options_object, whole_number_option};
 use super::errors::{range_error, type_error};
+use super::raw;
 use crate::scheduler::{self, MAX_THREADS, Policy, SchedulerConfig};
 
 /// Options of `new Scheduler()`; each unset option takes its default (or the environment's).
@@ -156,7 +157,15 @@ impl Scheduler {
     /// A scheduler; unset options take their defaults (or the environment's). A value of the
     /// wrong type throws a `TypeError`, one out of range a `RangeError`, each naming the option.
     #[napi(constructor, ts_args_type = "options?: SchedulerOptions")]
-    pub fn new(env: Env, options: Option<Unknown>) -> napi::Result<Self> {
+    pub fn new(env: Env, this: This, options: Option<Unknown>) -> napi::Result<Self> {
+        // Called without `new`, `this` is the global object (or undefined), which napi-rs would
+        // otherwise make a Scheduler of.
+        if !raw::is_fresh_object(&env, &this)? {
+            return Err(type_error(
+                &env,
+                "Class constructor Scheduler cannot be invoked without 'new'",
+            ));
+        }
         let mut config = SchedulerConfig::from_env().map_err(|e| range_error(&env, &e.to_string()))?;
         let mut release_memory = false;
         if let Some(object) = options_object(&env, options, "new Scheduler()", SCHEDULER_KEYS)? {
@@ -183,7 +192,7 @@ impl Scheduler {
     /// Makes `scheduler` the one batches use when their options name none.
     #[napi(ts_args_type = "scheduler: Scheduler")]
     pub fn set_default(env: Env, scheduler: Unknown) -> napi::Result<()> {
-        let Some(scheduler) = super::raw::class_instance::<Scheduler>(&env, &scheduler) else {
+        let Some(scheduler) = raw::class_instance::<Scheduler>(&env, &scheduler) else {
             return Err(type_error(
                 &env,
                 &format!(
