@@ -15,6 +15,7 @@
 mod differential;
 mod error;
 mod ids;
+mod models;
 pub mod openai;
 mod pipeline;
 mod routing;
@@ -26,6 +27,7 @@ mod unicode_drift;
 
 pub use error::{Error, ErrorKind};
 pub use ids::Ids;
+pub use models::encoding_for_model;
 pub use scratch::Scratch;
 pub use special::AllowedSpecial;
 pub use tokenizer::{EncodeMode, Family, Tokenizer};
