@@ -14,6 +14,7 @@
 #[cfg(test)]
 mod differential;
 mod error;
+mod decode_bytes;
 mod ids;
 mod models;
 pub mod openai;
@@ -22,6 +23,8 @@ mod routing;
 mod scratch;
 mod special;
 mod stable;
+#[cfg(test)]
+mod test_fixtures;
 mod tokenizer;
 mod unicode_drift;
 

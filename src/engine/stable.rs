@@ -137,6 +137,11 @@ impl StableEngine {
         tokens
     }
 
+    /// The token `id` stands for, as the vocabulary spells it (added tokens included).
+    pub fn id_to_token(&self, id: u32) -> Option<String> {
+        self.splitting.id_to_token(id)
+    }
+
     fn tokenizer(&self, split_special: bool) -> &StableTokenizer {
         if split_special {
             &self.splitting
