@@ -14,7 +14,10 @@
 #[cfg(test)]
 mod differential;
 mod error;
+mod budget;
+mod chat;
 mod decode_bytes;
+mod disallowed;
 mod ids;
 mod models;
 pub mod openai;
@@ -23,16 +26,20 @@ mod routing;
 mod scratch;
 mod special;
 mod stable;
+mod stream_decode;
 #[cfg(test)]
 mod test_fixtures;
 mod tokenizer;
 mod unicode_drift;
 
 pub use error::{Error, ErrorKind};
+pub use chat::ChatMessage;
+pub use disallowed::find_disallowed_special;
 pub use ids::Ids;
 pub use models::encoding_for_model;
 pub use scratch::Scratch;
-pub use special::AllowedSpecial;
+pub use special::{AllowedSpecial, SpecialToken};
+pub use stream_decode::StreamDecoder;
 pub use tokenizer::{EncodeMode, Family, Tokenizer};
 
 /// What every engine does: append the ids of one text to a buffer.

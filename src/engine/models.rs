@@ -7,7 +7,9 @@
 //! models.json`, written by tiktoken itself (`scripts/fixtures.py`), holds both tables and the
 //! answers for a sample of names; the tests check this module against it.
 
-use super::{Error, ErrorKind};
+use std::sync::Arc;
+
+use super::{Error, ErrorKind, Tokenizer, openai};
 
 /// tiktoken's `MODEL_TO_ENCODING`: exact model names.
 pub static MODEL_TO_ENCODING: &[(&str, &str)] = &[
@@ -109,6 +111,29 @@ pub fn encoding_for_model(model: &str) -> Result<&'static str, Error> {
         .ok_or_else(|| unknown_model(model))
 }
 
+impl Tokenizer {
+    /// The embedded encoding `model` uses (see [`encoding_for_model`]). A model whose encoding
+    /// batchtok does not embed is an error naming both.
+    pub fn from_model(model: &str) -> Result<Arc<Tokenizer>, Error> {
+        let encoding = encoding_for_model(model)?;
+        if openai::find(encoding).is_err() {
+            return Err(Error::new(
+                ErrorKind::Load,
+                format!(
+                    "model {model:?} uses the encoding '{encoding}', which batchtok does not \
+                     embed; the embedded encodings are {}",
+                    openai::ENCODINGS
+                        .iter()
+                        .map(|e| format!("'{}'", e.name))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+        }
+        Tokenizer::from_encoding(encoding)
+    }
+}
+
 #[cold]
 fn unknown_model(model: &str) -> Error {
     Error::new(
@@ -166,6 +191,15 @@ mod tests {
             assert!(error.message().contains(&format!("{model:?}")), "{error}");
             assert!(error.message().contains("Tokenizer.fromEncoding('o200k_base')"));
         }
+    }
+
+    #[test]
+    fn from_model_loads_the_models_encoding_or_names_the_missing_one() {
+        let tokenizer = Tokenizer::from_model("gpt-4o-2024-08-06").unwrap();
+        assert!(matches!(tokenizer.family(), super::super::Family::OpenAi(e) if e.name == "o200k_base"));
+        let error = Tokenizer::from_model("text-davinci-edit-001").err().unwrap();
+        assert!(error.message().contains("'p50k_edit', which batchtok does not embed"), "{error}");
+        assert!(Tokenizer::from_model("gpt-9").is_err());
     }
 
     #[test]

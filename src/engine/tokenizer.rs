@@ -419,6 +419,11 @@ impl EncodeMode {
         self.add_special_tokens
     }
 
+    /// Whether added special tokens' text becomes their ids (Hugging Face tokenizers).
+    pub(super) fn splits_special(&self) -> bool {
+        !self.special_text_is_ordinary
+    }
+
     /// This mode with added special tokens' text encoded as ordinary text, as Python
     /// `tokenizers` does with `encode_special_tokens = True` (Hugging Face tokenizers; the OpenAI
     /// encodings do that already for every special token that is not allowed).
