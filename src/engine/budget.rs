@@ -283,6 +283,9 @@ mod tests {
                 assert!(tokenizer.count(cut, &mode).unwrap() <= max);
             }
         }
-        assert_eq!(tokenizer.truncate(text, &mode, 2, false).unwrap(), "🦀");
+        // A crab is three tokens: two fit none of it, three fit one, and no cut holds a part.
+        assert_eq!(tokenizer.truncate(text, &mode, 2, false).unwrap(), "");
+        assert_eq!(tokenizer.truncate(text, &mode, 3, false).unwrap(), "🦀");
+        assert_eq!(tokenizer.truncate(text, &mode, 5, false).unwrap(), "🦀");
     }
 }
