@@ -173,7 +173,10 @@ mod tests {
             .map(|name| (name.to_owned(), Tokenizer::from_encoding(name).unwrap()))
             .collect();
         for name in ["gpt2", "bert", "unigram"] {
-            all.push((name.to_owned(), std::sync::Arc::new(fixture_tokenizer(name))));
+            all.push((
+                name.to_owned(),
+                std::sync::Arc::new(fixture_tokenizer(name)),
+            ));
         }
         all
     }

@@ -70,7 +70,11 @@ impl Tokenizer {
         let mode = self.encode_mode(None, &AllowedSpecial::None)?;
         let mut scratch = Scratch::new();
         let mut out = Ids::with_capacity(
-            messages.iter().map(|m| m.content.len() / 3 + 8).sum::<usize>() + 4,
+            messages
+                .iter()
+                .map(|m| m.content.len() / 3 + 8)
+                .sum::<usize>()
+                + 4,
         );
         let mut text = |text: &str, out: &mut Ids| self.encode_into(text, &mode, &mut scratch, out);
         let role_separator = |out: &mut Ids| {
@@ -189,7 +193,9 @@ mod tests {
         for (model, chats) in models {
             let tokenizer = Tokenizer::from_model(model).unwrap();
             for (name, conversation) in conversations {
-                let ids = tokenizer.encode_chat(&messages(conversation), model).unwrap();
+                let ids = tokenizer
+                    .encode_chat(&messages(conversation), model)
+                    .unwrap();
                 let expected: Vec<u32> = serde_json::from_value(chats[name].clone()).unwrap();
                 assert_eq!(ids.as_slice(), expected, "{model}, {name}");
             }
@@ -222,9 +228,17 @@ mod tests {
             name,
             content,
         });
-        for (model, count) in [("gpt-3.5-turbo-0613", 129), ("gpt-4-0613", 129), ("gpt-4o", 124)] {
+        for (model, count) in [
+            ("gpt-3.5-turbo-0613", 129),
+            ("gpt-4-0613", 129),
+            ("gpt-4o", 124),
+        ] {
             let tokenizer = Tokenizer::from_model(model).unwrap();
-            assert_eq!(tokenizer.count_chat(&example, model).unwrap(), count, "{model}");
+            assert_eq!(
+                tokenizer.count_chat(&example, model).unwrap(),
+                count,
+                "{model}"
+            );
         }
         let tokenizer = Tokenizer::from_model("gpt-4o").unwrap();
         assert_eq!(tokenizer.count_chat(&[], "gpt-4o").unwrap(), 3);
@@ -234,7 +248,10 @@ mod tests {
     fn a_model_of_another_encoding_or_without_chat_is_refused() {
         let cl100k = Tokenizer::from_encoding("cl100k_base").unwrap();
         let error = cl100k.encode_chat(&[], "gpt-4o").unwrap_err();
-        assert!(error.message().contains("Tokenizer.fromModel(\"gpt-4o\")"), "{error}");
+        assert!(
+            error.message().contains("Tokenizer.fromModel(\"gpt-4o\")"),
+            "{error}"
+        );
         let r50k = Tokenizer::from_encoding("r50k_base").unwrap();
         let error = r50k.count_chat(&[], "davinci").unwrap_err();
         assert!(error.message().contains("not a chat model"), "{error}");

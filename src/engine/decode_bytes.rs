@@ -115,7 +115,9 @@ impl Tokenizer {
             (Family::HuggingFace, Some(engine)) if is_byte_level(engine) => {
                 Ok(byte_level_bytes(engine, ids, skip_special_tokens))
             }
-            _ => self.decode(ids, skip_special_tokens).map(String::into_bytes),
+            _ => self
+                .decode(ids, skip_special_tokens)
+                .map(String::into_bytes),
         }
     }
 
@@ -162,9 +164,7 @@ mod tests {
     fn the_bytes_of_every_fixture_text_come_back_exactly() {
         for name in ["o200k_base", "cl100k_base", "p50k_base", "r50k_base"] {
             let tokenizer = Tokenizer::from_encoding(name).unwrap();
-            let mode = tokenizer
-                .encode_mode(None, &AllowedSpecial::All)
-                .unwrap();
+            let mode = tokenizer.encode_mode(None, &AllowedSpecial::All).unwrap();
             for text in fixture_texts() {
                 let ids = tokenizer.encode(&text, &mode).unwrap();
                 let bytes = tokenizer.decode_bytes(ids.as_slice(), false).unwrap();
@@ -172,10 +172,15 @@ mod tests {
             }
         }
         let gpt2 = fixture_tokenizer("gpt2");
-        let mode = gpt2.encode_mode(Some(false), &AllowedSpecial::None).unwrap();
+        let mode = gpt2
+            .encode_mode(Some(false), &AllowedSpecial::None)
+            .unwrap();
         for text in fixture_texts() {
             let ids = gpt2.encode(&text, &mode).unwrap();
-            assert_eq!(gpt2.decode_bytes(ids.as_slice(), false).unwrap(), text.as_bytes());
+            assert_eq!(
+                gpt2.decode_bytes(ids.as_slice(), false).unwrap(),
+                text.as_bytes()
+            );
         }
     }
 
@@ -238,7 +243,11 @@ mod tests {
         for name in ["o200k_base", "cl100k_base", "p50k_base", "r50k_base"] {
             let tokenizer = Tokenizer::from_encoding(name).unwrap();
             let table = tokenizer.token_bytes().unwrap();
-            assert!((16..=1024).contains(&table.longest()), "{name}: {}", table.longest());
+            assert!(
+                (16..=1024).contains(&table.longest()),
+                "{name}: {}",
+                table.longest()
+            );
             // The last ordinary rank is read (the table did not stop early).
             let last = (tokenizer.vocab_size() - 1..=tokenizer.vocab_size() - 1)
                 .chain((0..tokenizer.vocab_size()).rev())

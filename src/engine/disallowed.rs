@@ -41,7 +41,11 @@ impl Tokenizer {
                     AllowedSpecial::All => true,
                     AllowedSpecial::Only(names) => names.iter().any(|n| n == s.text),
                 };
-                Ok(specials.iter().filter(|s| !is_allowed(s)).cloned().collect())
+                Ok(specials
+                    .iter()
+                    .filter(|s| !is_allowed(s))
+                    .cloned()
+                    .collect())
             }
             AllowedSpecial::Only(names) => {
                 if let Some(unknown) = names
@@ -92,7 +96,11 @@ mod tests {
     fn all_means_every_special_token_not_allowed() {
         let cl100k = Tokenizer::from_encoding("cl100k_base").unwrap();
         let all = AllowedSpecial::All;
-        let every = names(&cl100k.disallowed_special(&AllowedSpecial::None, &all).unwrap());
+        let every = names(
+            &cl100k
+                .disallowed_special(&AllowedSpecial::None, &all)
+                .unwrap(),
+        );
         assert_eq!(every.len(), 5);
         let allowed = AllowedSpecial::Only(vec!["<|endoftext|>".into()]);
         let rest = names(&cl100k.disallowed_special(&allowed, &all).unwrap());
@@ -102,10 +110,12 @@ mod tests {
         let listed = AllowedSpecial::Only(vec!["<|endoftext|>".into()]);
         let explicit = cl100k.disallowed_special(&all, &listed).unwrap();
         assert_eq!(names(&explicit), ["<|endoftext|>"]);
-        assert!(cl100k
-            .disallowed_special(&all, &AllowedSpecial::None)
-            .unwrap()
-            .is_empty());
+        assert!(
+            cl100k
+                .disallowed_special(&all, &AllowedSpecial::None)
+                .unwrap()
+                .is_empty()
+        );
     }
 
     #[test]
@@ -129,7 +139,11 @@ mod tests {
             .disallowed_special(&AllowedSpecial::None, &unknown)
             .unwrap_err();
         assert_eq!(error.kind(), ErrorKind::InvalidOption);
-        assert!(error.message().contains("disallowedSpecial names \"<|im_start|>\""));
+        assert!(
+            error
+                .message()
+                .contains("disallowedSpecial names \"<|im_start|>\"")
+        );
         assert!(error.message().contains("<|endoftext|>"));
         let bert = super::super::test_fixtures::fixture_tokenizer("bert");
         let error = bert

@@ -10,14 +10,19 @@
 //! [`Tokenizer`] owns one or both and decides, per tokenizer and per input, which one encodes
 //! (see `routing.rs` for what is routed where and why). The OpenAI encodings are built from rank
 //! tables embedded in the binary (`openai.rs`).
+//!
+//! Around encoding and decoding, each in its own file as `impl Tokenizer` blocks: model names and
+//! their encodings (`models.rs`), counting within a limit and truncating to a number of tokens
+//! (`budget.rs`), exact bytes (`decode_bytes.rs`), streaming decoding (`stream_decode.rs`),
+//! tiktoken's disallowed special tokens (`disallowed.rs`) and chat conversations (`chat.rs`).
 
-#[cfg(test)]
-mod differential;
-mod error;
 mod budget;
 mod chat;
 mod decode_bytes;
+#[cfg(test)]
+mod differential;
 mod disallowed;
+mod error;
 mod ids;
 mod models;
 pub mod openai;
@@ -32,9 +37,9 @@ mod test_fixtures;
 mod tokenizer;
 mod unicode_drift;
 
-pub use error::{Error, ErrorKind};
 pub use chat::ChatMessage;
 pub use disallowed::find_disallowed_special;
+pub use error::{Error, ErrorKind};
 pub use ids::Ids;
 pub use models::encoding_for_model;
 pub use scratch::Scratch;

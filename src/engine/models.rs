@@ -189,16 +189,29 @@ mod tests {
             let error = encoding_for_model(model).unwrap_err();
             assert_eq!(error.kind(), ErrorKind::Load);
             assert!(error.message().contains(&format!("{model:?}")), "{error}");
-            assert!(error.message().contains("Tokenizer.fromEncoding('o200k_base')"));
+            assert!(
+                error
+                    .message()
+                    .contains("Tokenizer.fromEncoding('o200k_base')")
+            );
         }
     }
 
     #[test]
     fn from_model_loads_the_models_encoding_or_names_the_missing_one() {
         let tokenizer = Tokenizer::from_model("gpt-4o-2024-08-06").unwrap();
-        assert!(matches!(tokenizer.family(), super::super::Family::OpenAi(e) if e.name == "o200k_base"));
-        let error = Tokenizer::from_model("text-davinci-edit-001").err().unwrap();
-        assert!(error.message().contains("'p50k_edit', which batchtok does not embed"), "{error}");
+        assert!(
+            matches!(tokenizer.family(), super::super::Family::OpenAi(e) if e.name == "o200k_base")
+        );
+        let error = Tokenizer::from_model("text-davinci-edit-001")
+            .err()
+            .unwrap();
+        assert!(
+            error
+                .message()
+                .contains("'p50k_edit', which batchtok does not embed"),
+            "{error}"
+        );
         assert!(Tokenizer::from_model("gpt-9").is_err());
     }
 

@@ -214,13 +214,28 @@ mod tests {
             .chain('0'..='9')
             .map(String::from)
             .collect();
-        pieces.extend(["▁", ".", ",", "'", "!", "▁t", "th", "▁th", "he", "▁the", "in", "▁a"].map(String::from));
+        pieces.extend(
+            [
+                "▁", ".", ",", "'", "!", "▁t", "th", "▁th", "he", "▁the", "in", "▁a",
+            ]
+            .map(String::from),
+        );
         let mut merges = Vec::new();
         for piece in &pieces {
             let next = vocab.len();
-            vocab.entry(piece.clone()).or_insert(serde_json::json!(next));
+            vocab
+                .entry(piece.clone())
+                .or_insert(serde_json::json!(next));
         }
-        for (left, right) in [("▁", "t"), ("t", "h"), ("▁t", "h"), ("h", "e"), ("▁th", "e"), ("i", "n"), ("▁", "a")] {
+        for (left, right) in [
+            ("▁", "t"),
+            ("t", "h"),
+            ("▁t", "h"),
+            ("h", "e"),
+            ("▁th", "e"),
+            ("i", "n"),
+            ("▁", "a"),
+        ] {
             merges.push(format!("{left} {right}"));
         }
         let json = serde_json::json!({
@@ -259,9 +274,15 @@ mod tests {
             .map(|name| (name.to_owned(), Tokenizer::from_encoding(name).unwrap()))
             .collect();
         for name in ["gpt2", "bert", "unigram"] {
-            all.push((name.to_owned(), std::sync::Arc::new(fixture_tokenizer(name))));
+            all.push((
+                name.to_owned(),
+                std::sync::Arc::new(fixture_tokenizer(name)),
+            ));
         }
-        all.push(("byte-fallback".to_owned(), std::sync::Arc::new(byte_fallback_tokenizer())));
+        all.push((
+            "byte-fallback".to_owned(),
+            std::sync::Arc::new(byte_fallback_tokenizer()),
+        ));
         all
     }
 
@@ -369,7 +390,10 @@ mod tests {
         assert!(pieces.iter().all(|p| !p.contains('\u{FFFD}')), "{pieces:?}");
         assert_eq!(pieces.concat(), text);
         // Text is returned as soon as it is settled, not all at the end.
-        assert!(pieces.iter().filter(|p| !p.is_empty()).count() > 3, "{pieces:?}");
+        assert!(
+            pieces.iter().filter(|p| !p.is_empty()).count() > 3,
+            "{pieces:?}"
+        );
     }
 
     #[test]
