@@ -12,7 +12,7 @@
 //! unknown piece stands for a word of any length, a normalizer may drop text): it is encoded
 //! whole, and the count is exact too.
 //!
-//! **Truncating.** A cut is a token boundary of the whole text's encoding, moved to the character
+//! **Truncating.** A cut is a token boundary of the text's encoding, moved to the character
 //! boundary at or before it (a byte-level token may end inside a character); "fits" means that
 //! encoding the cut text again gives at most `max_tokens` ids. Re-encoding a cut text can give
 //! more ids than the tokens it was cut after (BPE is not prefix-stable, and white space before the
@@ -62,8 +62,9 @@ impl Tokenizer {
     /// most `max_tokens`, cut at a token boundary and never inside a character.
     ///
     /// "Fits" means that encoding the returned text gives at most `max_tokens` ids; the cut is the
-    /// end (the start, with `from_end`) of one of the tokens of `text`'s own encoding, moved to
-    /// the nearest character boundary inside the kept part. A text that fits is returned whole.
+    /// end (the start, with `from_end`) of one of the tokens of `text`'s own encoding (for an
+    /// OpenAI encoding, of the part of it a fitting cut can reach), moved to the nearest character
+    /// boundary inside the kept part. A text that fits is returned whole.
     /// With template tokens (`[CLS]` … `[SEP]`), they count against `max_tokens` as they do in
     /// the ids.
     pub fn truncate<'t>(
@@ -76,7 +77,11 @@ impl Tokenizer {
         if self.count_within(text, mode, max_tokens)?.is_some() {
             return Ok(text);
         }
-        let spans = self.token_spans(text, mode)?;
+        let (scope, offset) = self.truncation_scope(text, mode, max_tokens, from_end);
+        let mut spans = self.token_spans(scope, mode)?;
+        for span in &mut spans {
+            *span = (span.0 + offset, span.1 + offset);
+        }
         // `text` has more than `max_tokens` ids, so no more of its tokens than the limit, less
         // the template tokens, can fit.
         let template = self.count("", mode)?;
@@ -87,6 +92,33 @@ impl Tokenizer {
                 return Ok(cut);
             }
             kept -= 1;
+        }
+    }
+
+    /// The part of `text` whose tokens truncation cuts at, and where it starts: the whole text, or
+    /// for a prefix in an OpenAI encoding only as much of its start as `max_tokens + 1` of the
+    /// longest tokens spell, cut at a character boundary. A cut that fits has at most
+    /// `max_tokens` tokens, each spelling at most the longest token's bytes, so it lies within
+    /// that part; encoding the rest of a long text would find nothing. A suffix is cut at the
+    /// tokens of the whole text: the pre-tokenizer reads left to right, so the tokens of a part
+    /// that starts inside the text can differ (a run of digits groups by threes from its start).
+    fn truncation_scope<'t>(
+        &self,
+        text: &'t str,
+        mode: &EncodeMode,
+        max_tokens: usize,
+        from_end: bool,
+    ) -> (&'t str, usize) {
+        let Some(table) = self.token_bytes().filter(|_| !from_end) else {
+            return (text, 0);
+        };
+        let longest_special = mode.allowed_special().iter().map(|s| s.text.len()).max();
+        let longest = table.longest().max(longest_special.unwrap_or(0));
+        let reach = max_tokens.saturating_add(1).saturating_mul(longest);
+        if reach >= text.len() {
+            (text, 0)
+        } else {
+            (&text[..floor_char_boundary(text, reach)], 0)
         }
     }
 
@@ -210,6 +242,11 @@ mod tests {
         // this test's whole run; the bound is checked directly too).
         assert!(tokenizer.fewest_tokens(&huge, &mode).unwrap() > 100);
         assert_eq!(tokenizer.count_within(&huge, &mode, 100).unwrap(), None);
+        // Truncating it to a prefix encodes only what 101 of the longest tokens spell.
+        let (scope, _) = tokenizer.truncation_scope(&huge, &mode, 100, false);
+        assert!(scope.len() <= 101 * tokenizer.token_bytes().unwrap().longest());
+        let cut = tokenizer.truncate(&huge, &mode, 100, false).unwrap();
+        assert_eq!(tokenizer.count(cut, &mode).unwrap(), 100);
         // The bound never refuses a text that fits: the longest token alone is one token.
         let table = tokenizer.token_bytes().unwrap();
         let longest = (0..tokenizer.vocab_size())
@@ -220,7 +257,8 @@ mod tests {
     }
 
     /// The cut `truncate` promises, found the slow way: every candidate from no token up to the
-    /// limit, each re-encoded; the last that fits.
+    /// limit, cut at the tokens of the whole text (not only the part `truncate` encodes), each
+    /// re-encoded; the last that fits.
     fn longest_fitting_cut<'t>(
         tokenizer: &Tokenizer,
         text: &'t str,
