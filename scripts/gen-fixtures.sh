@@ -18,3 +18,6 @@ fi
 node scripts/corpus.js
 
 "$VENV/bin/python" scripts/fixtures.py "$@"
+
+# gpt-tokenizer's chat ids (its pinned version from package.json, installed by npm ci).
+node scripts/chat-fixtures.js

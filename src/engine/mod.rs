@@ -10,24 +10,41 @@
 //! [`Tokenizer`] owns one or both and decides, per tokenizer and per input, which one encodes
 //! (see `routing.rs` for what is routed where and why). The OpenAI encodings are built from rank
 //! tables embedded in the binary (`openai.rs`).
+//!
+//! Around encoding and decoding, each in its own file as `impl Tokenizer` blocks: model names and
+//! their encodings (`models.rs`), counting within a limit and truncating to a number of tokens
+//! (`budget.rs`), exact bytes (`decode_bytes.rs`), streaming decoding (`stream_decode.rs`),
+//! tiktoken's disallowed special tokens (`disallowed.rs`) and chat conversations (`chat.rs`).
 
+mod budget;
+mod chat;
+mod decode_bytes;
 #[cfg(test)]
 mod differential;
+mod disallowed;
 mod error;
 mod ids;
+mod models;
 pub mod openai;
 mod pipeline;
 mod routing;
 mod scratch;
 mod special;
 mod stable;
+mod stream_decode;
+#[cfg(test)]
+mod test_fixtures;
 mod tokenizer;
 mod unicode_drift;
 
+pub use chat::ChatMessage;
+pub use disallowed::find_disallowed_special;
 pub use error::{Error, ErrorKind};
 pub use ids::Ids;
+pub use models::encoding_for_model;
 pub use scratch::Scratch;
-pub use special::AllowedSpecial;
+pub use special::{AllowedSpecial, SpecialToken};
+pub use stream_decode::StreamDecoder;
 pub use tokenizer::{EncodeMode, Family, Tokenizer};
 
 /// What every engine does: append the ids of one text to a buffer.

@@ -51,6 +51,12 @@ impl PipelineEngine {
         tokens
     }
 
+    /// The release candidate's tokenizer itself, for what the engine trait does not cover (token
+    /// strings, the decoder).
+    pub(super) fn tokenizer(&self) -> &PipelineTokenizer {
+        &self.tokenizer
+    }
+
     /// Wraps a tokenizer built in code (the embedded encodings).
     pub fn from_tokenizer(tokenizer: PipelineTokenizer) -> Self {
         PipelineEngine {

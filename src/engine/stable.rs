@@ -137,6 +137,34 @@ impl StableEngine {
         tokens
     }
 
+    /// The token `id` stands for, as the vocabulary spells it (added tokens included).
+    pub fn id_to_token(&self, id: u32) -> Option<String> {
+        self.splitting.id_to_token(id)
+    }
+
+    /// The byte range of `text` each token of its encoding comes from, in order, leaving out the
+    /// post-processor's template tokens.
+    pub fn token_offsets(
+        &self,
+        text: &str,
+        add_special_tokens: bool,
+        split_special: bool,
+    ) -> Result<Vec<(usize, usize)>, String> {
+        let encoding = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            self.tokenizer(split_special)
+                .encode(text, add_special_tokens)
+        }))
+        .map_err(|_| "the stable engine panicked".to_owned())?
+        .map_err(|e| e.to_string())?;
+        Ok(encoding
+            .get_offsets()
+            .iter()
+            .zip(encoding.get_special_tokens_mask())
+            .filter(|&(_, &template)| template == 0)
+            .map(|(&offsets, _)| offsets)
+            .collect())
+    }
+
     fn tokenizer(&self, split_special: bool) -> &StableTokenizer {
         if split_special {
             &self.splitting

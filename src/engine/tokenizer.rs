@@ -26,6 +26,9 @@ pub enum Family {
 pub struct EncodeMode {
     add_special_tokens: bool,
     allowed_special: Vec<SpecialToken>,
+    /// Hugging Face tokenizers: encode added special tokens' text as ordinary text (Python
+    /// `tokenizers`' `encode_special_tokens = True`).
+    special_text_is_ordinary: bool,
 }
 
 /// A tokenizer: one or two engines and the route between them.
@@ -252,6 +255,7 @@ impl Tokenizer {
                 Ok(EncodeMode {
                     add_special_tokens: false,
                     allowed_special: special::resolve(allowed_special, encoding.specials)?,
+                    special_text_is_ordinary: false,
                 })
             }
             Family::HuggingFace => {
@@ -266,6 +270,7 @@ impl Tokenizer {
                 Ok(EncodeMode {
                     add_special_tokens: add_special_tokens.unwrap_or(true),
                     allowed_special: Vec::new(),
+                    special_text_is_ordinary: false,
                 })
             }
         }
@@ -299,10 +304,13 @@ impl Tokenizer {
                     }
                 })
             }
-            Family::HuggingFace => {
-                self.engine_for(text)
-                    .encode_into(text, mode.add_special_tokens, true, scratch, out)
-            }
+            Family::HuggingFace => self.engine_for(text).encode_into(
+                text,
+                mode.add_special_tokens,
+                !mode.special_text_is_ordinary,
+                scratch,
+                out,
+            ),
         }
     }
 
@@ -338,6 +346,19 @@ impl Tokenizer {
 
     /// Decodes ids to text; an id that is not in the vocabulary is an error naming it and its index.
     pub fn decode(&self, ids: &[u32], skip_special_tokens: bool) -> Result<String, Error> {
+        self.check_ids(ids)?;
+        match (self.family, &self.stable, &self.pipeline) {
+            (Family::OpenAi(encoding), _, Some(pipeline)) => {
+                decode_around_specials(pipeline, encoding.specials, ids, skip_special_tokens)
+            }
+            (_, Some(stable), _) => stable.decode(ids, skip_special_tokens),
+            (_, None, Some(pipeline)) => pipeline.decode(ids, skip_special_tokens),
+            (_, None, None) => unreachable!("a tokenizer has at least one engine"),
+        }
+    }
+
+    /// An error naming the first id of `ids` that is not in the vocabulary, and its index.
+    pub(super) fn check_ids(&self, ids: &[u32]) -> Result<(), Error> {
         if let Some((index, &id)) = ids
             .iter()
             .enumerate()
@@ -352,14 +373,7 @@ impl Tokenizer {
                 format!("id {id} at index {index} is not in the vocabulary ({range})"),
             ));
         }
-        match (self.family, &self.stable, &self.pipeline) {
-            (Family::OpenAi(encoding), _, Some(pipeline)) => {
-                decode_around_specials(pipeline, encoding.specials, ids, skip_special_tokens)
-            }
-            (_, Some(stable), _) => stable.decode(ids, skip_special_tokens),
-            (_, None, Some(pipeline)) => pipeline.decode(ids, skip_special_tokens),
-            (_, None, None) => unreachable!("a tokenizer has at least one engine"),
-        }
+        Ok(())
     }
 
     /// The engine that encodes ordinary text, to measure it alone (benchmarks).
@@ -377,6 +391,45 @@ impl Tokenizer {
             (Some(pipeline), None) => pipeline,
             (None, None) => unreachable!("a tokenizer has at least one engine"),
         }
+    }
+}
+
+/// What the engine's other modules (counting within a budget, decoding to bytes or in a stream,
+/// chat) read of a tokenizer.
+impl Tokenizer {
+    /// The release-candidate engine, where the tokenizer has one.
+    pub(super) fn pipeline_engine(&self) -> Option<&PipelineEngine> {
+        self.pipeline.as_ref()
+    }
+
+    /// The stable engine, where the tokenizer has one (every Hugging Face tokenizer).
+    pub(super) fn stable_engine(&self) -> Option<&StableEngine> {
+        self.stable.as_ref()
+    }
+}
+
+impl EncodeMode {
+    /// The special tokens whose text becomes their id (OpenAI encodings).
+    pub(super) fn allowed_special(&self) -> &[SpecialToken] {
+        &self.allowed_special
+    }
+
+    /// Whether the post-processor's template tokens are added (Hugging Face tokenizers).
+    pub(super) fn adds_special_tokens(&self) -> bool {
+        self.add_special_tokens
+    }
+
+    /// Whether added special tokens' text becomes their ids (Hugging Face tokenizers).
+    pub(super) fn splits_special(&self) -> bool {
+        !self.special_text_is_ordinary
+    }
+
+    /// This mode with added special tokens' text encoded as ordinary text, as Python
+    /// `tokenizers` does with `encode_special_tokens = True` (Hugging Face tokenizers; the OpenAI
+    /// encodings do that already for every special token that is not allowed).
+    pub fn with_special_text_as_ordinary(mut self, ordinary: bool) -> Self {
+        self.special_text_is_ordinary = ordinary;
+        self
     }
 }
 

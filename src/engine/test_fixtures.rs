@@ -1,0 +1,38 @@
+//! The committed fixtures, read by the tests of several modules.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use super::Tokenizer;
+
+/// The repository's root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A JSON file under `__test__/fixtures/`.
+pub fn fixture_json(name: &str) -> Value {
+    let path = root().join("__test__/fixtures").join(name);
+    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+}
+
+/// The parity texts of `texts.json`, in order.
+pub fn fixture_texts() -> Vec<String> {
+    fixture_json("texts.json")["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|case| case["text"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// One of the fixture tokenizer.json files (`gpt2`, `bert`, `unigram`), loaded.
+pub fn fixture_tokenizer(name: &str) -> Tokenizer {
+    Tokenizer::from_file(
+        &root()
+            .join("__test__/fixtures/tokenizers")
+            .join(format!("{name}.json")),
+    )
+    .unwrap()
+}
