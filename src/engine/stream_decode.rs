@@ -19,6 +19,8 @@
 //! a first token's space only moves that space to the front. Each write costs
 //! two or three decodes of at most [`WINDOW_CUT_AT`] ids plus the ids written.
 
+use std::ops::Deref;
+
 use super::{Error, Family, Tokenizer};
 
 /// Ids held back from the settled text: the text of the last ids may still change with the next.
@@ -36,9 +38,11 @@ const WINDOW_CUT_AT: usize = 4 * (CONTEXT + LOOKAHEAD);
 /// the window's text.
 const CUT_TRIES: usize = CONTEXT;
 
-/// A streaming decoder over one tokenizer; see the module documentation.
-pub struct StreamDecoder<'t> {
-    tokenizer: &'t Tokenizer,
+/// A streaming decoder over one tokenizer; see the module documentation. It holds the tokenizer
+/// as `T`: a reference ([`Tokenizer::stream_decoder`]) or a shared owner such as
+/// `Arc<Tokenizer>` ([`StreamDecoder::new`]), for a decoder that outlives the borrow.
+pub struct StreamDecoder<T: Deref<Target = Tokenizer>> {
+    tokenizer: T,
     skip_special_tokens: bool,
     /// The recent ids, oldest first.
     window: Vec<u32>,
@@ -52,14 +56,8 @@ pub struct StreamDecoder<'t> {
 
 impl Tokenizer {
     /// A streaming decoder; `skip_special_tokens` as in [`decode`](Self::decode).
-    pub fn stream_decoder(&self, skip_special_tokens: bool) -> StreamDecoder<'_> {
-        StreamDecoder {
-            tokenizer: self,
-            skip_special_tokens,
-            window: Vec::new(),
-            returned: 0,
-            next_cut_at: WINDOW_CUT_AT,
-        }
+    pub fn stream_decoder(&self, skip_special_tokens: bool) -> StreamDecoder<&Tokenizer> {
+        StreamDecoder::new(self, skip_special_tokens)
     }
 
     /// True when `id` is a byte-fallback token (`<0x41>`), whose text is settled only with the
@@ -82,7 +80,18 @@ impl Tokenizer {
     }
 }
 
-impl StreamDecoder<'_> {
+impl<T: Deref<Target = Tokenizer>> StreamDecoder<T> {
+    /// A streaming decoder over `tokenizer`; `skip_special_tokens` as in [`Tokenizer::decode`].
+    pub fn new(tokenizer: T, skip_special_tokens: bool) -> Self {
+        StreamDecoder {
+            tokenizer,
+            skip_special_tokens,
+            window: Vec::new(),
+            returned: 0,
+            next_cut_at: WINDOW_CUT_AT,
+        }
+    }
+
     /// Takes `ids` and returns the text they settle: possibly empty, and never a part of a
     /// character. An id outside the vocabulary is an error naming it, and the decoder is left as
     /// it was before the call.
@@ -399,7 +408,8 @@ mod tests {
     #[test]
     fn a_bad_id_is_an_error_that_leaves_the_decoder_as_it_was() {
         let tokenizer = Tokenizer::from_encoding("o200k_base").unwrap();
-        let mut decoder = tokenizer.stream_decoder(false);
+        // A decoder that owns its share of the tokenizer, as a JS object would.
+        let mut decoder = StreamDecoder::new(std::sync::Arc::clone(&tokenizer), false);
         let mut text = decoder.write(&[24912, 2375]).unwrap();
         let error = decoder.write(&[13, 300_000]).unwrap_err();
         assert!(error.message().contains("id 300000 at index 1"), "{error}");
