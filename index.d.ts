@@ -53,6 +53,21 @@ export declare class Scheduler {
 }
 
 /**
+ * Decodes ids as they arrive: `write(ids)` returns the text they settle (possibly `''`, never
+ * part of a character), `end()` the rest; the pieces joined equal `tokenizer.decode` of all the
+ * ids. Made by `tokenizer.decoder()`.
+ */
+export declare class StreamDecoder {
+  /**
+   * Takes the next ids and returns the text they settle. An id outside the vocabulary throws a
+   * `RangeError` and leaves the decoder as it was.
+   */
+  write(ids: Uint32Array | readonly number[]): string
+  /** The text still held back, and the end of the stream. */
+  end(): string
+}
+
+/**
  * A tokenizer: an embedded OpenAI encoding or a Hugging Face tokenizer.json.
  *
  * One `Tokenizer` may serve any number of calls at once, from any number of batches.
@@ -64,6 +79,13 @@ export declare class Tokenizer {
    * that lists the valid ones.
    */
   static fromEncoding(name: string): Tokenizer
+  /**
+   * The embedded encoding of an OpenAI model (`'gpt-4o'`, `'gpt-4o-2024-08-06'`,
+   * `'ft:gpt-3.5-turbo:org:x'`), as Python tiktoken's `encoding_for_model` picks it; the chat
+   * methods then default to this model. An unknown model throws an `Error` that says how to
+   * name an encoding instead.
+   */
+  static fromModel(model: string): Tokenizer
   /**
    * A Hugging Face `tokenizer.json` file (any version `tokenizers` reads). A missing file or
    * invalid JSON throws an `Error` naming the path and the reason.
@@ -79,6 +101,30 @@ export declare class Tokenizer {
   get routing(): string
   /** The ids of one text, on the calling thread. */
   encode(text: string, options?: EncodeOptions): Uint32Array
+  /** How many tokens one text has. */
+  count(text: string, options?: EncodeOptions): number
+  /**
+   * The token count of `text` if it is at most `limit`, else `false`. For an OpenAI encoding
+   * the work is bounded by the limit, not the text: a text far too long is refused without
+   * being encoded.
+   */
+  isWithinTokenLimit(text: string, limit: number, options?: EncodeOptions): number | false
+  /**
+   * The longest start of `text` (its end, with `from: 'start'`) whose tokens number at most
+   * `maxTokens`, cut at a token boundary and never inside a character: re-encoding it gives at
+   * most `maxTokens` ids. A text that fits comes back whole.
+   */
+  truncate(text: string, maxTokens: number, options?: TruncateOptions): string
+  /**
+   * The ids of a conversation as the model sees it (`<|im_start|>user<|im_sep|>…`), equal to
+   * gpt-tokenizer's `encodeChat`. Each message is `{ role, name?, content }`.
+   */
+  encodeChat(messages: readonly ChatMessage[], options?: ChatOptions): Uint32Array
+  /**
+   * The tokens a conversation costs the model by OpenAI's documented accounting (tokens per
+   * message, per name, and the reply's priming); not the length of `encodeChat`'s ids.
+   */
+  countChat(messages: readonly ChatMessage[], options?: ChatOptions): number
   /**
    * The ids of every text, computed off the main thread: the event loop stays free. Every
    * error rejects the promise, bad arguments included.
@@ -103,8 +149,21 @@ export declare class Tokenizer {
   countUtf8Batch(bytes: Uint8Array, offsets: Uint32Array | readonly number[], options?: BatchOptions): Promise<Uint32Array>
   /** `countUtf8Batch` on the calling thread. */
   countUtf8BatchSync(bytes: Uint8Array, offsets: Uint32Array | readonly number[], options?: BatchOptions): Uint32Array
-  /** The text of a list of ids. An id outside the vocabulary throws a `RangeError` naming it. */
+  /**
+   * The text of a list of ids. An id outside the vocabulary throws a `RangeError` naming it.
+   * Bytes that are not UTF-8 on their own (part of a character) become U+FFFD.
+   */
   decode(ids: Uint32Array | readonly number[], options?: DecodeOptions): string
+  /**
+   * The exact bytes of a list of ids, as tiktoken's `decode_bytes`: `decode` without the
+   * U+FFFD replacement, so ids that end inside a character give that character's first bytes.
+   */
+  decodeBytes(ids: Uint32Array | readonly number[], options?: DecodeOptions): Uint8Array
+  /**
+   * A streaming decoder: `write(ids)` returns only complete text (never part of a character)
+   * and `end()` the rest, so the pieces joined equal `decode` of all the ids.
+   */
+  decoder(options?: DecodeOptions): StreamDecoder
   /** The texts of several lists of ids, decoded off the main thread. */
   decodeBatch(lists: ReadonlyArray<Uint32Array | readonly number[]>, options?: DecodeOptions): Promise<string[]>
   /** `decodeBatch` on the calling thread. */
@@ -114,7 +173,7 @@ export declare class Tokenizer {
 /** The global allocator of this build: `'mimalloc'` or `'system'`. */
 export declare function allocator(): 'mimalloc' | 'system'
 
-/** Options of `encodeBatch`, `countBatch` and their `Sync` forms. */
+/** Options of `encodeBatch`, `countBatch`, the UTF-8 batch methods and their `Sync` forms. */
 export interface BatchOptions {
   /**
    * As in `EncodeOptions`.
@@ -123,12 +182,22 @@ export interface BatchOptions {
   addSpecialTokens?: boolean
   /**
    * As in `EncodeOptions`.
+   * @default false
+   */
+  encodeSpecialTokens?: boolean
+  /**
+   * As in `EncodeOptions`.
    * @default none
    */
-  allowedSpecial?: 'all' | string[]
+  allowedSpecial?: 'all' | readonly string[]
   /**
-   * Aborts the batch: the promise rejects with an `AbortError` within about one chunk's time.
-   * (Async methods only.)
+   * As in `EncodeOptions`; a text that holds one fails the batch, naming the text.
+   * @default none
+   */
+  disallowedSpecial?: 'all' | readonly string[]
+  /**
+   * Aborts the batch: the promise rejects with an `AbortError` (its `cause` the signal's
+   * `reason`) within about one chunk's time. (Async methods only.)
    */
   signal?: AbortSignal
   /**
@@ -184,7 +253,16 @@ export interface BatchStats {
   wallMs: number
 }
 
-/** Options of `decode`, `decodeBatch` and `decodeBatchSync`. */
+/** Options of `encodeChat` and `countChat`. */
+export interface ChatOptions {
+  /**
+   * The model whose chat layout and accounting apply (`'gpt-4o'`).
+   * @default the model the tokenizer was made for (`Tokenizer.fromModel`)
+   */
+  model?: string
+}
+
+/** Options of `decode`, `decodeBytes`, `decoder`, `decodeBatch` and `decodeBatchSync`. */
 export interface DecodeOptions {
   /**
    * Leave special tokens out of the text.
@@ -195,7 +273,7 @@ export interface DecodeOptions {
   signal?: AbortSignal
 }
 
-/** Options of `Tokenizer.encode`. */
+/** Options of `encode`, `count` and `isWithinTokenLimit`. */
 export interface EncodeOptions {
   /**
    * Hugging Face tokenizers: add the post-processor's template tokens (`[CLS]` … `[SEP]`,
@@ -204,13 +282,37 @@ export interface EncodeOptions {
    */
   addSpecialTokens?: boolean
   /**
+   * Hugging Face tokenizers: encode the text of added special tokens (`[SEP]`,
+   * `<|im_end|>`) as ordinary text rather than as their ids, as Python `tokenizers` does with
+   * `encode_special_tokens = True`.
+   * @default false
+   */
+  encodeSpecialTokens?: boolean
+  /**
    * OpenAI encodings: the special tokens whose text becomes their id, `'all'` or a list. Any
    * other special-token text is encoded as ordinary text (tiktoken's `encode_ordinary`), so
    * no text makes a call fail.
    * @default none
    */
-  allowedSpecial?: 'all' | string[]
+  allowedSpecial?: 'all' | readonly string[]
+  /**
+   * OpenAI encodings: special tokens whose text makes a text fail, as tiktoken's
+   * `disallowed_special` does: `'all'` (every special token not in `allowedSpecial`) or a
+   * list. The error names the token, the text and the index where the token starts.
+   * @default none
+   */
+  disallowedSpecial?: 'all' | readonly string[]
 }
+
+/**
+ * The name of the encoding an OpenAI model uses, as Python tiktoken's `encoding_name_for_model`
+ * answers: exact names first, then prefixes (`'gpt-4o-2024-08-06'` → `'o200k_base'`). An
+ * unknown model throws an `Error` that says how to name an encoding instead.
+ */
+export declare function encodingForModel(model: string): string
+
+/** The names `Tokenizer.fromEncoding` takes: every embedded encoding and its aliases. */
+export declare function encodings(): Array<string>
 
 /** The allocator's memory figures (mimalloc), or the operating system's (system allocator). */
 export declare function memoryStats(): MemoryStats
@@ -226,6 +328,12 @@ export interface MemoryStats {
   /** Peak of what the allocator has committed (mimalloc only). */
   peakCommitted?: number
 }
+
+/**
+ * tiktoken's table of exact model names and their encodings (prefixed names, dated versions
+ * and fine-tunes resolve through `encodingForModel`).
+ */
+export declare function modelEncodings(): Record<string, string>
 
 /**
  * Returns the allocator's cached free memory to the operating system. Costs the next batches
@@ -253,4 +361,28 @@ export interface SchedulerOptions {
    * @default false
    */
   releaseMemory?: boolean
+}
+
+/** Options of `truncate`: those of `encode`, and which end is kept. */
+export interface TruncateOptions {
+  /**
+   * `'end'` keeps the start of the text (cuts at its end); `'start'` keeps its end.
+   * @default 'end'
+   */
+  from?: 'end' | 'start'
+  /**
+   * As in `EncodeOptions`.
+   * @default true
+   */
+  addSpecialTokens?: boolean
+  /**
+   * As in `EncodeOptions`.
+   * @default false
+   */
+  encodeSpecialTokens?: boolean
+  /**
+   * As in `EncodeOptions`.
+   * @default none
+   */
+  allowedSpecial?: 'all' | readonly string[]
 }

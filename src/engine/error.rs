@@ -13,6 +13,8 @@ pub enum ErrorKind {
     InvalidOption,
     /// Encoding or decoding failed inside an engine.
     Engine,
+    /// A text holds a special token the caller disallowed (tiktoken's `disallowed_special`).
+    Disallowed,
 }
 
 /// An engine-layer error: what failed, why, and (where there is one) what to do.

@@ -41,7 +41,7 @@ pub use chat::ChatMessage;
 pub use disallowed::find_disallowed_special;
 pub use error::{Error, ErrorKind};
 pub use ids::Ids;
-pub use models::encoding_for_model;
+pub use models::{MODEL_TO_ENCODING, encoding_for_model};
 pub use scratch::Scratch;
 pub use special::{AllowedSpecial, SpecialToken};
 pub use stream_decode::StreamDecoder;

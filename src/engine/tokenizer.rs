@@ -9,6 +9,7 @@ use super::pipeline::PipelineEngine;
 use super::routing::Route;
 use super::special::{self, AllowedSpecial, Segment, SpecialToken};
 use super::stable::StableEngine;
+use super::disallowed::find_disallowed_special;
 use super::unicode_drift;
 use super::{Engine, Error, ErrorKind, Ids, Scratch};
 
@@ -29,6 +30,9 @@ pub struct EncodeMode {
     /// Hugging Face tokenizers: encode added special tokens' text as ordinary text (Python
     /// `tokenizers`' `encode_special_tokens = True`).
     special_text_is_ordinary: bool,
+    /// OpenAI encodings: special tokens whose text makes a text fail, as tiktoken's
+    /// `disallowed_special` refuses it (empty: none, batchtok's default).
+    disallowed_special: Vec<SpecialToken>,
 }
 
 /// A tokenizer: one or two engines and the route between them.
@@ -256,6 +260,7 @@ impl Tokenizer {
                     add_special_tokens: false,
                     allowed_special: special::resolve(allowed_special, encoding.specials)?,
                     special_text_is_ordinary: false,
+                    disallowed_special: Vec::new(),
                 })
             }
             Family::HuggingFace => {
@@ -271,6 +276,7 @@ impl Tokenizer {
                     add_special_tokens: add_special_tokens.unwrap_or(true),
                     allowed_special: Vec::new(),
                     special_text_is_ordinary: false,
+                    disallowed_special: Vec::new(),
                 })
             }
         }
@@ -285,6 +291,9 @@ impl Tokenizer {
         scratch: &mut Scratch<'t>,
         out: &mut Ids,
     ) -> Result<(), Error> {
+        if !mode.disallowed_special.is_empty() {
+            refuse_disallowed_special(text, &mode.disallowed_special)?;
+        }
         match self.family {
             Family::OpenAi(encoding) => {
                 // A text with characters the fast path's Unicode tables read differently from
@@ -431,6 +440,32 @@ impl EncodeMode {
         self.special_text_is_ordinary = ordinary;
         self
     }
+
+    /// This mode refusing every text that contains one of `disallowed` (from
+    /// [`Tokenizer::disallowed_special`]), as tiktoken's `encode` does.
+    pub fn with_disallowed_special(mut self, disallowed: Vec<SpecialToken>) -> Self {
+        self.disallowed_special = disallowed;
+        self
+    }
+}
+
+/// The error for a text that contains a disallowed special token, naming the first one and where
+/// it starts, in UTF-16 code units (a JS string's index).
+#[cold]
+fn refuse_disallowed_special(text: &str, disallowed: &[SpecialToken]) -> Result<(), Error> {
+    let Some((token, at)) = find_disallowed_special(text, disallowed) else {
+        return Ok(());
+    };
+    let index = text[..at].encode_utf16().count();
+    Err(Error::new(
+        ErrorKind::Disallowed,
+        format!(
+            "the text contains the disallowed special token {:?} at index {index}; pass it in \
+             allowedSpecial to encode it as its id, or leave disallowedSpecial out to encode it as \
+             ordinary text",
+            token.text
+        ),
+    ))
 }
 
 /// Decodes ids of an OpenAI encoding, whose special tokens the engine does not know: the runs of

@@ -9,6 +9,7 @@ use napi::{Env, ValueType};
 
 use super::errors::{ErrorClass, js_error, range_error, type_error};
 use super::raw;
+use crate::engine::ChatMessage;
 
 /// How a JS value is described in an error: its `typeof`, with `null` and arrays told apart.
 pub fn describe(value: &Unknown) -> &'static str {
@@ -134,6 +135,57 @@ pub fn id_lists(env: &Env, value: &Unknown, what: &str) -> napi::Result<Vec<Vec<
         .enumerate()
         .map(|(index, item)| u32_list(env, item, &format!("{what}[{index}]"), "ids"))
         .collect()
+}
+
+/// Chat messages read from JS: each `{ role?, name?, content }`, other keys ignored (a message
+/// object of an API client carries more).
+pub struct ChatMessages(Vec<(Option<String>, Option<String>, String)>);
+
+impl ChatMessages {
+    /// The messages as the engine takes them, borrowing these.
+    pub fn as_engine(&self) -> Vec<ChatMessage<'_>> {
+        self.0
+            .iter()
+            .map(|(role, name, content)| ChatMessage {
+                role: role.as_deref(),
+                name: name.as_deref(),
+                content,
+            })
+            .collect()
+    }
+}
+
+/// An array of chat messages, or a `TypeError` naming the message and field at fault.
+pub fn chat_messages(env: &Env, value: &Unknown, what: &str) -> napi::Result<ChatMessages> {
+    if !value.is_array()? {
+        return Err(type_error(
+            env,
+            &format!(
+                "{what} is {}; expected an array of messages such as {{ role: 'user', content: 'Hi' }}",
+                describe(value)
+            ),
+        ));
+    }
+    let mut messages = Vec::new();
+    for (index, message) in raw::elements(env, value)?.iter().enumerate() {
+        let at = format!("{what}[{index}]");
+        if message.get_type()? != ValueType::Object || message.is_array()? {
+            return Err(type_error(
+                env,
+                &format!("{at} is {}; expected {{ role, content }}", describe(message)),
+            ));
+        }
+        let field = |key: &CStr| -> napi::Result<Option<String>> {
+            property(env, message, key)?
+                .map(|v| string(env, &v, &format!("{at}.{}", key.to_string_lossy())))
+                .transpose()
+        };
+        let content = field(c"content")?.ok_or_else(|| {
+            type_error(env, &format!("{at}.content is undefined; expected a string"))
+        })?;
+        messages.push((field(c"role")?, field(c"name")?, content));
+    }
+    Ok(ChatMessages(messages))
 }
 
 /// An object's property, `None` when it is `undefined`.

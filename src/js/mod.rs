@@ -1,7 +1,8 @@
 //! The napi surface: argument checks, conversion to and from JS, and nothing else.
 //!
-//! One file per exported class (`tokenizer.rs`, `batch_encoding.rs`, `scheduler.rs`) and for the
-//! allocator's functions (`allocator.rs`). Beside them: the readers of arguments and options
+//! One file per exported class (`tokenizer.rs`, `batch_encoding.rs`, `stream_decoder.rs`,
+//! `scheduler.rs`) and for the module functions (`models.rs`: encodings and models;
+//! `allocator.rs`: the allocator). Beside them: the readers of arguments and options
 //! (`args.rs`, `options.rs`), the reading of texts (`texts.rs`), the calls behind the batch
 //! methods and their async tasks (`tasks.rs`), the listener on a caller's `AbortSignal`
 //! (`signal.rs`), the mapping of failures to JS error classes (`errors.rs`), and `raw.rs`, the
@@ -14,12 +15,14 @@ mod allocator;
 mod args;
 mod batch_encoding;
 mod errors;
+mod models;
 mod options;
 #[cfg(feature = "testing")]
 mod profile;
 mod raw;
 mod scheduler;
 mod signal;
+mod stream_decoder;
 mod tasks;
 #[cfg(feature = "testing")]
 mod testing;

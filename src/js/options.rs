@@ -1,68 +1,261 @@
-//! The options objects of the JS API: documented structs for `index.d.ts`, each read by hand with
-//! the readers of `args.rs`, so that every error names the option at fault and says what it
-//! accepts, and a key no method takes is refused rather than ignored.
+//! The options objects of the JS API.
+//!
+//! The `#[napi(object)]` structs give `index.d.ts` its documented types; every method reads its
+//! options by hand into one [`Options`], with the readers of `args.rs` and the list of keys it
+//! takes, so that each error names the option at fault and says what it accepts, and a key the
+//! method does not take is refused rather than ignored.
 
 use napi::bindgen_prelude::{JsValue, Unknown};
 use napi::{Env, ValueType};
 use napi_derive::napi;
 
-use super::args::{bool_option, describe, options_object, property};
-use super::errors::{range_error, type_error};
+use super::args::{bool_option, choice_option, describe, options_object, property, string};
+use super::errors::{from_engine, range_error, type_error};
 use super::raw;
 use super::scheduler::{Runner, Scheduler as JsScheduler};
 use super::signal::Signal;
-use crate::engine::AllowedSpecial;
+use crate::engine::{AllowedSpecial, EncodeMode, Tokenizer};
 
-/// Options of `Tokenizer.encode`.
+/// Options of `encode`, `count` and `isWithinTokenLimit`.
 #[napi(object, object_to_js = false, object_from_js = false)]
+#[expect(dead_code, reason = "index.d.ts's type; `Options::read` reads the options by hand")]
 pub struct EncodeOptions {
     /// Hugging Face tokenizers: add the post-processor's template tokens (`[CLS]` … `[SEP]`,
     /// `<s>` … `</s>`) around each text, as `tokenizers` does by default.
     /// @default true
     pub add_special_tokens: Option<bool>,
+    /// Hugging Face tokenizers: encode the text of added special tokens (`[SEP]`,
+    /// `<|im_end|>`) as ordinary text rather than as their ids, as Python `tokenizers` does with
+    /// `encode_special_tokens = True`.
+    /// @default false
+    pub encode_special_tokens: Option<bool>,
     /// OpenAI encodings: the special tokens whose text becomes their id, `'all'` or a list. Any
     /// other special-token text is encoded as ordinary text (tiktoken's `encode_ordinary`), so
     /// no text makes a call fail.
     /// @default none
-    #[napi(ts_type = "'all' | string[]")]
+    #[napi(ts_type = "'all' | readonly string[]")]
     pub allowed_special: Option<AllowedSpecial>,
+    /// OpenAI encodings: special tokens whose text makes a text fail, as tiktoken's
+    /// `disallowed_special` does: `'all'` (every special token not in `allowedSpecial`) or a
+    /// list. The error names the token, the text and the index where the token starts.
+    /// @default none
+    #[napi(ts_type = "'all' | readonly string[]")]
+    pub disallowed_special: Option<AllowedSpecial>,
 }
 
-/// Options of `encodeBatch`, `countBatch` and their `Sync` forms.
+/// Options of `encodeBatch`, `countBatch`, the UTF-8 batch methods and their `Sync` forms.
 #[napi(object, object_to_js = false, object_from_js = false)]
-pub struct BatchOptions<'env> {
+#[expect(dead_code, reason = "index.d.ts's type; `Options::read` reads the options by hand")]
+pub struct BatchOptions {
     /// As in `EncodeOptions`.
     /// @default true
     pub add_special_tokens: Option<bool>,
     /// As in `EncodeOptions`.
+    /// @default false
+    pub encode_special_tokens: Option<bool>,
+    /// As in `EncodeOptions`.
     /// @default none
-    #[napi(ts_type = "'all' | string[]")]
+    #[napi(ts_type = "'all' | readonly string[]")]
     pub allowed_special: Option<AllowedSpecial>,
-    /// Aborts the batch: the promise rejects with an `AbortError` within about one chunk's time.
-    /// (Async methods only.)
+    /// As in `EncodeOptions`; a text that holds one fails the batch, naming the text.
+    /// @default none
+    #[napi(ts_type = "'all' | readonly string[]")]
+    pub disallowed_special: Option<AllowedSpecial>,
+    /// Aborts the batch: the promise rejects with an `AbortError` (its `cause` the signal's
+    /// `reason`) within about one chunk's time. (Async methods only.)
     #[napi(ts_type = "AbortSignal")]
-    pub signal: Option<Signal<'env>>,
+    pub signal: Option<bool>,
     /// The scheduler that runs this batch.
     /// @default the process-wide default scheduler (`Scheduler.getDefault()`)
     #[napi(ts_type = "Scheduler")]
-    pub scheduler: Option<Runner>,
+    pub scheduler: Option<bool>,
 }
 
-/// Options of `decode`, `decodeBatch` and `decodeBatchSync`.
+/// Options of `truncate`: those of `encode`, and which end is kept.
 #[napi(object, object_to_js = false, object_from_js = false)]
-pub struct DecodeOptions<'env> {
+#[expect(dead_code, reason = "index.d.ts's type; `Options::read` reads the options by hand")]
+pub struct TruncateOptions {
+    /// `'end'` keeps the start of the text (cuts at its end); `'start'` keeps its end.
+    /// @default 'end'
+    #[napi(ts_type = "'end' | 'start'")]
+    pub from: Option<String>,
+    /// As in `EncodeOptions`.
+    /// @default true
+    pub add_special_tokens: Option<bool>,
+    /// As in `EncodeOptions`.
+    /// @default false
+    pub encode_special_tokens: Option<bool>,
+    /// As in `EncodeOptions`.
+    /// @default none
+    #[napi(ts_type = "'all' | readonly string[]")]
+    pub allowed_special: Option<AllowedSpecial>,
+}
+
+/// Options of `decode`, `decodeBytes`, `decoder`, `decodeBatch` and `decodeBatchSync`.
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[expect(dead_code, reason = "index.d.ts's type; `Options::read` reads the options by hand")]
+pub struct DecodeOptions {
     /// Leave special tokens out of the text.
     /// @default false
     pub skip_special_tokens: Option<bool>,
     /// Aborts `decodeBatch`: the promise rejects with an `AbortError`. (Async method only.)
     #[napi(ts_type = "AbortSignal")]
-    pub signal: Option<Signal<'env>>,
+    pub signal: Option<bool>,
 }
 
-fn allowed_special_option(env: &Env, object: &Unknown) -> napi::Result<Option<AllowedSpecial>> {
-    let Some(value) = property(env, object, c"allowedSpecial")? else {
+/// Options of `encodeChat` and `countChat`.
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[expect(dead_code, reason = "index.d.ts's type; `Options::read` reads the options by hand")]
+pub struct ChatOptions {
+    /// The model whose chat layout and accounting apply (`'gpt-4o'`).
+    /// @default the model the tokenizer was made for (`Tokenizer.fromModel`)
+    pub model: Option<String>,
+}
+
+/// The keys of the options that choose how texts are encoded.
+const MODE_KEYS: [&str; 4] = [
+    "addSpecialTokens",
+    "encodeSpecialTokens",
+    "allowedSpecial",
+    "disallowedSpecial",
+];
+
+/// Which options a method takes.
+#[derive(Clone, Copy)]
+pub enum Takes {
+    /// `encode`, `count`, `isWithinTokenLimit`.
+    Encode,
+    /// The batch methods.
+    Batch,
+    /// `truncate`.
+    Truncate,
+    /// The decode methods.
+    Decode,
+    /// `encodeChat`, `countChat`.
+    Chat,
+}
+
+impl Takes {
+    fn keys(self) -> Vec<&'static str> {
+        let mut keys = match self {
+            Takes::Encode | Takes::Batch => MODE_KEYS.to_vec(),
+            Takes::Truncate => [&["from"][..], &MODE_KEYS[..3]].concat(),
+            Takes::Decode => vec!["skipSpecialTokens", "signal"],
+            Takes::Chat => vec!["model"],
+        };
+        if let Takes::Batch = self {
+            keys.extend(["signal", "scheduler"]);
+        }
+        keys
+    }
+}
+
+/// A method's options as read: `None` where unset (or the method does not take the option).
+#[derive(Default)]
+pub struct Options<'env> {
+    pub add_special_tokens: Option<bool>,
+    pub encode_special_tokens: Option<bool>,
+    pub allowed_special: Option<AllowedSpecial>,
+    pub disallowed_special: Option<AllowedSpecial>,
+    pub signal: Option<Signal<'env>>,
+    pub scheduler: Option<Runner>,
+    /// `truncate`: keep the end of the text (`from: 'start'`).
+    pub from_start: bool,
+    pub skip_special_tokens: Option<bool>,
+    pub model: Option<String>,
+}
+
+impl<'env> Options<'env> {
+    /// Reads the options argument of `method`, which takes the options `takes` names.
+    pub fn read(
+        env: &'env Env,
+        value: Option<Unknown<'env>>,
+        method: &str,
+        takes: Takes,
+    ) -> napi::Result<Options<'env>> {
+        let keys = takes.keys();
+        let Some(object) = options_object(env, value, method, &keys)? else {
+            return Ok(Options::default());
+        };
+        let has = |key: &str| keys.contains(&key);
+        let mut options = Options::default();
+        if has("addSpecialTokens") {
+            options.add_special_tokens = bool_option(env, &object, c"addSpecialTokens")?;
+            options.encode_special_tokens = bool_option(env, &object, c"encodeSpecialTokens")?;
+            options.allowed_special = special_list_option(env, &object, c"allowedSpecial")?;
+        }
+        if has("disallowedSpecial") {
+            options.disallowed_special = special_list_option(env, &object, c"disallowedSpecial")?;
+        }
+        if has("signal") {
+            options.signal = signal_option(env, &object)?;
+        }
+        if has("scheduler") {
+            options.scheduler = scheduler_option(env, &object)?;
+        }
+        if has("from") {
+            options.from_start =
+                choice_option(env, &object, c"from", &["end", "start"])? == Some("start");
+        }
+        if has("skipSpecialTokens") {
+            options.skip_special_tokens = bool_option(env, &object, c"skipSpecialTokens")?;
+        }
+        if has("model") {
+            options.model = property(env, &object, c"model")?
+                .map(|value| string(env, &value, "options.model"))
+                .transpose()?;
+        }
+        Ok(options)
+    }
+
+    /// How `tokenizer` encodes under these options; an option that does not apply to it is a
+    /// `TypeError` saying which does.
+    pub fn mode(&mut self, env: &Env, tokenizer: &Tokenizer) -> napi::Result<EncodeMode> {
+        let allowed = self.allowed_special.take().unwrap_or_default();
+        let disallowed = self.disallowed_special.take().unwrap_or_default();
+        let engine_error = |e| from_engine(env, &e);
+        let mode = tokenizer
+            .encode_mode(self.add_special_tokens, &allowed)
+            .map_err(engine_error)?;
+        let disallowed = tokenizer
+            .disallowed_special(&allowed, &disallowed)
+            .map_err(engine_error)?;
+        let ordinary = self.encode_special_tokens.unwrap_or(false);
+        if ordinary && !matches!(tokenizer.family(), crate::engine::Family::HuggingFace) {
+            return Err(type_error(
+                env,
+                "encodeSpecialTokens applies to Hugging Face tokenizers; an OpenAI encoding \
+                 encodes special-token text as ordinary text unless allowedSpecial names it",
+            ));
+        }
+        Ok(mode
+            .with_special_text_as_ordinary(ordinary)
+            .with_disallowed_special(disallowed))
+    }
+
+    /// A `TypeError` if these options hold a signal, for the method `method` that blocks until it
+    /// returns.
+    pub fn refuse_signal(&self, env: &Env, method: &str) -> napi::Result<()> {
+        if self.signal.is_some() {
+            return Err(type_error(
+                env,
+                &format!("options.signal needs the async method; {method} blocks until it returns"),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// `allowedSpecial` or `disallowedSpecial`: `'all'` or a list of special-token strings.
+fn special_list_option(
+    env: &Env,
+    object: &Unknown,
+    key: &std::ffi::CStr,
+) -> napi::Result<Option<AllowedSpecial>> {
+    let Some(value) = property(env, object, key)? else {
         return Ok(None);
     };
+    let name = super::args::option_name(key);
     let expected = "expected 'all' or an array of special-token strings such as ['<|endoftext|>']";
     match value.get_type()? {
         ValueType::String => {
@@ -70,10 +263,7 @@ fn allowed_special_option(env: &Env, object: &Unknown) -> napi::Result<Option<Al
             if text == "all" {
                 Ok(Some(AllowedSpecial::All))
             } else {
-                Err(range_error(
-                    env,
-                    &format!("options.allowedSpecial is {text:?}; {expected}"),
-                ))
+                Err(range_error(env, &format!("{name} is {text:?}; {expected}")))
             }
         }
         ValueType::Object if value.is_array()? => {
@@ -83,10 +273,7 @@ fn allowed_special_option(env: &Env, object: &Unknown) -> napi::Result<Option<Al
                 if item.get_type()? != ValueType::String {
                     return Err(type_error(
                         env,
-                        &format!(
-                            "options.allowedSpecial[{index}] is {}; {expected}",
-                            describe(item)
-                        ),
+                        &format!("{name}[{index}] is {}; {expected}", describe(item)),
                     ));
                 }
                 names.push(raw::string(env, item)?);
@@ -95,12 +282,15 @@ fn allowed_special_option(env: &Env, object: &Unknown) -> napi::Result<Option<Al
         }
         _ => Err(type_error(
             env,
-            &format!("options.allowedSpecial is {}; {expected}", describe(&value)),
+            &format!("{name} is {}; {expected}", describe(&value)),
         )),
     }
 }
 
-fn signal_option<'env>(env: &'env Env, object: &Unknown<'env>) -> napi::Result<Option<Signal<'env>>> {
+fn signal_option<'env>(
+    env: &'env Env,
+    object: &Unknown<'env>,
+) -> napi::Result<Option<Signal<'env>>> {
     let Some(value) = property(env, object, c"signal")? else {
         return Ok(None);
     };
@@ -136,74 +326,5 @@ fn scheduler_option(env: &Env, object: &Unknown) -> napi::Result<Option<Runner>>
                 describe(&value)
             ),
         )),
-    }
-}
-
-impl EncodeOptions {
-    /// The keys `encode` takes.
-    const KEYS: &'static [&'static str] = &["addSpecialTokens", "allowedSpecial"];
-
-    /// Reads `encode`'s options argument.
-    pub fn read(env: &Env, value: Option<Unknown>) -> napi::Result<EncodeOptions> {
-        let Some(object) = options_object(env, value, "encode", Self::KEYS)? else {
-            return Ok(EncodeOptions {
-                add_special_tokens: None,
-                allowed_special: None,
-            });
-        };
-        Ok(EncodeOptions {
-            add_special_tokens: bool_option(env, &object, c"addSpecialTokens")?,
-            allowed_special: allowed_special_option(env, &object)?,
-        })
-    }
-}
-
-impl<'env> BatchOptions<'env> {
-    /// The keys the batch methods take.
-    const KEYS: &'static [&'static str] = &["addSpecialTokens", "allowedSpecial", "signal", "scheduler"];
-
-    /// Reads the options argument of the batch method `call`.
-    pub fn read(
-        env: &'env Env,
-        value: Option<Unknown<'env>>,
-        call: &str,
-    ) -> napi::Result<BatchOptions<'env>> {
-        let Some(object) = options_object(env, value, call, Self::KEYS)? else {
-            return Ok(BatchOptions {
-                add_special_tokens: None,
-                allowed_special: None,
-                signal: None,
-                scheduler: None,
-            });
-        };
-        Ok(BatchOptions {
-            add_special_tokens: bool_option(env, &object, c"addSpecialTokens")?,
-            allowed_special: allowed_special_option(env, &object)?,
-            signal: signal_option(env, &object)?,
-            scheduler: scheduler_option(env, &object)?,
-        })
-    }
-}
-
-impl<'env> DecodeOptions<'env> {
-    /// The keys the decode methods take.
-    const KEYS: &'static [&'static str] = &["skipSpecialTokens", "signal"];
-
-    /// Reads the options argument of the decode method `call`.
-    pub fn read(
-        env: &'env Env,
-        value: Option<Unknown<'env>>,
-        call: &str,
-    ) -> napi::Result<DecodeOptions<'env>> {
-        let Some(object) = options_object(env, value, call, Self::KEYS)? else {
-            return Ok(DecodeOptions {
-                skip_special_tokens: None,
-                signal: None,
-            });
-        };
-        Ok(DecodeOptions {
-            skip_special_tokens: bool_option(env, &object, c"skipSpecialTokens")?,
-            signal: signal_option(env, &object)?,
-        })
     }
 }

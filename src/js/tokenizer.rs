@@ -3,15 +3,16 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use napi::bindgen_prelude::{JsValue, Uint32Array, Unknown};
+use napi::bindgen_prelude::{Either, JsValue, Uint8Array, Uint32Array, Unknown};
 use napi::{Env, Task};
 use napi_derive::napi;
 
-use super::args::{id_lists, string, u32_list};
+use super::args::{chat_messages, id_lists, string, u32_list, whole_number};
 use super::batch_encoding::BatchEncoding;
 use super::errors::{from_engine, type_error};
-use super::options::{BatchOptions, DecodeOptions, EncodeOptions};
+use super::options::{Options, Takes};
 use super::raw;
+use super::stream_decoder::StreamDecoder;
 use super::scheduler::default_runner;
 use super::tasks::{BatchCall, CountTask, DecodeCall, DecodeTask, EncodeTask};
 use super::texts::{text_from_string, texts_from_array, texts_from_utf8};
@@ -25,9 +26,18 @@ use crate::scheduler::CancelToken;
 #[napi]
 pub struct Tokenizer {
     pub(super) tokenizer: Arc<engine::Tokenizer>,
+    /// The model it was made for (`Tokenizer.fromModel`): the chat methods' default.
+    model: Option<String>,
 }
 
 impl Tokenizer {
+    fn new(tokenizer: Arc<engine::Tokenizer>) -> Tokenizer {
+        Tokenizer {
+            tokenizer,
+            model: None,
+        }
+    }
+
     /// The call of a batch method over `texts`: its encode mode and scheduler from `options`,
     /// and, for an async method (`is_async`), its listener on the options' signal.
     ///
@@ -40,24 +50,15 @@ impl Tokenizer {
         &self,
         env: &Env,
         texts: Texts,
-        options: BatchOptions,
+        mut options: Options,
         method: &str,
         is_async: bool,
     ) -> napi::Result<BatchCall> {
-        if options.signal.is_some() && !is_async {
-            return Err(type_error(
-                env,
-                &format!("options.signal needs the async method; {method} blocks until it returns"),
-            ));
+        if !is_async {
+            options.refuse_signal(env, method)?;
         }
-        let mode = self
-            .tokenizer
-            .encode_mode(
-                options.add_special_tokens,
-                &options.allowed_special.unwrap_or_default(),
-            )
-            .map_err(|e| from_engine(env, &e))?;
-        let runner = match options.scheduler {
+        let mode = options.mode(env, &self.tokenizer)?;
+        let runner = match options.scheduler.take() {
             Some(runner) => runner,
             None => default_runner(env)?,
         };
@@ -81,15 +82,12 @@ impl Tokenizer {
         &self,
         env: &Env,
         lists: Vec<Vec<u32>>,
-        options: DecodeOptions,
+        options: Options,
         method: &str,
         is_async: bool,
     ) -> napi::Result<DecodeCall> {
-        if options.signal.is_some() && !is_async {
-            return Err(type_error(
-                env,
-                &format!("options.signal needs the async method; {method} blocks until it returns"),
-            ));
+        if !is_async {
+            options.refuse_signal(env, method)?;
         }
         let cancel = CancelToken::default();
         let abort_listener = match options.signal {
@@ -104,6 +102,40 @@ impl Tokenizer {
             abort_listener,
         })
     }
+
+    /// The one text of a single-text method, and how to encode it.
+    fn one_text(
+        &self,
+        env: &Env,
+        text: &Unknown,
+        options: Option<Unknown>,
+        method: &str,
+        takes: Takes,
+    ) -> napi::Result<(Texts, engine::EncodeMode, Options<'static>)> {
+        let texts = text_from_string(env, text, "text")?;
+        // Single-text methods take no signal or scheduler, so nothing of `options` borrows `env`.
+        let mut read = Options::read(env, options, method, takes)?;
+        let mode = read.mode(env, &self.tokenizer)?;
+        let rest = Options {
+            from_start: read.from_start,
+            ..Options::default()
+        };
+        Ok((texts, mode, rest))
+    }
+
+    /// The model of a chat method: `options.model`, else the model the tokenizer was made for.
+    fn chat_model(&self, env: &Env, options: Option<Unknown>, method: &str) -> napi::Result<String> {
+        let options = Options::read(env, options, method, Takes::Chat)?;
+        options.model.or_else(|| self.model.clone()).ok_or_else(|| {
+            type_error(
+                env,
+                &format!(
+                    "{method} needs a model: pass {{ model: 'gpt-4o' }}, or make the tokenizer with \
+                     Tokenizer.fromModel('gpt-4o')"
+                ),
+            )
+        })
+    }
 }
 
 #[napi]
@@ -116,7 +148,22 @@ impl Tokenizer {
         let name = string(&env, &name, "name")?;
         let tokenizer =
             engine::Tokenizer::from_encoding(&name).map_err(|e| from_engine(&env, &e))?;
-        Ok(Tokenizer { tokenizer })
+        Ok(Tokenizer::new(tokenizer))
+    }
+
+    /// The embedded encoding of an OpenAI model (`'gpt-4o'`, `'gpt-4o-2024-08-06'`,
+    /// `'ft:gpt-3.5-turbo:org:x'`), as Python tiktoken's `encoding_for_model` picks it; the chat
+    /// methods then default to this model. An unknown model throws an `Error` that says how to
+    /// name an encoding instead.
+    #[napi(factory, catch_unwind, ts_args_type = "model: string")]
+    pub fn from_model(env: Env, model: Unknown) -> napi::Result<Tokenizer> {
+        let model = string(&env, &model, "model")?;
+        let tokenizer =
+            engine::Tokenizer::from_model(&model).map_err(|e| from_engine(&env, &e))?;
+        Ok(Tokenizer {
+            tokenizer,
+            model: Some(model),
+        })
     }
 
     /// A Hugging Face `tokenizer.json` file (any version `tokenizers` reads). A missing file or
@@ -126,9 +173,7 @@ impl Tokenizer {
         let path = string(&env, &path, "path")?;
         let tokenizer =
             engine::Tokenizer::from_file(Path::new(&path)).map_err(|e| from_engine(&env, &e))?;
-        Ok(Tokenizer {
-            tokenizer: Arc::new(tokenizer),
-        })
+        Ok(Tokenizer::new(Arc::new(tokenizer)))
     }
 
     /// A Hugging Face tokenizer from the text of a `tokenizer.json`.
@@ -142,9 +187,7 @@ impl Tokenizer {
         let json = string(&env, &json, "json")?;
         let tokenizer = engine::Tokenizer::from_json(&json, "the tokenizer JSON")
             .map_err(|e| from_engine(&env, &e))?;
-        Ok(Tokenizer {
-            tokenizer: Arc::new(tokenizer),
-        })
+        Ok(Tokenizer::new(Arc::new(tokenizer)))
     }
 
     /// The encoding's name (`'o200k_base'`), or `'tokenizer.json'` for a Hugging Face tokenizer.
@@ -176,20 +219,117 @@ impl Tokenizer {
         text: Unknown,
         options: Option<Unknown>,
     ) -> napi::Result<Uint32Array> {
-        let options = EncodeOptions::read(&env, options)?;
-        let texts = text_from_string(&env, &text, "text")?;
-        let mode = self
-            .tokenizer
-            .encode_mode(
-                options.add_special_tokens,
-                &options.allowed_special.unwrap_or_default(),
-            )
-            .map_err(|e| from_engine(&env, &e))?;
+        let (texts, mode, _) = self.one_text(&env, &text, options, "encode", Takes::Encode)?;
         let ids = self
             .tokenizer
             .encode(texts.get(0), &mode)
             .map_err(|e| from_engine(&env, &e))?;
-        Ok(Uint32Array::new(ids.as_slice().to_vec()))
+        Ok(Uint32Array::new(ids.into_vec()))
+    }
+
+    /// How many tokens one text has.
+    #[napi(catch_unwind, ts_args_type = "text: string, options?: EncodeOptions")]
+    pub fn count(&self, env: Env, text: Unknown, options: Option<Unknown>) -> napi::Result<u32> {
+        let (texts, mode, _) = self.one_text(&env, &text, options, "count", Takes::Encode)?;
+        let count = self
+            .tokenizer
+            .count(texts.get(0), &mode)
+            .map_err(|e| from_engine(&env, &e))?;
+        Ok(count as u32)
+    }
+
+    /// The token count of `text` if it is at most `limit`, else `false`. For an OpenAI encoding
+    /// the work is bounded by the limit, not the text: a text far too long is refused without
+    /// being encoded.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "text: string, limit: number, options?: EncodeOptions",
+        ts_return_type = "number | false"
+    )]
+    pub fn is_within_token_limit(
+        &self,
+        env: Env,
+        text: Unknown,
+        limit: Unknown,
+        options: Option<Unknown>,
+    ) -> napi::Result<Either<u32, bool>> {
+        let limit = whole_number(&env, &limit, "limit", 0, u32::MAX)?;
+        let (texts, mode, _) =
+            self.one_text(&env, &text, options, "isWithinTokenLimit", Takes::Encode)?;
+        let count = self
+            .tokenizer
+            .count_within(texts.get(0), &mode, limit as usize)
+            .map_err(|e| from_engine(&env, &e))?;
+        Ok(match count {
+            Some(count) => Either::A(count as u32),
+            None => Either::B(false),
+        })
+    }
+
+    /// The longest start of `text` (its end, with `from: 'start'`) whose tokens number at most
+    /// `maxTokens`, cut at a token boundary and never inside a character: re-encoding it gives at
+    /// most `maxTokens` ids. A text that fits comes back whole.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "text: string, maxTokens: number, options?: TruncateOptions"
+    )]
+    pub fn truncate(
+        &self,
+        env: Env,
+        text: Unknown,
+        max_tokens: Unknown,
+        options: Option<Unknown>,
+    ) -> napi::Result<String> {
+        let max_tokens = whole_number(&env, &max_tokens, "maxTokens", 0, u32::MAX)?;
+        let (texts, mode, options) =
+            self.one_text(&env, &text, options, "truncate", Takes::Truncate)?;
+        let kept = self
+            .tokenizer
+            .truncate(texts.get(0), &mode, max_tokens as usize, options.from_start)
+            .map_err(|e| from_engine(&env, &e))?;
+        Ok(kept.to_owned())
+    }
+
+    /// The ids of a conversation as the model sees it (`<|im_start|>user<|im_sep|>…`), equal to
+    /// gpt-tokenizer's `encodeChat`. Each message is `{ role, name?, content }`.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "messages: readonly ChatMessage[], options?: ChatOptions"
+    )]
+    pub fn encode_chat(
+        &self,
+        env: Env,
+        messages: Unknown,
+        options: Option<Unknown>,
+    ) -> napi::Result<Uint32Array> {
+        let model = self.chat_model(&env, options, "encodeChat")?;
+        let messages = chat_messages(&env, &messages, "messages")?;
+        let ids = self
+            .tokenizer
+            .encode_chat(&messages.as_engine(), &model)
+            .map_err(|e| from_engine(&env, &e))?;
+        Ok(Uint32Array::new(ids.into_vec()))
+    }
+
+    /// The tokens a conversation costs the model by OpenAI's documented accounting (tokens per
+    /// message, per name, and the reply's priming); not the length of `encodeChat`'s ids.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "messages: readonly ChatMessage[], options?: ChatOptions"
+    )]
+    pub fn count_chat(
+        &self,
+        env: Env,
+        messages: Unknown,
+        options: Option<Unknown>,
+    ) -> napi::Result<u32> {
+        let model = self.chat_model(&env, options, "countChat")?;
+        let messages = chat_messages(&env, &messages, "messages")?;
+        let count = self
+            .tokenizer
+            .count_chat(&messages.as_engine(), &model)
+            .map_err(|e| from_engine(&env, &e))?;
+        Ok(count as u32)
     }
 
     /// The ids of every text, computed off the main thread: the event loop stays free. Every
@@ -206,7 +346,7 @@ impl Tokenizer {
         options: Option<Unknown<'env>>,
     ) -> napi::Result<Unknown<'env>> {
         promise(env, || {
-            let options = BatchOptions::read(env, options, "encodeBatch")?;
+            let options = Options::read(env, options, "encodeBatch", Takes::Batch)?;
             let texts = texts_from_array(env, &texts, "texts")?;
             Ok(EncodeTask(self.batch_call(env, texts, options, "encodeBatch", true)?))
         })
@@ -220,7 +360,7 @@ impl Tokenizer {
         texts: Unknown,
         options: Option<Unknown>,
     ) -> napi::Result<BatchEncoding> {
-        let options = BatchOptions::read(&env, options, "encodeBatchSync")?;
+        let options = Options::read(&env, options, "encodeBatchSync", Takes::Batch)?;
         let texts = texts_from_array(&env, &texts, "texts")?;
         let call = self.batch_call(&env, texts, options, "encodeBatchSync", false)?;
         BatchEncoding::new(&env, call.settle(&env, call.encode())?)
@@ -239,7 +379,7 @@ impl Tokenizer {
         options: Option<Unknown<'env>>,
     ) -> napi::Result<Unknown<'env>> {
         promise(env, || {
-            let options = BatchOptions::read(env, options, "countBatch")?;
+            let options = Options::read(env, options, "countBatch", Takes::Batch)?;
             let texts = texts_from_array(env, &texts, "texts")?;
             Ok(CountTask(self.batch_call(env, texts, options, "countBatch", true)?))
         })
@@ -253,7 +393,7 @@ impl Tokenizer {
         texts: Unknown,
         options: Option<Unknown>,
     ) -> napi::Result<Uint32Array> {
-        let options = BatchOptions::read(&env, options, "countBatchSync")?;
+        let options = Options::read(&env, options, "countBatchSync", Takes::Batch)?;
         let texts = texts_from_array(&env, &texts, "texts")?;
         let call = self.batch_call(&env, texts, options, "countBatchSync", false)?;
         Ok(Uint32Array::new(call.settle(&env, call.count())?))
@@ -276,7 +416,7 @@ impl Tokenizer {
         options: Option<Unknown<'env>>,
     ) -> napi::Result<Unknown<'env>> {
         promise(env, || {
-            let options = BatchOptions::read(env, options, "encodeUtf8Batch")?;
+            let options = Options::read(env, options, "encodeUtf8Batch", Takes::Batch)?;
             let texts = texts_from_utf8(env, &bytes, &offsets)?;
             Ok(EncodeTask(self.batch_call(env, texts, options, "encodeUtf8Batch", true)?))
         })
@@ -293,7 +433,7 @@ impl Tokenizer {
         offsets: Unknown,
         options: Option<Unknown>,
     ) -> napi::Result<BatchEncoding> {
-        let options = BatchOptions::read(&env, options, "encodeUtf8BatchSync")?;
+        let options = Options::read(&env, options, "encodeUtf8BatchSync", Takes::Batch)?;
         let texts = texts_from_utf8(&env, &bytes, &offsets)?;
         let call = self.batch_call(&env, texts, options, "encodeUtf8BatchSync", false)?;
         BatchEncoding::new(&env, call.settle(&env, call.encode())?)
@@ -313,7 +453,7 @@ impl Tokenizer {
         options: Option<Unknown<'env>>,
     ) -> napi::Result<Unknown<'env>> {
         promise(env, || {
-            let options = BatchOptions::read(env, options, "countUtf8Batch")?;
+            let options = Options::read(env, options, "countUtf8Batch", Takes::Batch)?;
             let texts = texts_from_utf8(env, &bytes, &offsets)?;
             Ok(CountTask(self.batch_call(env, texts, options, "countUtf8Batch", true)?))
         })
@@ -330,29 +470,59 @@ impl Tokenizer {
         offsets: Unknown,
         options: Option<Unknown>,
     ) -> napi::Result<Uint32Array> {
-        let options = BatchOptions::read(&env, options, "countUtf8BatchSync")?;
+        let options = Options::read(&env, options, "countUtf8BatchSync", Takes::Batch)?;
         let texts = texts_from_utf8(&env, &bytes, &offsets)?;
         let call = self.batch_call(&env, texts, options, "countUtf8BatchSync", false)?;
         Ok(Uint32Array::new(call.settle(&env, call.count())?))
     }
 
     /// The text of a list of ids. An id outside the vocabulary throws a `RangeError` naming it.
+    /// Bytes that are not UTF-8 on their own (part of a character) become U+FFFD.
     #[napi(
         catch_unwind,
         ts_args_type = "ids: Uint32Array | readonly number[], options?: DecodeOptions"
     )]
     pub fn decode(&self, env: Env, ids: Unknown, options: Option<Unknown>) -> napi::Result<String> {
-        let options = DecodeOptions::read(&env, options, "decode")?;
-        if options.signal.is_some() {
-            return Err(type_error(
-                &env,
-                "options.signal needs the async method; decode blocks until it returns",
-            ));
-        }
+        let options = Options::read(&env, options, "decode", Takes::Decode)?;
+        options.refuse_signal(&env, "decode")?;
         let ids = u32_list(&env, &ids, "ids", "ids")?;
         self.tokenizer
             .decode(&ids, options.skip_special_tokens.unwrap_or(false))
             .map_err(|e| from_engine(&env, &e))
+    }
+
+    /// The exact bytes of a list of ids, as tiktoken's `decode_bytes`: `decode` without the
+    /// U+FFFD replacement, so ids that end inside a character give that character's first bytes.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "ids: Uint32Array | readonly number[], options?: DecodeOptions"
+    )]
+    pub fn decode_bytes(
+        &self,
+        env: Env,
+        ids: Unknown,
+        options: Option<Unknown>,
+    ) -> napi::Result<Uint8Array> {
+        let options = Options::read(&env, options, "decodeBytes", Takes::Decode)?;
+        options.refuse_signal(&env, "decodeBytes")?;
+        let ids = u32_list(&env, &ids, "ids", "ids")?;
+        let bytes = self
+            .tokenizer
+            .decode_bytes(&ids, options.skip_special_tokens.unwrap_or(false))
+            .map_err(|e| from_engine(&env, &e))?;
+        Ok(Uint8Array::new(bytes))
+    }
+
+    /// A streaming decoder: `write(ids)` returns only complete text (never part of a character)
+    /// and `end()` the rest, so the pieces joined equal `decode` of all the ids.
+    #[napi(catch_unwind, ts_args_type = "options?: DecodeOptions")]
+    pub fn decoder(&self, env: Env, options: Option<Unknown>) -> napi::Result<StreamDecoder> {
+        let options = Options::read(&env, options, "decoder", Takes::Decode)?;
+        options.refuse_signal(&env, "decoder")?;
+        Ok(StreamDecoder::new(
+            self.tokenizer.clone(),
+            options.skip_special_tokens.unwrap_or(false),
+        ))
     }
 
     /// The texts of several lists of ids, decoded off the main thread.
@@ -368,7 +538,7 @@ impl Tokenizer {
         options: Option<Unknown<'env>>,
     ) -> napi::Result<Unknown<'env>> {
         promise(env, || {
-            let options = DecodeOptions::read(env, options, "decodeBatch")?;
+            let options = Options::read(env, options, "decodeBatch", Takes::Decode)?;
             let lists = id_lists(env, &lists, "lists")?;
             Ok(DecodeTask(self.decode_call(env, lists, options, "decodeBatch", true)?))
         })
@@ -385,7 +555,7 @@ impl Tokenizer {
         lists: Unknown,
         options: Option<Unknown>,
     ) -> napi::Result<Vec<String>> {
-        let options = DecodeOptions::read(&env, options, "decodeBatchSync")?;
+        let options = Options::read(&env, options, "decodeBatchSync", Takes::Decode)?;
         let lists = id_lists(&env, &lists, "lists")?;
         let call = self.decode_call(&env, lists, options, "decodeBatchSync", false)?;
         call.settle(&env, call.decode())
