@@ -25,7 +25,10 @@ export type OpenAiFixture = {
   encodings: Record<
     string,
     {
-      ordinary: number[][]
+      /** tiktoken's encode_ordinary ids of every text; absent where `ordinaryAs` names the
+       * encoding whose ids these are (same ranks and regex, other special tokens). */
+      ordinary?: number[][]
+      ordinaryAs?: string
       special: { case: number; allowedSpecial: 'all' | string[]; ids: number[] }[]
     }
   >
@@ -36,7 +39,7 @@ export type HfFixture = {
 export type Digest = { items: number; tokens: number; sha256: string }
 export type DigestFixture = { cuts: Record<string, Record<string, Digest>> }
 
-export const OPENAI_ENCODINGS = ['o200k_base', 'cl100k_base', 'p50k_base', 'r50k_base'] as const
+export const OPENAI_ENCODINGS = ['o200k_base', 'o200k_harmony', 'cl100k_base', 'p50k_base', 'r50k_base'] as const
 export const HF_TOKENIZERS = ['gpt2', 'bert', 'unigram'] as const
 
 /** Loads one of the fixture tokenizer.json files. */

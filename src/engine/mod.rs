@@ -17,6 +17,7 @@ mod error;
 mod ids;
 pub mod openai;
 mod pipeline;
+mod ranks;
 mod routing;
 mod scratch;
 mod special;
