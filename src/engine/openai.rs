@@ -67,6 +67,7 @@ pub struct RankModel {
     name: &'static str,
     /// The compact table, raw-deflated.
     deflated: &'static [u8],
+    /// The regex the release candidate's own matcher runs: the fast path.
     pattern: &'static str,
     /// tiktoken's regex, run by tiktoken's regex engine: the slower exact path.
     exact_pattern: &'static str,

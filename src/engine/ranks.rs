@@ -25,9 +25,11 @@ use super::{Engine, Error, ErrorKind, Ids, Scratch};
 /// A rank no token has: the pair it stands for does not join.
 const NO_RANK: u32 = u32::MAX;
 
-/// Pieces up to this many bytes are merged by rescanning their pairs after each join, which for
-/// short pieces beats the heap's bookkeeping; longer ones go through the heap. Pre-tokenized text
-/// is almost all short pieces; long ones are runs of one script or symbol with no break.
+/// Pieces up to this many bytes are merged by rescanning their pairs after each join (at most a
+/// few thousand comparisons, with no heap to keep); longer ones go through the heap, whose cost
+/// grows as `n log n`. Pre-tokenized text is almost all short pieces; long ones are runs of one
+/// script or symbol with no break. Not tuned: this engine serves a process's first texts and the
+/// rare texts of the exact path, and either way gives the same ids.
 const SCAN_MERGE_MAX_BYTES: usize = 64;
 
 /// An empty slot of [`RankTable::slots`].
