@@ -16,6 +16,24 @@ export const corpus = require('../scripts/corpus.js') as {
 
 export const FIXTURES = join(__dirname, 'fixtures')
 
+type Tokenizer = InstanceType<typeof batchtok.Tokenizer>
+
+/**
+ * Waits until an OpenAI encoding's release-candidate engine takes its texts. It is built on a
+ * thread after `fromEncoding` returns, and until then tiktoken's BPE on the rank table encodes,
+ * with thread-local memory and no engine lock: a test that counts the engine's locks needs it.
+ */
+export async function untilFullEngine(tokenizer: Tokenizer, timeoutMs = 60_000): Promise<void> {
+  const scheduler = new batchtok.Scheduler({ threads: 1, policy: 'serial' })
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    await tokenizer.encodeBatch(['plain text'], { scheduler })
+    if (scheduler.stats()!.engineLocks! > 0) return
+    if (Date.now() > deadline) throw new Error(`the release-candidate engine took no text within ${timeoutMs} ms`)
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+}
+
 export function fixture<T>(name: string): T {
   return JSON.parse(readFileSync(join(FIXTURES, name), 'utf8')) as T
 }
@@ -25,7 +43,10 @@ export type OpenAiFixture = {
   encodings: Record<
     string,
     {
-      ordinary: number[][]
+      /** tiktoken's encode_ordinary ids of every text; absent where `ordinaryAs` names the
+       * encoding whose ids these are (same ranks and regex, other special tokens). */
+      ordinary?: number[][]
+      ordinaryAs?: string
       special: { case: number; allowedSpecial: 'all' | string[]; ids: number[] }[]
     }
   >
@@ -36,7 +57,7 @@ export type HfFixture = {
 export type Digest = { items: number; tokens: number; sha256: string }
 export type DigestFixture = { cuts: Record<string, Record<string, Digest>> }
 
-export const OPENAI_ENCODINGS = ['o200k_base', 'cl100k_base', 'p50k_base', 'r50k_base'] as const
+export const OPENAI_ENCODINGS = ['o200k_base', 'o200k_harmony', 'cl100k_base', 'p50k_base', 'r50k_base'] as const
 export const HF_TOKENIZERS = ['gpt2', 'bert', 'unigram'] as const
 
 /** Loads one of the fixture tokenizer.json files. */

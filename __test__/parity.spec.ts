@@ -31,16 +31,17 @@ const cuts: Record<string, () => string[]> = {
 describe.each(OPENAI_ENCODINGS)('%s against tiktoken', (name) => {
   const tokenizer = batchtok.Tokenizer.fromEncoding(name)
   const expected = openai.encodings[name]
+  const ordinary = expected.ordinary ?? openai.encodings[expected.ordinaryAs!].ordinary!
 
   it('encodes every fixture text as encode_ordinary does, one at a time', () => {
     texts.forEach(({ name: caseName, text }, i) => {
-      expect(Array.from(tokenizer.encode(text)), caseName).toEqual(expected.ordinary[i])
+      expect(Array.from(tokenizer.encode(text)), caseName).toEqual(ordinary[i])
     })
   })
 
   it('encodes every fixture text as encode_ordinary does, as one batch', async () => {
     const batch = await tokenizer.encodeBatch(texts.map((t) => t.text))
-    expect(batch.toArrays()).toEqual(expected.ordinary)
+    expect(batch.toArrays()).toEqual(ordinary)
   })
 
   it('turns exactly the allowed special tokens into ids', () => {

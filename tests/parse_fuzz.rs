@@ -783,7 +783,7 @@ fn decode_rejects_unknown_ids_and_matches_the_oracle() {
         let unknown = ids.iter().position(|&id| !case.oracle.knows(id));
         let specials: Vec<u32> = match case.tokenizer.family() {
             batchtok::engine::Family::OpenAi(encoding) => {
-                encoding.specials.iter().map(|s| s.id).collect()
+                encoding.specials().iter().map(|s| s.id).collect()
             }
             batchtok::engine::Family::HuggingFace => Vec::new(),
         };

@@ -136,7 +136,7 @@ impl Tokenizer {
                     .as_slice()
                     .iter()
                     .map(|&id| {
-                        let len = match encoding.specials.iter().find(|s| s.id == id) {
+                        let len = match encoding.specials().iter().find(|s| s.id == id) {
                             Some(special) => special.text.len(),
                             None => table.get(id).len(),
                         };

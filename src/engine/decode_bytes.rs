@@ -102,7 +102,7 @@ impl Tokenizer {
                 let table = TokenBytes::of(encoding, engine);
                 let mut out = Vec::with_capacity(ids.len() * 4);
                 for &id in ids {
-                    match encoding.specials.iter().find(|s| s.id == id) {
+                    match encoding.specials().iter().find(|s| s.id == id) {
                         Some(special) if !skip_special_tokens => {
                             out.extend_from_slice(special.text.as_bytes())
                         }

@@ -23,7 +23,7 @@ impl Tokenizer {
     ) -> Result<Vec<SpecialToken>, Error> {
         let specials = match (self.family(), disallowed) {
             (_, AllowedSpecial::None) => return Ok(Vec::new()),
-            (Family::OpenAi(encoding), _) => encoding.specials,
+            (Family::OpenAi(encoding), _) => encoding.specials(),
             (Family::HuggingFace, _) => {
                 return Err(Error::new(
                     ErrorKind::InvalidOption,

@@ -27,6 +27,7 @@ mod ids;
 mod models;
 pub mod openai;
 mod pipeline;
+mod ranks;
 mod routing;
 mod scratch;
 mod special;

@@ -1,30 +1,39 @@
-//! The OpenAI encodings, embedded in the binary and served by the release-candidate engine.
+//! The OpenAI encodings, embedded in the binary.
 //!
-//! Each encoding ships as its rank table in a compact form (`encodings/*.ranks.deflate`, written by
+//! Each rank table ships in a compact form (`encodings/*.ranks.deflate`, written by
 //! `scripts/embed-encodings.js` from the `.tiktoken` files of the `tiktoken-rs` crate): for each
 //! rank from 0 up, a length byte and the token's bytes, raw-deflated; a length of 0 marks a rank
 //! with no ordinary token.
 //!
-//! At load, the table becomes a byte-level BPE model: the vocabulary is the ranks; the merges are derived from them so that BPE by merge rank picks, at every step,
-//! the same pair tiktoken picks (the adjacent pair whose concatenation has the lowest rank, the
-//! leftmost on a tie); `ignore_merges` makes a piece that is itself a token come out as that token,
-//! as tiktoken's first lookup does. Special tokens stay outside the engine: `special.rs` cuts out
-//! the ones a call allows, and `decode` spells them.
+//! An encoding is ready to encode as soon as its table is inflated and indexed (`ranks.rs`, a few
+//! milliseconds): its first texts run tiktoken's own BPE on the table. Meanwhile a thread builds
+//! the release-candidate engine, which takes hundreds of milliseconds for the larger tables, and
+//! every text after it is ready goes to it. Both give tiktoken's ids, so which one encodes a text
+//! changes only how fast.
+//!
+//! The release candidate's model is a byte-level BPE: the vocabulary is the ranks; the merges are
+//! derived from them so that BPE by merge rank picks, at every step, the same pair tiktoken picks
+//! (the adjacent pair whose concatenation has the lowest rank, the leftmost on a tie);
+//! `ignore_merges` makes a piece that is itself a token come out as that token, as tiktoken's
+//! first lookup does. Special tokens stay outside both engines: `special.rs` cuts out the ones a
+//! call allows, and `decode` spells them.
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
-
-use ahash::AHashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::json;
 use tokenizers::models::bpe::{BpeConfig, Merges, PipelineBPE, Vocab};
-use tokenizers::pipeline::{PipelineModel, PipelinePostProcessor, PipelineTokenizer};
+use tokenizers::pipeline::{
+    PipelineModel, PipelinePostProcessor, PipelinePreTokenizer, PipelineTokenizer,
+};
 use tokenizers::utils::byte_level::BYTES_CHAR_LOOKUP;
 use tokenizers::vocab::bucket_added_vocabulary::AddedVocabulary;
 
 use super::pipeline::PipelineEngine;
+use super::ranks::{RankEngine, RankTable};
 use super::special::SpecialToken;
-use super::{Error, ErrorKind};
+use super::{Engine, Error, ErrorKind};
 
 /// The GPT-2 pre-tokenization regex, as tiktoken's r50k_base and p50k_base use it.
 const GPT2_PATTERN: &str =
@@ -51,6 +60,180 @@ const O200K_EXACT: &str = concat!(
     ")"
 );
 
+/// A rank table and the regexes that split text for it, with the engines built from them: what
+/// encodings that share their ranks (o200k_base and o200k_harmony) share.
+pub struct RankModel {
+    /// The name of the table, for errors.
+    name: &'static str,
+    /// The compact table, raw-deflated.
+    deflated: &'static [u8],
+    /// The regex the release candidate's own matcher runs: the fast path.
+    pattern: &'static str,
+    /// tiktoken's regex, run by tiktoken's regex engine: the slower exact path.
+    exact_pattern: &'static str,
+    table: OnceLock<Result<RankTable, Error>>,
+    /// tiktoken's BPE behind `pattern`: the engine until `full` is ready.
+    first: OnceLock<Result<RankEngine, Error>>,
+    /// tiktoken's BPE behind `exact_pattern`, for the texts `unicode_drift.rs` sends there.
+    exact: OnceLock<Result<RankEngine, Error>>,
+    /// The release candidate behind `pattern`.
+    full: OnceLock<Result<PipelineEngine, Error>>,
+    /// Set once a thread is building `full`. Relaxed: it only keeps a second thread from
+    /// starting; `full` itself is what hands the engine over.
+    building: AtomicBool,
+}
+
+impl std::fmt::Debug for RankModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RankModel")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RankModel {
+    const fn new(
+        name: &'static str,
+        deflated: &'static [u8],
+        pattern: &'static str,
+        exact_pattern: &'static str,
+    ) -> Self {
+        RankModel {
+            name,
+            deflated,
+            pattern,
+            exact_pattern,
+            table: OnceLock::new(),
+            first: OnceLock::new(),
+            exact: OnceLock::new(),
+            full: OnceLock::new(),
+            building: AtomicBool::new(false),
+        }
+    }
+
+    fn corrupt(&self, why: impl std::fmt::Display) -> Error {
+        Error::new(
+            ErrorKind::Load,
+            format!(
+                "the embedded {} table is corrupt ({why}); rebuild batchtok",
+                self.name
+            ),
+        )
+    }
+
+    /// The table, inflated and indexed on first use.
+    pub(crate) fn table(&'static self) -> Result<&'static RankTable, Error> {
+        self.table
+            .get_or_init(|| {
+                let table = miniz_oxide::inflate::decompress_to_vec(self.deflated)
+                    .map_err(|e| self.corrupt(format!("{e:?}")))?;
+                RankTable::new(table).map_err(|e| self.corrupt(e))
+            })
+            .as_ref()
+            .map_err(Error::clone)
+    }
+
+    fn rank_engine(
+        &'static self,
+        slot: &'static OnceLock<Result<RankEngine, Error>>,
+        pattern: &str,
+    ) -> Result<&'static RankEngine, Error> {
+        slot.get_or_init(|| {
+            let table = self.table()?;
+            let pre_tokenizer = split_pre_tokenizer(pattern).map_err(|e| self.corrupt(e))?;
+            Ok(RankEngine::new(table, pre_tokenizer))
+        })
+        .as_ref()
+        .map_err(Error::clone)
+    }
+
+    /// tiktoken's BPE on the table, behind the fast path's regex: ready in milliseconds.
+    pub(crate) fn first_engine(&'static self) -> Result<&'static RankEngine, Error> {
+        self.rank_engine(&self.first, self.pattern)
+    }
+
+    /// The engine of the exact path: tiktoken's BPE behind tiktoken's own regex. Built on first
+    /// use, since few texts need it.
+    pub(crate) fn exact_engine(&'static self) -> Result<&'static RankEngine, Error> {
+        self.rank_engine(&self.exact, self.exact_pattern)
+    }
+
+    /// The release-candidate engine, built on first call; a concurrent call waits for it.
+    pub(crate) fn full_engine(&'static self) -> Result<&'static PipelineEngine, Error> {
+        self.full
+            .get_or_init(|| {
+                let table = self.table()?;
+                // The build reads only the embedded table; a panic in it is a bug, reported as an
+                // error rather than taking the thread (or the process) down.
+                std::panic::catch_unwind(|| build_tokenizer(table, self.pattern))
+                    .unwrap_or_else(|_| Err("building the engine panicked".to_owned()))
+                    .map(PipelineEngine::from_tokenizer)
+                    .map_err(|e| self.corrupt(e))
+            })
+            .as_ref()
+            .map_err(Error::clone)
+    }
+
+    /// The release-candidate engine if it is built, without waiting.
+    pub(crate) fn full_engine_if_ready(&self) -> Option<&PipelineEngine> {
+        self.full.get()?.as_ref().ok()
+    }
+
+    /// Waits until the release-candidate engine is built (starting the build if nothing has), so
+    /// that every text after this goes to it: for measuring that engine alone.
+    pub fn wait_for_full_engine(&'static self) -> Result<(), Error> {
+        self.full_engine().map(|_| ())
+    }
+
+    /// Both engines of the fast path, the one that encodes first and the release candidate, each
+    /// to be checked on its own. Exists for tests.
+    #[doc(hidden)]
+    pub fn engines_for_tests(&'static self) -> Result<[&'static dyn Engine; 2], Error> {
+        Ok([self.first_engine()?, self.full_engine()?])
+    }
+
+    /// Starts building the release-candidate engine on a thread of its own, once. Where no thread
+    /// can be started it is built here, before this returns.
+    pub fn build_full_engine_in_background(&'static self) {
+        if self.full.get().is_some() || self.building.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        let spawned = std::thread::Builder::new()
+            .name(format!("batchtok-{}", self.name))
+            .spawn(move || {
+                let _ = self.full_engine();
+            });
+        if spawned.is_err() {
+            let _ = self.full_engine();
+        }
+    }
+}
+
+static O200K: RankModel = RankModel::new(
+    "o200k_base",
+    include_bytes!("encodings/o200k_base.ranks.deflate"),
+    O200K_PATTERN,
+    O200K_EXACT,
+);
+static CL100K: RankModel = RankModel::new(
+    "cl100k_base",
+    include_bytes!("encodings/cl100k_base.ranks.deflate"),
+    CL100K_PATTERN,
+    CL100K_EXACT,
+);
+static P50K: RankModel = RankModel::new(
+    "p50k_base",
+    include_bytes!("encodings/p50k_base.ranks.deflate"),
+    GPT2_PATTERN,
+    GPT2_EXACT,
+);
+static R50K: RankModel = RankModel::new(
+    "r50k_base",
+    include_bytes!("encodings/r50k_base.ranks.deflate"),
+    GPT2_PATTERN,
+    GPT2_EXACT,
+);
+
 /// One embedded OpenAI encoding.
 #[derive(Debug)]
 pub struct OpenAiEncoding {
@@ -58,61 +241,106 @@ pub struct OpenAiEncoding {
     pub name: &'static str,
     /// Other names it answers to.
     pub aliases: &'static [&'static str],
-    pattern: &'static str,
-    /// tiktoken's regex, run by tiktoken's regex engine: the slower exact path.
-    exact_pattern: &'static str,
-    ranks: &'static [u8],
-    /// Its special tokens, as tiktoken defines them.
-    pub specials: &'static [SpecialToken],
+    /// Its ranks and regexes.
+    pub model: &'static RankModel,
+    /// Its special tokens with names of their own, in tiktoken's order.
+    named_specials: &'static [SpecialToken],
+    /// Ids whose special token is spelled `<|reserved_ID|>`, listed after the named ones.
+    reserved_specials: std::ops::Range<u32>,
+    /// The named and the reserved special tokens together, built on first use.
+    all_specials: OnceLock<Vec<SpecialToken>>,
 }
 
 const fn special(text: &'static str, id: u32) -> SpecialToken {
     SpecialToken { text, id }
 }
 
-/// Every embedded encoding, in the order errors list them.
-pub static ENCODINGS: &[OpenAiEncoding] = &[
+const fn encoding(
+    name: &'static str,
+    aliases: &'static [&'static str],
+    model: &'static RankModel,
+    named_specials: &'static [SpecialToken],
+    reserved_specials: std::ops::Range<u32>,
+) -> OpenAiEncoding {
     OpenAiEncoding {
-        name: "o200k_base",
-        aliases: &[],
-        pattern: O200K_PATTERN,
-        exact_pattern: O200K_EXACT,
-        ranks: include_bytes!("encodings/o200k_base.ranks.deflate"),
-        specials: &[
+        name,
+        aliases,
+        model,
+        named_specials,
+        reserved_specials,
+        all_specials: OnceLock::new(),
+    }
+}
+
+/// How many encodings are embedded.
+pub const ENCODING_COUNT: usize = 5;
+
+/// Every embedded encoding, in the order errors list them (the newest last).
+pub static ENCODINGS: [OpenAiEncoding; ENCODING_COUNT] = [
+    encoding(
+        "o200k_base",
+        &[],
+        &O200K,
+        &[
             special("<|endoftext|>", 199999),
             special("<|endofprompt|>", 200018),
         ],
-    },
-    OpenAiEncoding {
-        name: "cl100k_base",
-        aliases: &[],
-        pattern: CL100K_PATTERN,
-        exact_pattern: CL100K_EXACT,
-        ranks: include_bytes!("encodings/cl100k_base.ranks.deflate"),
-        specials: &[
+        0..0,
+    ),
+    encoding(
+        "cl100k_base",
+        &[],
+        &CL100K,
+        &[
             special("<|endoftext|>", 100257),
             special("<|fim_prefix|>", 100258),
             special("<|fim_middle|>", 100259),
             special("<|fim_suffix|>", 100260),
             special("<|endofprompt|>", 100276),
         ],
-    },
-    OpenAiEncoding {
-        name: "p50k_base",
-        aliases: &[],
-        pattern: GPT2_PATTERN,
-        exact_pattern: GPT2_EXACT,
-        ranks: include_bytes!("encodings/p50k_base.ranks.deflate"),
-        specials: &[special("<|endoftext|>", 50256)],
-    },
-    OpenAiEncoding {
-        name: "r50k_base",
-        aliases: &["gpt2"],
-        pattern: GPT2_PATTERN,
-        exact_pattern: GPT2_EXACT,
-        ranks: include_bytes!("encodings/r50k_base.ranks.deflate"),
-        specials: &[special("<|endoftext|>", 50256)],
-    },
+        0..0,
+    ),
+    encoding(
+        "p50k_base",
+        &[],
+        &P50K,
+        &[special("<|endoftext|>", 50256)],
+        0..0,
+    ),
+    encoding(
+        "r50k_base",
+        &["gpt2"],
+        &R50K,
+        &[special("<|endoftext|>", 50256)],
+        0..0,
+    ),
+    // o200k_base's ranks and regex with the special tokens of OpenAI's harmony chat format.
+    // tiktoken gives 200018 two names, `<|endofprompt|>` and `<|reserved_200018|>`; both encode
+    // to it, and it decodes as the first, as tiktoken's does.
+    encoding(
+        "o200k_harmony",
+        &[],
+        &O200K,
+        &[
+            special("<|endoftext|>", 199999),
+            special("<|endofprompt|>", 200018),
+            special("<|startoftext|>", 199998),
+            special("<|reserved_200000|>", 200000),
+            special("<|reserved_200001|>", 200001),
+            special("<|return|>", 200002),
+            special("<|constrain|>", 200003),
+            special("<|reserved_200004|>", 200004),
+            special("<|channel|>", 200005),
+            special("<|start|>", 200006),
+            special("<|end|>", 200007),
+            special("<|message|>", 200008),
+            special("<|reserved_200009|>", 200009),
+            special("<|reserved_200010|>", 200010),
+            special("<|reserved_200011|>", 200011),
+            special("<|call|>", 200012),
+        ],
+        200013..201088,
+    ),
 ];
 
 /// Finds an encoding by name or alias; an unknown name is an error listing the valid ones.
@@ -136,92 +364,74 @@ pub fn find(name: &str) -> Result<&'static OpenAiEncoding, Error> {
         })
 }
 
-/// An encoding read out of the binary: the engine, and which ids exist.
-pub struct LoadedEncoding {
-    /// The engine that encodes and decodes it.
-    pub engine: PipelineEngine,
-    /// `valid[id]` is true for every id of an ordinary or special token.
-    pub valid_ids: Vec<bool>,
-}
-
 impl OpenAiEncoding {
-    /// The engine of the exact path: the same model behind tiktoken's own regex. Built on first
-    /// use, once per process, since few texts need it and it costs a second copy of the model.
-    pub fn exact_engine(&'static self) -> Result<&'static PipelineEngine, Error> {
-        static EXACT: [OnceLock<Result<PipelineEngine, Error>>; 4] = [const { OnceLock::new() }; 4];
-        let slot = ENCODINGS
-            .iter()
-            .position(|e| std::ptr::eq(e, self))
-            .expect("an encoding is an entry of ENCODINGS");
-        EXACT[slot]
-            .get_or_init(|| {
-                let table = miniz_oxide::inflate::decompress_to_vec(self.ranks)
-                    .map_err(|e| self.corrupt(format!("{e:?}")))?;
-                let tokens = parse_ranks(&table).map_err(|e| self.corrupt(e))?;
-                build_tokenizer(&tokens, self.exact_pattern)
-                    .map(PipelineEngine::from_tokenizer)
-                    .map_err(|e| self.corrupt(e))
-            })
-            .as_ref()
-            .map_err(Error::clone)
+    /// Its special tokens, as tiktoken defines them, in tiktoken's order.
+    pub fn specials(&self) -> &[SpecialToken] {
+        if self.reserved_specials.is_empty() {
+            return self.named_specials;
+        }
+        self.all_specials.get_or_init(|| {
+            let reserved = self.reserved_specials.clone().map(|id| SpecialToken {
+                // Leaked once per process: the encodings are statics, and their special tokens'
+                // text is `&'static str` like the named ones'.
+                text: Box::leak(format!("<|reserved_{id}|>").into_boxed_str()),
+                id,
+            });
+            self.named_specials
+                .iter()
+                .cloned()
+                .chain(reserved)
+                .collect()
+        })
     }
 
-    fn corrupt(&self, why: String) -> Error {
-        Error::new(
-            ErrorKind::Load,
-            format!(
-                "the embedded {} table is corrupt ({why}); rebuild batchtok",
-                self.name
-            ),
-        )
-    }
-
-    /// Decompresses the rank table and builds the engine.
-    pub fn load(&self) -> Result<LoadedEncoding, Error> {
-        let corrupt = |why: String| self.corrupt(why);
-        let table = miniz_oxide::inflate::decompress_to_vec(self.ranks)
-            .map_err(|e| corrupt(format!("{e:?}")))?;
-        let tokens = parse_ranks(&table).map_err(corrupt)?;
-        let engine = PipelineEngine::from_tokenizer(
-            build_tokenizer(&tokens, self.pattern).map_err(corrupt)?,
-        );
-
-        let size = self
-            .specials
+    /// `valid[id]` is true for every id of an ordinary or special token.
+    pub fn valid_ids(&'static self) -> Result<Vec<bool>, Error> {
+        let table = self.model.table()?;
+        let specials = self.specials();
+        let size = specials
             .iter()
             .map(|s| s.id as usize + 1)
             .max()
             .unwrap_or(0)
-            .max(tokens.len());
-        let mut valid_ids = vec![false; size];
-        for (rank, token) in tokens.iter().enumerate() {
-            valid_ids[rank] = token.is_some();
+            .max(table.len());
+        let mut valid = vec![false; size];
+        for (rank, valid) in valid.iter_mut().enumerate().take(table.len()) {
+            *valid = table.token(rank as u32).is_some();
         }
-        for s in self.specials {
-            valid_ids[s.id as usize] = true;
+        for s in specials {
+            valid[s.id as usize] = true;
         }
-        Ok(LoadedEncoding { engine, valid_ids })
+        Ok(valid)
     }
 }
 
-/// Reads the compact table: `tokens[rank]` is the token's bytes, `None` for an unused rank.
-fn parse_ranks(table: &[u8]) -> Result<Vec<Option<&[u8]>>, String> {
-    let mut tokens = Vec::new();
-    let mut at = 0;
-    while at < table.len() {
-        let len = table[at] as usize;
-        at += 1;
-        if len == 0 {
-            tokens.push(None);
-            continue;
-        }
-        let token = table
-            .get(at..at + len)
-            .ok_or_else(|| format!("rank {} runs past the end", tokens.len()))?;
-        tokens.push(Some(token));
-        at += len;
-    }
-    Ok(tokens)
+/// A tokenizer.json with only the pre-tokenizer (a `Split` on `pattern`) and the byte-level
+/// decoder, read by the release candidate: the pipeline an encoding's model goes into.
+fn skeleton(pattern: &str) -> Result<PipelineTokenizer, String> {
+    let skeleton = json!({
+        "version": "2.0",
+        "truncation": null,
+        "padding": null,
+        "added_tokens": [],
+        "normalizer": null,
+        "pre_tokenizer": {
+            "type": "Split",
+            "pattern": { "Regex": pattern },
+            "behavior": "Isolated",
+            "invert": false,
+        },
+        "post_processor": null,
+        "decoder": { "type": "ByteLevel" },
+        // The release candidate cannot build a model with an empty vocabulary.
+        "model": { "type": "BPE", "byte_level": false, "vocab": { "a": 0 }, "merges": [] },
+    });
+    tokenizers::from_json(&skeleton.to_string()).map_err(|e| e.to_string())
+}
+
+/// The `Split` pre-tokenizer on `pattern`.
+fn split_pre_tokenizer(pattern: &str) -> Result<PipelinePreTokenizer, String> {
+    Ok(skeleton(pattern)?.get_pre_tokenizer().clone())
 }
 
 /// The byte-level alphabet spelling of `bytes`, as a byte-level BPE vocabulary writes tokens.
@@ -241,20 +451,17 @@ fn byte_level(bytes: &[u8]) -> String {
 /// of encoding its own bytes, and only if that encoding ends as the token itself. Those merges,
 /// ranked by the token's rank, are the whole merge list (about one per token; every cut of every
 /// token would be twice as many, and the engine's load time grows with them).
-fn derive_merges<'t>(tokens: &[Option<&'t [u8]>]) -> Vec<(&'t [u8], &'t [u8])> {
-    let ranks: AHashMap<&[u8], u32> = tokens
-        .iter()
-        .enumerate()
-        .filter_map(|(rank, t)| t.map(|t| (t, rank as u32)))
-        .collect();
-    let mut merges = Vec::with_capacity(tokens.len());
+fn derive_merges(table: &RankTable) -> Vec<(&[u8], &[u8])> {
+    let mut merges = Vec::with_capacity(table.len());
     let mut cuts = Vec::new();
-    for token in tokens.iter().flatten() {
-        if token.len() < 2 {
-            continue;
-        }
-        if let Some(last) = last_merge(token, &ranks, &mut cuts) {
-            merges.push(last);
+    for rank in 0..table.len() as u32 {
+        match table.token(rank) {
+            Some(token) if token.len() >= 2 => {
+                if let Some(last) = last_merge(token, table, &mut cuts) {
+                    merges.push(last);
+                }
+            }
+            _ => {}
         }
     }
     merges
@@ -264,7 +471,7 @@ fn derive_merges<'t>(tokens: &[Option<&'t [u8]>]) -> Vec<(&'t [u8], &'t [u8])> {
 /// joined. `cuts` is scratch space.
 fn last_merge<'t>(
     bytes: &'t [u8],
-    ranks: &AHashMap<&[u8], u32>,
+    table: &RankTable,
     cuts: &mut Vec<usize>,
 ) -> Option<(&'t [u8], &'t [u8])> {
     cuts.clear();
@@ -273,9 +480,9 @@ fn last_merge<'t>(
     while cuts.len() > 2 {
         let best = (0..cuts.len() - 2)
             .filter_map(|i| {
-                ranks
-                    .get(&bytes[cuts[i]..cuts[i + 2]])
-                    .map(|&rank| (rank, i))
+                table
+                    .rank(&bytes[cuts[i]..cuts[i + 2]])
+                    .map(|rank| (rank, i))
             })
             .min()?;
         let i = best.1;
@@ -293,13 +500,20 @@ fn last_merge<'t>(
 /// own parallel batch encode on the same model as batchtok's scheduler.
 #[doc(hidden)]
 pub fn pipeline_tokenizer_for_benchmarks(name: &str) -> Result<PipelineTokenizer, String> {
-    let encoding = find(name).map_err(|e| e.to_string())?;
-    let table =
-        miniz_oxide::inflate::decompress_to_vec(encoding.ranks).map_err(|e| format!("{e:?}"))?;
-    build_tokenizer(&parse_ranks(&table)?, encoding.pattern)
+    let model = find(name).map_err(|e| e.to_string())?.model;
+    build_tokenizer(model.table().map_err(|e| e.to_string())?, model.pattern)
 }
 
-/// The release candidate's tokenizer of an encoding, built from its tokens.
+/// A release-candidate engine of the encoding `name` of its own, sharing no state with the one
+/// batchtok serves. Not part of the API: `benchmark/scheduler.rs` gives each thread of its
+/// hand-sharded contender one.
+#[doc(hidden)]
+pub fn independent_engine_for_benchmarks(name: &str) -> Result<Box<dyn Engine>, String> {
+    pipeline_tokenizer_for_benchmarks(name)
+        .map(|tokenizer| Box::new(PipelineEngine::from_tokenizer(tokenizer)) as Box<dyn Engine>)
+}
+
+/// The release candidate's tokenizer of an encoding, built from its rank table.
 ///
 /// The model is built directly from the vocabulary and merges: writing and re-reading them as a
 /// tokenizer.json took over a second for o200k_base. The rest of the pipeline (the pre-tokenizer
@@ -307,33 +521,15 @@ pub fn pipeline_tokenizer_for_benchmarks(name: &str) -> Result<PipelineTokenizer
 /// is empty. Special tokens are not added tokens: the engine would renumber them densely from the
 /// vocabulary's end (o200k_base's `<|endofprompt|>` is 200018, not 200000), so `special.rs` handles
 /// them around the engine.
-fn build_tokenizer(tokens: &[Option<&[u8]>], pattern: &str) -> Result<PipelineTokenizer, String> {
-    let skeleton = json!({
-        "version": "2.0",
-        "truncation": null,
-        "padding": null,
-        "added_tokens": [],
-        "normalizer": null,
-        "pre_tokenizer": {
-            "type": "Split",
-            "pattern": { "Regex": pattern },
-            "behavior": "Isolated",
-            "invert": false,
-        },
-        "post_processor": null,
-        "decoder": { "type": "ByteLevel" },
-        // The release candidate cannot build a model with an empty vocabulary.
-        "model": { "type": "BPE", "byte_level": false, "vocab": { "a": 0 }, "merges": [] },
-    });
-    let skeleton = tokenizers::from_json(&skeleton.to_string()).map_err(|e| e.to_string())?;
-
-    let mut vocab = Vocab::with_capacity(tokens.len());
-    for (rank, token) in tokens.iter().enumerate() {
-        if let Some(token) = token {
-            vocab.insert(byte_level(token), rank as u32);
+fn build_tokenizer(table: &RankTable, pattern: &str) -> Result<PipelineTokenizer, String> {
+    let skeleton = skeleton(pattern)?;
+    let mut vocab = Vocab::with_capacity(table.len());
+    for rank in 0..table.len() as u32 {
+        if let Some(token) = table.token(rank) {
+            vocab.insert(byte_level(token), rank);
         }
     }
-    let merges: Merges = derive_merges(tokens)
+    let merges: Merges = derive_merges(table)
         .into_iter()
         .map(|(l, r)| (byte_level(l), byte_level(r)))
         .collect();

@@ -59,9 +59,10 @@ pub struct Scratch<'e> {
     /// per-call pool.
     leasing: bool,
     /// The leased working memory, each with the engine it belongs to (a model's scratch fits
-    /// only that model), given back on drop. One entry, or two where an OpenAI encoding sends
-    /// some texts to its exact engine. Padded: the buffers' lengths in it change with every
-    /// word, and two workers' leases must not share a cache line.
+    /// only that model), given back on drop: one entry in practice (an OpenAI encoding's other
+    /// engine, tiktoken's BPE in `ranks.rs`, keeps its working memory per thread and leases
+    /// none). Padded: the buffers' lengths in it change with every word, and two workers'
+    /// leases must not share a cache line.
     leases: Vec<(&'e PipelineEngine, CachePadded<PipelineScratch>)>,
     /// Locks taken so far; `None` once an engine could not tell how many it took.
     locks: Option<u64>,

@@ -38,7 +38,8 @@ pub struct EncodeMode {
 /// A tokenizer: one or two engines and the route between them.
 pub struct Tokenizer {
     family: Family,
-    /// The release-candidate engine, where it loaded the file.
+    /// The release-candidate engine, where it loaded the file (a Hugging Face tokenizer; an OpenAI
+    /// encoding's engines belong to its `RankModel`, shared by every tokenizer of it).
     pipeline: Option<PipelineEngine>,
     /// The stable engine: every Hugging Face tokenizer has one (decoding, the vocabulary and the
     /// inputs routed to it); the OpenAI encodings need none.
@@ -124,9 +125,12 @@ impl ValidIds {
 
 impl Tokenizer {
     /// An embedded OpenAI encoding by name or alias. Each is built once per process and shared.
+    ///
+    /// It is ready once its rank table is read; the release-candidate engine is built meanwhile on
+    /// a thread of its own and takes over when it is ready (`openai.rs` says why).
     pub fn from_encoding(name: &str) -> Result<Arc<Tokenizer>, Error> {
-        static LOADED: [OnceLock<Result<Arc<Tokenizer>, Error>>; 4] =
-            [const { OnceLock::new() }; 4];
+        static LOADED: [OnceLock<Result<Arc<Tokenizer>, Error>>; openai::ENCODING_COUNT] =
+            [const { OnceLock::new() }; openai::ENCODING_COUNT];
         let encoding = openai::find(name)?;
         let slot = ENCODINGS
             .iter()
@@ -134,13 +138,15 @@ impl Tokenizer {
             .expect("find returns an entry of ENCODINGS");
         LOADED[slot]
             .get_or_init(|| {
-                let loaded = encoding.load()?;
+                encoding.model.first_engine()?;
+                let valid_ids = encoding.valid_ids()?;
+                encoding.model.build_full_engine_in_background();
                 Ok(Arc::new(Tokenizer {
                     family: Family::OpenAi(encoding),
-                    pipeline: Some(loaded.engine),
+                    pipeline: None,
                     stable: None,
                     route: Route::Pipeline,
-                    valid_ids: ValidIds::Table(loaded.valid_ids),
+                    valid_ids: ValidIds::Table(valid_ids),
                     ids_per_byte: AtomicU32::new(INITIAL_IDS_PER_BYTE),
                 }))
             })
@@ -258,7 +264,7 @@ impl Tokenizer {
                 }
                 Ok(EncodeMode {
                     add_special_tokens: false,
-                    allowed_special: special::resolve(allowed_special, encoding.specials)?,
+                    allowed_special: special::resolve(allowed_special, encoding.specials())?,
                     special_text_is_ordinary: false,
                     disallowed_special: Vec::new(),
                 })
@@ -298,12 +304,13 @@ impl Tokenizer {
             Family::OpenAi(encoding) => {
                 // A text with characters the fast path's Unicode tables read differently from
                 // tiktoken's goes, whole, to the exact path (see `unicode_drift.rs`).
-                let engine = if unicode_drift::contains_drift(text) {
-                    encoding.exact_engine()?
+                let model = encoding.model;
+                let engine: &dyn Engine = if unicode_drift::contains_drift(text) {
+                    model.exact_engine()?
+                } else if let Some(full) = model.full_engine_if_ready() {
+                    full
                 } else {
-                    self.pipeline
-                        .as_ref()
-                        .expect("an OpenAI encoding has its engine")
+                    model.first_engine()?
                 };
                 special::for_each_segment(text, &mode.allowed_special, |segment| match segment {
                     Segment::Text(text) => engine.encode_into(text, false, false, scratch, out),
@@ -357,9 +364,12 @@ impl Tokenizer {
     pub fn decode(&self, ids: &[u32], skip_special_tokens: bool) -> Result<String, Error> {
         self.check_ids(ids)?;
         match (self.family, &self.stable, &self.pipeline) {
-            (Family::OpenAi(encoding), _, Some(pipeline)) => {
-                decode_around_specials(pipeline, encoding.specials, ids, skip_special_tokens)
-            }
+            (Family::OpenAi(encoding), _, _) => decode_around_specials(
+                encoding.model.first_engine()?,
+                encoding.specials(),
+                ids,
+                skip_special_tokens,
+            ),
             (_, Some(stable), _) => stable.decode(ids, skip_special_tokens),
             (_, None, Some(pipeline)) => pipeline.decode(ids, skip_special_tokens),
             (_, None, None) => unreachable!("a tokenizer has at least one engine"),
@@ -388,7 +398,13 @@ impl Tokenizer {
     /// The engine that encodes ordinary text, to measure it alone (benchmarks).
     #[doc(hidden)]
     pub fn main_engine(&self) -> &dyn Engine {
-        self.engine_for("")
+        match self.family {
+            Family::OpenAi(encoding) => encoding
+                .model
+                .full_engine()
+                .expect("the encoding's engine builds, as its tests check"),
+            Family::HuggingFace => self.engine_for(""),
+        }
     }
 
     /// The engine that encodes `text`.
@@ -471,7 +487,7 @@ fn refuse_disallowed_special(text: &str, disallowed: &[SpecialToken]) -> Result<
 /// Decodes ids of an OpenAI encoding, whose special tokens the engine does not know: the runs of
 /// ordinary ids are decoded by the engine and the special tokens spelled in between (or left out).
 fn decode_around_specials(
-    engine: &PipelineEngine,
+    engine: &dyn Engine,
     specials: &[SpecialToken],
     ids: &[u32],
     skip_special_tokens: bool,

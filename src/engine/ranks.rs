@@ -1,0 +1,486 @@
+//! tiktoken's own BPE, run directly on an OpenAI rank table: the engine an embedded encoding
+//! encodes with from the moment its table is read.
+//!
+//! The release-candidate model (`pipeline.rs`) is the fast engine, but building it from a rank
+//! table takes hundreds of milliseconds for the larger encodings (`openai.rs` builds it on a
+//! thread of its own). This engine needs only the table and an index over it, ready in a few
+//! milliseconds, so the first texts of a process encode at once. It also serves, for good, the
+//! texts the release candidate's Unicode tables read differently (`unicode_drift.rs`), behind
+//! tiktoken's own regex.
+//!
+//! The BPE is tiktoken's: a piece that is itself a token is that token; otherwise, starting from
+//! single bytes, join the adjacent pair whose concatenation has the lowest rank, the leftmost on
+//! a tie, until no adjacent pair is a token. Short pieces are merged by rescanning the pairs after
+//! each join, as tiktoken does; long ones through a heap, so that a long piece costs
+//! `n log n`, not `n^2`.
+
+use std::cell::RefCell;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use tokenizers::pipeline::{PipelinePreTokenizer, PreTokenizer, PreTokenizerScratch, Span};
+
+use super::{Engine, Error, ErrorKind, Ids, Scratch};
+
+/// A rank no token has: the pair it stands for does not join.
+const NO_RANK: u32 = u32::MAX;
+
+/// Pieces up to this many bytes are merged by rescanning their pairs after each join (at most a
+/// few thousand comparisons, with no heap to keep); longer ones go through the heap, whose cost
+/// grows as `n log n`. Pre-tokenized text is almost all short pieces; long ones are runs of one
+/// script or symbol with no break. Not tuned: this engine serves a process's first texts and the
+/// rare texts of the exact path, and either way gives the same ids.
+const SCAN_MERGE_MAX_BYTES: usize = 64;
+
+/// An empty slot of [`RankTable::slots`].
+const EMPTY_SLOT: u32 = u32::MAX;
+
+/// Fixed seeds, so a table built twice is laid out the same (the lookups do not depend on them).
+const SLOT_HASH: ahash::RandomState = ahash::RandomState::with_seeds(
+    0x243f_6a88_85a3_08d3,
+    0x1319_8a2e_0370_7344,
+    0xa409_3822_299f_31d0,
+    0x082e_fa98_ec4e_6c89,
+);
+
+/// An OpenAI rank table in its compact form (for each rank from 0 up, a length byte and the
+/// token's bytes; a length of 0 marks a rank with no ordinary token), with an index from a
+/// token's bytes to its rank.
+pub struct RankTable {
+    /// The compact table itself.
+    table: Vec<u8>,
+    /// `at[rank]`: where rank's length byte is in `table`.
+    at: Vec<u32>,
+    /// Open addressing with linear probing: a rank, or [`EMPTY_SLOT`]. A power of two long, at
+    /// most two thirds full, so a miss (most lookups while merging are misses) ends after a few
+    /// probes.
+    slots: Box<[u32]>,
+    /// `rank of the single byte b`, for every byte.
+    byte_ranks: [u32; 256],
+}
+
+impl RankTable {
+    /// Reads a compact table; the error says what is wrong with it.
+    pub fn new(table: Vec<u8>) -> Result<RankTable, String> {
+        if u32::try_from(table.len()).is_err() {
+            return Err(format!(
+                "{} bytes is too long for a rank table",
+                table.len()
+            ));
+        }
+        let mut at = Vec::new();
+        let mut offset = 0;
+        while offset < table.len() {
+            at.push(offset as u32);
+            offset += 1 + table[offset] as usize;
+        }
+        if offset != table.len() {
+            return Err(format!("rank {} runs past the end", at.len() - 1));
+        }
+        let tokens = at.iter().filter(|&&at| table[at as usize] != 0).count();
+        let mask = (tokens * 3 / 2).next_power_of_two().max(2) - 1;
+        let mut slots = vec![EMPTY_SLOT; mask + 1].into_boxed_slice();
+        let mut byte_ranks = [NO_RANK; 256];
+        let token = |rank: u32| token_at(&table, at[rank as usize]);
+        for rank in 0..at.len() as u32 {
+            let Some(bytes) = token(rank) else {
+                continue;
+            };
+            let mut slot = SLOT_HASH.hash_one(bytes) as usize & mask;
+            loop {
+                match slots[slot] {
+                    EMPTY_SLOT => break,
+                    other if token(other) == Some(bytes) => {
+                        return Err(format!("ranks {other} and {rank} are the same token"));
+                    }
+                    _ => slot = (slot + 1) & mask,
+                }
+            }
+            slots[slot] = rank;
+            if let [byte] = bytes {
+                byte_ranks[*byte as usize] = rank;
+            }
+        }
+        if let Some(byte) = byte_ranks.iter().position(|&rank| rank == NO_RANK) {
+            return Err(format!("byte {byte:#04x} has no rank"));
+        }
+        Ok(RankTable {
+            table,
+            at,
+            slots,
+            byte_ranks,
+        })
+    }
+
+    /// One more than the largest rank.
+    pub fn len(&self) -> usize {
+        self.at.len()
+    }
+
+    /// The bytes of the token of `rank`; `None` for a rank with no token, or past the end.
+    #[inline]
+    pub fn token(&self, rank: u32) -> Option<&[u8]> {
+        token_at(&self.table, *self.at.get(rank as usize)?)
+    }
+
+    /// The rank of the token `bytes`, if it is one.
+    #[inline]
+    pub fn rank(&self, bytes: &[u8]) -> Option<u32> {
+        let mask = self.slots.len() - 1;
+        let mut slot = SLOT_HASH.hash_one(bytes) as usize & mask;
+        loop {
+            match self.slots[slot] {
+                EMPTY_SLOT => return None,
+                rank if self.token(rank) == Some(bytes) => return Some(rank),
+                _ => slot = (slot + 1) & mask,
+            }
+        }
+    }
+
+    #[inline]
+    fn rank_or_none(&self, bytes: &[u8]) -> u32 {
+        self.rank(bytes).unwrap_or(NO_RANK)
+    }
+
+    /// Appends the ranks of one piece, tiktoken's BPE.
+    pub fn encode_piece(&self, piece: &[u8], work: &mut MergeWork, out: &mut Ids) {
+        match piece {
+            [] => {}
+            [byte] => out.push(self.byte_ranks[*byte as usize]),
+            _ => {
+                if let Some(rank) = self.rank(piece) {
+                    out.push(rank);
+                } else if piece.len() <= SCAN_MERGE_MAX_BYTES {
+                    self.merge_by_scan(piece, work, out);
+                } else {
+                    self.merge_by_heap(piece, work, out);
+                }
+            }
+        }
+    }
+
+    /// The join loop as tiktoken writes it: after each join, scan every pair for the lowest rank.
+    fn merge_by_scan(&self, piece: &[u8], work: &mut MergeWork, out: &mut Ids) {
+        // `cuts[k]..cuts[k + 1]` is part k; `part_ranks[k]` its rank; `pair_ranks[k]` the rank of
+        // parts k and k + 1 joined.
+        let MergeWork {
+            cuts,
+            part_ranks,
+            pair_ranks,
+            ..
+        } = work;
+        cuts.clear();
+        cuts.extend(0..=piece.len() as u32);
+        part_ranks.clear();
+        part_ranks.extend(piece.iter().map(|&b| self.byte_ranks[b as usize]));
+        pair_ranks.clear();
+        pair_ranks.extend(piece.windows(2).map(|pair| self.rank_or_none(pair)));
+        let span =
+            |cuts: &[u32], from: usize, to: usize| &piece[cuts[from] as usize..cuts[to] as usize];
+        loop {
+            let mut best = (NO_RANK, 0);
+            for (k, &rank) in pair_ranks.iter().enumerate() {
+                if rank < best.0 {
+                    best = (rank, k);
+                }
+            }
+            let (rank, k) = best;
+            if rank == NO_RANK {
+                break;
+            }
+            cuts.remove(k + 1);
+            part_ranks.remove(k + 1);
+            part_ranks[k] = rank;
+            pair_ranks.remove(k);
+            if k < pair_ranks.len() {
+                pair_ranks[k] = self.rank_or_none(span(cuts, k, k + 2));
+            }
+            if k > 0 {
+                pair_ranks[k - 1] = self.rank_or_none(span(cuts, k - 1, k + 1));
+            }
+        }
+        out.extend_from_slice(part_ranks);
+    }
+
+    /// The same joins in the same order, found through a heap of `(rank, start)`: the lowest
+    /// rank, and on a tie the lowest start, the leftmost pair. A heap entry is stale once its
+    /// pair has changed; pairs only grow, and a longer pair is another token with another rank,
+    /// so comparing the entry's rank with the pair's current rank tells which entries are stale.
+    fn merge_by_heap(&self, piece: &[u8], work: &mut MergeWork, out: &mut Ids) {
+        let n = piece.len();
+        let MergeWork {
+            next,
+            prev,
+            part_ranks,
+            pair_ranks,
+            heap,
+            ..
+        } = work;
+        // Parts are named by the byte they start at; `next[s]`/`prev[s]` link the live parts
+        // (`n` ends the list, `u32::MAX` before the first); `part_ranks[s]` is part s's rank and
+        // `pair_ranks[s]` the rank of part s joined with the part after it.
+        next.clear();
+        next.extend(1..=n as u32);
+        prev.clear();
+        prev.extend((0..n as u32).map(|s| s.wrapping_sub(1)));
+        part_ranks.clear();
+        part_ranks.extend(piece.iter().map(|&b| self.byte_ranks[b as usize]));
+        pair_ranks.clear();
+        pair_ranks.extend(piece.windows(2).map(|pair| self.rank_or_none(pair)));
+        pair_ranks.push(NO_RANK);
+        heap.clear();
+        heap.extend(
+            pair_ranks
+                .iter()
+                .enumerate()
+                .filter(|&(_, &rank)| rank != NO_RANK)
+                .map(|(start, &rank)| Reverse((rank, start as u32))),
+        );
+        while let Some(Reverse((rank, start))) = heap.pop() {
+            let s = start as usize;
+            if pair_ranks[s] != rank {
+                continue;
+            }
+            // Join part s with the part after it.
+            let joined = next[s] as usize;
+            let after = next[joined];
+            next[s] = after;
+            // Part `joined` is gone, and with it its pair: its heap entries are stale.
+            pair_ranks[joined] = NO_RANK;
+            if (after as usize) < n {
+                prev[after as usize] = start;
+            }
+            part_ranks[s] = rank;
+            pair_ranks[s] = if (after as usize) < n {
+                self.rank_or_none(&piece[s..next[after as usize] as usize])
+            } else {
+                NO_RANK
+            };
+            if pair_ranks[s] != NO_RANK {
+                heap.push(Reverse((pair_ranks[s], start)));
+            }
+            let before = prev[s];
+            if before != u32::MAX {
+                let b = before as usize;
+                pair_ranks[b] = self.rank_or_none(&piece[b..after as usize]);
+                if pair_ranks[b] != NO_RANK {
+                    heap.push(Reverse((pair_ranks[b], before)));
+                }
+            }
+        }
+        let mut s = 0;
+        while s < n {
+            out.push(part_ranks[s]);
+            s = next[s] as usize;
+        }
+    }
+
+    /// The bytes of `ids`, every one of which must be a rank with a token.
+    fn decode_bytes(&self, ids: &[u32]) -> Result<Vec<u8>, Error> {
+        let mut bytes = Vec::with_capacity(ids.len() * 4);
+        for &id in ids {
+            let token = self.token(id).ok_or_else(|| {
+                Error::new(
+                    ErrorKind::Engine,
+                    format!("decoding failed: {id} is not the id of an ordinary token"),
+                )
+            })?;
+            bytes.extend_from_slice(token);
+        }
+        Ok(bytes)
+    }
+}
+
+/// The token whose length byte is at `at` in a compact table; `None` for a rank with no token.
+#[inline]
+fn token_at(table: &[u8], at: u32) -> Option<&[u8]> {
+    let at = at as usize;
+    match table[at] as usize {
+        0 => None,
+        len => Some(&table[at + 1..at + 1 + len]),
+    }
+}
+
+/// Working memory of the join loops, reused from piece to piece.
+#[derive(Default)]
+pub struct MergeWork {
+    cuts: Vec<u32>,
+    next: Vec<u32>,
+    prev: Vec<u32>,
+    part_ranks: Vec<u32>,
+    pair_ranks: Vec<u32>,
+    heap: BinaryHeap<Reverse<(u32, u32)>>,
+}
+
+/// A thread's working memory for [`RankEngine`]: the pre-tokenizer's and the join loops'.
+#[derive(Default)]
+struct RankScratch {
+    split: PreTokenizerScratch,
+    spans: Vec<Span>,
+    merge: MergeWork,
+}
+
+thread_local! {
+    /// Kept per thread rather than in the caller's [`Scratch`]: this engine serves a process's
+    /// first texts and the rare texts of `unicode_drift.rs`, and its buffers are small.
+    static RANK_SCRATCH: RefCell<RankScratch> = RefCell::default();
+}
+
+/// tiktoken's BPE on a rank table, behind a pre-tokenizer.
+pub struct RankEngine {
+    ranks: &'static RankTable,
+    pre_tokenizer: PipelinePreTokenizer,
+}
+
+impl RankEngine {
+    /// The engine for `ranks`, splitting text with `pre_tokenizer`.
+    pub fn new(ranks: &'static RankTable, pre_tokenizer: PipelinePreTokenizer) -> Self {
+        RankEngine {
+            ranks,
+            pre_tokenizer,
+        }
+    }
+
+    fn encode_with(&self, text: &str, work: &mut RankScratch, out: &mut Ids) -> Result<(), Error> {
+        if u32::try_from(text.len()).is_err() {
+            return Err(Error::new(
+                ErrorKind::Engine,
+                format!(
+                    "encoding failed: the text is {} bytes; texts of up to {} bytes can be encoded",
+                    text.len(),
+                    u32::MAX
+                ),
+            ));
+        }
+        work.spans.clear();
+        self.pre_tokenizer
+            .pre_tokenize(text, &mut work.split, &mut work.spans)
+            .map_err(|e| Error::new(ErrorKind::Engine, format!("encoding failed: {e}")))?;
+        let bytes = text.as_bytes();
+        for span in &work.spans {
+            let piece = &bytes[span.start as usize..span.end as usize];
+            self.ranks.encode_piece(piece, &mut work.merge, out);
+        }
+        Ok(())
+    }
+}
+
+impl Engine for RankEngine {
+    fn encode_into<'e>(
+        &'e self,
+        text: &str,
+        _add_special_tokens: bool,
+        _split_special: bool,
+        _scratch: &mut Scratch<'e>,
+        out: &mut Ids,
+    ) -> Result<(), Error> {
+        RANK_SCRATCH.with(|cell| match cell.try_borrow_mut() {
+            Ok(mut work) => self.encode_with(text, &mut work, out),
+            // Only a re-entrant call could find it borrowed; it gets memory of its own.
+            Err(_) => self.encode_with(text, &mut RankScratch::default(), out),
+        })
+    }
+
+    /// The tokens' bytes joined, as UTF-8 with U+FFFD for what is not: what the release
+    /// candidate's byte-level decode gives, and tiktoken's `decode` with `errors="replace"`.
+    fn decode(&self, ids: &[u32], _skip_special_tokens: bool) -> Result<String, Error> {
+        let bytes = self.ranks.decode_bytes(ids)?;
+        Ok(match String::from_utf8(bytes) {
+            Ok(text) => text,
+            Err(invalid) => String::from_utf8_lossy(invalid.as_bytes()).into_owned(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A compact table of `tokens`, rank = position (`b""` for a rank with no token).
+    fn table(tokens: &[&[u8]]) -> Vec<u8> {
+        let mut table = Vec::new();
+        for token in tokens {
+            table.push(token.len() as u8);
+            table.extend_from_slice(token);
+        }
+        table
+    }
+
+    /// Every byte, then `extra`.
+    fn byte_table(extra: &[&[u8]]) -> RankTable {
+        let bytes: Vec<[u8; 1]> = (0..=255u8).map(|b| [b]).collect();
+        let mut tokens: Vec<&[u8]> = bytes.iter().map(|b| &b[..]).collect();
+        tokens.extend_from_slice(extra);
+        RankTable::new(table(&tokens)).unwrap()
+    }
+
+    fn encode(ranks: &RankTable, piece: &[u8], heap: bool) -> Vec<u32> {
+        let mut out = Ids::default();
+        let mut work = MergeWork::default();
+        if heap {
+            ranks.merge_by_heap(piece, &mut work, &mut out);
+        } else {
+            ranks.merge_by_scan(piece, &mut work, &mut out);
+        }
+        out.as_slice().to_vec()
+    }
+
+    #[test]
+    fn joins_the_lowest_rank_first_and_the_leftmost_on_a_tie() {
+        // "ab" (256) before "bc" (257): "abc" is "ab" + "c"; "aaa" joins its left pair first.
+        let ranks = byte_table(&[b"ab", b"bc", b"aa"]);
+        for heap in [false, true] {
+            assert_eq!(encode(&ranks, b"abc", heap), [256, b'c' as u32]);
+            assert_eq!(encode(&ranks, b"bcab", heap), [257, 256]);
+            assert_eq!(encode(&ranks, b"aaa", heap), [258, b'a' as u32]);
+        }
+    }
+
+    #[test]
+    fn a_table_with_a_gap_or_a_missing_byte_is_read_or_refused() {
+        let ranks = byte_table(&[b"", b"xy"]);
+        assert_eq!(ranks.len(), 258);
+        assert_eq!(ranks.token(256), None);
+        assert_eq!(ranks.rank(b"xy"), Some(257));
+        assert_eq!(ranks.rank(b"yx"), None);
+        assert!(
+            RankTable::new(table(&[b"a"]))
+                .err()
+                .unwrap()
+                .contains("has no rank")
+        );
+        assert!(
+            RankTable::new(vec![3, b'a'])
+                .err()
+                .unwrap()
+                .contains("past the end")
+        );
+    }
+
+    /// The heap and the rescan agree on random pieces over a small alphabet, where many pairs
+    /// join and ties are common.
+    #[test]
+    fn heap_merge_equals_scan_merge() {
+        let mut rng = fastrand::Rng::with_seed(0x5eed);
+        let mut extra: Vec<Vec<u8>> = Vec::new();
+        for _ in 0..300 {
+            let len = rng.usize(2..7);
+            let token: Vec<u8> = (0..len).map(|_| b"abcd"[rng.usize(0..4)]).collect();
+            if !extra.contains(&token) {
+                extra.push(token);
+            }
+        }
+        let extra: Vec<&[u8]> = extra.iter().map(Vec::as_slice).collect();
+        let ranks = byte_table(&extra);
+        for _ in 0..2000 {
+            let len = rng.usize(2..200);
+            let piece: Vec<u8> = (0..len).map(|_| b"abcd"[rng.usize(0..4)]).collect();
+            assert_eq!(
+                encode(&ranks, &piece, true),
+                encode(&ranks, &piece, false),
+                "{}",
+                String::from_utf8_lossy(&piece)
+            );
+        }
+    }
+}
