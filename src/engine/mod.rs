@@ -16,6 +16,7 @@ mod differential;
 mod error;
 mod ids;
 pub mod openai;
+mod outline;
 mod pipeline;
 mod routing;
 mod scratch;

@@ -27,9 +27,19 @@
 //! differential fuzz (`tests/differential_fuzz.rs`, FUZZING.md) against independent oracles; no
 //! other input class disagreed in `tokenizers` 1.0.0-rc.3.
 
+use super::outline::Outline;
 use super::pipeline::PipelineEngine;
 use super::stable::StableEngine;
 use super::unicode_drift;
+
+/// Why [`Route::for_pipeline`] cannot settle a route without the stable engine.
+pub enum StableNeeded {
+    /// Every text goes to the stable engine, on this route.
+    Whole(Route),
+    /// The release candidate numbers the added tokens otherwise than the file declares them; the
+    /// stable engine's numbering decides (see [`Route::for_loaded`]).
+    ToCompare,
+}
 
 /// The route a tokenizer's texts take.
 #[derive(Debug, Clone)]
@@ -44,17 +54,43 @@ pub enum Route {
 }
 
 impl Route {
+    /// The route for a tokenizer.json the release candidate has read, from what it can run and
+    /// the file's outline, without the stable engine where that settles it.
+    pub fn for_pipeline(pipeline: &PipelineEngine, outline: &Outline) -> Result<Route, StableNeeded> {
+        if outline.has_single_word_added_token() {
+            return Err(StableNeeded::Whole(Route::single_word()));
+        }
+        if let Some(why) = pipeline.cannot_run() {
+            return Err(StableNeeded::Whole(Route::Stable {
+                reason: format!("the 1.0 release candidate cannot run it exactly ({why})"),
+            }));
+        }
+        // A file written by `tokenizers` declares the ids the stable crate gives its added
+        // tokens when it reads the file back; where the release candidate gives the same ids,
+        // the engines agree (`added_tokens_numbered_as_declared_are_numbered_alike` in
+        // `tokenizer.rs` tries many numberings). Any other file is compared with the stable
+        // engine's own numbering.
+        if pipeline.added_tokens() != outline.added_tokens() {
+            return Err(StableNeeded::ToCompare);
+        }
+        Ok(Route::Pipeline)
+    }
+
+    fn single_word() -> Route {
+        Route::Stable {
+            reason: "an added token is single_word, and the 1.0 release candidate finds word \
+                     boundaries differently"
+                .to_owned(),
+        }
+    }
+
     /// The route for a tokenizer.json both engines have read.
     pub fn for_loaded(pipeline: &PipelineEngine, stable: &StableEngine) -> Route {
         // Where a whole word ends, the release candidate decides with other character classes
         // than the stable crate (around marks and some letters: `"\u{1df7}[TOOL]"` matched a
         // `single_word` token in one and not the other, found by the differential fuzz).
         if stable.has_single_word_added_token() {
-            return Route::Stable {
-                reason: "an added token is single_word, and the 1.0 release candidate finds word \
-                         boundaries differently"
-                    .to_owned(),
-            };
+            return Route::single_word();
         }
         let ours = pipeline.added_tokens();
         let reference = stable.added_tokens();
