@@ -583,6 +583,67 @@ mod tests {
         assert_eq!(tokenizer.decode(&[u32::MAX], false).unwrap(), "b");
     }
 
+    /// Where the release candidate numbers the added tokens as the file declares them, the
+    /// routing trusts that the stable crate does too (`Route::for_pipeline`): tried on added tokens
+    /// in and out of the vocabulary, declared at the vocabulary's end, past it with gaps, on ids
+    /// the vocabulary uses, twice, or on one id for two tokens.
+    #[test]
+    fn added_tokens_numbered_as_declared_are_numbered_alike() {
+        let mut seed = 0x5EED_4444_u64;
+        let mut below = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let (mut trusted, mut compared) = (0, 0);
+        for _ in 0..400 {
+            let words = ["[UNK]", "a", "b", "c", "d", "e"];
+            let vocab: Vec<String> = words
+                .iter()
+                .enumerate()
+                .map(|(id, word)| format!("\"{word}\":{id}"))
+                .collect();
+            let mut added = Vec::new();
+            let mut next = words.len() as u64;
+            for n in 0..below(5) {
+                let in_vocab = below(4) == 0;
+                let content = if in_vocab {
+                    words[1 + below(5) as usize].to_owned()
+                } else {
+                    format!("<t{}>", below(4))
+                };
+                let id = match below(6) {
+                    0 => below(words.len() as u64),
+                    1 => next + below(3),
+                    2 if n > 0 => next - 1,
+                    _ => next,
+                };
+                next = next.max(id + 1);
+                added.push(format!(
+                    r#"{{"id":{id},"content":"{content}","single_word":false,"lstrip":false,
+                    "rstrip":false,"normalized":{},"special":{}}}"#,
+                    below(2) == 0,
+                    below(2) == 0
+                ));
+            }
+            let json = word_level(&format!("{{{}}}", vocab.join(",")), &format!("[{}]", added.join(",")));
+            let Ok(tokenizer) = Tokenizer::from_json(&json, "test") else {
+                continue;
+            };
+            let stable = StableEngine::from_json(&json).unwrap();
+            let pipeline = tokenizer.pipeline.as_ref().expect("the release candidate reads it");
+            if !tokenizer.stable_engine_built() {
+                trusted += 1;
+                assert_eq!(pipeline.added_tokens(), stable.added_tokens(), "{json}");
+            } else {
+                compared += 1;
+            }
+        }
+        eprintln!("{trusted} numberings trusted, {compared} compared with the stable engine");
+        assert!(trusted > 50 && compared > 50, "{trusted} {compared}");
+    }
+
     #[test]
     fn dense_ids_keep_the_table() {
         let ids = ValidIds::from_ids(vec![3, 0, 1, 1, 2, 5]);
