@@ -644,6 +644,21 @@ mod tests {
         assert!(trusted > 50 && compared > 50, "{trusted} {compared}");
     }
 
+    /// The napi layer loads on a worker thread and shares a tokenizer between threads.
+    #[test]
+    fn a_tokenizer_and_its_loaders_results_cross_threads() {
+        fn send_sync<T: Send + Sync + 'static>() {}
+        send_sync::<Tokenizer>();
+        send_sync::<Result<Tokenizer, Error>>();
+        let json = word_level(r#"{"[UNK]":0,"a":1}"#, "[]");
+        let loaded = std::thread::spawn(move || Tokenizer::from_json(&json, "test"))
+            .join()
+            .unwrap()
+            .unwrap();
+        let mode = loaded.encode_mode(Some(false), &AllowedSpecial::None).unwrap();
+        assert_eq!(loaded.encode("a", &mode).unwrap().as_slice(), [1]);
+    }
+
     #[test]
     fn dense_ids_keep_the_table() {
         let ids = ValidIds::from_ids(vec![3, 0, 1, 1, 2, 5]);
