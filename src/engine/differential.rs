@@ -457,7 +457,12 @@ fn split_patterns_encode_as_the_reference_on_either_engine() {
         ("o200k", O200K_PATTERN),
     ]
     .iter()
-    .map(|&(name, pattern)| (name.to_owned(), vec![(pattern.to_owned(), "Isolated", false)]))
+    .map(|&(name, pattern)| {
+        (
+            name.to_owned(),
+            vec![(pattern.to_owned(), "Isolated", false)],
+        )
+    })
     // The form tiktoken-converted files ship cl100k's pattern in: the release candidate rewrites it
     // to the native one, which cuts alike since the pattern leaves no gaps.
     .chain(std::iter::once((
@@ -514,7 +519,9 @@ fn split_patterns_encode_as_the_reference_on_either_engine() {
 fn a_catastrophic_pattern_fails_in_bounded_time_with_a_clear_error() {
     let json = byte_level_with_splits(&[(r"(a|b|ab)*bc", "Isolated", false)]);
     let tokenizer = Tokenizer::from_json(&json, "catastrophic").unwrap();
-    let mode = tokenizer.encode_mode(Some(true), &Default::default()).unwrap();
+    let mode = tokenizer
+        .encode_mode(Some(true), &Default::default())
+        .unwrap();
     let started = std::time::Instant::now();
     let error = tokenizer
         .encode(&format!("{}acbc", "ab".repeat(28)), &mode)
@@ -552,7 +559,9 @@ fn each_file_is_routed_to_the_engine_that_encodes_it_exactly() {
             "{name}: the stable engine is built only where the route needs it"
         );
         // A text the release candidate reads otherwise than the reference builds it on demand.
-        let mode = tokenizer.encode_mode(Some(true), &Default::default()).unwrap();
+        let mode = tokenizer
+            .encode_mode(Some(true), &Default::default())
+            .unwrap();
         let stable = StableEngine::from_json(&json).unwrap();
         for text in ["plain text", " \u{1f8d1} new in Unicode 17", "\u{20c1}100"] {
             assert_eq!(
@@ -567,7 +576,12 @@ fn each_file_is_routed_to_the_engine_that_encodes_it_exactly() {
 
 /// A real model's tokenizer.json from `.cache/real-tokenizers/`, if it has been fetched.
 fn real_tokenizer(name: &str) -> Option<String> {
-    std::fs::read_to_string(root().join(".cache/real-tokenizers").join(format!("{name}.json"))).ok()
+    std::fs::read_to_string(
+        root()
+            .join(".cache/real-tokenizers")
+            .join(format!("{name}.json")),
+    )
+    .ok()
 }
 
 /// The tokenizers the Unicode probes run on: one per pattern class the release candidate runs
@@ -599,7 +613,12 @@ fn unicode_probe_tokenizers() -> Vec<(&'static str, String)> {
 /// The contexts in which a character's class decides a cut: after a space, after a letter,
 /// before a digit, beside itself.
 fn probe_contexts(c: char) -> [String; 4] {
-    [format!(" {c}"), format!("a{c}"), format!("{c}1"), format!("{c}{c}")]
+    [
+        format!(" {c}"),
+        format!("a{c}"),
+        format!("{c}1"),
+        format!("{c}{c}"),
+    ]
 }
 
 /// Every code point Unicode 17 assigns and the reference's Unicode 16 does not, in each probe
@@ -620,7 +639,12 @@ fn unicode_probe_code_points_new_in_17_encode_as_the_reference() {
                 }
             }
         }
-        assert!(wrong.is_empty(), "{name}: {} differ, first {:?}", wrong.len(), &wrong[..wrong.len().min(10)]);
+        assert!(
+            wrong.is_empty(),
+            "{name}: {} differ, first {:?}",
+            wrong.len(),
+            &wrong[..wrong.len().min(10)]
+        );
     }
 }
 
@@ -657,12 +681,19 @@ fn unassigned_to_the_reference() -> Vec<char> {
 fn unicode_probe_the_release_candidate_agrees_on_every_other_unassigned_code_point() {
     let unassigned = unassigned_to_the_reference();
     let new_in_17 = super::unicode_drift::new_in_17_code_points();
-    assert!(new_in_17.iter().all(|c| unassigned.binary_search(c).is_ok()));
+    assert!(
+        new_in_17
+            .iter()
+            .all(|c| unassigned.binary_search(c).is_ok())
+    );
     let unrouted: Vec<char> = unassigned
         .into_iter()
         .filter(|&c| !super::unicode_drift::contains_drift(&c.to_string()))
         .collect();
-    eprintln!("{} unassigned code points outside the routing table", unrouted.len());
+    eprintln!(
+        "{} unassigned code points outside the routing table",
+        unrouted.len()
+    );
     for (name, json) in unicode_probe_tokenizers() {
         let stable = StableEngine::from_json(&json).unwrap();
         let pipeline = PipelineEngine::from_json(&json).unwrap();
@@ -674,6 +705,11 @@ fn unicode_probe_the_release_candidate_agrees_on_every_other_unassigned_code_poi
                 }
             }
         }
-        assert!(wrong.is_empty(), "{name}: {} differ, first {:?}", wrong.len(), &wrong[..wrong.len().min(10)]);
+        assert!(
+            wrong.is_empty(),
+            "{name}: {} differ, first {:?}",
+            wrong.len(),
+            &wrong[..wrong.len().min(10)]
+        );
     }
 }

@@ -72,7 +72,10 @@ pub enum Route {
 impl Route {
     /// The route for a tokenizer.json the release candidate has read, from what it can run and
     /// the file's outline, without the stable engine where that settles it.
-    pub fn for_pipeline(pipeline: &PipelineEngine, outline: &Outline) -> Result<Route, StableNeeded> {
+    pub fn for_pipeline(
+        pipeline: &PipelineEngine,
+        outline: &Outline,
+    ) -> Result<Route, StableNeeded> {
         if outline.has_single_word_added_token() {
             return Err(StableNeeded::Whole(Route::single_word()));
         }

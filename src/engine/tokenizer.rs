@@ -5,8 +5,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use super::openai::{self, ENCODINGS, OpenAiEncoding};
-use super::pipeline::PipelineEngine;
 use super::outline::Outline;
+use super::pipeline::PipelineEngine;
 use super::routing::{Route, StableNeeded};
 use super::special::{self, AllowedSpecial, Segment, SpecialToken};
 use super::stable::StableEngine;
@@ -168,12 +168,8 @@ impl Tokenizer {
     /// tokens' numbering; otherwise it is kept, unread, for the texts routed to the stable engine
     /// and for `decode`, and read on first use.
     fn load(json: String, origin: &str) -> Result<Tokenizer, Error> {
-        let file: serde_json::Value = serde_json::from_str(&json).map_err(|e| {
-            Error::new(
-                ErrorKind::Load,
-                format!("{origin} is not valid JSON: {e}"),
-            )
-        })?;
+        let file: serde_json::Value = serde_json::from_str(&json)
+            .map_err(|e| Error::new(ErrorKind::Load, format!("{origin} is not valid JSON: {e}")))?;
         let Some(outline) = Outline::read(&file) else {
             drop(file);
             return Self::load_on_stable(json, origin, None);
@@ -232,11 +228,16 @@ impl Tokenizer {
     /// A tokenizer whose every text the stable engine encodes, for `route`; with no route, the
     /// release candidate is not tried, and the route says the file has a shape batchtok's outline
     /// does not read.
-    fn load_on_stable(json: String, origin: &str, route: Option<Route>) -> Result<Tokenizer, Error> {
+    fn load_on_stable(
+        json: String,
+        origin: &str,
+        route: Option<Route>,
+    ) -> Result<Tokenizer, Error> {
         let stable = Self::read_stable(&json, origin)?;
         let route = route.unwrap_or_else(|| {
             Route::stable_because(
-                "its vocabulary or added tokens have a shape batchtok does not read for it".to_owned(),
+                "its vocabulary or added tokens have a shape batchtok does not read for it"
+                    .to_owned(),
             )
         });
         let ids = stable.vocabulary().map(|(_, id)| id).collect();
@@ -627,12 +628,18 @@ mod tests {
                     below(2) == 0
                 ));
             }
-            let json = word_level(&format!("{{{}}}", vocab.join(",")), &format!("[{}]", added.join(",")));
+            let json = word_level(
+                &format!("{{{}}}", vocab.join(",")),
+                &format!("[{}]", added.join(",")),
+            );
             let Ok(tokenizer) = Tokenizer::from_json(&json, "test") else {
                 continue;
             };
             let stable = StableEngine::from_json(&json).unwrap();
-            let pipeline = tokenizer.pipeline.as_ref().expect("the release candidate reads it");
+            let pipeline = tokenizer
+                .pipeline
+                .as_ref()
+                .expect("the release candidate reads it");
             if !tokenizer.stable_engine_built() {
                 trusted += 1;
                 assert_eq!(pipeline.added_tokens(), stable.added_tokens(), "{json}");
@@ -655,7 +662,9 @@ mod tests {
             .join()
             .unwrap()
             .unwrap();
-        let mode = loaded.encode_mode(Some(false), &AllowedSpecial::None).unwrap();
+        let mode = loaded
+            .encode_mode(Some(false), &AllowedSpecial::None)
+            .unwrap();
         assert_eq!(loaded.encode("a", &mode).unwrap().as_slice(), [1]);
     }
 

@@ -218,7 +218,10 @@ mod tests {
             }
         }
         for pair in ROUTED.windows(2) {
-            assert!(pair[0].1 + 1 < pair[1].0, "touching ranges are joined: {pair:?}");
+            assert!(
+                pair[0].1 + 1 < pair[1].0,
+                "touching ranges are joined: {pair:?}"
+            );
         }
     }
 
