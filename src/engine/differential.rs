@@ -387,6 +387,9 @@ const PATTERN_ATOMS: &[&str] = &[
     r".",
 ];
 
+/// A test file: its name, and its Splits' patterns, behaviors and invert flags.
+type SplitFile = (String, Vec<(String, &'static str, bool)>);
+
 /// Every Split behavior, as the file spells it.
 const BEHAVIORS: [&str; 5] = [
     "Isolated",
@@ -423,7 +426,7 @@ fn pattern_inputs(seed: u64) -> Vec<String> {
 #[test]
 fn split_patterns_encode_as_the_reference_on_either_engine() {
     let mut rng = Rng(0x5EED_2222);
-    let mut files: Vec<(String, Vec<(String, &str, bool)>)> = vec![
+    let mut files: Vec<SplitFile> = vec![
         (
             "generic".to_owned(),
             vec![(r"\s+|\w+|[^\s\w]+".to_owned(), "Isolated", false)],
@@ -451,7 +454,7 @@ fn split_patterns_encode_as_the_reference_on_either_engine() {
         let invert = rng.below(4) == 0;
         files.push((format!("generated #{n}"), vec![(pattern, behavior, invert)]));
     }
-    let native: Vec<(String, Vec<(String, &str, bool)>)> = [
+    let native: Vec<SplitFile> = [
         ("Llama 3", LLAMA3_PATTERN),
         ("Qwen", QWEN_PATTERN),
         ("o200k", O200K_PATTERN),

@@ -206,6 +206,16 @@ fn in_table(code: u32) -> bool {
         .is_ok()
 }
 
+/// Every code point of [`NEW_IN_17`], for the probes in `differential.rs`.
+#[cfg(test)]
+pub fn new_in_17_code_points() -> Vec<char> {
+    NEW_IN_17
+        .iter()
+        .flat_map(|&(start, end)| start..=end)
+        .filter_map(char::from_u32)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -257,14 +267,4 @@ mod tests {
             assert!(!in_table(start - 1) && !in_table(end + 1));
         }
     }
-}
-
-/// Every code point of [`NEW_IN_17`], for the probes in `differential.rs`.
-#[cfg(test)]
-pub fn new_in_17_code_points() -> Vec<char> {
-    NEW_IN_17
-        .iter()
-        .flat_map(|&(start, end)| start..=end)
-        .filter_map(char::from_u32)
-        .collect()
 }
