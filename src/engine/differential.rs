@@ -324,3 +324,395 @@ fn the_worker_path_equals_the_release_candidates_own_encode() {
         eprintln!("{name}: {equal} encodings equal, {failed} errors equal");
     }
 }
+
+/// The GPT-2 fixture's byte-level BPE vocabulary with its pre-tokenizer replaced by `Split`s of
+/// `patterns` (each with its behavior and invert flag) followed by byte-level mapping: the shape of
+/// Llama 3's, Qwen's and DeepSeek's files, and of fine-tuned models' own patterns.
+fn byte_level_with_splits(patterns: &[(&str, &str, bool)]) -> String {
+    let mut json: serde_json::Value = serde_json::from_str(&fixture_tokenizer("gpt2")).unwrap();
+    let mut members: Vec<serde_json::Value> = patterns
+        .iter()
+        .map(|&(pattern, behavior, invert)| {
+            serde_json::json!({
+                "type": "Split", "pattern": {"Regex": pattern}, "behavior": behavior,
+                "invert": invert,
+            })
+        })
+        .collect();
+    members.push(serde_json::json!({
+        "type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": false,
+    }));
+    json["pre_tokenizer"] = serde_json::json!({"type": "Sequence", "pretokenizers": members});
+    json.to_string()
+}
+
+/// Llama 3's pattern (cl100k_base's, which the release candidate runs natively).
+const LLAMA3_PATTERN: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+
+/// Qwen's pattern: Llama 3's with single digits.
+const QWEN_PATTERN: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+
+/// o200k_base's pattern.
+const O200K_PATTERN: &str = r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+
+/// DeepSeek V3's three patterns, which the release candidate runs as one native pass.
+const DEEPSEEK_PATTERNS: [&str; 3] = [
+    r"\p{N}{1,3}",
+    "[\u{4e00}-\u{9fa5}\u{3040}-\u{309f}\u{30a0}-\u{30ff}]+",
+    "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+",
+];
+
+/// Pieces of patterns the generated ones are made of: classes, Unicode properties, CJK ranges,
+/// lookarounds, counted repetition, case-insensitive groups and Oniguruma's own syntax.
+const PATTERN_ATOMS: &[&str] = &[
+    r"\s+",
+    r"\w+",
+    r"[^\s\w]+",
+    r"\p{N}{1,3}",
+    r"\p{L}+",
+    r" ?\p{L}+",
+    r"[\p{P}\p{S}]+",
+    r"\p{Han}+",
+    "[\u{4e00}-\u{9fa5}]+",
+    "[\u{3040}-\u{309f}\u{30a0}-\u{30ff}]+",
+    r"\s+(?!\S)",
+    r"\d(?=\d)",
+    r"(?<=\s)\p{Lu}",
+    r"(?i:'s|'t|'re)",
+    r"[A-Z][a-z]*",
+    r"\d",
+    r"[[:punct:]]+",
+    r"\h+",
+    r"[^\r\n\p{L}\p{N}]?\p{L}+",
+    r".",
+];
+
+/// A test file: its name, and its Splits' patterns, behaviors and invert flags.
+type SplitFile = (String, Vec<(String, &'static str, bool)>);
+
+/// Every Split behavior, as the file spells it.
+const BEHAVIORS: [&str; 5] = [
+    "Isolated",
+    "Removed",
+    "MergedWithPrevious",
+    "MergedWithNext",
+    "Contiguous",
+];
+
+/// Texts for the pattern tests: the fixture texts, some corpus and seeded random texts.
+fn pattern_inputs(seed: u64) -> Vec<String> {
+    let texts: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("__test__/fixtures/texts.json")).unwrap(),
+    )
+    .unwrap();
+    let mut inputs: Vec<String> = texts["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|case| case["text"].as_str().unwrap().to_owned())
+        .collect();
+    if let Ok(text) = std::fs::read_to_string(root().join(".cache/corpus/big.txt")) {
+        inputs.extend(text.split("\n\n").take(200).map(str::to_owned));
+    }
+    let mut rng = Rng(seed);
+    inputs.extend((0..500).map(|_| random_text(&mut rng)));
+    inputs
+}
+
+/// A Split pattern the release candidate does not run natively loads, says it goes to the
+/// stable engine and why, and encodes every text with the reference's ids: generated patterns of
+/// every behavior, inverted or not, on a byte-level BPE vocabulary. Patterns it runs natively stay
+/// on it, with the same ids.
+#[test]
+fn split_patterns_encode_as_the_reference_on_either_engine() {
+    let mut rng = Rng(0x5EED_2222);
+    let mut files: Vec<SplitFile> = vec![
+        (
+            "generic".to_owned(),
+            vec![(r"\s+|\w+|[^\s\w]+".to_owned(), "Isolated", false)],
+        ),
+        (
+            "digit groups".to_owned(),
+            vec![(r"\p{N}{1,3}".to_owned(), "Isolated", false)],
+        ),
+        (
+            "CJK".to_owned(),
+            vec![(DEEPSEEK_PATTERNS[1].to_owned(), "Isolated", false)],
+        ),
+        (
+            "lookahead".to_owned(),
+            vec![(r"\s+(?!\S)|\s+|\S+".to_owned(), "Isolated", false)],
+        ),
+    ];
+    for n in 0..16 {
+        let atoms = 1 + rng.below(4);
+        let pattern = (0..atoms)
+            .map(|_| PATTERN_ATOMS[rng.below(PATTERN_ATOMS.len())])
+            .collect::<Vec<_>>()
+            .join("|");
+        let behavior = BEHAVIORS[rng.below(BEHAVIORS.len())];
+        let invert = rng.below(4) == 0;
+        files.push((format!("generated #{n}"), vec![(pattern, behavior, invert)]));
+    }
+    let native: Vec<SplitFile> = [
+        ("Llama 3", LLAMA3_PATTERN),
+        ("Qwen", QWEN_PATTERN),
+        ("o200k", O200K_PATTERN),
+    ]
+    .iter()
+    .map(|&(name, pattern)| {
+        (
+            name.to_owned(),
+            vec![(pattern.to_owned(), "Isolated", false)],
+        )
+    })
+    // The form tiktoken-converted files ship cl100k's pattern in: the release candidate rewrites it
+    // to the native one, which cuts alike since the pattern leaves no gaps.
+    .chain(std::iter::once((
+        "Llama 3, inverted and removed".to_owned(),
+        vec![(LLAMA3_PATTERN.to_owned(), "Removed", true)],
+    )))
+    .chain(std::iter::once((
+        "DeepSeek V3".to_owned(),
+        DEEPSEEK_PATTERNS
+            .iter()
+            .map(|&pattern| (pattern.to_owned(), "Isolated", false))
+            .collect(),
+    )))
+    .collect();
+    let inputs = pattern_inputs(0x5EED_3333);
+    for (expect_native, (name, splits)) in native
+        .iter()
+        .map(|file| (true, file))
+        .chain(files.iter().map(|file| (false, file)))
+    {
+        let splits: Vec<(&str, &str, bool)> = splits
+            .iter()
+            .map(|(pattern, behavior, invert)| (pattern.as_str(), *behavior, *invert))
+            .collect();
+        let json = byte_level_with_splits(&splits);
+        let stable = StableEngine::from_json(&json).unwrap();
+        let routed = Tokenizer::from_json(&json, name).unwrap();
+        let routing = routed.routing();
+        if expect_native {
+            assert!(routing.starts_with("pipeline:"), "{name}: {routing}");
+        } else {
+            assert!(
+                routing.contains("is not one of the patterns the release candidate runs natively"),
+                "{name} {splits:?}: {routing}"
+            );
+            assert!(routed.stable_engine_built(), "{name}");
+        }
+        let mode = routed.encode_mode(Some(true), &Default::default()).unwrap();
+        for text in &inputs {
+            let reference = encode(&stable, text, true, true, &mut Scratch::engine_pool());
+            let ours = routed
+                .encode(text, &mode)
+                .map(|ids| ids.as_slice().to_vec())
+                .map_err(|e| e.to_string());
+            assert_eq!(ours, reference, "{name} {splits:?}: text {text:?}");
+        }
+        eprintln!("{name}: {} texts agree; {routing}", inputs.len());
+    }
+}
+
+/// A pattern that backtracks catastrophically fails with an error that says so, within
+/// Oniguruma's retry limit, and the tokenizer goes on encoding other texts.
+#[test]
+fn a_catastrophic_pattern_fails_in_bounded_time_with_a_clear_error() {
+    let json = byte_level_with_splits(&[(r"(a|b|ab)*bc", "Isolated", false)]);
+    let tokenizer = Tokenizer::from_json(&json, "catastrophic").unwrap();
+    let mode = tokenizer
+        .encode_mode(Some(true), &Default::default())
+        .unwrap();
+    let started = std::time::Instant::now();
+    let error = tokenizer
+        .encode(&format!("{}acbc", "ab".repeat(28)), &mode)
+        .expect_err("the reference fails on this text too");
+    assert!(error.message().contains("retry limit"), "{error}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+    assert!(tokenizer.encode("hello", &mode).is_ok());
+}
+
+/// The routing of every tokenizer.json at hand, and why: the fixtures, and the real model files
+/// `node scripts/real-tokenizers.js` fetches (skipped, with a message, where they are absent).
+/// A tokenizer the release candidate encodes loads without building the stable engine.
+#[test]
+fn each_file_is_routed_to_the_engine_that_encodes_it_exactly() {
+    let expected: [(&str, Option<String>, &str); 6] = [
+        ("gpt2", Some(fixture_tokenizer("gpt2")), "pipeline:"),
+        ("bert", Some(fixture_tokenizer("bert")), "pipeline:"),
+        ("unigram", Some(fixture_tokenizer("unigram")), "pipeline:"),
+        ("llama3", real_tokenizer("llama3"), "pipeline:"),
+        ("qwen3", real_tokenizer("qwen3"), "pipeline:"),
+        ("deepseek_v3", real_tokenizer("deepseek_v3"), "pipeline:"),
+    ];
+    for (name, json, route) in expected {
+        let Some(json) = json else {
+            eprintln!("{name}: skipped; `node scripts/real-tokenizers.js` fetches it");
+            continue;
+        };
+        let tokenizer = Tokenizer::from_json(&json, name).unwrap();
+        let routing = tokenizer.routing();
+        eprintln!("{name}: {routing}");
+        assert!(routing.starts_with(route), "{name}: {routing}");
+        assert_eq!(
+            tokenizer.stable_engine_built(),
+            route.starts_with("stable:"),
+            "{name}: the stable engine is built only where the route needs it"
+        );
+        // A text the release candidate reads otherwise than the reference builds it on demand.
+        let mode = tokenizer
+            .encode_mode(Some(true), &Default::default())
+            .unwrap();
+        let stable = StableEngine::from_json(&json).unwrap();
+        for text in ["plain text", " \u{1f8d1} new in Unicode 17", "\u{20c1}100"] {
+            assert_eq!(
+                tokenizer.encode(text, &mode).unwrap().as_slice(),
+                ids(&stable, text, true).as_slice(),
+                "{name}: {text:?}"
+            );
+        }
+        assert!(tokenizer.stable_engine_built(), "{name}");
+    }
+}
+
+/// A real model's tokenizer.json from `.cache/real-tokenizers/`, if it has been fetched.
+fn real_tokenizer(name: &str) -> Option<String> {
+    std::fs::read_to_string(
+        root()
+            .join(".cache/real-tokenizers")
+            .join(format!("{name}.json")),
+    )
+    .ok()
+}
+
+/// The tokenizers the Unicode probes run on: one per pattern class the release candidate runs
+/// natively, and the fixtures' normalizers and pre-tokenizers.
+fn unicode_probe_tokenizers() -> Vec<(&'static str, String)> {
+    vec![
+        (
+            "DeepSeek V3 patterns",
+            byte_level_with_splits(&DEEPSEEK_PATTERNS.map(|p| (p, "Isolated", false))),
+        ),
+        (
+            "Llama 3 pattern",
+            byte_level_with_splits(&[(LLAMA3_PATTERN, "Isolated", false)]),
+        ),
+        (
+            "Qwen pattern",
+            byte_level_with_splits(&[(QWEN_PATTERN, "Isolated", false)]),
+        ),
+        (
+            "o200k pattern",
+            byte_level_with_splits(&[(O200K_PATTERN, "Isolated", false)]),
+        ),
+        ("gpt2", fixture_tokenizer("gpt2")),
+        ("bert", fixture_tokenizer("bert")),
+        ("unigram", fixture_tokenizer("unigram")),
+    ]
+}
+
+/// The contexts in which a character's class decides a cut: after a space, after a letter,
+/// before a digit, beside itself.
+fn probe_contexts(c: char) -> [String; 4] {
+    [
+        format!(" {c}"),
+        format!("a{c}"),
+        format!("{c}1"),
+        format!("{c}{c}"),
+    ]
+}
+
+/// Every code point Unicode 17 assigns and the reference's Unicode 16 does not, in each probe
+/// context, encodes as the stable crate (the reference's code) encodes it, on every pattern class.
+#[test]
+fn unicode_probe_code_points_new_in_17_encode_as_the_reference() {
+    let new_in_17 = super::unicode_drift::new_in_17_code_points();
+    assert!(new_in_17.len() > 4000, "{}", new_in_17.len());
+    for (name, json) in unicode_probe_tokenizers() {
+        let stable = StableEngine::from_json(&json).unwrap();
+        let routed = Tokenizer::from_json(&json, name).unwrap();
+        let mode = routed.encode_mode(Some(true), &Default::default()).unwrap();
+        let mut wrong = Vec::new();
+        for &c in &new_in_17 {
+            for text in probe_contexts(c) {
+                if routed.encode(&text, &mode).unwrap().as_slice() != ids(&stable, &text, true) {
+                    wrong.push(text);
+                }
+            }
+        }
+        assert!(
+            wrong.is_empty(),
+            "{name}: {} differ, first {:?}",
+            wrong.len(),
+            &wrong[..wrong.len().min(10)]
+        );
+    }
+}
+
+/// The code points the reference's Unicode leaves unassigned (`\p{Cn}` to Oniguruma 6.9.10, the
+/// stable crate's and Python's regex engine) in planes 0 to 3 and 14, and a sample of planes 4 to
+/// 13, which are unassigned throughout.
+fn unassigned_to_the_reference() -> Vec<char> {
+    use tokenizers_stable::pre_tokenizers::split::{Split, SplitPattern};
+    use tokenizers_stable::{OffsetReferential, OffsetType, PreTokenizedString, PreTokenizer};
+    let planes = (0..0x40000u32)
+        .chain((0x40000..0xE0000).step_by(251))
+        .chain(0xE0000..0xF0000);
+    let all: String = planes.filter_map(char::from_u32).collect();
+    // Inverted and removed: what is left are the runs the pattern matches.
+    let split = Split::new(
+        SplitPattern::Regex(r"\p{Cn}".to_owned()),
+        tokenizers_stable::SplitDelimiterBehavior::Removed,
+        true,
+    )
+    .unwrap();
+    let mut pretokenized = PreTokenizedString::from(all.as_str());
+    split.pre_tokenize(&mut pretokenized).unwrap();
+    pretokenized
+        .get_splits(OffsetReferential::Original, OffsetType::Byte)
+        .into_iter()
+        .flat_map(|(run, _, _)| run.chars().collect::<Vec<_>>())
+        .collect()
+}
+
+/// The other side of the rule: on every code point the reference's Unicode leaves unassigned and
+/// the routing table does not hold, the release candidate alone already gives the reference's ids,
+/// so no character new in Unicode 17 (or later) is missing from the table.
+#[test]
+fn unicode_probe_the_release_candidate_agrees_on_every_other_unassigned_code_point() {
+    let unassigned = unassigned_to_the_reference();
+    let new_in_17 = super::unicode_drift::new_in_17_code_points();
+    assert!(
+        new_in_17
+            .iter()
+            .all(|c| unassigned.binary_search(c).is_ok())
+    );
+    let unrouted: Vec<char> = unassigned
+        .into_iter()
+        .filter(|&c| !super::unicode_drift::contains_drift(&c.to_string()))
+        .collect();
+    eprintln!(
+        "{} unassigned code points outside the routing table",
+        unrouted.len()
+    );
+    for (name, json) in unicode_probe_tokenizers() {
+        let stable = StableEngine::from_json(&json).unwrap();
+        let pipeline = PipelineEngine::from_json(&json).unwrap();
+        let mut wrong = Vec::new();
+        for &c in &unrouted {
+            for text in probe_contexts(c) {
+                if ids(&pipeline, &text, true) != ids(&stable, &text, true) {
+                    wrong.push(text);
+                }
+            }
+        }
+        assert!(
+            wrong.is_empty(),
+            "{name}: {} differ, first {:?}",
+            wrong.len(),
+            &wrong[..wrong.len().min(10)]
+        );
+    }
+}

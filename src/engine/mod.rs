@@ -26,6 +26,7 @@ mod error;
 mod ids;
 mod models;
 pub mod openai;
+mod outline;
 mod pipeline;
 mod ranks;
 mod routing;

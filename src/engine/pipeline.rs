@@ -4,11 +4,18 @@
 //! for the whole batch (`scratch.rs` says why); one text on its own goes through
 //! `PipelineTokenizer::encode_into` itself.
 
+use std::panic::AssertUnwindSafe;
+
+use serde_json::Value;
+use tokenizers::SplitDelimiterBehavior;
 use tokenizers::pipeline::{
-    EncodeOptions, Model, PipelineToken, PipelineTokenizer, PreTokenizer, PreTokenizerScratch,
-    Segment, SpecialSegmentIterator, normalize_all,
+    EncodeOptions, Model, PipelineNormalizer, PipelinePreTokenizer, PipelineToken,
+    PipelineTokenizer, PreTokenizer, PreTokenizerScratch, Segment, SpecialSegmentIterator,
+    normalize_all,
 };
+use tokenizers::pre_tokenizers::split::{Search, Split, SplitPattern};
 use tokenizers::truncate_pair;
+use tokenizers::utils::search::ReplacePattern;
 
 use super::scratch::{IdleScratches, PipelineScratch, Scratch};
 use super::{Engine, Error, ErrorKind, Ids};
@@ -28,15 +35,64 @@ impl PipelineEngine {
     /// first. The error says why the release candidate refuses it (the caller then falls back).
     ///
     /// A release candidate can panic on a file it does not expect (an empty vocabulary does); that
-    /// is a refusal too, not a crash.
+    /// is a refusal too, not a crash. The differential tests read files this way.
+    #[cfg(test)]
     pub fn from_json(json: &str) -> Result<Self, String> {
-        let read = || -> Result<Self, String> {
-            let canonical = tokenizers::canonicalize_str(json).map_err(|e| e.to_string())?;
+        let file: Value = serde_json::from_str(json).map_err(|e| e.to_string())?;
+        Self::from_value(file)
+    }
+
+    /// [`from_json`](Self::from_json) for a file already parsed: the caller's one parse of it
+    /// serves the upgrade too. Only a file the release candidate's reader cannot take as it is
+    /// (`"version"` other than `"2.0"`) goes through the upgrade pass.
+    pub fn from_value(mut file: Value) -> Result<Self, String> {
+        let read = move || -> Result<Self, String> {
+            if file.get("version").and_then(Value::as_str) != Some("2.0") {
+                tokenizers::canonicalize_value(&mut file).map_err(|e| e.to_string())?;
+            }
+            let canonical = serde_json::to_string(&file).map_err(|e| e.to_string())?;
+            drop(file);
             let tokenizer = tokenizers::from_json(&canonical).map_err(|e| e.to_string())?;
             Ok(PipelineEngine::from_tokenizer(tokenizer))
         };
-        std::panic::catch_unwind(read)
+        std::panic::catch_unwind(AssertUnwindSafe(read))
             .unwrap_or_else(|_| Err("it panicked while reading the file".to_owned()))
+    }
+
+    /// Why the engine cannot encode every text of this tokenizer exactly as the reference, if it
+    /// cannot: a part it reads but cannot run, or runs with other semantics. Checked at load, so
+    /// that such a tokenizer goes to the stable engine whole instead of failing at encode time.
+    pub fn cannot_run(&self) -> Option<String> {
+        if let Some(why) = pre_tokenizer_cannot_run(self.tokenizer.get_pre_tokenizer()) {
+            return Some(why);
+        }
+        for normalizer in self.tokenizer.get_normalizers() {
+            if let PipelineNormalizer::Replace(replace) = normalizer
+                && let ReplacePattern::Regex(pattern) = replace.pattern()
+            {
+                return Some(format!(
+                    "its Replace normalizer's pattern {pattern:?} is a regular expression, which \
+                     the release candidate runs with fancy-regex, not with Oniguruma as the \
+                     reference does"
+                ));
+            }
+        }
+        // The pass that settles anything the walk above does not know of: a part that fails at
+        // encode time fails on these texts too.
+        let mut scratch = self.lease_scratch();
+        let mut out = Vec::new();
+        let mut failure = None;
+        for text in PROBE_TEXTS {
+            for split_special in [true, false] {
+                out.clear();
+                if let Err(e) = self.encode_with(text, true, split_special, &mut scratch, &mut out)
+                {
+                    failure.get_or_insert_with(|| format!("encoding {text:?} failed: {e}"));
+                }
+            }
+        }
+        self.give_back_scratch(scratch);
+        failure
     }
 
     /// The added tokens as the engine numbered them: text to id.
@@ -182,6 +238,60 @@ impl PipelineEngine {
             .get_model()
             .tokenize_spans(text, &scratch.spans, &mut scratch.model, out)
     }
+}
+
+/// Texts every tokenizer is tried on at load: letters, digits, punctuation, white space of several
+/// kinds and scripts, so that every pre-tokenizer and normalizer runs on something.
+const PROBE_TEXTS: [&str; 3] = [
+    "Hello, world! It's 2024: x=1.5e3 ; don't-stop",
+    " \t\n\r\n  naïve Ångström 日本語 ひらがな カタカナ 한국어 русский عربى 👍🏽",
+    "a",
+];
+
+/// Why the release candidate cannot run `pre_tokenizer`, if it cannot: its reader keeps a `Split`
+/// whose regex it does not recognise without compiling it (a `Split` built with `Split::native`
+/// has no search), and such a `Split` fails on every text.
+fn pre_tokenizer_cannot_run(pre_tokenizer: &PipelinePreTokenizer) -> Option<String> {
+    match pre_tokenizer {
+        PipelinePreTokenizer::Split(split) => split_cannot_run(split),
+        PipelinePreTokenizer::Sequence(sequence) => {
+            let members = sequence.pre_tokenizers();
+            if sequence.is_deepseek() {
+                // DeepSeek's three Splits run as one native pass, and the members after them are
+                // not run at all: only byte-level mapping, which the reader turns into `None`,
+                // may follow.
+                return members[3..]
+                    .iter()
+                    .find(|member| !matches!(member, PipelinePreTokenizer::None))
+                    .map(|_| {
+                        "its pre-tokenizer continues after DeepSeek's three Splits, which the \
+                         release candidate runs as one pass that ignores what follows"
+                            .to_owned()
+                    });
+            }
+            members.iter().find_map(pre_tokenizer_cannot_run)
+        }
+        _ => None,
+    }
+}
+
+/// Why the release candidate cannot run `split`, if it cannot.
+fn split_cannot_run(split: &Split) -> Option<String> {
+    let native = split.grammar().is_some()
+        && !split.invert
+        && split.behavior == SplitDelimiterBehavior::Isolated;
+    if native || !matches!(split.search, Search::Unavailable) {
+        return None;
+    }
+    let pattern = match &split.pattern {
+        SplitPattern::Regex(pattern) | SplitPattern::String(pattern) => pattern,
+    };
+    Some(format!(
+        "its Split pre-tokenizer's pattern {pattern:?} (behavior {:?}, invert {}) is not one of \
+         the patterns the release candidate runs natively; the stable engine runs it with \
+         Oniguruma, as Python tokenizers does",
+        split.behavior, split.invert
+    ))
 }
 
 impl Engine for PipelineEngine {

@@ -1,7 +1,8 @@
 //! Which engine encodes what.
 //!
 //! The release candidate is the fast engine; the stable crate is the reference. A tokenizer goes to
-//! the stable engine whole when the release candidate cannot read it, or reads it differently:
+//! the stable engine whole when the release candidate cannot read it, cannot run it, or reads it
+//! differently, and a text alone where its characters need the reference's Unicode tables:
 //!
 //! - **It refuses the file.** Some legacy shapes have no canonical form yet (a `ByteLevel`
 //!   pre-tokenizer with `add_prefix_space: true`, as RoBERTa's), and it panics on some files (an
@@ -15,11 +16,26 @@
 //! - **An added token is `single_word`.** The release candidate decides where a word ends with
 //!   other character classes than the stable crate (next to some marks and letters), so such a
 //!   tokenizer goes to the stable engine whole.
-//! - **The text holds a character whose Unicode class or normalization changed between the
-//!   engines' Unicode versions.** The release candidate's tables are Unicode 17; the stable crate's
-//!   are older. Such a text alone goes to the stable engine (`unicode_drift.rs` lists the
-//!   characters, found by the exhaustive sweep in `tests/differential_fuzz.rs`). The OpenAI
-//!   encodings, which have no stable engine, send it to an exact path of their own (`openai.rs`).
+//! - **It cannot run a part of the file exactly.** Its reader keeps a `Split` whose regex is not one
+//!   of the patterns it runs natively (GPT-2's, cl100k's and Llama 3's, o200k's, DeepSeek's three)
+//!   without any way to search for it, and such a `Split` would fail on every text; a regex
+//!   `Replace` normalizer it runs with `fancy-regex`, whose syntax and classes are not Oniguruma's.
+//!   Both are found at load (`PipelineEngine::cannot_run`, which also encodes a few probe texts),
+//!   and the stable engine runs the pattern with Oniguruma, as Python `tokenizers` does. A pattern
+//!   that backtracks catastrophically fails there as in Python: Oniguruma stops a match attempt at
+//!   its retry limit, and the text's error says so.
+//! - **The text holds a character the two engines' Unicode versions read differently.** The rule:
+//!   a text holding a code point that Unicode 17.0 assigns and the reference's Unicode 16.0 does
+//!   not goes to the stable engine, whatever classes the tokenizer's patterns name, since the
+//!   release candidate gives it a Unicode 17 class and the reference none; so does a text holding
+//!   a character whose class or normalization the sweep in `tests/differential_fuzz.rs` found read
+//!   differently. `unicode_drift.rs` holds both tables; only such a text leaves the fast engine.
+//!   The OpenAI encodings, which have no stable engine, send it to an exact path of their own
+//!   (`openai.rs`).
+//!
+//! Only the first three need the stable engine at load. Where the release candidate encodes a
+//! tokenizer's texts, the stable engine is built when a text is first routed to it, or at the first
+//! `decode` (see `LazyStable` in `tokenizer.rs`).
 //!
 //! The differential test (`differential.rs`) runs both engines on the fixture tokenizers over the
 //! fixture texts, the corpora and seeded random texts of the classes where engines tend to differ
@@ -27,9 +43,19 @@
 //! differential fuzz (`tests/differential_fuzz.rs`, FUZZING.md) against independent oracles; no
 //! other input class disagreed in `tokenizers` 1.0.0-rc.3.
 
+use super::outline::Outline;
 use super::pipeline::PipelineEngine;
 use super::stable::StableEngine;
 use super::unicode_drift;
+
+/// Why [`Route::for_pipeline`] cannot settle a route without the stable engine.
+pub enum StableNeeded {
+    /// Every text goes to the stable engine, on this route.
+    Whole(Route),
+    /// The release candidate numbers the added tokens otherwise than the file declares them; the
+    /// stable engine's numbering decides (see [`Route::for_loaded`]).
+    ToCompare,
+}
 
 /// The route a tokenizer's texts take.
 #[derive(Debug, Clone)]
@@ -44,17 +70,46 @@ pub enum Route {
 }
 
 impl Route {
+    /// The route for a tokenizer.json the release candidate has read, from what it can run and
+    /// the file's outline, without the stable engine where that settles it.
+    pub fn for_pipeline(
+        pipeline: &PipelineEngine,
+        outline: &Outline,
+    ) -> Result<Route, StableNeeded> {
+        if outline.has_single_word_added_token() {
+            return Err(StableNeeded::Whole(Route::single_word()));
+        }
+        if let Some(why) = pipeline.cannot_run() {
+            return Err(StableNeeded::Whole(Route::Stable {
+                reason: format!("the 1.0 release candidate cannot run it exactly ({why})"),
+            }));
+        }
+        // A file written by `tokenizers` declares the ids the stable crate gives its added
+        // tokens when it reads the file back; where the release candidate gives the same ids,
+        // the engines agree (`added_tokens_numbered_as_declared_are_numbered_alike` in
+        // `tokenizer.rs` tries many numberings). Any other file is compared with the stable
+        // engine's own numbering.
+        if pipeline.added_tokens() != outline.added_tokens() {
+            return Err(StableNeeded::ToCompare);
+        }
+        Ok(Route::Pipeline)
+    }
+
+    fn single_word() -> Route {
+        Route::Stable {
+            reason: "an added token is single_word, and the 1.0 release candidate finds word \
+                     boundaries differently"
+                .to_owned(),
+        }
+    }
+
     /// The route for a tokenizer.json both engines have read.
     pub fn for_loaded(pipeline: &PipelineEngine, stable: &StableEngine) -> Route {
         // Where a whole word ends, the release candidate decides with other character classes
         // than the stable crate (around marks and some letters: `"\u{1df7}[TOOL]"` matched a
         // `single_word` token in one and not the other, found by the differential fuzz).
         if stable.has_single_word_added_token() {
-            return Route::Stable {
-                reason: "an added token is single_word, and the 1.0 release candidate finds word \
-                         boundaries differently"
-                    .to_owned(),
-            };
+            return Route::single_word();
         }
         let ours = pipeline.added_tokens();
         let reference = stable.added_tokens();

@@ -198,12 +198,7 @@ impl Engine for StableEngine {
             self.tokenizer(split_special)
                 .encode_fast(text, add_special_tokens)
         }))
-        .map_err(|_| {
-            Error::new(
-                ErrorKind::Engine,
-                "encoding failed: the stable engine panicked",
-            )
-        })?
+        .map_err(|panic| encode_panic_error(&*panic))?
         .map_err(|e| Error::new(ErrorKind::Engine, format!("encoding failed: {e}")))?;
         out.extend_from_slice(encoding.get_ids());
         Ok(())
@@ -221,6 +216,36 @@ impl Engine for StableEngine {
         })?
         .map_err(|e| Error::new(ErrorKind::Engine, format!("decoding failed: {e}")))
     }
+}
+
+/// What Oniguruma reports when one match attempt backtracks more than its retry limit allows; the
+/// `onig` crate's iterator panics with a message that holds it.
+const RETRY_LIMIT_MESSAGE: &str = "retry-limit-in-match over";
+
+/// The error for a panic raised while the stable crate encoded a text.
+#[cold]
+fn encode_panic_error(panic: &(dyn std::any::Any + Send)) -> Error {
+    let message = panic
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| panic.downcast_ref::<&str>().copied())
+        .unwrap_or("");
+    if message.contains(RETRY_LIMIT_MESSAGE) {
+        // Oniguruma gives up on a match attempt after a fixed number of backtracking steps (ten
+        // million by default), so such a text fails in bounded time; the reference, on the same
+        // regex engine, fails on the same text.
+        return Error::new(
+            ErrorKind::Engine,
+            "encoding failed: the tokenizer's regular expression (a Split pre-tokenizer or Replace \
+             normalizer) backtracked past Oniguruma's retry limit on this text, as it does in \
+             Python tokenizers; the pattern backtracks catastrophically, so rewrite it without \
+             nested or overlapping repetition",
+        );
+    }
+    Error::new(
+        ErrorKind::Engine,
+        "encoding failed: the stable engine panicked",
+    )
 }
 
 #[cfg(test)]

@@ -2,11 +2,12 @@
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use super::openai::{self, ENCODINGS, OpenAiEncoding};
+use super::outline::Outline;
 use super::pipeline::PipelineEngine;
-use super::routing::Route;
+use super::routing::{Route, StableNeeded};
 use super::special::{self, AllowedSpecial, Segment, SpecialToken};
 use super::stable::StableEngine;
 use super::disallowed::find_disallowed_special;
@@ -41,9 +42,10 @@ pub struct Tokenizer {
     /// The release-candidate engine, where it loaded the file (a Hugging Face tokenizer; an OpenAI
     /// encoding's engines belong to its `RankModel`, shared by every tokenizer of it).
     pipeline: Option<PipelineEngine>,
-    /// The stable engine: every Hugging Face tokenizer has one (decoding, the vocabulary and the
-    /// inputs routed to it); the OpenAI encodings need none.
-    stable: Option<StableEngine>,
+    /// The stable engine: every Hugging Face tokenizer has one (decoding and the inputs routed to
+    /// it), built on first use where the release candidate encodes the tokenizer's texts; the
+    /// OpenAI encodings need none.
+    stable: LazyStable,
     route: Route,
     /// The ids `decode` accepts.
     valid_ids: ValidIds,
@@ -144,7 +146,7 @@ impl Tokenizer {
                 Ok(Arc::new(Tokenizer {
                     family: Family::OpenAi(encoding),
                     pipeline: None,
-                    stable: None,
+                    stable: LazyStable::none(),
                     route: Route::Pipeline,
                     valid_ids: ValidIds::Table(valid_ids),
                     ids_per_byte: AtomicU32::new(INITIAL_IDS_PER_BYTE),
@@ -154,6 +156,10 @@ impl Tokenizer {
     }
 
     /// A Hugging Face tokenizer.json read from `path`.
+    ///
+    /// Parses the file once and builds the engine that encodes it (the stable engine only where
+    /// something is routed to it); takes a fraction of a second for a large vocabulary, so a
+    /// caller with an event loop runs it on another thread. `Tokenizer` is `Send + Sync`.
     pub fn from_file(path: &Path) -> Result<Tokenizer, Error> {
         let json = std::fs::read_to_string(path).map_err(|e| {
             Error::new(
@@ -161,66 +167,120 @@ impl Tokenizer {
                 format!("cannot read tokenizer file '{}': {e}", path.display()),
             )
         })?;
-        Self::from_json(&json, &format!("tokenizer file '{}'", path.display()))
+        Self::load(json, &format!("tokenizer file '{}'", path.display()))
     }
 
     /// A Hugging Face tokenizer.json held in a string; `origin` names it in errors.
     pub fn from_json(json: &str, origin: &str) -> Result<Tokenizer, Error> {
-        if let Err(e) = serde_json::from_str::<serde::de::IgnoredAny>(json) {
-            return Err(Error::new(
-                ErrorKind::Load,
-                format!("{origin} is not valid JSON: {e}"),
-            ));
+        Self::load(json.to_owned(), origin)
+    }
+
+    /// Reads a tokenizer.json: one parse, whose tree the release candidate's reader and
+    /// batchtok's outline (ids, added tokens) both take. The stable crate reads the text only
+    /// where the release candidate cannot take the file, or the outline cannot settle the added
+    /// tokens' numbering; otherwise it is kept, unread, for the texts routed to the stable engine
+    /// and for `decode`, and read on first use.
+    fn load(json: String, origin: &str) -> Result<Tokenizer, Error> {
+        let file: serde_json::Value = serde_json::from_str(&json)
+            .map_err(|e| Error::new(ErrorKind::Load, format!("{origin} is not valid JSON: {e}")))?;
+        let Some(outline) = Outline::read(&file) else {
+            drop(file);
+            return Self::load_on_stable(json, origin, None);
+        };
+        // Checked before the release candidate sees the file: it would panic on such a token, and
+        // although that panic is caught, its message would reach the user's stderr.
+        if outline.longest_token > PIPELINE_MAX_TOKEN_BYTES {
+            let why = format!(
+                "a token is {} bytes long; it holds tokens of up to {PIPELINE_MAX_TOKEN_BYTES} bytes",
+                outline.longest_token
+            );
+            return Self::load_on_stable(json, origin, Some(Route::stable_because(why)));
         }
-        let stable = StableEngine::from_json(json).map_err(|e| {
+        if outline.largest_id > PIPELINE_MAX_ID {
+            // The release candidate's BPE loader fills a table as long as the largest id (16 GiB
+            // for an id near 2^32, found by the parse fuzz); the stable crate keys ids by hash.
+            let why = format!(
+                "its largest id is {}; it builds tables as long as the largest id, and batchtok \
+                 lets it load ids up to {PIPELINE_MAX_ID}",
+                outline.largest_id
+            );
+            return Self::load_on_stable(json, origin, Some(Route::stable_because(why)));
+        }
+        let pipeline = match PipelineEngine::from_value(file) {
+            Ok(pipeline) => pipeline,
+            Err(why) => {
+                return Self::load_on_stable(json, origin, Some(Route::stable_because(why)));
+            }
+        };
+        match Route::for_pipeline(&pipeline, &outline) {
+            Ok(route) => Ok(Tokenizer {
+                family: Family::HuggingFace,
+                pipeline: Some(pipeline),
+                stable: LazyStable::unread(json),
+                route,
+                valid_ids: ValidIds::from_ids(outline.ids),
+                ids_per_byte: AtomicU32::new(INITIAL_IDS_PER_BYTE),
+            }),
+            Err(StableNeeded::Whole(route)) => Self::load_on_stable(json, origin, Some(route)),
+            Err(StableNeeded::ToCompare) => {
+                let stable = Self::read_stable(&json, origin)?;
+                let route = Route::for_loaded(&pipeline, &stable);
+                let ids = stable.vocabulary().map(|(_, id)| id).collect();
+                Ok(Tokenizer {
+                    family: Family::HuggingFace,
+                    pipeline: Some(pipeline),
+                    stable: LazyStable::read(stable),
+                    route,
+                    valid_ids: ValidIds::from_ids(ids),
+                    ids_per_byte: AtomicU32::new(INITIAL_IDS_PER_BYTE),
+                })
+            }
+        }
+    }
+
+    /// A tokenizer whose every text the stable engine encodes, for `route`; with no route, the
+    /// release candidate is not tried, and the route says the file has a shape batchtok's outline
+    /// does not read.
+    fn load_on_stable(
+        json: String,
+        origin: &str,
+        route: Option<Route>,
+    ) -> Result<Tokenizer, Error> {
+        let stable = Self::read_stable(&json, origin)?;
+        let route = route.unwrap_or_else(|| {
+            Route::stable_because(
+                "its vocabulary or added tokens have a shape batchtok does not read for it"
+                    .to_owned(),
+            )
+        });
+        let ids = stable.vocabulary().map(|(_, id)| id).collect();
+        Ok(Tokenizer {
+            family: Family::HuggingFace,
+            pipeline: None,
+            stable: LazyStable::read(stable),
+            route,
+            valid_ids: ValidIds::from_ids(ids),
+            ids_per_byte: AtomicU32::new(INITIAL_IDS_PER_BYTE),
+        })
+    }
+
+    /// The stable crate's reading of `json`, or the load error that names `origin`.
+    fn read_stable(json: &str, origin: &str) -> Result<StableEngine, Error> {
+        StableEngine::from_json(json).map_err(|e| {
             Error::new(
                 ErrorKind::Load,
                 format!(
                     "{origin} is not a tokenizer.json that Hugging Face tokenizers can read: {e}"
                 ),
             )
-        })?;
-        let mut ids = Vec::new();
-        let mut longest_token = 0;
-        let mut largest_id = 0;
-        for (token, id) in stable.vocabulary() {
-            ids.push(id);
-            longest_token = longest_token.max(token.len());
-            largest_id = largest_id.max(id);
-        }
-        // Checked before the release candidate sees the file: it would panic on such a token, and
-        // although that panic is caught, its message would reach the user's stderr.
-        let (pipeline, route) = if longest_token > PIPELINE_MAX_TOKEN_BYTES {
-            let why = format!(
-                "a token is {longest_token} bytes long; it holds tokens of up to \
-                 {PIPELINE_MAX_TOKEN_BYTES} bytes"
-            );
-            (None, Route::stable_because(why))
-        } else if largest_id > PIPELINE_MAX_ID {
-            // The release candidate's BPE loader fills a table as long as the largest id (16 GiB
-            // for an id near 2^32, found by the parse fuzz); the stable crate keys ids by hash.
-            let why = format!(
-                "its largest id is {largest_id}; it builds tables as long as the largest id, and \
-                 batchtok lets it load ids up to {PIPELINE_MAX_ID}"
-            );
-            (None, Route::stable_because(why))
-        } else {
-            match PipelineEngine::from_json(json) {
-                Ok(engine) => {
-                    let route = Route::for_loaded(&engine, &stable);
-                    (Some(engine), route)
-                }
-                Err(why) => (None, Route::stable_because(why)),
-            }
-        };
-        Ok(Tokenizer {
-            family: Family::HuggingFace,
-            pipeline,
-            stable: Some(stable),
-            route,
-            valid_ids: ValidIds::from_ids(ids),
-            ids_per_byte: AtomicU32::new(INITIAL_IDS_PER_BYTE),
         })
+    }
+
+    /// Whether the stable engine has been built (tests and benchmarks: it is built only where
+    /// something needs it).
+    #[doc(hidden)]
+    pub fn stable_engine_built(&self) -> bool {
+        self.stable.is_built()
     }
 
     /// Which family the tokenizer belongs to.
@@ -363,7 +423,7 @@ impl Tokenizer {
     /// Decodes ids to text; an id that is not in the vocabulary is an error naming it and its index.
     pub fn decode(&self, ids: &[u32], skip_special_tokens: bool) -> Result<String, Error> {
         self.check_ids(ids)?;
-        match (self.family, &self.stable, &self.pipeline) {
+        match (self.family, self.stable.get(), &self.pipeline) {
             (Family::OpenAi(encoding), _, _) => decode_around_specials(
                 encoding.model.first_engine()?,
                 encoding.specials(),
@@ -410,11 +470,15 @@ impl Tokenizer {
     /// The engine that encodes `text`.
     #[inline]
     fn engine_for(&self, text: &str) -> &dyn Engine {
-        match (&self.pipeline, &self.stable) {
-            (Some(pipeline), _) if !self.route.wants_stable(text) => pipeline,
-            (_, Some(stable)) => stable,
-            (Some(pipeline), None) => pipeline,
-            (None, None) => unreachable!("a tokenizer has at least one engine"),
+        match &self.pipeline {
+            Some(pipeline) if !self.route.wants_stable(text) => pipeline,
+            // A stable engine that cannot be built leaves the text to the release candidate,
+            // which has read the file: an answer rather than an error (see `LazyStable`).
+            pipeline => match (self.stable.get(), pipeline) {
+                (Some(stable), _) => stable,
+                (None, Some(pipeline)) => pipeline,
+                (None, None) => unreachable!("a tokenizer has at least one engine"),
+            },
         }
     }
 }
@@ -429,7 +493,7 @@ impl Tokenizer {
 
     /// The stable engine, where the tokenizer has one (every Hugging Face tokenizer).
     pub(super) fn stable_engine(&self) -> Option<&StableEngine> {
-        self.stable.as_ref()
+        self.stable.get()
     }
 }
 
@@ -482,6 +546,69 @@ fn refuse_disallowed_special(text: &str, disallowed: &[SpecialToken]) -> Result<
             token.text
         ),
     ))
+}
+
+/// The stable engine of a tokenizer, built when first needed.
+///
+/// Building it reads the whole file again and costs about as much as the release candidate's own
+/// load, so a tokenizer the release candidate encodes keeps only the file's text, and the first
+/// text routed to the stable engine (or the first `decode`) builds it; the threads that need it at
+/// that moment wait for the one building it. The text is dropped once read.
+///
+/// The release candidate can read a file the stable crate refuses; there the engine stays absent,
+/// and whatever needed it falls back to the release candidate, so a file that loaded never fails at
+/// encode time for it.
+struct LazyStable {
+    /// The file's text, until the engine is built from it; `None` where it was built at load or
+    /// there is none (the OpenAI encodings).
+    source: Mutex<Option<String>>,
+    /// The engine, once built; `None` inside where it could not be built.
+    engine: OnceLock<Option<StableEngine>>,
+}
+
+impl LazyStable {
+    /// No stable engine, ever.
+    fn none() -> Self {
+        LazyStable {
+            source: Mutex::new(None),
+            engine: OnceLock::from(None),
+        }
+    }
+
+    /// An engine already built.
+    fn read(engine: StableEngine) -> Self {
+        LazyStable {
+            source: Mutex::new(None),
+            engine: OnceLock::from(Some(engine)),
+        }
+    }
+
+    /// An engine to build from `json` when first needed.
+    fn unread(json: String) -> Self {
+        LazyStable {
+            source: Mutex::new(Some(json)),
+            engine: OnceLock::new(),
+        }
+    }
+
+    /// The engine, built now if it was not yet; `None` where there is none.
+    fn get(&self) -> Option<&StableEngine> {
+        self.engine
+            .get_or_init(|| {
+                let json = self
+                    .source
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .take()?;
+                StableEngine::from_json(&json).ok()
+            })
+            .as_ref()
+    }
+
+    /// Whether the engine has been built (or found impossible to build).
+    fn is_built(&self) -> bool {
+        self.engine.get().is_some_and(Option::is_some)
+    }
 }
 
 /// Decodes ids of an OpenAI encoding, whose special tokens the engine does not know: the runs of
@@ -559,6 +686,90 @@ mod tests {
         let tokenizer = Tokenizer::from_json(&json, "test").unwrap();
         assert_eq!(tokenizer.vocab_size(), u32::MAX);
         assert_eq!(tokenizer.decode(&[u32::MAX], false).unwrap(), "b");
+    }
+
+    /// Where the release candidate numbers the added tokens as the file declares them, the
+    /// routing trusts that the stable crate does too (`Route::for_pipeline`): tried on added tokens
+    /// in and out of the vocabulary, declared at the vocabulary's end, past it with gaps, on ids
+    /// the vocabulary uses, twice, or on one id for two tokens.
+    #[test]
+    fn added_tokens_numbered_as_declared_are_numbered_alike() {
+        let mut seed = 0x5EED_4444_u64;
+        let mut below = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let (mut trusted, mut compared) = (0, 0);
+        for _ in 0..400 {
+            let words = ["[UNK]", "a", "b", "c", "d", "e"];
+            let vocab: Vec<String> = words
+                .iter()
+                .enumerate()
+                .map(|(id, word)| format!("\"{word}\":{id}"))
+                .collect();
+            let mut added = Vec::new();
+            let mut next = words.len() as u64;
+            for n in 0..below(5) {
+                let in_vocab = below(4) == 0;
+                let content = if in_vocab {
+                    words[1 + below(5) as usize].to_owned()
+                } else {
+                    format!("<t{}>", below(4))
+                };
+                let id = match below(6) {
+                    0 => below(words.len() as u64),
+                    1 => next + below(3),
+                    2 if n > 0 => next - 1,
+                    _ => next,
+                };
+                next = next.max(id + 1);
+                added.push(format!(
+                    r#"{{"id":{id},"content":"{content}","single_word":false,"lstrip":false,
+                    "rstrip":false,"normalized":{},"special":{}}}"#,
+                    below(2) == 0,
+                    below(2) == 0
+                ));
+            }
+            let json = word_level(
+                &format!("{{{}}}", vocab.join(",")),
+                &format!("[{}]", added.join(",")),
+            );
+            let Ok(tokenizer) = Tokenizer::from_json(&json, "test") else {
+                continue;
+            };
+            let stable = StableEngine::from_json(&json).unwrap();
+            let pipeline = tokenizer
+                .pipeline
+                .as_ref()
+                .expect("the release candidate reads it");
+            if !tokenizer.stable_engine_built() {
+                trusted += 1;
+                assert_eq!(pipeline.added_tokens(), stable.added_tokens(), "{json}");
+            } else {
+                compared += 1;
+            }
+        }
+        eprintln!("{trusted} numberings trusted, {compared} compared with the stable engine");
+        assert!(trusted > 50 && compared > 50, "{trusted} {compared}");
+    }
+
+    /// The napi layer loads on a worker thread and shares a tokenizer between threads.
+    #[test]
+    fn a_tokenizer_and_its_loaders_results_cross_threads() {
+        fn send_sync<T: Send + Sync + 'static>() {}
+        send_sync::<Tokenizer>();
+        send_sync::<Result<Tokenizer, Error>>();
+        let json = word_level(r#"{"[UNK]":0,"a":1}"#, "[]");
+        let loaded = std::thread::spawn(move || Tokenizer::from_json(&json, "test"))
+            .join()
+            .unwrap()
+            .unwrap();
+        let mode = loaded
+            .encode_mode(Some(false), &AllowedSpecial::None)
+            .unwrap();
+        assert_eq!(loaded.encode("a", &mode).unwrap().as_slice(), [1]);
     }
 
     #[test]

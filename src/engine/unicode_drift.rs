@@ -2,23 +2,34 @@
 //!
 //! `tokenizers` 1.0.0-rc.3 classifies characters with tables of Unicode 17.0 (its `bitcannon`
 //! pre-tokenizers and its normalizers). The references are older: tiktoken's regex engine
-//! (`fancy-regex` on `regex-syntax` 0.8) knows Unicode 16.0, and the stable `tokenizers` 0.23
-//! crate's normalizers and character classes older versions still. On the characters below they
-//! cut or normalize text differently, so a text containing one is encoded by the exact path (see
-//! `routing.rs`); every other text keeps the fast one.
+//! (`fancy-regex` on `regex-syntax` 0.8) and Oniguruma 6.9.10, which the stable `tokenizers` 0.23
+//! crate and Python `tokenizers` run, know Unicode 16.0, and the stable crate's normalizers older
+//! versions still. A text containing a character below is encoded by the exact path (see
+//! `routing.rs`); every other text keeps the fast one. Two tables make the set:
 //!
-//! The table is what the exhaustive sweep in `tests/differential_fuzz.rs` (`sweep_*`, every scalar
-//! value in ten contexts) found for the four OpenAI encodings and the three fixture tokenizers,
-//! merged: mostly characters new in Unicode 16.0 or 17.0, plus punctuation the stable crate's
-//! older tables do not know; U+017F, kept apart below; and every combining mark whose canonical
-//! combining class differs between the stable crate's normalization tables
-//! (`unicode-normalization-alignments`, Unicode 9.0) and the release candidate's
-//! (`unicode-normalization` 0.1.25, Unicode 17.0), read from the two crates' `tables.rs`: such a
-//! mark is reordered against its neighbours by one normalizer and not the other (the differential
-//! fuzz found `"I\u{1ace}\u{328}"` on the Unigram fixture's NFKC; the sweep, one character at a
-//! time, cannot). A tokenizer.json built from other components (another normalizer,
-//! another pre-tokenizer) may disagree on characters the sweep never tried with it; the sweep is
-//! how to find them, and FUZZING.md says how to run it.
+//! - [`NEW_IN_17`]: every code point Unicode 17.0 assigns and 16.0 does not, generated from the
+//!   Unicode data by `scripts/gen-unicode-new.sh`. The release candidate gives each its Unicode 17
+//!   class (a letter, a symbol, a digit); the references see an unassigned code point, which no
+//!   pattern class but the negated ones matches. Routing them all settles every pattern, whatever
+//!   classes it names, without a sweep per pattern; `unicode_probe` in `differential.rs` checks
+//!   each in the contexts where a class decides a cut, and that the release candidate agrees with
+//!   the reference on every other code point Unicode 16.0 leaves unassigned.
+//! - [`DRIFT`]: what the exhaustive sweep in `tests/differential_fuzz.rs` (`sweep_*`, every scalar
+//!   value in ten contexts) found for the four OpenAI encodings and the three fixture tokenizers,
+//!   merged: mostly characters new in Unicode 16.0 or 17.0, plus punctuation the stable crate's
+//!   older tables do not know; U+017F, kept apart below; and every combining mark whose canonical
+//!   combining class differs between the stable crate's normalization tables
+//!   (`unicode-normalization-alignments`, Unicode 9.0) and the release candidate's
+//!   (`unicode-normalization` 0.1.25, Unicode 17.0), read from the two crates' `tables.rs`: such a
+//!   mark is reordered against its neighbours by one normalizer and not the other (the differential
+//!   fuzz found `"I\u{1ace}\u{328}"` on the Unigram fixture's NFKC; the sweep, one character at a
+//!   time, cannot). A tokenizer.json built from other components (another normalizer) may
+//!   disagree on characters assigned before Unicode 17 that the sweep never tried with it; the
+//!   sweep is how to find them, and FUZZING.md says how to run it.
+
+mod new_in_17;
+
+use new_in_17::NEW_IN_17;
 
 /// Inclusive ranges of code points, sorted and disjoint.
 const DRIFT: &[(u32, u32)] = &[
@@ -125,8 +136,40 @@ const DRIFT: &[(u32, u32)] = &[
     (0x323B0, 0x33479),
 ];
 
-/// The smallest code point in [`DRIFT`]: text below it needs no lookup.
-const FIRST: u32 = DRIFT[0].0;
+/// [`DRIFT`] and [`NEW_IN_17`] in one table, and how many of its entries are used: what
+/// [`contains_drift`] searches, so that a character costs one binary search.
+const MERGED: ([(u32, u32); DRIFT.len() + NEW_IN_17.len()], usize) = merge(DRIFT, NEW_IN_17);
+
+/// The ranges of [`MERGED`], sorted, disjoint and not adjacent.
+const ROUTED: &[(u32, u32)] = MERGED.0.split_at(MERGED.1).0;
+
+/// The smallest code point in [`ROUTED`]: text below it needs no lookup.
+const FIRST: u32 = ROUTED[0].0;
+
+/// The union of two lists of sorted, disjoint, inclusive ranges, with touching ranges joined; the
+/// array holds the result's ranges first, and the count says how many.
+const fn merge<const N: usize>(a: &[(u32, u32)], b: &[(u32, u32)]) -> ([(u32, u32); N], usize) {
+    let mut out = [(0_u32, 0_u32); N];
+    let (mut i, mut j, mut len) = (0, 0, 0);
+    while i < a.len() || j < b.len() {
+        let next = if j == b.len() || (i < a.len() && a[i].0 <= b[j].0) {
+            i += 1;
+            a[i - 1]
+        } else {
+            j += 1;
+            b[j - 1]
+        };
+        if len > 0 && next.0 <= out[len - 1].1.saturating_add(1) {
+            if next.1 > out[len - 1].1 {
+                out[len - 1].1 = next.1;
+            }
+        } else {
+            out[len] = next;
+            len += 1;
+        }
+    }
+    (out, len)
+}
 
 /// U+017F LATIN SMALL LETTER LONG S, which case-folds to `s`: tiktoken's case-insensitive
 /// contraction suffix `(?i:'s|...)` matches `'ſ`, the release candidate's matcher does not (found
@@ -134,7 +177,8 @@ const FIRST: u32 = DRIFT[0].0;
 /// Cyrillic and Hebrew below [`FIRST`] still need no lookup.
 const LONG_S: char = '\u{17f}';
 
-/// True when `text` holds a character the engines' Unicode versions disagree on.
+/// True when `text` holds a character the engines' Unicode versions disagree on, or one that
+/// Unicode 17.0 assigns and the references' Unicode 16.0 does not.
 #[inline]
 pub fn contains_drift(text: &str) -> bool {
     // One vectorized pass settles the common all-ASCII case.
@@ -149,7 +193,7 @@ pub fn contains_drift(text: &str) -> bool {
 
 #[cold]
 fn in_table(code: u32) -> bool {
-    DRIFT
+    ROUTED
         .binary_search_by(|&(start, end)| {
             if end < code {
                 std::cmp::Ordering::Less
@@ -162,18 +206,49 @@ fn in_table(code: u32) -> bool {
         .is_ok()
 }
 
+/// Every code point of [`NEW_IN_17`], for the probes in `differential.rs`.
+#[cfg(test)]
+pub fn new_in_17_code_points() -> Vec<char> {
+    NEW_IN_17
+        .iter()
+        .flat_map(|&(start, end)| start..=end)
+        .filter_map(char::from_u32)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn the_table_is_sorted_and_disjoint() {
-        for pair in DRIFT.windows(2) {
+    fn the_tables_are_sorted_and_disjoint() {
+        for table in [DRIFT, NEW_IN_17, ROUTED] {
+            for pair in table.windows(2) {
+                assert!(pair[0].0 <= pair[0].1 && pair[0].1 < pair[1].0, "{pair:?}");
+            }
+        }
+        for pair in ROUTED.windows(2) {
             assert!(
-                pair[0].0 <= pair[0].1 && pair[0].1 + 1 < pair[1].0,
-                "{pair:?}"
+                pair[0].1 + 1 < pair[1].0,
+                "touching ranges are joined: {pair:?}"
             );
         }
+    }
+
+    #[test]
+    fn the_merged_table_holds_both_tables_and_nothing_else() {
+        let count = |table: &[(u32, u32)]| -> u32 { table.iter().map(|&(a, b)| b - a + 1).sum() };
+        let overlap: u32 = DRIFT
+            .iter()
+            .flat_map(|&(a, b)| a..=b)
+            .filter(|&c| NEW_IN_17.iter().any(|&(x, y)| (x..=y).contains(&c)))
+            .count() as u32;
+        assert_eq!(count(ROUTED), count(DRIFT) + count(NEW_IN_17) - overlap);
+        for &(start, end) in DRIFT.iter().chain(NEW_IN_17) {
+            assert!(in_table(start) && in_table(end));
+        }
+        // The example of a symbol new in Unicode 17 after a space, on DeepSeek V3's pattern.
+        assert!(contains_drift(" \u{1f8d1}"));
     }
 
     #[test]
@@ -187,7 +262,7 @@ mod tests {
         assert!(contains_drift("e'\u{17f}'TD"));
         assert!(contains_drift("V\u{1df9}\u{303}"));
         assert!(contains_drift("I\u{1ace}\u{328}"));
-        for &(start, end) in DRIFT {
+        for &(start, end) in ROUTED {
             assert!(in_table(start) && in_table(end));
             assert!(!in_table(start - 1) && !in_table(end + 1));
         }

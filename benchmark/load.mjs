@@ -1,0 +1,174 @@
+// Load time of a Hugging Face tokenizer.json: batchtok's `Tokenizer.fromFile` against Python
+// `tokenizers`' `Tokenizer.from_file`, the `tokenizers` npm binding's `Tokenizer.fromFile` and
+// `@huggingface/tokenizers` (read, `JSON.parse`, `new Tokenizer`).
+//
+// What a server pays at a cold start: each sample is a fresh process that imports its library
+// first (not timed), then times one load from the file's path to a tokenizer ready to encode, then
+// encodes a check text with padding off (batchtok never pads). Every contender's ids for that text
+// must equal batchtok's, or the file's row says so instead of a time. Rounds interleave the contenders in a new order each round; the
+// table gives the median and the fastest sample.
+//
+// Files: the three test fixtures and the real model files `node scripts/real-tokenizers.js`
+// fetches (fetched here if absent). Python `tokenizers` runs from the throwaway virtualenv
+// `scripts/gen-fixtures.sh` makes (`scripts/.venv`); without it, its column is skipped with a
+// message.
+//
+//   node benchmark/load.mjs [--rounds 7] [--baseline DIR] [--write]
+//
+// `--baseline DIR` adds another build of batchtok (a folder holding its `index.js` and `.node`, such
+// as a copy of an earlier build) as a contender, to measure a change. `--write` writes the table to
+// benchmark/results/load.md.
+
+import { execFileSync } from 'node:child_process'
+import fs from 'node:fs'
+import path from 'node:path'
+import { createRequire } from 'node:module'
+import { fileURLToPath } from 'node:url'
+import { describeMachine, packageVersion } from './machine.mjs'
+import { median, shuffledOrders } from './stats.mjs'
+
+const require = createRequire(import.meta.url)
+const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..')
+const PYTHON = path.join(ROOT, 'scripts', '.venv', 'bin', 'python')
+const CHECK_TEXT = 'Hello, world! It is 2024: naïve café, 日本語のテキスト, and 12345 tokens.'
+
+const args = process.argv.slice(2)
+const ROUNDS = Number(args[args.indexOf('--rounds') + 1] || 0) || 7
+const WRITE = args.includes('--write')
+const BASELINE = args.includes('--baseline') ? path.resolve(args[args.indexOf('--baseline') + 1]) : null
+
+const { ensureRealTokenizers } = require('../scripts/real-tokenizers.js')
+const FILES = [
+  ...['bert', 'gpt2', 'unigram'].map((name) => ({
+    name: `${name} (fixture)`,
+    file: path.join(ROOT, '__test__', 'fixtures', 'tokenizers', `${name}.json`),
+  })),
+  ...Object.entries(ensureRealTokenizers()).map(([name, file]) => ({ name, file })),
+]
+
+/** A contender: how a child process loads `file` and prints `{ms, ids}`. */
+const NODE_CONTENDERS = {
+  batchtok: `
+    const { Tokenizer } = require(${JSON.stringify(ROOT)})
+    const started = process.hrtime.bigint()
+    const tokenizer = Tokenizer.fromFile(FILE)
+    const ms = Number(process.hrtime.bigint() - started) / 1e6
+    const ids = Array.from(tokenizer.encode(TEXT, { addSpecialTokens: false }))`,
+  'tokenizers (npm)': `
+    const { Tokenizer } = require(${JSON.stringify(path.join(ROOT, 'node_modules', 'tokenizers'))})
+    const started = process.hrtime.bigint()
+    const tokenizer = Tokenizer.fromFile(FILE)
+    const ms = Number(process.hrtime.bigint() - started) / 1e6
+    tokenizer.disablePadding()
+    const ids = await tokenizer.encode(TEXT, null, { addSpecialTokens: false }).then((e) => e.getIds())`,
+  '@huggingface/tokenizers': `
+    const { Tokenizer } = require(${JSON.stringify(path.join(ROOT, 'node_modules', '@huggingface', 'tokenizers'))})
+    const fs = require('node:fs')
+    const started = process.hrtime.bigint()
+    const tokenizer = new Tokenizer(JSON.parse(fs.readFileSync(FILE, 'utf8')), {})
+    const ms = Number(process.hrtime.bigint() - started) / 1e6
+    const ids = tokenizer.encode(TEXT, { add_special_tokens: false }).ids`,
+}
+
+if (BASELINE) {
+  NODE_CONTENDERS['batchtok baseline'] = NODE_CONTENDERS.batchtok.replace(JSON.stringify(ROOT), JSON.stringify(BASELINE))
+}
+
+const PYTHON_CONTENDER = `
+import json, sys, time
+from tokenizers import Tokenizer
+started = time.perf_counter()
+tokenizer = Tokenizer.from_file(sys.argv[1])
+ms = (time.perf_counter() - started) * 1000
+tokenizer.no_padding()
+ids = tokenizer.encode(sys.argv[2], add_special_tokens=False).ids
+print(json.dumps({"ms": ms, "ids": ids}))
+`
+
+function pythonVersion() {
+  if (!fs.existsSync(PYTHON)) return null
+  try {
+    return execFileSync(PYTHON, ['-c', 'import tokenizers; print(tokenizers.__version__)'], { encoding: 'utf8' }).trim()
+  } catch {
+    return null
+  }
+}
+
+/** One sample: a fresh process loads `file` once. */
+function sample(contender, file) {
+  const out =
+    contender === 'Python tokenizers'
+      ? execFileSync(PYTHON, ['-c', PYTHON_CONTENDER, file, CHECK_TEXT], { encoding: 'utf8' })
+      : execFileSync(
+          process.execPath,
+          [
+            '-e',
+            `(async () => { const FILE = ${JSON.stringify(file)}; const TEXT = ${JSON.stringify(CHECK_TEXT)};
+             ${NODE_CONTENDERS[contender]}
+             console.log(JSON.stringify({ ms, ids: Array.from(ids) })) })()`,
+          ],
+          { encoding: 'utf8', maxBuffer: 1 << 26 },
+        )
+  return JSON.parse(out.trim().split('\n').pop())
+}
+
+const python = pythonVersion()
+const contenders = [...Object.keys(NODE_CONTENDERS)]
+if (python) contenders.push('Python tokenizers')
+else console.error(`Python tokenizers: skipped (no ${path.relative(ROOT, PYTHON)}; scripts/gen-fixtures.sh makes it)`)
+
+const rows = []
+for (const { name, file } of FILES) {
+  const times = Object.fromEntries(contenders.map((c) => [c, []]))
+  const differs = {}
+  let reference = null
+  const order = shuffledOrders(contenders.length, 7)
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const index of order()) {
+      const contender = contenders[index]
+      let result
+      try {
+        result = sample(contender, file)
+      } catch (e) {
+        differs[contender] = `fails: ${String(e.message).split('\n').find((l) => /Error/.test(l)) ?? 'error'}`
+        continue
+      }
+      if (contender === 'batchtok') reference ??= result.ids
+      times[contender].push(result.ms)
+      ;(times[`${contender} ids`] ??= []).push(result.ids)
+    }
+  }
+  for (const contender of contenders) {
+    const seen = times[`${contender} ids`] ?? []
+    if (seen.some((ids) => JSON.stringify(ids) !== JSON.stringify(reference))) {
+      differs[contender] ??= 'ids differ from batchtok'
+    }
+  }
+  const size = (fs.statSync(file).size / 2 ** 20).toFixed(1)
+  const cells = contenders.map((c) =>
+    differs[c] ?? `${median(times[c]).toFixed(0)} (${Math.min(...times[c]).toFixed(0)})`,
+  )
+  rows.push(`| ${name} | ${size} | ${cells.join(' | ')} |`)
+  console.log(rows.at(-1))
+}
+
+const machine = describeMachine()
+const versions = [
+  `tokenizers (npm) ${packageVersion('tokenizers')}`,
+  `@huggingface/tokenizers ${packageVersion('@huggingface/tokenizers')}`,
+  python ? `Python tokenizers ${python}` : 'Python tokenizers not installed',
+].join(', ')
+const report = `# Load time of a tokenizer.json
+
+Machine: ${machine.cpu}, nproc ${machine.nproc}, ${machine.os}, Node ${machine.node}. ${versions}.
+Command: \`node benchmark/load.mjs --rounds ${ROUNDS}${BASELINE ? ' --baseline DIR' : ''}\`. Each cell is the median load time in ms of
+${ROUNDS} fresh processes (the fastest in brackets), from the file's path to a tokenizer ready to
+encode; contenders interleave in a new order each round, and every contender's ids for a check text
+equal batchtok's (a cell says where they do not).
+
+| file | MiB | ${contenders.join(' | ')} |
+| --- | --- | ${contenders.map(() => '---').join(' | ')} |
+${rows.join('\n')}
+`
+console.log(report)
+if (WRITE) fs.writeFileSync(path.join(ROOT, 'benchmark', 'results', 'load.md'), report)
