@@ -11,6 +11,7 @@ use crossbeam_utils::CachePadded;
 
 use super::batch::{Batch, BatchError, Chunk, FailureSlot, panic_message};
 use super::cancel::CancelToken;
+use super::fold::WorkerOutput;
 use super::plan::Plan;
 use super::sleep::DrainLatch;
 use super::stats::nanos;
@@ -249,6 +250,21 @@ impl<B: Batch> WorkerResult<B> {
             wakeups: 0,
             cursor: 0,
             empty_cursors: 0,
+        }
+    }
+
+    /// The participation's output, as the fold of the batch's outcome takes it.
+    pub fn into_output(self) -> WorkerOutput<B> {
+        WorkerOutput {
+            sink: self.sink,
+            chunks: self.chunks,
+            executed: self.executed as usize,
+            claims: self.claims as usize,
+            items: self.items as usize,
+            bytes: 0,
+            busy_ns: self.busy_ns,
+            wakeups: self.wakeups as usize,
+            atomic_ops: self.atomic_ops,
         }
     }
 }
