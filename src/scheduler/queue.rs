@@ -26,16 +26,17 @@ pub(super) const WAKE_OPS: u64 = 2;
 /// or the failure lock and unlock.
 pub(super) const STOP_FLAG_OPS: u64 = 2;
 
-/// Pools of up to this many threads claim every batch through one cursor. The model
-/// (`benchmark/results/scheduler.md`, 2026-11-24) puts claims at ~0.1 % of the time at 64 cores
-/// with one cursor, and finds no gain there from two; the end of a batch balances best when
-/// every participant takes the next chunk of one guided order.
+/// Pools of up to this many threads claim every batch through one cursor: there a single line
+/// serves every claim with room to spare, and the end of a batch balances best when every
+/// participant takes the next chunk of one guided order. The model's comparison of cursor
+/// counts is in `benchmark/results/scheduler.md#what-ifs`.
 pub const ONE_CURSOR_MAX_THREADS: usize = 64;
 
 /// Threads per claim cursor in larger pools. The end of a batch is claimed in `min`-sized
-/// chunks, so one cursor's line carries `threads / t_min` claims per second: at 192 cores, 4 KiB
-/// of short items (~16 µs) and ~135 ns a transfer, 1.6 times what the line can serve (model:
-/// claims 6 % of the time). With 32 claimants per line it serves them with room to spare.
+/// chunks, so one cursor's line carries `threads / t_min` claims per second, and one line
+/// transfer per claim: past some hundred-odd short-item claimants that is more than a line can
+/// serve, while 32 claimants leave it room to spare
+/// (`benchmark/results/scheduler.md#what-ifs`).
 pub const THREADS_PER_CURSOR: usize = 32;
 
 /// Claim cursors of a published batch run by `threads` threads (P2): 1 up to
@@ -62,7 +63,7 @@ pub const fn claim_cursors(threads: usize) -> usize {
 /// (Self::remaining_up_to)), which in a large batch they do until its end. So a join fetches one
 /// line of the batch, and its enter finds it already in its cache. Claims on cursor 0 pay for
 /// sharing the line with at most one extra transfer per join or leave, O(threads) per batch
-/// (model and figures: `benchmark/results/scheduler.md`).
+/// (`benchmark/results/scheduler.md#what-ifs`).
 pub(super) struct JobControl {
     line: CachePadded<ControlLine>,
 }
