@@ -7,10 +7,10 @@ use std::time::Instant;
 use super::batch::{Batch, Outcome};
 use super::cancel::CancelToken;
 use super::config::{Policy, SchedulerConfig};
+use super::fold::OutcomeFold;
 use super::plan::{PlanParams, plan, plan_cumulative};
 use super::pool::Pool;
-use super::queue::{Job, WorkerResult, claim_cursors};
-use super::fold::OutcomeFold;
+use super::queue::{Job, Participation, claim_cursors};
 use super::stats::{BatchStats, nanos};
 
 /// Runs `batch` under the chunked policy. `pool` is called only if the batch is published.
@@ -50,7 +50,7 @@ pub(super) fn run<'p, B: Batch>(
     };
     let job = Job::new(batch, cancel, &plan, cursors, config.threads - 1);
     let started = Instant::now();
-    let mut owner = WorkerResult::new();
+    let mut owner = Participation::new();
     let mut publication_ops = 0;
     if !inline {
         let pool = pool();
@@ -60,16 +60,16 @@ pub(super) fn run<'p, B: Batch>(
         // never leaked.
         let publication = unsafe { pool.publish(&job) };
         job.claim_until(&mut owner, || false);
-        owner.wakeups = publication.wakeups;
+        owner.output.wakeups = publication.wakeups;
         publication_ops = publication.retire();
     } else {
         job.claim_until(&mut owner, || false);
     }
-    owner.busy_ns = nanos(started.elapsed());
+    owner.output.busy_ns = nanos(started.elapsed());
     // Every helper has left: the job and the batch are ours alone again.
     let (helpers, failure, cancelled) = job.finish();
 
-    let owner_chunks = owner.executed as usize;
+    let owner_chunks = owner.output.executed as usize;
     let mut fold = OutcomeFold::new(BatchStats {
         policy: Policy::Chunked,
         bytes: plan.total_bytes,
@@ -80,7 +80,7 @@ pub(super) fn run<'p, B: Batch>(
     });
     // Each participation is a worker slot of its own, the owner's first.
     for (slot, result) in iter::once(owner).chain(helpers).enumerate() {
-        fold.add(slot, result.into_output());
+        fold.add(slot, result.output);
     }
     let mut outcome = fold.finish(len, failure, cancelled);
     outcome.stats.helper_chunks = outcome.stats.chunks - owner_chunks;

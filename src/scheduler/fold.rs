@@ -3,9 +3,9 @@
 //! under each policy), and the choice between the output and the error. Every policy feeds it,
 //! so the stats mean the same thing whichever policy ran.
 
+use super::Batch;
 use super::batch::{BatchError, Chunk, Outcome, tiles};
 use super::stats::{BatchStats, imbalance};
-use super::Batch;
 
 /// What one worker contributed to a batch: one participation in a chunked batch, the serial
 /// loop, or one rayon leaf job.
@@ -15,17 +15,17 @@ pub(super) struct WorkerOutput<B: Batch> {
     /// The chunks it ran into `sink`, in any order; their `sink` field is set by the fold.
     pub chunks: Vec<Chunk<B::Mark>>,
     /// Chunks it ran, failed ones included; a worker that ran one is a thread used.
-    pub executed: usize,
+    pub executed: u64,
     /// Claim attempts.
-    pub claims: usize,
+    pub claims: u64,
     /// Items it processed successfully.
-    pub items: usize,
+    pub items: u64,
     /// Estimated cost of the items it ran, where the policy sums it per worker (rayon, serial).
     pub bytes: usize,
     /// Time it spent on the batch.
     pub busy_ns: u64,
     /// Workers it woke.
-    pub wakeups: usize,
+    pub wakeups: u64,
     /// Shared atomic operations it issued.
     pub atomic_ops: u64,
 }
@@ -85,11 +85,11 @@ impl<B: Batch> OutcomeFold<B> {
             atomic_ops,
         } = output;
         let stats = &mut self.stats;
-        stats.claims += claims;
-        stats.chunks += executed;
-        stats.items += items;
+        stats.claims += claims as usize;
+        stats.chunks += executed as usize;
+        stats.items += items as usize;
         stats.bytes = stats.bytes.saturating_add(bytes);
-        stats.wakeups += wakeups;
+        stats.wakeups += wakeups as usize;
         stats.shared_atomic_ops += atomic_ops;
         if self.workers.len() <= slot {
             self.workers.resize(slot + 1, None);
@@ -162,9 +162,9 @@ mod tests {
                     end: 0,
                 })
                 .collect(),
-            executed: chunks.len(),
-            claims: chunks.len() + 1,
-            items: chunks.iter().map(|c| c.len()).sum(),
+            executed: chunks.len() as u64,
+            claims: chunks.len() as u64 + 1,
+            items: chunks.iter().map(|c| c.len() as u64).sum(),
             busy_ns,
             ..WorkerOutput::new()
         }

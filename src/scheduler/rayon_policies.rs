@@ -172,8 +172,8 @@ pub(super) fn run<B: Batch>(
             sink: Some(sink),
             chunks,
             executed: 1,
-            claims: leaf.items.len(),
-            items: leaf.items.len(),
+            claims: leaf.items.len() as u64,
+            items: leaf.items.len() as u64,
             bytes: leaf.bytes,
             busy_ns: leaf.busy_ns,
             ..WorkerOutput::new()

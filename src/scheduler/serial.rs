@@ -43,7 +43,7 @@ pub(super) fn run<B: Batch>(batch: &B, cancel: &CancelToken) -> Outcome<B> {
     let failure = match outcome {
         Ok(Ok((sink, start, end))) => {
             output.sink = Some(sink);
-            output.items = len;
+            output.items = len as u64;
             // An empty batch has no chunk: chunks never cover an empty range.
             if len > 0 {
                 output.chunks.push(Chunk {
