@@ -3,8 +3,7 @@
 //! under each policy), and the choice between the output and the error. Every policy feeds it,
 //! so the stats mean the same thing whichever policy ran.
 
-use super::Batch;
-use super::batch::{BatchError, Chunk, Outcome, tiles};
+use super::batch::{Batch, BatchError, Chunk, Outcome, tiles};
 use super::stats::{BatchStats, imbalance};
 
 /// What one worker contributed to a batch: one participation in a chunked batch, the serial
