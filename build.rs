@@ -7,17 +7,17 @@ const ALLOCATOR_OVERRIDE: &str = "BATCHTOK_ALLOCATOR";
 fn main() {
     napi_build::setup();
 
-    // mimalloc is the global allocator only where it is measured to win or widely used in Node
-    // addons, and only with the `mimalloc` feature (on by default):
+    // mimalloc is the global allocator only where it wins or is what Node addons commonly ship,
+    // and only with the `mimalloc` feature (on by default):
     //
-    // - Linux: not by default. Measured on x86_64 glibc (benchmark/results/allocator.md) it made
-    //   the release-candidate engine 0.6-0.7 times as fast as glibc's malloc, though the stable
-    //   engine gained 1.2-1.4 times. The likely cause (not yet profiled): a dlopen'ed addon needs
+    // - Linux: not by default. On x86_64 glibc the default engine (the release candidate's
+    //   pipeline) is slower with mimalloc than with glibc's malloc, though the stable fallback is
+    //   faster (`benchmark/results/allocator.md`). A likely cause: a dlopen'ed addon needs
     //   mimalloc's local-dynamic TLS model, which costs a `__tls_get_addr` call on every
     //   allocation; the same code linked into an executable (the Rust benchmarks) is faster with
     //   mimalloc.
     // - macOS and x86_64 Windows: mimalloc, as many Node addons ship it; their TLS has no such
-    //   cost. Not measured here (no such machine): the release workflow's benchmark should say.
+    //   cost. `benchmark/allocator.js` compares the two on any machine.
     // - Everything else (musl, Windows on arm64, others): the system allocator.
     //
     // `src/allocator.rs` reads the resulting cfg.

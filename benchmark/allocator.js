@@ -12,8 +12,8 @@
 //   with the release-candidate engine (o200k_base) and with the stable-engine fallback (a GPT-2
 //   tokenizer.json with `add_prefix_space`, which the release candidate refuses);
 // - peak RSS of the throughput process;
-// - steady RSS after 50 consecutive `encodeBatch` calls of the whole corpus (documents), the
-//   method of the public measurement that found mimalloc holding about 3 times the memory;
+// - steady RSS after 50 consecutive `encodeBatch` calls of the whole corpus (documents): what a
+//   long-running process holds once the allocator's caches are warm;
 // - the on-disk size of each `.node`.
 //
 // Writes benchmark/results/allocator.md.
@@ -146,7 +146,7 @@ function main() {
   lines.push('# mimalloc against the system allocator')
   lines.push('')
   lines.push(`Machine: ${os.cpus()[0].model}, nproc ${os.availableParallelism()}, ${os.platform()} ${os.arch()}, Node ${process.version}.`)
-  lines.push(`Measured ${new Date().toISOString().slice(0, 10)} by \`node benchmark/allocator.js --rounds ${rounds}\`: each cell is the median of ${rounds} rounds, each round a fresh process per variant (the median of 5 \`encodeBatch\` runs), the variants alternating which goes first.`)
+  lines.push(`Command: \`node benchmark/allocator.js --rounds ${rounds}\`. Each cell is the median of ${rounds} rounds, each round a fresh process per variant (the median of 5 \`encodeBatch\` runs), the variants alternating which goes first.`)
   lines.push('')
   lines.push('| engine | workload | threads | mimalloc MiB/s | system MiB/s | mimalloc / system | peak RSS mimalloc | peak RSS system |')
   lines.push('| --- | --- | --- | --- | --- | --- | --- | --- |')

@@ -7,6 +7,7 @@
 //   - the main thread's parts of a call: strings into one UTF-8 buffer, and the result out,
 //   - `encodeBatch` end to end from JS (strings in, BatchEncoding out), and `encodeBatchSync`,
 //   - `encodeUtf8Batch` end to end from one UTF-8 Buffer plus offsets (no string per text).
+// (A whole file's lines to ids, strings against bytes, is `lines-to-ids.mjs`.)
 // The Rust-side parts come from the `__profileBoundary` hook, which only the addon built with the
 // `testing` feature has (`npm run build:testing`); this benchmark loads that build.
 //
@@ -28,6 +29,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
+import { asUtf8, msSince, sameIds } from './batch-io.mjs'
 import { describeMachine } from './machine.mjs'
 import { median, MiB, shuffledOrders } from './stats.mjs'
 
@@ -46,26 +48,6 @@ const ROUNDS = roundsFlag >= 0 ? Number(args[roundsFlag + 1]) : QUICK ? 3 : 11
 const baselineFlag = args.indexOf('--baseline')
 const baseline = baselineFlag >= 0 ? require(path.resolve(args[baselineFlag + 1])) : null
 
-/** The texts as one UTF-8 buffer and the n + 1 offsets between them, as a file reader has them. */
-function asUtf8(texts) {
-  const buffer = Buffer.from(texts.join(''), 'utf8')
-  const offsets = new Uint32Array(texts.length + 1)
-  let at = 0
-  texts.forEach((text, i) => {
-    at += Buffer.byteLength(text, 'utf8')
-    offsets[i + 1] = at
-  })
-  return { buffer, offsets }
-}
-
-/** The offsets after each `\n` of `buffer` (plus its start and end): its lines, newline kept. */
-function lineOffsets(buffer) {
-  const ends = [0]
-  for (let at = buffer.indexOf(10); at !== -1; at = buffer.indexOf(10, at + 1)) ends.push(at + 1)
-  if (ends[ends.length - 1] !== buffer.length) ends.push(buffer.length)
-  return Uint32Array.from(ends)
-}
-
 /**
  * A full collection before each single call (run with `node --expose-gc`; without it, nothing).
  * Every step leaves ~6 MB of results behind, and V8 collects them while the main thread is idle:
@@ -75,17 +57,6 @@ const collectGarbage = globalThis.gc ?? (() => {})
 
 /** Calls per step and round in a loop; the first of each is untimed (it follows another step). */
 const BLOCK = 4
-
-function ms(since) {
-  return Number(process.hrtime.bigint() - since) / 1e6
-}
-
-function sameIds(a, b) {
-  return Buffer.compare(Buffer.from(a.ids.buffer, a.ids.byteOffset, a.ids.byteLength),
-    Buffer.from(b.ids.buffer, b.ids.byteOffset, b.ids.byteLength)) === 0
-    && Buffer.compare(Buffer.from(a.offsets.buffer, a.offsets.byteOffset, a.offsets.byteLength),
-      Buffer.from(b.offsets.buffer, b.offsets.byteOffset, b.offsets.byteLength)) === 0
-}
 
 /**
  * Every part of one workload at one thread count, interleaved over ROUNDS rounds: in a loop
@@ -118,17 +89,17 @@ async function measure(tokenizer, texts, threads, inLoop) {
     async () => {
       const t = process.hrtime.bigint()
       await tokenizer.encodeBatch(texts, options)
-      parts.asyncEnd.push(ms(t))
+      parts.asyncEnd.push(msSince(t))
     },
     () => {
       const t = process.hrtime.bigint()
       tokenizer.encodeBatchSync(texts, options)
-      parts.syncEnd.push(ms(t))
+      parts.syncEnd.push(msSince(t))
     },
     async () => {
       const t = process.hrtime.bigint()
       await tokenizer.encodeUtf8Batch(buffer, offsets, options)
-      parts.utf8End.push(ms(t))
+      parts.utf8End.push(msSince(t))
     },
   ]
   if (old) {
@@ -138,7 +109,7 @@ async function measure(tokenizer, texts, threads, inLoop) {
     steps.push(async () => {
       const t = process.hrtime.bigint()
       await old.tokenizer.encodeBatch(texts, old.options)
-      parts.baselineEnd.push(ms(t))
+      parts.baselineEnd.push(msSince(t))
     })
   }
   const lengths = () => Object.values(parts).map((times) => times.length)
@@ -178,41 +149,6 @@ async function measure(tokenizer, texts, threads, inLoop) {
     baselineToAsync: pairedRatio('baselineEnd', 'asyncEnd'),
   }
   return { ...medians, ratios, mib: buffer.length / MiB, items: texts.length }
-}
-
-/** A file's lines to ids, both ways: decoded and split into strings, or as bytes and offsets. */
-async function fileToIds(tokenizer, file, threads) {
-  const options = { scheduler: new Scheduler({ threads, policy: 'chunked' }) }
-  const viaStrings = []
-  const viaBytes = []
-  const steps = [
-    async () => {
-      const t = process.hrtime.bigint()
-      const lines = fs.readFileSync(file, 'utf8').split(/(?<=\n)/)
-      await tokenizer.encodeBatch(lines, options)
-      viaStrings.push(ms(t))
-    },
-    async () => {
-      const t = process.hrtime.bigint()
-      const bytes = fs.readFileSync(file)
-      await tokenizer.encodeUtf8Batch(bytes, lineOffsets(bytes), options)
-      viaBytes.push(ms(t))
-    },
-  ]
-  const bytes = fs.readFileSync(file)
-  const lines = bytes.toString('utf8').split(/(?<=\n)/)
-  if (!sameIds(tokenizer.encodeBatchSync(lines, options), tokenizer.encodeUtf8BatchSync(bytes, lineOffsets(bytes), options))) {
-    throw new Error('the two ways of reading the file disagree')
-  }
-  for (const step of steps) await step()
-  viaStrings.length = viaBytes.length = 0
-  for (let round = 0; round < ROUNDS; round++) {
-    for (let i = 0; i < steps.length; i++) {
-      collectGarbage()
-      await steps[(i + round) % steps.length]()
-    }
-  }
-  return { lines: lines.length, mib: bytes.length / MiB, viaStrings: median(viaStrings), viaBytes: median(viaBytes) }
 }
 
 const fmt = (x, digits = 2) => x.toFixed(digits)
@@ -275,15 +211,6 @@ async function main() {
       out(`| ${r.label} | ${r.threads} | ${fmt(r.baselineEnd)} | ${fmt(r.asyncEnd)} | ${fmt(r.ratios.baselineToAsync)}x | ${fmt(single.baselineEnd)} | ${fmt(single.asyncEnd)} | ${fmt(single.ratios.baselineToAsync)}x |`)
     })
     out()
-  }
-  const file = corpus.ensureBigTxt()
-  out('A file\'s lines to ids (read, split, encode; o200k_base, big.txt):')
-  out()
-  out('| threads | lines | MiB | readFile + split + encodeBatch | readFile + line offsets + encodeUtf8Batch | gain |')
-  out('|---:|---:|---:|---:|---:|---:|')
-  for (const threads of threadCounts) {
-    const f = await fileToIds(tokenizer, file, threads)
-    out(`| ${threads} | ${f.lines} | ${fmt(f.mib)} | ${fmt(f.viaStrings)} | ${fmt(f.viaBytes)} | ${fmt(f.viaStrings / f.viaBytes)}x |`)
   }
   if (!QUICK) {
     const target = path.join(HERE, 'results', 'boundary.md')

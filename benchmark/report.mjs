@@ -7,11 +7,6 @@ const REFERENCE_KEY = 'batchtok/encodeBatch/chunked/2'
 const GPT_TOKENIZER_KEY = 'gpt-tokenizer/encode'
 const HF_BINDING_KEY = 'tokenizers/encodeBatch'
 
-/** The targets of the issue, stated against o200k_base over big.txt documents. */
-const TARGET_VS_GPT_TOKENIZER = 25
-const TARGET_VS_HF_BINDING = 35
-const TARGET_LOOP_P99_MS = 10
-
 function rate(x) {
   if (x >= 100) return x.toFixed(0)
   if (x >= 10) return x.toFixed(1)
@@ -42,29 +37,32 @@ function headlineScenario(results, workload = 'documents') {
   return results.scenarios.find((s) => s.encoding === results.headlineEncoding && s.workload === workload)
 }
 
-/** Each target with what was measured and whether it is met. */
-export function evaluateTargets(results) {
+/**
+ * The comparisons a reader asks first, on the headline encoding's documents: batchtok's default
+ * (encodeBatch, chunked, 2 threads) against the peer most users have and against the Hugging
+ * Face binding, how much it delays the event loop, and its peak RSS against the binding's.
+ */
+export function headlineComparisons(results) {
   const docs = headlineScenario(results)
   const out = []
   const row = (key) => docs?.rows.find((r) => r.key === key && r.status === 'timed')
   const ours = row(REFERENCE_KEY)
-  for (const [key, factor, name] of [
-    [GPT_TOKENIZER_KEY, TARGET_VS_GPT_TOKENIZER, 'gpt-tokenizer'],
-    [HF_BINDING_KEY, TARGET_VS_HF_BINDING, '`tokenizers` binding (2 threads)'],
+  for (const [key, name] of [
+    [GPT_TOKENIZER_KEY, 'gpt-tokenizer'],
+    [HF_BINDING_KEY, '`tokenizers` binding (2 threads)'],
   ]) {
     const peer = row(key)
-    const target = `encodeBatch chunked, 2 threads ≥ ${factor}× ${name}`
+    const comparison = `encodeBatch chunked, 2 threads, against ${name}`
     if (!ours || !peer) {
-      out.push({ target, measured: 'not measured (see the id checks)', met: null })
+      out.push({ comparison, measured: 'not measured (see the id checks)' })
       continue
     }
     const ratio = ours.mibPerSec / peer.mibPerSec
     const low = ours.mibPerSecMin / peer.mibPerSecMax
     const high = ours.mibPerSecMax / peer.mibPerSecMin
     out.push({
-      target,
+      comparison,
       measured: `${times(ratio)} (${rate(ours.mibPerSec)} vs ${rate(peer.mibPerSec)} MiB/s; from the sample ranges ${times(low)}–${times(high)})`,
-      met: ratio >= factor,
     })
   }
   const probe = (key) => results.batchProbes.find((p) => p.key === key && !p.failed)
@@ -72,16 +70,14 @@ export function evaluateTargets(results) {
   const hfProbe = probe(HF_BINDING_KEY)
   if (ourProbe) {
     out.push({
-      target: `event-loop delay p99 < ${TARGET_LOOP_P99_MS} ms while a ${mib(ourProbe.bytes)} batch runs (encodeBatch chunked, 2 threads)`,
+      comparison: `event-loop delay while a ${mib(ourProbe.bytes)} batch runs (encodeBatch chunked, 2 threads)`,
       measured: `p99 ${ms(ourProbe.duringBatch.p99Ms)} ms, max ${ms(ourProbe.duringBatch.maxMs)} ms over ${ourProbe.duringBatch.samples} samples (idle loop: p99 ${ms(ourProbe.idle.p99Ms)} ms)`,
-      met: ourProbe.duringBatch.p99Ms < TARGET_LOOP_P99_MS,
     })
   }
   if (ourProbe && hfProbe) {
     out.push({
-      target: 'peak RSS below the `tokenizers` binding on the same job',
+      comparison: 'peak RSS against the `tokenizers` binding on the same job',
       measured: `${mib(ourProbe.maxRssBytes)} vs ${mib(hfProbe.maxRssBytes)} (both after ${ourProbe.runs} run(s) of the batch; ${mib(ourProbe.rssBeforeLoadBytes)} before either loads)`,
-      met: ourProbe.maxRssBytes < hfProbe.maxRssBytes,
     })
   }
   return out
@@ -178,19 +174,19 @@ export function renderMarkdown(results) {
     '',
   )
 
-  out.push(`## Targets (${results.headlineEncoding}, big.txt documents, this run)`, '')
+  out.push(`## At a glance (${results.headlineEncoding}, big.txt documents)`, '')
   if (meta.mode === 'quick') {
     out.push(
       'Quick mode times the first 512 KiB of the documents: batches of a few milliseconds, where start-up and ' +
-        'noise weigh far more than in the full run. The two throughput ratios below are not the issue\'s ' +
-        'measurement; `npm run bench` is. The event-loop and RSS rows use the full ~6 MB batch in both modes.',
+        'noise weigh far more than in the full run, so the two throughput ratios below are not those of a large ' +
+        'batch; `npm run bench` times all of it. The event-loop and RSS rows use the full ~6 MB batch in both modes.',
       '',
     )
   }
   out.push(
     table(
-      ['target', 'measured', 'met'],
-      evaluateTargets(results).map((t) => [t.target, t.measured, t.met === null ? 'not measured' : t.met ? '**yes**' : '**no**']),
+      ['comparison', 'measured'],
+      headlineComparisons(results).map((c) => [c.comparison, c.measured]),
     ),
     '',
   )

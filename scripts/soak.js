@@ -1,5 +1,5 @@
 'use strict'
-// `npm run soak`: the long reliability runs of issue 8, printed and written to
+// `npm run soak`: the long reliability runs, printed and written to
 // benchmark/results/soak.md. The short versions of the same runs are __test__/reliability.spec.ts.
 //
 //   node scripts/soak.js [--batches 1000] [--settle 100] [--storm 1000] [--cycles 100] [--workers 8] [--seed 1]
@@ -180,9 +180,8 @@ function report(m, soak, storm, cancel, churn, started) {
   const out = (s = '') => lines.push(s)
   out('# Reliability runs (`npm run soak`)')
   out()
-  out(`Written by \`scripts/soak.js\` on ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, ${((Date.now() - started) / 60000).toFixed(0)} min in all.`)
   out(`Machine: ${m.cpu}, \`nproc\` ${m.nproc}, ${m.memoryGiB} GiB, ${m.platform}, Node ${m.node}, allocator \`${m.allocator}\`. The machine is shared with other builds: times are indicative only.`)
-  out(`Flags: \`--batches ${options.batches} --settle ${options.settle} --storm ${options.storm} --cycles ${options.cycles} --workers ${options.workers} --seed ${options.seed}\`.`)
+  out(`Command: \`node scripts/soak.js --batches ${options.batches} --settle ${options.settle} --storm ${options.storm} --cycles ${options.cycles} --workers ${options.workers} --seed ${options.seed}\` (${((Date.now() - started) / 60000).toFixed(0)} min in all).`)
   out()
   out('## Soak')
   out()

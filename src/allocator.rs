@@ -1,9 +1,10 @@
 //! The global allocator, and what the addon can say and do about its memory.
 //!
 //! `build.rs` sets `cfg(batchtok_mimalloc)` on the targets where mimalloc is used, and says why
-//! those (the cdylib's own choice: it does not change the allocator of Node or of other addons). mimalloc keeps freed
-//! pages in per-thread caches, which is part of why it is fast and why a process can hold more
-//! resident memory after a burst of work; `release_memory` returns what it caches to the OS.
+//! those. It is the addon's own choice: it does not change the allocator of Node or of other
+//! addons. mimalloc keeps freed pages in per-thread caches, which is part of why it is fast and
+//! why a process can hold more resident memory after a burst of work; `release_memory` returns
+//! what it caches to the OS.
 
 #[cfg(batchtok_mimalloc)]
 #[global_allocator]

@@ -4,13 +4,14 @@
 use std::iter;
 use std::time::Instant;
 
-use super::batch::{Batch, BatchError, Chunk, Outcome, tiles};
+use super::batch::{Batch, Outcome};
 use super::cancel::CancelToken;
 use super::config::{Policy, SchedulerConfig};
+use super::fold::OutcomeFold;
 use super::plan::{PlanParams, plan, plan_cumulative};
 use super::pool::Pool;
-use super::queue::{Job, WorkerResult, claim_cursors};
-use super::stats::{BatchStats, imbalance, nanos};
+use super::queue::{Job, Participation, claim_cursors};
+use super::stats::{BatchStats, nanos};
 
 /// Runs `batch` under the chunked policy. `pool` is called only if the batch is published.
 pub(super) fn run<'p, B: Batch>(
@@ -49,7 +50,7 @@ pub(super) fn run<'p, B: Batch>(
     };
     let job = Job::new(batch, cancel, &plan, cursors, config.threads - 1);
     let started = Instant::now();
-    let mut owner = WorkerResult::new();
+    let mut owner = Participation::new();
     let mut publication_ops = 0;
     if !inline {
         let pool = pool();
@@ -59,67 +60,31 @@ pub(super) fn run<'p, B: Batch>(
         // never leaked.
         let publication = unsafe { pool.publish(&job) };
         job.claim_until(&mut owner, || false);
-        owner.wakeups = publication.wakeups;
+        owner.output.wakeups = publication.wakeups;
         publication_ops = publication.retire();
     } else {
         job.claim_until(&mut owner, || false);
     }
-    owner.busy_ns = nanos(started.elapsed());
+    owner.output.busy_ns = nanos(started.elapsed());
     // Every helper has left: the job and the batch are ours alone again.
     let (helpers, failure, cancelled) = job.finish();
 
-    let mut stats = BatchStats {
+    let owner_chunks = owner.output.executed as usize;
+    let mut fold = OutcomeFold::new(BatchStats {
         policy: Policy::Chunked,
         bytes: plan.total_bytes,
         inline,
         cursors: job.cursors(),
+        shared_atomic_ops: publication_ops,
         ..BatchStats::default()
-    };
-    stats.shared_atomic_ops = publication_ops;
-    let mut sinks = Vec::new();
-    let mut chunks = Vec::new();
-    for (position, result) in iter::once(owner).chain(helpers).enumerate() {
-        let WorkerResult {
-            sink,
-            chunks: own_chunks,
-            busy_ns,
-            claims,
-            executed,
-            items,
-            atomic_ops,
-            wakeups,
-            ..
-        } = result;
-        stats.participants += 1;
-        stats.claims += claims as usize;
-        stats.chunks += executed as usize;
-        stats.items += items as usize;
-        stats.wakeups += wakeups as usize;
-        stats.shared_atomic_ops += atomic_ops;
-        if position > 0 {
-            stats.helper_chunks += executed as usize;
-        }
-        if executed > 0 {
-            stats.per_worker_busy_ns.push(busy_ns);
-        }
-        if let Some(sink) = sink {
-            let index = sinks.len();
-            sinks.push(sink);
-            chunks.extend(own_chunks.into_iter().map(|c| Chunk { sink: index, ..c }));
-        }
+    });
+    // Each participation is a worker slot of its own, the owner's first.
+    for (slot, result) in iter::once(owner).chain(helpers).enumerate() {
+        fold.add(slot, result.output);
     }
-    stats.threads_used = stats.per_worker_busy_ns.len();
-    stats.imbalance = imbalance(&stats.per_worker_busy_ns);
-    let result = if let Some(error) = failure {
-        Err(error)
-    } else if cancelled {
-        Err(BatchError::Cancelled)
-    } else {
-        chunks.sort_unstable_by_key(|c| c.items.start);
-        debug_assert!(tiles(&chunks, len), "chunked output must tile 0..{len}");
-        Ok((sinks, chunks))
-    };
-    Outcome { result, stats }
+    let mut outcome = fold.finish(len, failure, cancelled);
+    outcome.stats.helper_chunks = outcome.stats.chunks - owner_chunks;
+    outcome
 }
 
 #[cfg(test)]

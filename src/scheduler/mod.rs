@@ -40,6 +40,7 @@ mod batch;
 mod cancel;
 mod chunked;
 mod config;
+mod fold;
 pub mod plan;
 mod pool;
 mod queue;

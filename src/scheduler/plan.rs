@@ -30,9 +30,8 @@
 //! # Cost
 //!
 //! The planner runs on the submitting thread before any helper is woken, so all of it is serial.
-//! [`plan`] calls `cost` at most twice per item: O(n), 2–6 ns per item on the 2-core VM of
-//! `benchmark/results/scheduler.md`, which at 192 cores and 1 ms of work per worker (~100,000
-//! short texts) was ~0.2 ms, a fifth of the batch. [`plan_cumulative`] never visits every item:
+//! [`plan`] calls `cost` at most twice per item: O(n), which for a large batch of short texts on
+//! many cores is a noticeable share of the batch. [`plan_cumulative`] never visits every item:
 //!
 //! * the total weight is one read of the running total;
 //! * heavy items are found by bisecting `0..n`, not entering any range whose weight is at most
@@ -43,9 +42,9 @@
 //!   and bisecting: O(log d) reads, all near the guess, for a guess d items off; there are
 //!   O(k p log(W / (k p min)) + k p) light chunks.
 //!
-//! At 192 threads and ~200,000 short texts that is ~1,600 chunks in 13–20 µs on that VM, against
-//! 0.25–0.45 ms for [`plan`]; `benchmark/results/scheduler.md` has the table. Both allocate only
-//! the output plus the list of heavy items.
+//! So its time grows with the number of chunks, not of items
+//! (`benchmark/results/scheduler.md#plan-time` times both planners). Both allocate only the
+//! output plus the list of heavy items.
 
 use std::ops::Range;
 
@@ -210,8 +209,8 @@ fn plan_by_prefix(len: usize, bytes_before: impl Fn(usize) -> usize, params: &Pl
     let mut remaining = plan.light_weight(&heavy);
     // The length of the chunk cut last guesses the next one's: targets shrink by a factor
     // `1 - 1 / (k p)` per chunk and neighbouring items tend to be alike, so it is close. (Scaling
-    // it by the targets' ratio guessed better but cost more: a division in every chunk's
-    // dependency chain, measured slower than the reads it saved.)
+    // it by the targets' ratio guesses better but costs more: a division in every chunk's
+    // dependency chain, slower than the reads it saves; `benchmark/results/scheduler.md#plan-time`.)
     let mut last_len = 1;
     let mut start = 0;
     let segment_ends = heavy.iter().map(|&(i, _)| i).chain(std::iter::once(len));

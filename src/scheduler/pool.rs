@@ -485,9 +485,13 @@ mod tests {
         publication.retire();
         let (results, failure, _) = job.finish();
         assert!(failure.is_none());
-        let executed: u64 = results.iter().map(|r| r.executed).sum::<u64>() + owner.executed;
+        let executed: u64 =
+            results.iter().map(|r| r.output.executed).sum::<u64>() + owner.output.executed;
         assert_eq!(executed as usize, plan.chunks.len());
-        (published, results.iter().map(|r| r.wakeups).collect())
+        (
+            published,
+            results.iter().map(|r| r.output.wakeups).collect(),
+        )
     }
 
     #[test]

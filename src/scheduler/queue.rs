@@ -11,6 +11,7 @@ use crossbeam_utils::CachePadded;
 
 use super::batch::{Batch, BatchError, Chunk, FailureSlot, panic_message};
 use super::cancel::CancelToken;
+use super::fold::WorkerOutput;
 use super::plan::Plan;
 use super::sleep::DrainLatch;
 use super::stats::nanos;
@@ -25,16 +26,17 @@ pub(super) const WAKE_OPS: u64 = 2;
 /// or the failure lock and unlock.
 pub(super) const STOP_FLAG_OPS: u64 = 2;
 
-/// Pools of up to this many threads claim every batch through one cursor. The model
-/// (`benchmark/results/scheduler.md`, 2026-11-24) puts claims at ~0.1 % of the time at 64 cores
-/// with one cursor, and finds no gain there from two; the end of a batch balances best when
-/// every participant takes the next chunk of one guided order.
+/// Pools of up to this many threads claim every batch through one cursor: there a single line
+/// serves every claim with room to spare, and the end of a batch balances best when every
+/// participant takes the next chunk of one guided order. The model's comparison of cursor
+/// counts is in `benchmark/results/scheduler.md#what-ifs`.
 pub const ONE_CURSOR_MAX_THREADS: usize = 64;
 
 /// Threads per claim cursor in larger pools. The end of a batch is claimed in `min`-sized
-/// chunks, so one cursor's line carries `threads / t_min` claims per second: at 192 cores, 4 KiB
-/// of short items (~16 µs) and ~135 ns a transfer, 1.6 times what the line can serve (model:
-/// claims 6 % of the time). With 32 claimants per line it serves them with room to spare.
+/// chunks, so one cursor's line carries `threads / t_min` claims per second, and one line
+/// transfer per claim: past some hundred-odd short-item claimants that is more than a line can
+/// serve, while 32 claimants leave it room to spare
+/// (`benchmark/results/scheduler.md#what-ifs`).
 pub const THREADS_PER_CURSOR: usize = 32;
 
 /// Claim cursors of a published batch run by `threads` threads (P2): 1 up to
@@ -61,7 +63,7 @@ pub const fn claim_cursors(threads: usize) -> usize {
 /// (Self::remaining_up_to)), which in a large batch they do until its end. So a join fetches one
 /// line of the batch, and its enter finds it already in its cache. Claims on cursor 0 pay for
 /// sharing the line with at most one extra transfer per join or leave, O(threads) per batch
-/// (model and figures: `benchmark/results/scheduler.md`).
+/// (`benchmark/results/scheduler.md#what-ifs`).
 pub(super) struct JobControl {
     line: CachePadded<ControlLine>,
 }
@@ -216,37 +218,23 @@ pub(super) trait ErasedJob: Sync {
     fn help(&self, generation: &AtomicU64, joined_generation: u64, place: usize, wakeups: u64);
 }
 
-/// What one participation in a batch produced.
-pub(super) struct WorkerResult<B: Batch> {
-    /// Created lazily on the first chunk, so a helper that found nothing left adds no sink.
-    pub sink: Option<B::Sink>,
-    /// Chunks in execution order; `sink` fields are filled in by the owner when assembling.
-    pub chunks: Vec<Chunk<B::Mark>>,
-    pub busy_ns: u64,
-    pub claims: u64,
-    pub executed: u64,
-    pub items: u64,
-    pub atomic_ops: u64,
-    pub wakeups: u64,
-    /// The cursor this participation claims from next (P2): its home until that comes back
-    /// empty. Kept across calls of `claim_until`, so a second call goes on where the first left.
+/// One participation in a batch (P2): what it produced so far, and where it claims next.
+pub(super) struct Participation<B: Batch> {
+    /// Its output. The sink is created on the first chunk, so a helper that found nothing left
+    /// adds none; chunks are in execution order, their `sink` fields set by the fold.
+    pub output: WorkerOutput<B>,
+    /// The cursor this participation claims from next: its home until that comes back empty.
+    /// Kept across calls of `claim_until`, so a second call goes on where the first left.
     cursor: usize,
     /// Cursors that came back empty to this participation; each does so once, and stays empty.
     empty_cursors: usize,
 }
 
-impl<B: Batch> WorkerResult<B> {
-    /// Nothing claimed yet.
+impl<B: Batch> Participation<B> {
+    /// Nothing claimed yet, from cursor 0.
     pub fn new() -> Self {
-        WorkerResult {
-            sink: None,
-            chunks: Vec::new(),
-            busy_ns: 0,
-            claims: 0,
-            executed: 0,
-            items: 0,
-            atomic_ops: 0,
-            wakeups: 0,
+        Participation {
+            output: WorkerOutput::new(),
             cursor: 0,
             empty_cursors: 0,
         }
@@ -262,7 +250,7 @@ pub(super) struct Job<'a, B: Batch> {
     cancelled: AtomicBool,
     failure: FailureSlot,
     /// Helpers' results, pushed once per participation.
-    helper_results: Mutex<Vec<WorkerResult<B>>>,
+    helper_results: Mutex<Vec<Participation<B>>>,
 }
 
 impl<'a, B: Batch> Job<'a, B> {
@@ -300,16 +288,20 @@ impl<'a, B: Batch> Job<'a, B> {
     /// The P2 claim loop, starting from cursor `home mod G`. `rotation` is `None` for the owner
     /// (home 0), which stays until the end; a helper passes the pool generation and the value
     /// it joined at.
-    pub fn participate(&self, home: usize, rotation: Option<(&AtomicU64, u64)>) -> WorkerResult<B> {
+    pub fn participate(
+        &self,
+        home: usize,
+        rotation: Option<(&AtomicU64, u64)>,
+    ) -> Participation<B> {
         let started = Instant::now();
-        let mut result = WorkerResult::new();
+        let mut result = Participation::new();
         result.cursor = home % self.cursors();
         self.claim_until(&mut result, || {
             // Relaxed: a stale value only delays the rotation by one chunk.
             rotation
                 .is_some_and(|(generation, joined)| generation.load(Ordering::Relaxed) != joined)
         });
-        result.busy_ns = nanos(started.elapsed());
+        result.output.busy_ns = nanos(started.elapsed());
         result
     }
 
@@ -318,7 +310,7 @@ impl<'a, B: Batch> Job<'a, B> {
     /// home; the owner's is 0) until it comes back empty, then to the next cursor, in turn, until
     /// each has come back empty once: at most G empty claims per participation, however many
     /// calls it makes.
-    pub fn claim_until(&self, result: &mut WorkerResult<B>, leave: impl Fn() -> bool) {
+    pub fn claim_until(&self, result: &mut Participation<B>, leave: impl Fn() -> bool) {
         let cursors = self.control.cursors();
         if result.empty_cursors == cursors.count() {
             return;
@@ -329,8 +321,8 @@ impl<'a, B: Batch> Job<'a, B> {
                 self.stop(result);
                 break;
             }
-            result.claims += 1;
-            result.atomic_ops += 1;
+            result.output.claims += 1;
+            result.output.atomic_ops += 1;
             let Some(items) = self.plan.chunks.get(cursors.claim(result.cursor)) else {
                 // Every chunk of this cursor is handed out (or the batch stopped); a cursor that
                 // came back empty stays empty, so each is tried once.
@@ -341,7 +333,7 @@ impl<'a, B: Batch> Job<'a, B> {
                 result.cursor = (result.cursor + 1) % cursors.count();
                 continue;
             };
-            result.executed += 1;
+            result.output.executed += 1;
             if !self.run_chunk(items.clone(), result) || leave() {
                 break;
             }
@@ -349,10 +341,10 @@ impl<'a, B: Batch> Job<'a, B> {
     }
 
     /// Runs one chunk into the participant's sink; false if an item failed or panicked.
-    fn run_chunk(&self, items: Range<usize>, result: &mut WorkerResult<B>) -> bool {
+    fn run_chunk(&self, items: Range<usize>, result: &mut Participation<B>) -> bool {
         let batch = self.batch;
         let mut current = items.start;
-        let sink_slot = &mut result.sink;
+        let sink_slot = &mut result.output.sink;
         let outcome = catch_unwind(AssertUnwindSafe(|| {
             let sink = sink_slot.get_or_insert_with(|| batch.new_sink());
             let start = batch.mark(sink);
@@ -366,15 +358,15 @@ impl<'a, B: Batch> Job<'a, B> {
         }));
         let error = match outcome {
             Ok(Ok((start, end))) => {
-                result.items += items.len() as u64;
-                match result.chunks.last_mut() {
+                result.output.items += items.len() as u64;
+                match result.output.chunks.last_mut() {
                     // Consecutive chunks of one participant merge: nothing was appended to its
                     // sink between the previous end mark and this start mark.
                     Some(last) if last.items.end == items.start => {
                         last.items.end = items.end;
                         last.end = end;
                     }
-                    _ => result.chunks.push(Chunk {
+                    _ => result.output.chunks.push(Chunk {
                         items,
                         sink: 0,
                         start,
@@ -396,9 +388,9 @@ impl<'a, B: Batch> Job<'a, B> {
 
     /// Stops handing out chunks: every later claim, through any cursor, lands past the end of
     /// the plan (cursor g's next index becomes `plan_len · G + g`).
-    fn stop(&self, result: &mut WorkerResult<B>) {
+    fn stop(&self, result: &mut Participation<B>) {
         let cursors = self.control.cursors();
-        result.atomic_ops += STOP_FLAG_OPS + cursors.count() as u64;
+        result.output.atomic_ops += STOP_FLAG_OPS + cursors.count() as u64;
         let plan_len = self.control.line.plan_len;
         for g in 0..cursors.count() {
             cursors.get(g).store(plan_len, Ordering::Relaxed);
@@ -407,7 +399,7 @@ impl<'a, B: Batch> Job<'a, B> {
 
     /// After every helper left: the helpers' results, the failure if any, and whether a claim
     /// observed the cancel token.
-    pub fn finish(&self) -> (Vec<WorkerResult<B>>, Option<BatchError>, bool) {
+    pub fn finish(&self) -> (Vec<Participation<B>>, Option<BatchError>, bool) {
         let results = std::mem::take(
             &mut *self
                 .helper_results
@@ -429,8 +421,8 @@ impl<B: Batch> ErasedJob for Job<'_, B> {
 
     fn help(&self, generation: &AtomicU64, joined_generation: u64, place: usize, wakeups: u64) {
         let mut result = self.participate(place, Some((generation, joined_generation)));
-        result.atomic_ops += HELPER_JOIN_LEAVE_OPS + wakeups * WAKE_OPS;
-        result.wakeups = wakeups;
+        result.output.atomic_ops += HELPER_JOIN_LEAVE_OPS + wakeups * WAKE_OPS;
+        result.output.wakeups = wakeups;
         self.helper_results
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -462,11 +454,11 @@ mod tests {
         let cancel = CancelToken::new();
         let job = Job::new(&batch, &cancel, &plan, 1, 0);
         let result = job.participate(0, None);
-        assert_eq!(result.executed as usize, plan.chunks.len());
-        assert_eq!(result.claims as usize, plan.chunks.len() + 1);
-        assert_eq!(result.chunks.len(), 1, "consecutive chunks merge");
-        assert_eq!(result.chunks[0].items, 0..40);
-        assert_eq!(result.sink.unwrap(), batch.expected());
+        assert_eq!(result.output.executed as usize, plan.chunks.len());
+        assert_eq!(result.output.claims as usize, plan.chunks.len() + 1);
+        assert_eq!(result.output.chunks.len(), 1, "consecutive chunks merge");
+        assert_eq!(result.output.chunks[0].items, 0..40);
+        assert_eq!(result.output.sink.unwrap(), batch.expected());
         assert!(job.finish().1.is_none());
     }
 
@@ -479,7 +471,10 @@ mod tests {
         let job = Job::new(&batch, &cancel, &plan, 1, 0);
         let result = job.participate(0, None);
         // Weight 114 per item, 300 per chunk: three items per chunk, item 7 is in the third.
-        assert_eq!(result.executed, 3, "stops in the chunk holding item 7");
+        assert_eq!(
+            result.output.executed, 3,
+            "stops in the chunk holding item 7"
+        );
         assert!(job.control.joinable().is_none());
         let (_, failure, cancelled) = job.finish();
         assert_eq!(
@@ -514,18 +509,20 @@ mod tests {
                 let job = Job::new(&batch, &cancel, &plan, cursors, 0);
                 assert_eq!(job.remaining(), len);
                 let result = job.participate(home, None);
-                assert_eq!(result.executed as usize, len);
+                assert_eq!(result.output.executed as usize, len);
                 assert_eq!(
-                    result.claims as usize,
+                    result.output.claims as usize,
                     len + cursors,
                     "one empty claim per cursor"
                 );
                 assert_eq!(job.remaining(), 0);
                 // The first chunk is the home cursor's first, then every G-th.
-                let mut order: Vec<usize> = result.chunks.iter().map(|c| c.items.start).collect();
+                let mut order: Vec<usize> =
+                    result.output.chunks.iter().map(|c| c.items.start).collect();
                 assert_eq!(order[0], plan.chunks[home].start);
                 order.sort_unstable();
-                let merged: Vec<usize> = result.chunks.iter().map(|c| c.items.len()).collect();
+                let merged: Vec<usize> =
+                    result.output.chunks.iter().map(|c| c.items.len()).collect();
                 assert_eq!(merged.iter().sum::<usize>(), 40);
                 assert_eq!(order.len(), if cursors == 1 { 1 } else { len });
             }
@@ -542,7 +539,7 @@ mod tests {
         let cursors = 3;
         let cancel = CancelToken::new();
         let job = Job::new(&batch, &cancel, &plan, cursors, 0);
-        let mut owner = WorkerResult::new();
+        let mut owner = Participation::new();
         let first = plan.chunks.len().div_ceil(cursors);
         let claimed = std::cell::Cell::new(0);
         job.claim_until(&mut owner, || {
@@ -550,15 +547,15 @@ mod tests {
             claimed.get() == first + 1
         });
         assert_eq!(
-            (owner.executed as usize, owner.empty_cursors),
+            (owner.output.executed as usize, owner.empty_cursors),
             (first + 1, 1)
         );
         job.claim_until(&mut owner, || false);
-        assert_eq!(owner.executed as usize, len);
-        assert_eq!(owner.claims as usize, len + cursors);
+        assert_eq!(owner.output.executed as usize, len);
+        assert_eq!(owner.output.claims as usize, len + cursors);
         // Nothing left, and no further claim.
         job.claim_until(&mut owner, || false);
-        assert_eq!(owner.claims as usize, len + cursors);
+        assert_eq!(owner.output.claims as usize, len + cursors);
     }
 
     #[test]
@@ -596,12 +593,12 @@ mod tests {
         let job = Job::new(&batch, &cancel, &plan, 3, 2);
         // Home 2 deals chunks 2, 5, …: item 7 is in chunk 2 (three items per chunk).
         let result = job.participate(2, None);
-        assert_eq!(result.executed, 1);
+        assert_eq!(result.output.executed, 1);
         assert_eq!(job.remaining(), 0);
         assert!(job.control.joinable().is_none());
         // Another participant finds every cursor empty: one empty claim each.
         let late = job.participate(0, None);
-        assert_eq!((late.claims, late.executed), (3, 0));
+        assert_eq!((late.output.claims, late.output.executed), (3, 0));
         assert!(job.finish().1.is_some());
     }
 
@@ -619,7 +616,7 @@ mod tests {
         cancel.cancel();
         let job = Job::new(&batch, &cancel, &plan, 1, 1);
         let result = job.participate(0, None);
-        assert_eq!((result.claims, result.executed), (0, 0));
+        assert_eq!((result.output.claims, result.output.executed), (0, 0));
         assert!(job.finish().2);
     }
 }

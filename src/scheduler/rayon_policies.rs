@@ -11,11 +11,12 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use super::batch::{Batch, BatchError, Chunk, FailureSlot, Outcome, panic_message, tiles};
+use super::batch::{Batch, BatchError, Chunk, FailureSlot, Outcome, panic_message};
 use super::cancel::CancelToken;
 use super::config::Policy;
+use super::fold::{OutcomeFold, WorkerOutput};
 use super::serial;
-use super::stats::{BatchStats, imbalance, nanos};
+use super::stats::{BatchStats, nanos};
 
 /// `with_min_len` of the `rayon-min-len` policy: `ceil(n / (threads * 4)).clamp(1, 8)`.
 pub fn min_len(len: usize, threads: usize) -> usize {
@@ -142,51 +143,44 @@ pub(super) fn run<B: Batch>(
             .collect()
     });
 
-    let mut stats = BatchStats {
+    let mut fold = OutcomeFold::new(BatchStats {
         policy: if bounded {
             Policy::RayonMinLen
         } else {
             Policy::Rayon
         },
         ..BatchStats::default()
-    };
-    let mut busy = vec![0u64; threads];
-    let mut sinks = Vec::new();
-    let mut chunks = Vec::new();
+    });
     for leaf in leaves {
         let (Some(sink), Some(start)) = (leaf.sink, leaf.start) else {
             continue;
         };
-        stats.bytes = stats.bytes.saturating_add(leaf.bytes);
-        stats.items += leaf.items.len();
-        stats.claims += leaf.items.len();
-        stats.chunks += 1;
-        busy[leaf.thread.min(threads - 1)] += leaf.busy_ns;
-        if !leaf.items.is_empty() {
+        // A leaf that failed on its first item ran a chunk but has none to show.
+        let chunks = if leaf.items.is_empty() {
+            Vec::new()
+        } else {
             let end = batch.mark(&sink);
-            chunks.push(Chunk {
-                items: leaf.items,
-                sink: sinks.len(),
+            vec![Chunk {
+                items: leaf.items.clone(),
+                sink: 0,
                 start,
                 end,
-            });
-        }
-        sinks.push(sink);
+            }]
+        };
+        // A rayon task is one item: a claim per item. The leaves a thread folds are one worker.
+        let output = WorkerOutput {
+            sink: Some(sink),
+            chunks,
+            executed: 1,
+            claims: leaf.items.len() as u64,
+            items: leaf.items.len() as u64,
+            bytes: leaf.bytes,
+            busy_ns: leaf.busy_ns,
+            ..WorkerOutput::new()
+        };
+        fold.add(leaf.thread.min(threads - 1), output);
     }
-    stats.per_worker_busy_ns = busy.into_iter().filter(|&b| b > 0).collect();
-    stats.threads_used = stats.per_worker_busy_ns.len();
-    stats.participants = stats.threads_used;
-    stats.imbalance = imbalance(&stats.per_worker_busy_ns);
-    let result = if let Some(error) = failure.take() {
-        Err(error)
-    } else if cancelled.load(Ordering::Relaxed) {
-        Err(BatchError::Cancelled)
-    } else {
-        chunks.sort_unstable_by_key(|c| c.items.start);
-        debug_assert!(tiles(&chunks, len), "rayon output must tile 0..{len}");
-        Ok((sinks, chunks))
-    };
-    Outcome { result, stats }
+    fold.finish(len, failure.take(), cancelled.load(Ordering::Relaxed))
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@ use std::time::Instant;
 use super::batch::{Batch, BatchError, Chunk, Outcome, panic_message};
 use super::cancel::CancelToken;
 use super::config::Policy;
+use super::fold::{OutcomeFold, WorkerOutput};
 use super::stats::{BatchStats, nanos};
 
 /// Runs every item in order on the calling thread. With a single chunk there is only one claim,
@@ -13,12 +14,6 @@ use super::stats::{BatchStats, nanos};
 pub(super) fn run<B: Batch>(batch: &B, cancel: &CancelToken) -> Outcome<B> {
     let started = Instant::now();
     let len = batch.len();
-    let mut stats = BatchStats {
-        policy: Policy::Serial,
-        inline: true,
-        claims: 1,
-        ..BatchStats::default()
-    };
     let mut current = 0;
     let mut bytes = 0usize;
     let outcome = catch_unwind(AssertUnwindSafe(|| {
@@ -35,36 +30,45 @@ pub(super) fn run<B: Batch>(batch: &B, cancel: &CancelToken) -> Outcome<B> {
                 .map_err(|message| BatchError::ItemFailed { index: i, message })?;
         }
         let end = batch.mark(&sink);
-        Ok((
-            sink,
-            Chunk {
-                items: 0..len,
-                sink: 0,
-                start,
-                end,
-            },
-        ))
+        Ok((sink, start, end))
     }));
-    let result = match outcome {
-        Ok(Ok((sink, chunk))) => {
-            stats.items = len;
+    // The one chunk is one claim, run by the calling thread (cancellation, checked per item, is
+    // reported as the failure). A failed batch keeps no sink and counts no item.
+    let mut output = WorkerOutput {
+        executed: 1,
+        claims: 1,
+        busy_ns: nanos(started.elapsed()),
+        ..WorkerOutput::new()
+    };
+    let failure = match outcome {
+        Ok(Ok((sink, start, end))) => {
+            output.sink = Some(sink);
+            output.items = len as u64;
             // An empty batch has no chunk: chunks never cover an empty range.
-            let chunks = if len == 0 { Vec::new() } else { vec![chunk] };
-            Ok((vec![sink], chunks))
+            if len > 0 {
+                output.chunks.push(Chunk {
+                    items: 0..len,
+                    sink: 0,
+                    start,
+                    end,
+                });
+            }
+            None
         }
-        Ok(Err(error)) => Err(error),
-        Err(payload) => Err(BatchError::Panicked {
+        Ok(Err(error)) => Some(error),
+        Err(payload) => Some(BatchError::Panicked {
             index: current,
             message: panic_message(&*payload),
         }),
     };
-    stats.bytes = bytes;
-    stats.chunks = 1;
-    stats.threads_used = 1;
-    stats.participants = 1;
-    stats.per_worker_busy_ns = vec![nanos(started.elapsed())];
-    stats.imbalance = 1.0;
-    Outcome { result, stats }
+    output.bytes = bytes;
+    let mut fold = OutcomeFold::new(BatchStats {
+        policy: Policy::Serial,
+        inline: true,
+        ..BatchStats::default()
+    });
+    fold.add(0, output);
+    fold.finish(len, failure, false)
 }
 
 #[cfg(test)]

@@ -25,15 +25,13 @@ pub(super) const MAX_SPINNERS: usize = 1;
 
 /// Most sleepers one publish or one join wakes (P5). Each woken worker that joins wakes up to
 /// this many more, so helpers arrive as a tree: about log_f(p) wake-up latencies after the
-/// publish rather than p - 1 of them (the chain that a fan-out of 1 gives, which the model in
-/// `benchmark/results/scheduler.md` puts at ~1.4 ms for 191 helpers, longer than a batch with
-/// 1 ms of work per worker). Four, from that model at 192 cores and 1 ms of work per worker: the
-/// last helper joins 10–15 µs sooner than with 2 (server and VM wake-up figures) and efficiency
-/// rises by ~0.01; 3, 4 and 8 agree within the model's noise (~0.008). More buys
-/// nothing, because there every join holds the registry lock in turn and that queue, not the
-/// tree's depth, sets when the last helper joins, while every `unpark` delays the waker's own
-/// first chunk by a futex call (µs). At 2 threads the pool has one worker and the fan-out cannot
-/// matter; `--example dispatch` measured no difference there.
+/// publish rather than p - 1 of them, a chain that on many cores is longer than a short batch.
+/// A fan-out of 2 makes the tree deeper than it needs to be; beyond about 4, more buys nothing,
+/// because every join holds the registry lock in turn and that queue, not the tree's depth, sets
+/// when the last helper joins, while every `unpark` delays the waker's own first chunk by a
+/// futex call. The model's comparison of fan-outs is in
+/// `benchmark/results/scheduler.md#what-ifs`. At 2 threads the pool has one worker and the
+/// fan-out cannot matter.
 pub const WAKE_FANOUT: usize = 4;
 
 /// Spins up to `rounds` times until `done()` is true; returns whether it became true.

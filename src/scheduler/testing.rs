@@ -27,7 +27,7 @@ pub const fn ops_per_participant(cursors: usize) -> u64 {
 pub const MAX_OPS_PER_PARTICIPANT: u64 = ops_per_participant(claim_cursors(MAX_THREADS));
 const _: () = assert!(
     ops_per_participant(1) == 20,
-    "one cursor: the bound as before"
+    "one cursor: the bound invariant 5 states"
 );
 const _: () = assert!(
     PUBLISH_OPS <= HELPER_JOIN_LEAVE_OPS,
