@@ -21,7 +21,8 @@ const path = require('node:path')
 const ROOT = path.join(__dirname, '..')
 const SRC = path.join(ROOT, 'src')
 const ALLOWED_EXPORT = '__napiBindingTarget'
-const DATE = /\b\d{4}-\d{2}-\d{2}\b/
+// A date on its own; one inside a name (a dated model such as gpt-4o-2024-08-06) is a name.
+const DATE = /(?<![\w-])\d{4}-\d{2}-\d{2}\b/
 
 /** Every `.rs` file under `dir`, as paths relative to `SRC` with `/` separators, sorted. */
 function rustFiles(dir = SRC) {

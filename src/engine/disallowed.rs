@@ -72,18 +72,6 @@ impl Tokenizer {
     }
 }
 
-/// The first occurrence in `text` of any of `disallowed` (the longest where two start at the same
-/// byte): the token and its byte offset.
-pub fn find_disallowed_special<'s>(
-    text: &str,
-    disallowed: &'s [SpecialToken],
-) -> Option<(&'s SpecialToken, usize)> {
-    disallowed
-        .iter()
-        .filter_map(|special| text.find(special.text).map(|at| (special, at)))
-        .min_by_key(|&(special, at)| (at, std::cmp::Reverse(special.text.len())))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -40,7 +40,7 @@ mod tokenizer;
 mod unicode_drift;
 
 pub use chat::ChatMessage;
-pub use disallowed::find_disallowed_special;
+pub use special::find_disallowed_special;
 pub use error::{Error, ErrorKind};
 pub use ids::Ids;
 pub use models::{MODEL_TO_ENCODING, encoding_for_model};

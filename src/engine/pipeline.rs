@@ -79,7 +79,7 @@ impl PipelineEngine {
         }
         // The pass that settles anything the walk above does not know of: a part that fails at
         // encode time fails on these texts too.
-        let mut scratch = self.lease_scratch();
+        let mut scratch = self.idle.take().unwrap_or_else(|| self.new_scratch());
         let mut out = Vec::new();
         let mut failure = None;
         for text in PROBE_TEXTS {
@@ -91,7 +91,7 @@ impl PipelineEngine {
                 }
             }
         }
-        self.give_back_scratch(scratch);
+        self.idle.give_back(scratch);
         failure
     }
 
@@ -123,18 +123,13 @@ impl PipelineEngine {
         }
     }
 
-    /// Working memory for one worker: an idle one, or a new one.
-    pub(super) fn lease_scratch(&self) -> PipelineScratch {
-        self.idle.take().unwrap_or_else(|| PipelineScratch {
+    /// New working memory for this engine's model.
+    fn new_scratch(&self) -> PipelineScratch {
+        PipelineScratch {
             model: self.tokenizer.get_model().init_scratch(),
             split: PreTokenizerScratch::default(),
             spans: Vec::new(),
-        })
-    }
-
-    /// Takes back working memory [`lease_scratch`](Self::lease_scratch) gave out.
-    pub(super) fn give_back_scratch(&self, scratch: PipelineScratch) {
-        self.idle.give_back(scratch);
+        }
     }
 
     /// The stages `PipelineTokenizer::encode_into` runs for one text, with the caller's working
@@ -304,7 +299,7 @@ impl Engine for PipelineEngine {
         scratch: &mut Scratch<'e>,
         out: &mut Ids,
     ) -> Result<(), Error> {
-        let encoded = match scratch.leased_for(self) {
+        let encoded = match scratch.leased_from(&self.idle, || self.new_scratch()) {
             Some(held) => self.encode_with(
                 text,
                 add_special_tokens,

@@ -20,8 +20,6 @@ use std::sync::{Mutex, PoisonError};
 use crossbeam_utils::CachePadded;
 use tokenizers::pipeline::{PipelineModelScratch, PreTokenizerScratch, Span};
 
-use super::pipeline::PipelineEngine;
-
 /// The release candidate's working memory for one thread at a time.
 pub(super) struct PipelineScratch {
     /// The model's buffers and word cache; built by the model it belongs to.
@@ -58,12 +56,12 @@ pub struct Scratch<'e> {
     /// Whether to lease working memory from the engine, or to leave it to the engine's own
     /// per-call pool.
     leasing: bool,
-    /// The leased working memory, each with the engine it belongs to (a model's scratch fits
-    /// only that model), given back on drop: one entry in practice (an OpenAI encoding's other
+    /// The leased working memory, each with the idle stack of the engine it belongs to (a
+    /// model's scratch fits only that model), given back on drop: one entry in practice (an OpenAI encoding's other
     /// engine, tiktoken's BPE in `ranks.rs`, keeps its working memory per thread and leases
     /// none). Padded: the buffers' lengths in it change with every word, and two workers'
     /// leases must not share a cache line.
-    leases: Vec<(&'e PipelineEngine, CachePadded<PipelineScratch>)>,
+    leases: Vec<(&'e IdleScratches, CachePadded<PipelineScratch>)>,
     /// Locks taken so far; `None` once an engine could not tell how many it took.
     locks: Option<u64>,
 }
@@ -106,11 +104,13 @@ impl<'e> Scratch<'e> {
         self.locks = None;
     }
 
-    /// `engine`'s working memory, leased on first use; `None` where this scratch leases none.
+    /// The working memory of the engine whose idle stack is `idle`, leased on first use (an idle
+    /// one, else a new one from `new_scratch`); `None` where this scratch leases none.
     #[inline]
-    pub(super) fn leased_for(
+    pub(super) fn leased_from(
         &mut self,
-        engine: &'e PipelineEngine,
+        idle: &'e IdleScratches,
+        new_scratch: impl FnOnce() -> PipelineScratch,
     ) -> Option<&mut PipelineScratch> {
         if !self.leasing {
             return None;
@@ -118,14 +118,14 @@ impl<'e> Scratch<'e> {
         let held = match self
             .leases
             .iter()
-            .position(|(owner, _)| std::ptr::eq(*owner, engine))
+            .position(|(owner, _)| std::ptr::eq(*owner, idle))
         {
             Some(held) => held,
             None => {
                 // Two locks: this take, and the give-back in `drop`.
                 self.count_locks(2);
-                self.leases
-                    .push((engine, CachePadded::new(engine.lease_scratch())));
+                let scratch = idle.take().unwrap_or_else(new_scratch);
+                self.leases.push((idle, CachePadded::new(scratch)));
                 self.leases.len() - 1
             }
         };
@@ -135,8 +135,8 @@ impl<'e> Scratch<'e> {
 
 impl Drop for Scratch<'_> {
     fn drop(&mut self) {
-        for (engine, scratch) in self.leases.drain(..) {
-            engine.give_back_scratch(CachePadded::into_inner(scratch));
+        for (idle, scratch) in self.leases.drain(..) {
+            idle.give_back(CachePadded::into_inner(scratch));
         }
     }
 }

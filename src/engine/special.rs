@@ -115,6 +115,37 @@ pub fn for_each_segment<'t, E>(
     Ok(())
 }
 
+/// The first occurrence in `text` of any of `disallowed` (the longest where two start at the same
+/// byte): the token and its byte offset.
+pub fn find_disallowed_special<'s>(
+    text: &str,
+    disallowed: &'s [SpecialToken],
+) -> Option<(&'s SpecialToken, usize)> {
+    disallowed
+        .iter()
+        .filter_map(|special| text.find(special.text).map(|at| (special, at)))
+        .min_by_key(|&(special, at)| (at, std::cmp::Reverse(special.text.len())))
+}
+
+/// The error for a text that contains a disallowed special token, naming the first one and where
+/// it starts, in UTF-16 code units (a JS string's index).
+#[cold]
+pub(super) fn refuse_disallowed(text: &str, disallowed: &[SpecialToken]) -> Result<(), Error> {
+    let Some((token, at)) = find_disallowed_special(text, disallowed) else {
+        return Ok(());
+    };
+    let index = text[..at].encode_utf16().count();
+    Err(Error::new(
+        ErrorKind::Disallowed,
+        format!(
+            "the text contains the disallowed special token {:?} at index {index}; pass it in \
+             allowedSpecial to encode it as its id, or leave disallowedSpecial out to encode it as \
+             ordinary text",
+            token.text
+        ),
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,10 +11,10 @@ use super::{Engine, Error, ErrorKind, Ids, Scratch};
 /// with a node per byte, which it clones and drops recursively (`models/unigram/trie.rs`), so the
 /// stack it needs grows with the longest piece: about 64 bytes per byte in a release build, and
 /// 520 to 680 in an unoptimized one (`npm run build:debug`, `cargo test` without `--release`, the
-/// AddressSanitizer run), where a 4096-byte piece overflowed a 2 MB thread stack (Rust's default,
-/// and the size of the worker threads; measured 2026-11-23, FUZZING.md). An overflow aborts the
-/// process; the parse fuzz found one with a 58 KB piece in a release build (the model is built,
-/// and dropped again, even when another part of the file is invalid). SentencePiece pieces are a
+/// AddressSanitizer run), where a 4096-byte piece overflows a 2 MB thread stack (Rust's default,
+/// and the size of the worker threads; `FUZZING.md#what-the-fuzz-found`). An overflow aborts the
+/// process, and a 58 KB piece does so in a release build (the model is built, and dropped again,
+/// even when another part of the file is invalid). SentencePiece pieces are a
 /// few dozen bytes at most (16 characters by default); this bound keeps the recursion under
 /// 0.7 MB in any build.
 const UNIGRAM_MAX_PIECE_BYTES: usize = 1024;

@@ -10,7 +10,6 @@ use super::pipeline::PipelineEngine;
 use super::routing::{Route, StableNeeded};
 use super::special::{self, AllowedSpecial, Segment, SpecialToken};
 use super::stable::StableEngine;
-use super::disallowed::find_disallowed_special;
 use super::unicode_drift;
 use super::{Engine, Error, ErrorKind, Ids, Scratch};
 
@@ -358,7 +357,7 @@ impl Tokenizer {
         out: &mut Ids,
     ) -> Result<(), Error> {
         if !mode.disallowed_special.is_empty() {
-            refuse_disallowed_special(text, &mode.disallowed_special)?;
+            special::refuse_disallowed(text, &mode.disallowed_special)?;
         }
         match self.family {
             Family::OpenAi(encoding) => {
@@ -529,24 +528,6 @@ impl EncodeMode {
     }
 }
 
-/// The error for a text that contains a disallowed special token, naming the first one and where
-/// it starts, in UTF-16 code units (a JS string's index).
-#[cold]
-fn refuse_disallowed_special(text: &str, disallowed: &[SpecialToken]) -> Result<(), Error> {
-    let Some((token, at)) = find_disallowed_special(text, disallowed) else {
-        return Ok(());
-    };
-    let index = text[..at].encode_utf16().count();
-    Err(Error::new(
-        ErrorKind::Disallowed,
-        format!(
-            "the text contains the disallowed special token {:?} at index {index}; pass it in \
-             allowedSpecial to encode it as its id, or leave disallowedSpecial out to encode it as \
-             ordinary text",
-            token.text
-        ),
-    ))
-}
 
 /// The stable engine of a tokenizer, built when first needed.
 ///
