@@ -253,6 +253,19 @@ export interface BatchStats {
   wallMs: number
 }
 
+/**
+ * One message of a conversation, as `encodeChat` and `countChat` take it (other keys, such as an
+ * API client's, are ignored).
+ */
+export interface ChatMessage {
+  /** Who speaks: `'system'`, `'user'`, `'assistant'`, `'developer'`, `'tool'`… */
+  role?: string
+  /** The speaker's name. */
+  name?: string
+  /** What is said. */
+  content: string
+}
+
 /** Options of `encodeChat` and `countChat`. */
 export interface ChatOptions {
   /**

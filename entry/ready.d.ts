@@ -4,7 +4,6 @@ import type {
   ChatOptions,
   BatchEncoding,
   BatchOptions,
-  CountOptions,
   DecodeOptions,
   EncodeOptions,
   StreamDecoder,
@@ -25,8 +24,8 @@ export interface ReadyFunctions {
   encode(text: string, options?: EncodeOptions): Uint32Array
   decode(ids: Uint32Array | readonly number[], options?: DecodeOptions): string
   decodeBytes(ids: Uint32Array | readonly number[], options?: DecodeOptions): Uint8Array
-  count(text: string, options?: CountOptions): number
-  isWithinTokenLimit(text: string, limit: number, options?: CountOptions): number | false
+  count(text: string, options?: EncodeOptions): number
+  isWithinTokenLimit(text: string, limit: number, options?: EncodeOptions): number | false
   truncate(text: string, maxTokens: number, options?: TruncateOptions): string
   encodeChat(messages: readonly ChatMessage[], options?: ChatOptions): Uint32Array
   countChat(messages: readonly ChatMessage[], options?: ChatOptions): number

@@ -103,6 +103,19 @@ pub struct DecodeOptions {
     pub signal: Option<bool>,
 }
 
+/// One message of a conversation, as `encodeChat` and `countChat` take it (other keys, such as an
+/// API client's, are ignored).
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[expect(dead_code, reason = "index.d.ts's type; `args::chat_messages` reads messages by hand")]
+pub struct ChatMessage {
+    /// Who speaks: `'system'`, `'user'`, `'assistant'`, `'developer'`, `'tool'`…
+    pub role: Option<String>,
+    /// The speaker's name.
+    pub name: Option<String>,
+    /// What is said.
+    pub content: String,
+}
+
 /// Options of `encodeChat` and `countChat`.
 #[napi(object, object_to_js = false, object_from_js = false)]
 #[expect(dead_code, reason = "index.d.ts's type; `Options::read` reads the options by hand")]
