@@ -84,6 +84,7 @@ mkdir -p "$TARBALLS"
 STAGED="$WORK/root"
 mkdir -p "$STAGED"
 cp package.json index.js index.d.ts README.md "$STAGED/"
+cp -r entry encoding model "$STAGED/"
 quiet node scripts/pin-platform-packages.js "$STAGED"
 [[ "$(node -p "require('$STAGED/package.json').optionalDependencies['$PLATFORM_NAME']")" == "$VERSION" ]] ||
   fail "the packed root does not pin $PLATFORM_NAME at $VERSION"
@@ -106,7 +107,8 @@ check_contents() {
   ((bad == 0)) || fail "$(basename "$tarball") ships files it should not"
   echo "$(basename "$tarball"): $(tar -tzf "$tarball" | sed 's|^package/||' | sort | tr '\n' ' ')"
 }
-check_contents "$ROOT_TGZ" '^package/(index\.js|index\.d\.ts|package\.json|README(\.md)?|LICEN[CS]E(\.md|\.txt)?)$'
+check_contents "$ROOT_TGZ" '^package/(index\.js|index\.d\.ts|package\.json|README(\.md)?|LICEN[CS]E(\.md|\.txt)?|entry/ready\.(js|d\.ts)|(encoding|model)/[A-Za-z0-9._-]+\.(js|d\.ts))$'
+tar -tzf "$ROOT_TGZ" | grep -x 'package/model/gpt-4o.js' >/dev/null || fail "$(basename "$ROOT_TGZ") lacks the entry point model/gpt-4o.js"
 check_contents "$PLATFORM_TGZ" "^package/(${BINARY_NAME//./\\.}|package\\.json|README\\.md|LICEN[CS]E(\\.md|\\.txt)?)\$"
 tar -tzf "$PLATFORM_TGZ" | grep -qx "package/$BINARY_NAME" || fail "$(basename "$PLATFORM_TGZ") lacks $BINARY_NAME"
 
@@ -154,6 +156,11 @@ async function main() {
   assert.equal(batch.length, 3)
   assert.deepEqual(Array.from(batch.get(0)), $EXPECTED_IDS)
   assert.deepEqual(Array.from(batch.get(1)), [])
+  // The entry points, through the package's exports.
+  const { count, tokenizer: gpt4o } = require('$NAME/model/gpt-4o')
+  assert.deepEqual(['hello world', ''].map(count), [2, 0])
+  assert.equal(gpt4o.name, 'o200k_base')
+  assert.deepEqual(Array.from(require('$NAME/encoding/cl100k_base').encode('hello world')), [15339, 1917])
   assert.deepEqual(Array.from(batch.get(2)), $EXPECTED_IDS)
   console.log('ids of "hello world": ' + JSON.stringify(Array.from(batch.get(0))) + ' from ' + loaded[0])
 }
