@@ -556,10 +556,11 @@ fn main() {
         if only == "sharded" || only == "sharded-shared" {
             let instances = if only == "sharded" { threads } else { 1 };
             let loaded: Vec<Box<dyn Engine>> = (0..instances)
-                .map(|_| openai::independent_engine_for_benchmarks(ENCODING).expect("o200k_base builds"))
+                .map(|_| {
+                    openai::independent_engine_for_benchmarks(ENCODING).expect("o200k_base builds")
+                })
                 .collect();
-            let engines: Vec<&dyn Engine> =
-                (0..threads).map(|k| &*loaded[k % instances]).collect();
+            let engines: Vec<&dyn Engine> = (0..threads).map(|k| &*loaded[k % instances]).collect();
             let rc3 =
                 openai::pipeline_tokenizer_for_benchmarks(ENCODING).expect("o200k_base builds");
             let setup = Setup {

@@ -87,11 +87,24 @@ mod tests {
                 let cancel = CancelToken::new();
                 let encoded = encode_all(&scheduler, &tokenizer, &texts, &mode, &cancel).unwrap();
                 let counts = count_all(&scheduler, &tokenizer, &texts, &mode, &cancel).unwrap();
-                assert_eq!(encoded.offsets.len(), items.len() + 1, "{policy} x{threads}");
+                assert_eq!(
+                    encoded.offsets.len(),
+                    items.len() + 1,
+                    "{policy} x{threads}"
+                );
                 for (i, ids) in alone.iter().enumerate() {
-                    let (start, end) = (encoded.offsets[i] as usize, encoded.offsets[i + 1] as usize);
-                    assert_eq!(&encoded.ids[start..end], ids.as_slice(), "{policy} x{threads}: text {i}");
-                    assert_eq!(counts[i] as usize, ids.len(), "{policy} x{threads}: text {i}");
+                    let (start, end) =
+                        (encoded.offsets[i] as usize, encoded.offsets[i + 1] as usize);
+                    assert_eq!(
+                        &encoded.ids[start..end],
+                        ids.as_slice(),
+                        "{policy} x{threads}: text {i}"
+                    );
+                    assert_eq!(
+                        counts[i] as usize,
+                        ids.len(),
+                        "{policy} x{threads}: text {i}"
+                    );
                 }
             }
         }

@@ -40,11 +40,11 @@ mod tokenizer;
 mod unicode_drift;
 
 pub use chat::ChatMessage;
-pub use special::find_disallowed_special;
 pub use error::{Error, ErrorKind};
 pub use ids::Ids;
 pub use models::{MODEL_TO_ENCODING, encoding_for_model};
 pub use scratch::Scratch;
+pub use special::find_disallowed_special;
 pub use special::{AllowedSpecial, SpecialToken};
 pub use stream_decode::StreamDecoder;
 pub use tokenizer::{EncodeMode, Family, Tokenizer};

@@ -528,7 +528,6 @@ impl EncodeMode {
     }
 }
 
-
 /// The stable engine of a tokenizer, built when first needed.
 ///
 /// Building it reads the whole file again and costs about as much as the release candidate's own

@@ -61,7 +61,13 @@ pub fn boolean(env: &Env, value: &Unknown, what: &str) -> napi::Result<bool> {
 
 /// A whole number from `min` to `max`: a `TypeError` if `value` is not a number, a `RangeError`
 /// if it is not whole or out of range.
-pub fn whole_number(env: &Env, value: &Unknown, what: &str, min: u32, max: u32) -> napi::Result<u32> {
+pub fn whole_number(
+    env: &Env,
+    value: &Unknown,
+    what: &str,
+    min: u32,
+    max: u32,
+) -> napi::Result<u32> {
     if value.get_type()? != ValueType::Number {
         return Err(type_error(
             env,
@@ -94,7 +100,10 @@ pub fn u32_list(env: &Env, value: &Unknown, what: &str, noun: &str) -> napi::Res
                 if item.get_type()? != ValueType::Number {
                     return Err(type_error(
                         env,
-                        &format!("{what}[{index}] is {}; {noun} are whole numbers", describe(item)),
+                        &format!(
+                            "{what}[{index}] is {}; {noun} are whole numbers",
+                            describe(item)
+                        ),
                     ));
                 }
                 let number = raw::number(env, item)?;
@@ -127,7 +136,10 @@ pub fn id_lists(env: &Env, value: &Unknown, what: &str) -> napi::Result<Vec<Vec<
     if !value.is_array()? {
         return Err(type_error(
             env,
-            &format!("{what} is {}; expected an array of id lists", describe(value)),
+            &format!(
+                "{what} is {}; expected an array of id lists",
+                describe(value)
+            ),
         ));
     }
     raw::elements(env, value)?
@@ -172,7 +184,10 @@ pub fn chat_messages(env: &Env, value: &Unknown, what: &str) -> napi::Result<Cha
         if message.get_type()? != ValueType::Object || message.is_array()? {
             return Err(type_error(
                 env,
-                &format!("{at} is {}; expected {{ role, content }}", describe(message)),
+                &format!(
+                    "{at} is {}; expected {{ role, content }}",
+                    describe(message)
+                ),
             ));
         }
         let field = |key: &CStr| -> napi::Result<Option<String>> {
@@ -181,7 +196,10 @@ pub fn chat_messages(env: &Env, value: &Unknown, what: &str) -> napi::Result<Cha
                 .transpose()
         };
         let content = field(c"content")?.ok_or_else(|| {
-            type_error(env, &format!("{at}.content is undefined; expected a string"))
+            type_error(
+                env,
+                &format!("{at}.content is undefined; expected a string"),
+            )
         })?;
         messages.push((field(c"role")?, field(c"name")?, content));
     }
@@ -195,7 +213,11 @@ pub fn property<'env>(
     key: &CStr,
 ) -> napi::Result<Option<Unknown<'env>>> {
     let value = raw::named_property(env, object, key).map_err(|_| {
-        js_error(env, ErrorClass::Error, &format!("cannot read option {key:?}"))
+        js_error(
+            env,
+            ErrorClass::Error,
+            &format!("cannot read option {key:?}"),
+        )
     })?;
     Ok(match value.get_type()? {
         ValueType::Undefined => None,
@@ -235,7 +257,12 @@ pub fn options_object<'env>(
 fn unknown_key(key: &str, call: &str, keys: &[&str]) -> String {
     let nearest = keys
         .iter()
-        .map(|valid| (edit_distance(&key.to_lowercase(), &valid.to_lowercase()), *valid))
+        .map(|valid| {
+            (
+                edit_distance(&key.to_lowercase(), &valid.to_lowercase()),
+                *valid,
+            )
+        })
         .min();
     let listed = keys.join(", ");
     match nearest {
@@ -313,7 +340,12 @@ pub fn choice_option<'c>(
         .find(|choice| **choice == text)
         .copied()
         .map(Some)
-        .ok_or_else(|| range_error(env, &format!("{name} is {text:?}; expected one of {listed}")))
+        .ok_or_else(|| {
+            range_error(
+                env,
+                &format!("{name} is {text:?}; expected one of {listed}"),
+            )
+        })
 }
 
 /// `options.<key>`, as errors name an option.

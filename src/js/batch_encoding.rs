@@ -168,7 +168,10 @@ fn inspect<'env>(env: &'env Env, this: &Unknown<'env>) -> napi::Result<Unknown<'
     if len > INSPECT_TEXTS {
         texts.push(format!("... {} more texts", len - INSPECT_TEXTS));
     }
-    raw::create_string(env, &format!("BatchEncoding({len}) [ {} ]", texts.join(", ")))
+    raw::create_string(
+        env,
+        &format!("BatchEncoding({len}) [ {} ]", texts.join(", ")),
+    )
 }
 
 /// Gives `BatchEncoding` its `util.inspect` form when the module loads.
@@ -179,5 +182,11 @@ pub fn register_inspect(env: Env, exports: Object) -> napi::Result<()> {
         .map_err(|_| js_error(&env, ErrorClass::Error, "BatchEncoding is not exported"))?;
     let prototype = raw::named_property(&env, &class, c"prototype")
         .map_err(|_| js_error(&env, ErrorClass::Error, "BatchEncoding has no prototype"))?;
-    raw::set_symbol_method(&env, &prototype, "nodejs.util.inspect.custom", "inspect", inspect)
+    raw::set_symbol_method(
+        &env,
+        &prototype,
+        "nodejs.util.inspect.custom",
+        "inspect",
+        inspect,
+    )
 }

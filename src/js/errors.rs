@@ -49,7 +49,12 @@ fn create(
     };
     let error = raw::create_error(env, constructor, message)?;
     if class == ErrorClass::Abort {
-        raw::set_named_property(env, &error, c"name", &raw::create_string(env, "AbortError")?)?;
+        raw::set_named_property(
+            env,
+            &error,
+            c"name",
+            &raw::create_string(env, "AbortError")?,
+        )?;
         raw::set_named_property(env, &error, c"code", &raw::create_string(env, "ABORT_ERR")?)?;
     }
     if let Some(cause) = cause {

@@ -18,7 +18,10 @@ use crate::engine::{AllowedSpecial, EncodeMode, Tokenizer};
 
 /// Options of `encode`, `count` and `isWithinTokenLimit`.
 #[napi(object, object_to_js = false, object_from_js = false)]
-#[expect(dead_code, reason = "index.d.ts's type; `Options::read` reads the options by hand")]
+#[expect(
+    dead_code,
+    reason = "index.d.ts's type; `Options::read` reads the options by hand"
+)]
 pub struct EncodeOptions {
     /// Hugging Face tokenizers: add the post-processor's template tokens (`[CLS]` … `[SEP]`,
     /// `<s>` … `</s>`) around each text, as `tokenizers` does by default.
@@ -45,7 +48,10 @@ pub struct EncodeOptions {
 
 /// Options of `encodeBatch`, `countBatch`, the UTF-8 batch methods and their `Sync` forms.
 #[napi(object, object_to_js = false, object_from_js = false)]
-#[expect(dead_code, reason = "index.d.ts's type; `Options::read` reads the options by hand")]
+#[expect(
+    dead_code,
+    reason = "index.d.ts's type; `Options::read` reads the options by hand"
+)]
 pub struct BatchOptions {
     /// As in `EncodeOptions`.
     /// @default true
@@ -73,7 +79,10 @@ pub struct BatchOptions {
 
 /// Options of `truncate`: those of `encode`, and which end is kept.
 #[napi(object, object_to_js = false, object_from_js = false)]
-#[expect(dead_code, reason = "index.d.ts's type; `Options::read` reads the options by hand")]
+#[expect(
+    dead_code,
+    reason = "index.d.ts's type; `Options::read` reads the options by hand"
+)]
 pub struct TruncateOptions {
     /// `'end'` keeps the start of the text (cuts at its end); `'start'` keeps its end.
     /// @default 'end'
@@ -93,7 +102,10 @@ pub struct TruncateOptions {
 
 /// Options of `decode`, `decodeBytes`, `decoder`, `decodeBatch` and `decodeBatchSync`.
 #[napi(object, object_to_js = false, object_from_js = false)]
-#[expect(dead_code, reason = "index.d.ts's type; `Options::read` reads the options by hand")]
+#[expect(
+    dead_code,
+    reason = "index.d.ts's type; `Options::read` reads the options by hand"
+)]
 pub struct DecodeOptions {
     /// Leave special tokens out of the text.
     /// @default false
@@ -106,7 +118,10 @@ pub struct DecodeOptions {
 /// One message of a conversation, as `encodeChat` and `countChat` take it (other keys, such as an
 /// API client's, are ignored).
 #[napi(object, object_to_js = false, object_from_js = false)]
-#[expect(dead_code, reason = "index.d.ts's type; `args::chat_messages` reads messages by hand")]
+#[expect(
+    dead_code,
+    reason = "index.d.ts's type; `args::chat_messages` reads messages by hand"
+)]
 pub struct ChatMessage {
     /// Who speaks: `'system'`, `'user'`, `'assistant'`, `'developer'`, `'tool'`…
     pub role: Option<String>,
@@ -118,7 +133,10 @@ pub struct ChatMessage {
 
 /// Options of `encodeChat` and `countChat`.
 #[napi(object, object_to_js = false, object_from_js = false)]
-#[expect(dead_code, reason = "index.d.ts's type; `Options::read` reads the options by hand")]
+#[expect(
+    dead_code,
+    reason = "index.d.ts's type; `Options::read` reads the options by hand"
+)]
 pub struct ChatOptions {
     /// The model whose chat layout and accounting apply (`'gpt-4o'`).
     /// @default the model the tokenizer was made for (`Tokenizer.fromModel`)

@@ -182,7 +182,9 @@ pub fn is_fresh_object(env: &Env, this: &This) -> napi::Result<bool> {
     // napi has set it.
     let code = unsafe {
         match sys::napi_get_global(env.raw(), &mut global) {
-            sys::Status::napi_ok => sys::napi_strict_equals(env.raw(), global, this.raw(), &mut same),
+            sys::Status::napi_ok => {
+                sys::napi_strict_equals(env.raw(), global, this.raw(), &mut same)
+            }
             code => code,
         }
     };
@@ -353,8 +355,8 @@ pub fn call_method<'env>(
     method: &CStr,
     args: &[Unknown],
 ) -> napi::Result<Unknown<'env>> {
-    let function = named_property(env, object, method)
-        .map_err(|code| failed(code, "read a method"))?;
+    let function =
+        named_property(env, object, method).map_err(|code| failed(code, "read a method"))?;
     let raw_args: Vec<sys::napi_value> = args.iter().map(|arg| arg.raw()).collect();
     let mut result = ptr::null_mut();
     // SAFETY: module docs; `raw_args` holds `raw_args.len()` values of the scope; `result` is
@@ -378,7 +380,12 @@ pub fn create_string<'env>(env: &Env, text: &str) -> napi::Result<Unknown<'env>>
     let mut value = ptr::null_mut();
     // SAFETY: module docs; `text` is `text.len()` readable bytes; `value` is valid for writes.
     status(unsafe {
-        sys::napi_create_string_utf8(env.raw(), text.as_ptr().cast(), text.len() as isize, &mut value)
+        sys::napi_create_string_utf8(
+            env.raw(),
+            text.as_ptr().cast(),
+            text.len() as isize,
+            &mut value,
+        )
     })
     .map_err(|code| failed(code, "create a string"))?;
     Ok(same_scope(env, value))
@@ -561,7 +568,14 @@ unsafe extern "C" fn call_method_with_this(
     // SAFETY: Node-API calls this with its own live `env` and `info`; only `this` and the data are
     // asked for.
     let code = unsafe {
-        sys::napi_get_cb_info(env, info, ptr::null_mut(), ptr::null_mut(), &mut this, &mut data)
+        sys::napi_get_cb_info(
+            env,
+            info,
+            ptr::null_mut(),
+            ptr::null_mut(),
+            &mut this,
+            &mut data,
+        )
     };
     if code != sys::Status::napi_ok || data.is_null() {
         return ptr::null_mut();
@@ -650,8 +664,9 @@ impl Persistent {
             let mut value = ptr::null_mut();
             // SAFETY: as above; the reference was made in this environment and is not deleted
             // before its `Drop`.
-            let code =
-                unsafe { sys::napi_get_reference_value(first.env, reference.reference, &mut value) };
+            let code = unsafe {
+                sys::napi_get_reference_value(first.env, reference.reference, &mut value)
+            };
             if code != sys::Status::napi_ok || value.is_null() {
                 break;
             }
@@ -692,8 +707,12 @@ pub fn rejected_promise<'env>(env: &'env Env, error: napi::Error) -> napi::Resul
     // SAFETY: module docs; the out-pointers are valid for writes; the deferred is resolved once,
     // right below, which also frees it.
     unsafe {
-        status(sys::napi_create_promise(env.raw(), &mut deferred, &mut promise))
-            .map_err(|code| failed(code, "create a promise"))?;
+        status(sys::napi_create_promise(
+            env.raw(),
+            &mut deferred,
+            &mut promise,
+        ))
+        .map_err(|code| failed(code, "create a promise"))?;
         status(sys::napi_reject_deferred(env.raw(), deferred, reason.raw()))
             .map_err(|code| failed(code, "reject a promise"))?;
     }
@@ -702,5 +721,8 @@ pub fn rejected_promise<'env>(env: &'env Env, error: napi::Error) -> napi::Resul
 
 /// A Node-API status as an error saying what could not be done.
 fn failed(code: sys::napi_status, what: &str) -> napi::Error {
-    napi::Error::new(Status::from(code), format!("cannot {what} (napi status {code})"))
+    napi::Error::new(
+        Status::from(code),
+        format!("cannot {what} (napi status {code})"),
+    )
 }

@@ -63,9 +63,10 @@ pub struct BatchStats {
     /// Shared atomic operations batchtok's own code issued for the batch.
     pub shared_atomic_ops: f64,
     /// Locks the tokenizer engine took on state its threads share: 2 for each worker's working
-    /// memory, leased from the engine once per batch and given back, not per text (2 more where a worker's texts also go to an OpenAI encoding's exact engine);
-    /// `null` where the stable fallback encoded a text (its cache locks depend on the text), or
-    /// for a failed batch.
+    /// memory, leased from the release-candidate engine once per batch and given back, not per
+    /// text (0 for texts an OpenAI encoding's rank engine encodes: it leases nothing); `null`
+    /// where the stable fallback encoded a text (its cache locks depend on the text), or for a
+    /// failed batch.
     pub engine_locks: Option<f64>,
     /// The batch ran on the calling thread alone and woke no worker (it was small).
     pub inline: bool,
@@ -166,7 +167,8 @@ impl Scheduler {
                 "Class constructor Scheduler cannot be invoked without 'new'",
             ));
         }
-        let mut config = SchedulerConfig::from_env().map_err(|e| range_error(&env, &e.to_string()))?;
+        let mut config =
+            SchedulerConfig::from_env().map_err(|e| range_error(&env, &e.to_string()))?;
         let mut release_memory = false;
         if let Some(object) = options_object(&env, options, "new Scheduler()", SCHEDULER_KEYS)? {
             if let Some(threads) =
@@ -175,7 +177,9 @@ impl Scheduler {
                 config.threads = threads as usize;
             }
             if let Some(policy) = choice_option(&env, &object, c"policy", POLICY_NAMES)? {
-                config.policy = policy.parse::<Policy>().map_err(|e| range_error(&env, &e.to_string()))?;
+                config.policy = policy
+                    .parse::<Policy>()
+                    .map_err(|e| range_error(&env, &e.to_string()))?;
             }
             release_memory = bool_option(&env, &object, c"releaseMemory")?.unwrap_or(false);
         }

@@ -89,7 +89,8 @@ impl Drop for AbortListener {
         Persistent::with_values(&[&self.signal, &self.function], |env, values| {
             if let Ok(abort) = raw::create_string(env, "abort") {
                 let listener = values[1];
-                let _ = raw::call_method(env, &values[0], c"removeEventListener", &[abort, listener]);
+                let _ =
+                    raw::call_method(env, &values[0], c"removeEventListener", &[abort, listener]);
             }
         });
     }

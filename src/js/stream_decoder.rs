@@ -31,7 +31,9 @@ impl StreamDecoder {
         js_error(
             env,
             ErrorClass::Error,
-            &format!("{method}() after end(): this decoder has ended; make another with tokenizer.decoder()"),
+            &format!(
+                "{method}() after end(): this decoder has ended; make another with tokenizer.decoder()"
+            ),
         )
     }
 }
@@ -53,7 +55,10 @@ impl StreamDecoder {
     /// The text still held back, and the end of the stream.
     #[napi(catch_unwind)]
     pub fn end(&mut self, env: Env) -> napi::Result<String> {
-        let decoder = self.decoder.take().ok_or_else(|| Self::ended(&env, "end"))?;
+        let decoder = self
+            .decoder
+            .take()
+            .ok_or_else(|| Self::ended(&env, "end"))?;
         decoder.end().map_err(|e| from_engine(&env, &e))
     }
 }

@@ -106,10 +106,14 @@ pub fn texts_from_array(env: &Env, value: &Unknown, what: &str) -> napi::Result<
     if !value.is_array()? {
         return Err(type_error(
             env,
-            &format!("{what} is {}; expected an array of strings", describe(value)),
+            &format!(
+                "{what} is {}; expected an array of strings",
+                describe(value)
+            ),
         ));
     }
-    let len = raw::array_length(env, value).map_err(|code| failed(env, code, &|| what.to_owned()))?;
+    let len =
+        raw::array_length(env, value).map_err(|code| failed(env, code, &|| what.to_owned()))?;
     let mut texts = Texts::with_capacity(len as usize, 0);
     let mut writer = texts.writer();
     for index in 0..len {

@@ -12,8 +12,8 @@ use super::batch_encoding::BatchEncoding;
 use super::errors::{from_engine, type_error};
 use super::options::{Options, Takes};
 use super::raw;
-use super::stream_decoder::StreamDecoder;
 use super::scheduler::default_runner;
+use super::stream_decoder::StreamDecoder;
 use super::tasks::{BatchCall, CountTask, DecodeCall, DecodeTask, EncodeTask};
 use super::texts::{text_from_string, texts_from_array, texts_from_utf8};
 use crate::batch::Texts;
@@ -124,7 +124,12 @@ impl Tokenizer {
     }
 
     /// The model of a chat method: `options.model`, else the model the tokenizer was made for.
-    fn chat_model(&self, env: &Env, options: Option<Unknown>, method: &str) -> napi::Result<String> {
+    fn chat_model(
+        &self,
+        env: &Env,
+        options: Option<Unknown>,
+        method: &str,
+    ) -> napi::Result<String> {
         let options = Options::read(env, options, method, Takes::Chat)?;
         options.model.or_else(|| self.model.clone()).ok_or_else(|| {
             type_error(
@@ -158,8 +163,7 @@ impl Tokenizer {
     #[napi(factory, catch_unwind, ts_args_type = "model: string")]
     pub fn from_model(env: Env, model: Unknown) -> napi::Result<Tokenizer> {
         let model = string(&env, &model, "model")?;
-        let tokenizer =
-            engine::Tokenizer::from_model(&model).map_err(|e| from_engine(&env, &e))?;
+        let tokenizer = engine::Tokenizer::from_model(&model).map_err(|e| from_engine(&env, &e))?;
         Ok(Tokenizer {
             tokenizer,
             model: Some(model),
@@ -348,7 +352,13 @@ impl Tokenizer {
         promise(env, || {
             let options = Options::read(env, options, "encodeBatch", Takes::Batch)?;
             let texts = texts_from_array(env, &texts, "texts")?;
-            Ok(EncodeTask(self.batch_call(env, texts, options, "encodeBatch", true)?))
+            Ok(EncodeTask(self.batch_call(
+                env,
+                texts,
+                options,
+                "encodeBatch",
+                true,
+            )?))
         })
     }
 
@@ -381,7 +391,13 @@ impl Tokenizer {
         promise(env, || {
             let options = Options::read(env, options, "countBatch", Takes::Batch)?;
             let texts = texts_from_array(env, &texts, "texts")?;
-            Ok(CountTask(self.batch_call(env, texts, options, "countBatch", true)?))
+            Ok(CountTask(self.batch_call(
+                env,
+                texts,
+                options,
+                "countBatch",
+                true,
+            )?))
         })
     }
 
@@ -418,7 +434,13 @@ impl Tokenizer {
         promise(env, || {
             let options = Options::read(env, options, "encodeUtf8Batch", Takes::Batch)?;
             let texts = texts_from_utf8(env, &bytes, &offsets)?;
-            Ok(EncodeTask(self.batch_call(env, texts, options, "encodeUtf8Batch", true)?))
+            Ok(EncodeTask(self.batch_call(
+                env,
+                texts,
+                options,
+                "encodeUtf8Batch",
+                true,
+            )?))
         })
     }
 
@@ -455,7 +477,13 @@ impl Tokenizer {
         promise(env, || {
             let options = Options::read(env, options, "countUtf8Batch", Takes::Batch)?;
             let texts = texts_from_utf8(env, &bytes, &offsets)?;
-            Ok(CountTask(self.batch_call(env, texts, options, "countUtf8Batch", true)?))
+            Ok(CountTask(self.batch_call(
+                env,
+                texts,
+                options,
+                "countUtf8Batch",
+                true,
+            )?))
         })
     }
 
@@ -540,7 +568,13 @@ impl Tokenizer {
         promise(env, || {
             let options = Options::read(env, options, "decodeBatch", Takes::Decode)?;
             let lists = id_lists(env, &lists, "lists")?;
-            Ok(DecodeTask(self.decode_call(env, lists, options, "decodeBatch", true)?))
+            Ok(DecodeTask(self.decode_call(
+                env,
+                lists,
+                options,
+                "decodeBatch",
+                true,
+            )?))
         })
     }
 
