@@ -40,22 +40,29 @@ impl Tokenizer {
         mode: &EncodeMode,
         limit: usize,
     ) -> Result<Option<usize>, Error> {
-        if let Some(fewest) = self.fewest_tokens(text, mode)
-            && fewest > limit
-        {
+        if self.surely_over_limit(text.len(), mode, limit) {
             return Ok(None);
         }
         let count = self.count(text, mode)?;
         Ok((count <= limit).then_some(count))
     }
 
-    /// A lower bound on the number of tokens of `text`, where the tokenizer gives one: the text's
-    /// length over the most bytes one token can spell.
-    fn fewest_tokens(&self, text: &str, mode: &EncodeMode) -> Option<usize> {
+    /// Whether every text of at least `bytes` bytes of UTF-8 has more than `limit` tokens: known
+    /// without the text where the tokenizer bounds the bytes one token spells (the OpenAI
+    /// encodings), so a caller holding only a length (a JS string's, which UTF-8 never makes
+    /// shorter) can refuse a text without reading it.
+    pub fn surely_over_limit(&self, bytes: usize, mode: &EncodeMode, limit: usize) -> bool {
+        self.fewest_tokens(bytes, mode)
+            .is_some_and(|fewest| fewest > limit)
+    }
+
+    /// A lower bound on the number of tokens of a text of `bytes` bytes, where the tokenizer
+    /// gives one: the length over the most bytes one token can spell.
+    fn fewest_tokens(&self, bytes: usize, mode: &EncodeMode) -> Option<usize> {
         let table = self.token_bytes()?;
         let longest_special = mode.allowed_special().iter().map(|s| s.text.len()).max();
         let longest = table.longest().max(longest_special.unwrap_or(0)).max(1);
-        Some(text.len().div_ceil(longest))
+        Some(bytes.div_ceil(longest))
     }
 
     /// The longest prefix of `text` (the longest suffix with `from_end`) whose tokens number at
@@ -240,7 +247,7 @@ mod tests {
         let huge = "All work and no play makes Jack a dull boy. ".repeat(250_000);
         // The bound alone decides: no encoding of 11 MB happens (that would take far longer than
         // this test's whole run; the bound is checked directly too).
-        assert!(tokenizer.fewest_tokens(&huge, &mode).unwrap() > 100);
+        assert!(tokenizer.fewest_tokens(huge.len(), &mode).unwrap() > 100);
         assert_eq!(tokenizer.count_within(&huge, &mode, 100).unwrap(), None);
         // Truncating it to a prefix encodes only what 101 of the longest tokens spell.
         let (scope, _) = tokenizer.truncation_scope(&huge, &mode, 100, false);

@@ -2,8 +2,8 @@
 //! UTF-8 on its own (a character can span tokens), and `decode` replaces what is not valid with
 //! U+FFFD; `decode_bytes` keeps the bytes as they are.
 //!
-//! The OpenAI encodings read their tokens' bytes from a table built on first use ([`TokenBytes`],
-//! also what counting within a budget and truncating measure tokens by). A Hugging Face byte-level
+//! The OpenAI encodings read their tokens' bytes from their rank tables ([`TokenBytes`], also what
+//! counting within a budget and truncating measure tokens by). A Hugging Face byte-level
 //! BPE reads its tokens' bytes from the engine; any other Hugging Face tokenizer has no bytes
 //! apart from its text, and gives the UTF-8 of `decode`.
 
@@ -13,62 +13,23 @@ use tokenizers::pipeline::PipelineModel;
 use tokenizers::utils::byte_level::char_to_byte;
 
 use super::openai::{ENCODINGS, OpenAiEncoding};
+use super::ranks::RankTable;
 use super::pipeline::PipelineEngine;
 use super::{Error, Family, Tokenizer};
 
-/// Every ordinary token's bytes of one OpenAI encoding, back to back.
-#[derive(Debug)]
+/// The ordinary tokens' bytes of one OpenAI encoding: its rank table, and the most bytes one
+/// token spells.
 pub(super) struct TokenBytes {
-    bytes: Vec<u8>,
-    /// Token `id` is `bytes[ends[id]..ends[id + 1]]`; an id with no ordinary token is empty.
-    ends: Vec<u32>,
+    table: &'static RankTable,
     /// The most bytes any ordinary token spells.
     longest: usize,
 }
 
 impl TokenBytes {
-    /// Reads every token of `engine`'s byte-level BPE: the model spells each byte as a character of
-    /// the byte-level alphabet, which maps back one to one.
-    fn read(engine: &PipelineEngine) -> TokenBytes {
-        let model = engine.tokenizer().get_model();
-        let mut table = TokenBytes {
-            bytes: Vec::new(),
-            ends: vec![0],
-            longest: 0,
-        };
-        // Ranks are dense from 0; the first id with no token past the last one ends the walk.
-        let mut misses = 0;
-        for id in 0.. {
-            match model.id_to_token(id) {
-                Some(token) => {
-                    misses = 0;
-                    let start = table.bytes.len();
-                    table
-                        .bytes
-                        .extend(token.chars().map(|c| char_to_byte(c).unwrap_or(b'?')));
-                    table.longest = table.longest.max(table.bytes.len() - start);
-                }
-                None => misses += 1,
-            }
-            table.ends.push(table.bytes.len() as u32);
-            // The embedded tables have a few unused ranks in the middle (p50k_base), never a
-            // run of this many.
-            if misses == UNUSED_RANKS_THAT_END_A_TABLE {
-                table.ends.truncate(table.ends.len() - misses);
-                break;
-            }
-        }
-        table
-    }
-
     /// The bytes of ordinary token `id`; empty for an id that is not one.
     #[inline]
     pub(super) fn get(&self, id: u32) -> &[u8] {
-        let id = id as usize;
-        match (self.ends.get(id), self.ends.get(id + 1)) {
-            (Some(&start), Some(&end)) => &self.bytes[start as usize..end as usize],
-            _ => &[],
-        }
+        self.table.token(id).unwrap_or(&[])
     }
 
     /// The most bytes any ordinary token spells.
@@ -76,20 +37,25 @@ impl TokenBytes {
         self.longest
     }
 
-    /// The table of `encoding`, built on first use (once per process) from `engine`, its engine.
-    pub(super) fn of(encoding: &'static OpenAiEncoding, engine: &PipelineEngine) -> &'static Self {
+    /// The tokens of `encoding`, measured on first use (once per process).
+    pub(super) fn of(encoding: &'static OpenAiEncoding) -> Result<&'static Self, Error> {
         static TABLES: LazyLock<Vec<OnceLock<TokenBytes>>> =
             LazyLock::new(|| ENCODINGS.iter().map(|_| OnceLock::new()).collect());
         let slot = ENCODINGS
             .iter()
             .position(|e| std::ptr::eq(e, encoding))
             .expect("an encoding is an entry of ENCODINGS");
-        TABLES[slot].get_or_init(|| TokenBytes::read(engine))
+        let table = encoding.model.table()?;
+        Ok(TABLES[slot].get_or_init(|| TokenBytes {
+            table,
+            longest: (0..table.len() as u32)
+                .filter_map(|rank| table.token(rank))
+                .map(<[u8]>::len)
+                .max()
+                .unwrap_or(0),
+        }))
     }
 }
-
-/// A run of ids with no token this long ends a rank table: far more than the gaps inside one.
-const UNUSED_RANKS_THAT_END_A_TABLE: usize = 4096;
 
 impl Tokenizer {
     /// The exact bytes of `ids`, as tiktoken's `decode_bytes`: `decode` without the U+FFFD
@@ -98,8 +64,8 @@ impl Tokenizer {
     pub fn decode_bytes(&self, ids: &[u32], skip_special_tokens: bool) -> Result<Vec<u8>, Error> {
         self.check_ids(ids)?;
         match (self.family(), self.pipeline_engine()) {
-            (Family::OpenAi(encoding), Some(engine)) => {
-                let table = TokenBytes::of(encoding, engine);
+            (Family::OpenAi(encoding), _) => {
+                let table = TokenBytes::of(encoding)?;
                 let mut out = Vec::with_capacity(ids.len() * 4);
                 for &id in ids {
                     match encoding.specials().iter().find(|s| s.id == id) {
@@ -124,9 +90,9 @@ impl Tokenizer {
     /// The bytes of the ordinary tokens of an OpenAI encoding (`None` for a Hugging Face
     /// tokenizer), built on first use.
     pub(super) fn token_bytes(&self) -> Option<&'static TokenBytes> {
-        match (self.family(), self.pipeline_engine()) {
-            (Family::OpenAi(encoding), Some(engine)) => Some(TokenBytes::of(encoding, engine)),
-            _ => None,
+        match self.family() {
+            Family::OpenAi(encoding) => TokenBytes::of(encoding).ok(),
+            Family::HuggingFace => None,
         }
     }
 }

@@ -75,6 +75,7 @@ impl Tokenizer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::special::find_disallowed_special;
 
     fn names(tokens: &[SpecialToken]) -> Vec<&'static str> {
         tokens.iter().map(|s| s.text).collect()

@@ -126,6 +126,17 @@ pub fn utf8_length(env: &Env, value: &Unknown) -> Result<usize, sys::napi_status
     Ok(len)
 }
 
+/// The length in UTF-16 code units of the JS string `value` (its `length`), which V8 knows
+/// without reading the string.
+pub fn utf16_length(env: &Env, value: &Unknown) -> Result<usize, sys::napi_status> {
+    let mut len = 0usize;
+    // SAFETY: module docs; a null buffer asks for the length only; `len` is valid for writes.
+    status(unsafe {
+        sys::napi_get_value_string_utf16(env.raw(), value.raw(), ptr::null_mut(), 0, &mut len)
+    })?;
+    Ok(len)
+}
+
 /// Whether a JS exception is pending (JS code a call ran, a getter say, threw).
 pub fn exception_pending(env: &Env) -> bool {
     let mut pending = false;

@@ -258,8 +258,16 @@ impl Tokenizer {
         options: Option<Unknown>,
     ) -> napi::Result<Either<u32, bool>> {
         let limit = whole_number(&env, &limit, "limit", 0, u32::MAX)?;
-        let (texts, mode, _) =
-            self.one_text(&env, &text, options, "isWithinTokenLimit", Takes::Encode)?;
+        let mode = Options::read(&env, options, "isWithinTokenLimit", Takes::Encode)?
+            .mode(&env, &self.tokenizer)?;
+        // A JS string has at least as many UTF-8 bytes as UTF-16 code units: a string that long
+        // is refused from its length alone, before it is copied out of JS.
+        if let Ok(units) = raw::utf16_length(&env, &text)
+            && self.tokenizer.surely_over_limit(units, &mode, limit as usize)
+        {
+            return Ok(Either::B(false));
+        }
+        let texts = text_from_string(&env, &text, "text")?;
         let count = self
             .tokenizer
             .count_within(texts.get(0), &mode, limit as usize)
