@@ -23,6 +23,8 @@ const TIMEOUT_MS = 60_000
 interface Block {
   /** The line of the opening fence, 1-based. */
   line: number
+  /** The heading the block sits under, for the test's name. */
+  heading: string
   /** The info string after the fence. */
   info: string
   code: string
@@ -32,13 +34,15 @@ interface Block {
 function codeBlocks(markdown: string): Block[] {
   const blocks: Block[] = []
   const lines = markdown.split('\n')
+  let heading = ''
   let open: { fence: string; line: number; info: string; body: string[] } | null = null
   for (const [index, text] of lines.entries()) {
     if (open === null) {
       const start = /^ {0,3}(`{3,}|~{3,})\s*(.*)$/.exec(text)
       if (start) open = { fence: start[1], line: index + 1, info: start[2].trim(), body: [] }
+      else if (/^#{1,6} /.test(text)) heading = text.replace(/^#+ /, '')
     } else if (text.trim().startsWith(open.fence) && text.trim().replace(/[`~]/g, '') === '') {
-      blocks.push({ line: open.line, info: open.info, code: open.body.join('\n') + '\n' })
+      blocks.push({ line: open.line, heading, info: open.info, code: open.body.join('\n') + '\n' })
       open = null
     } else {
       open.body.push(text)
@@ -88,25 +92,28 @@ describe('README.md', () => {
     rmSync(OUT, { recursive: true, force: true })
     mkdirSync(OUT, { recursive: true })
 
-    it.each(runnable.map((block) => [block.line, block] as const))('the example at line %i', (line, block) => {
-      const kind = moduleKind(block.code)
-      expect(kind, `line ${line}: first line must be // CommonJS or // ESM`).not.toBeNull()
-      const file = join(OUT, `example-line-${line}${kind}`)
-      writeFileSync(file, block.code)
-      const run = spawnSync(process.execPath, [file], {
-        cwd: ROOT,
-        encoding: 'utf8',
-        timeout: TIMEOUT_MS,
-      })
-      const report = [
-        `README.md line ${line} (${file}) exited with ${run.status}${run.signal ? ` (${run.signal})` : ''}`,
-        run.error ? String(run.error) : '',
-        'stderr:',
-        run.stderr,
-        'stdout:',
-        run.stdout,
-      ].join('\n')
-      expect(run.status, report).toBe(0)
-    })
+    it.each(runnable.map((block) => [block.line, block.heading, block] as const))(
+      'line %i, under "%s"',
+      (line, _heading, block) => {
+        const kind = moduleKind(block.code)
+        expect(kind, `line ${line}: first line must be // CommonJS or // ESM`).not.toBeNull()
+        const file = join(OUT, `example-line-${line}${kind}`)
+        writeFileSync(file, block.code)
+        const run = spawnSync(process.execPath, [file], {
+          cwd: ROOT,
+          encoding: 'utf8',
+          timeout: TIMEOUT_MS,
+        })
+        const report = [
+          `README.md line ${line} (${file}) exited with ${run.status}${run.signal ? ` (${run.signal})` : ''}`,
+          run.error ? String(run.error) : '',
+          'stderr:',
+          run.stderr,
+          'stdout:',
+          run.stdout,
+        ].join('\n')
+        expect(run.status, report).toBe(0)
+      },
+    )
   })
 })
