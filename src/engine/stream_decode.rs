@@ -134,6 +134,12 @@ impl<T: Deref<Target = Tokenizer>> StreamDecoder<T> {
     /// runs on across ids with no text (the decoder never sees a skipped special token, so the
     /// bytes on either side of one join into one run).
     fn held_back(&self) -> Result<usize, Error> {
+        // An OpenAI encoding's decoder only joins its tokens' bytes: a token never changes the
+        // text before it, except by completing a character, and the U+FFFD that an unfinished one
+        // decodes to at the end is held back by `write` anyway.
+        if let Family::OpenAi(_) = self.tokenizer.family() {
+            return Ok(0);
+        }
         let (mut held, mut with_text, mut in_run) = (0, 0, true);
         for &id in self.window.iter().rev() {
             let fallback = self.tokenizer.is_byte_fallback(id);

@@ -333,8 +333,8 @@ impl Tokenizer {
                     return Err(Error::new(
                         ErrorKind::InvalidOption,
                         "allowedSpecial applies to the OpenAI encodings; a Hugging Face tokenizer \
-                         always turns its added tokens into ids. Use addSpecialTokens for the \
-                         template tokens",
+                         turns its added tokens into ids (encodeSpecialTokens: true encodes their \
+                         text as ordinary text). Use addSpecialTokens for the template tokens",
                     ));
                 }
                 Ok(EncodeMode {
