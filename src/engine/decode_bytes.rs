@@ -13,8 +13,8 @@ use tokenizers::pipeline::PipelineModel;
 use tokenizers::utils::byte_level::char_to_byte;
 
 use super::openai::{ENCODINGS, OpenAiEncoding};
-use super::ranks::RankTable;
 use super::pipeline::PipelineEngine;
+use super::ranks::RankTable;
 use super::{Error, Family, Tokenizer};
 
 /// The ordinary tokens' bytes of one OpenAI encoding: its rank table, and the most bytes one

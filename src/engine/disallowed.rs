@@ -8,7 +8,7 @@
 //! runs before the encoding. The text's first occurrence is reported (the longest where two start
 //! at the same byte), with its byte offset.
 
-use super::special::{AllowedSpecial, SpecialToken};
+use super::special::{self, AllowedSpecial, SpecialToken};
 use super::{Error, ErrorKind, Family, Tokenizer};
 
 impl Tokenizer {
@@ -47,27 +47,7 @@ impl Tokenizer {
                     .cloned()
                     .collect())
             }
-            AllowedSpecial::Only(names) => {
-                if let Some(unknown) = names
-                    .iter()
-                    .find(|n| !specials.iter().any(|s| s.text == n.as_str()))
-                {
-                    let known: Vec<&str> = specials.iter().map(|s| s.text).collect();
-                    return Err(Error::new(
-                        ErrorKind::InvalidOption,
-                        format!(
-                            "disallowedSpecial names {unknown:?}, which is not a special token of \
-                             this encoding; its special tokens are {}",
-                            known.join(", ")
-                        ),
-                    ));
-                }
-                Ok(specials
-                    .iter()
-                    .filter(|s| names.iter().any(|n| n == s.text))
-                    .cloned()
-                    .collect())
-            }
+            AllowedSpecial::Only(names) => special::named("disallowedSpecial", names, specials),
         }
     }
 }

@@ -40,27 +40,36 @@ pub fn resolve(
     match allowed {
         AllowedSpecial::None => Ok(Vec::new()),
         AllowedSpecial::All => Ok(specials.to_vec()),
-        AllowedSpecial::Only(names) => {
-            for name in names {
-                if !specials.iter().any(|s| s.text == name) {
-                    let known: Vec<&str> = specials.iter().map(|s| s.text).collect();
-                    return Err(Error::new(
-                        ErrorKind::InvalidOption,
-                        format!(
-                            "allowedSpecial names {name:?}, which is not a special token of this \
-                             encoding; its special tokens are {}",
-                            known.join(", ")
-                        ),
-                    ));
-                }
-            }
-            Ok(specials
-                .iter()
-                .filter(|s| names.iter().any(|n| n == s.text))
-                .cloned()
-                .collect())
-        }
+        AllowedSpecial::Only(names) => named("allowedSpecial", names, specials),
     }
+}
+
+/// The special tokens of `specials` that `names` names, in the encoding's order; a name the
+/// encoding does not have is an error naming the option it came from and listing the ones it has.
+pub(super) fn named(
+    option: &str,
+    names: &[String],
+    specials: &[SpecialToken],
+) -> Result<Vec<SpecialToken>, Error> {
+    if let Some(unknown) = names
+        .iter()
+        .find(|n| !specials.iter().any(|s| s.text == n.as_str()))
+    {
+        let known: Vec<&str> = specials.iter().map(|s| s.text).collect();
+        return Err(Error::new(
+            ErrorKind::InvalidOption,
+            format!(
+                "{option} names {unknown:?}, which is not a special token of this encoding; its \
+                 special tokens are {}",
+                known.join(", ")
+            ),
+        ));
+    }
+    Ok(specials
+        .iter()
+        .filter(|s| names.iter().any(|n| n == s.text))
+        .cloned()
+        .collect())
 }
 
 /// A piece of a text cut at special tokens.

@@ -103,6 +103,35 @@ impl Tokenizer {
         })
     }
 
+    /// The call of the batch method `method` over a JS array of strings.
+    fn strings_call<'env>(
+        &self,
+        env: &'env Env,
+        texts: &Unknown<'env>,
+        options: Option<Unknown<'env>>,
+        method: &str,
+        is_async: bool,
+    ) -> napi::Result<BatchCall> {
+        let options = Options::read(env, options, method, Takes::Batch)?;
+        let texts = texts_from_array(env, texts, "texts")?;
+        self.batch_call(env, texts, options, method, is_async)
+    }
+
+    /// The call of the batch method `method` over UTF-8 bytes and the offsets between texts.
+    fn utf8_call<'env>(
+        &self,
+        env: &'env Env,
+        bytes: &Unknown<'env>,
+        offsets: &Unknown<'env>,
+        options: Option<Unknown<'env>>,
+        method: &str,
+        is_async: bool,
+    ) -> napi::Result<BatchCall> {
+        let options = Options::read(env, options, method, Takes::Batch)?;
+        let texts = texts_from_utf8(env, bytes, offsets)?;
+        self.batch_call(env, texts, options, method, is_async)
+    }
+
     /// The one text of a single-text method, and how to encode it.
     fn one_text(
         &self,
@@ -263,7 +292,9 @@ impl Tokenizer {
         // A JS string has at least as many UTF-8 bytes as UTF-16 code units: a string that long
         // is refused from its length alone, before it is copied out of JS.
         if let Ok(units) = raw::utf16_length(&env, &text)
-            && self.tokenizer.surely_over_limit(units, &mode, limit as usize)
+            && self
+                .tokenizer
+                .surely_over_limit(units, &mode, limit as usize)
         {
             return Ok(Either::B(false));
         }
@@ -358,11 +389,9 @@ impl Tokenizer {
         options: Option<Unknown<'env>>,
     ) -> napi::Result<Unknown<'env>> {
         promise(env, || {
-            let options = Options::read(env, options, "encodeBatch", Takes::Batch)?;
-            let texts = texts_from_array(env, &texts, "texts")?;
-            Ok(EncodeTask(self.batch_call(
+            Ok(EncodeTask(self.strings_call(
                 env,
-                texts,
+                &texts,
                 options,
                 "encodeBatch",
                 true,
@@ -378,9 +407,7 @@ impl Tokenizer {
         texts: Unknown,
         options: Option<Unknown>,
     ) -> napi::Result<BatchEncoding> {
-        let options = Options::read(&env, options, "encodeBatchSync", Takes::Batch)?;
-        let texts = texts_from_array(&env, &texts, "texts")?;
-        let call = self.batch_call(&env, texts, options, "encodeBatchSync", false)?;
+        let call = self.strings_call(&env, &texts, options, "encodeBatchSync", false)?;
         BatchEncoding::new(&env, call.settle(&env, call.encode())?)
     }
 
@@ -397,11 +424,9 @@ impl Tokenizer {
         options: Option<Unknown<'env>>,
     ) -> napi::Result<Unknown<'env>> {
         promise(env, || {
-            let options = Options::read(env, options, "countBatch", Takes::Batch)?;
-            let texts = texts_from_array(env, &texts, "texts")?;
-            Ok(CountTask(self.batch_call(
+            Ok(CountTask(self.strings_call(
                 env,
-                texts,
+                &texts,
                 options,
                 "countBatch",
                 true,
@@ -417,9 +442,7 @@ impl Tokenizer {
         texts: Unknown,
         options: Option<Unknown>,
     ) -> napi::Result<Uint32Array> {
-        let options = Options::read(&env, options, "countBatchSync", Takes::Batch)?;
-        let texts = texts_from_array(&env, &texts, "texts")?;
-        let call = self.batch_call(&env, texts, options, "countBatchSync", false)?;
+        let call = self.strings_call(&env, &texts, options, "countBatchSync", false)?;
         Ok(Uint32Array::new(call.settle(&env, call.count())?))
     }
 
@@ -440,11 +463,10 @@ impl Tokenizer {
         options: Option<Unknown<'env>>,
     ) -> napi::Result<Unknown<'env>> {
         promise(env, || {
-            let options = Options::read(env, options, "encodeUtf8Batch", Takes::Batch)?;
-            let texts = texts_from_utf8(env, &bytes, &offsets)?;
-            Ok(EncodeTask(self.batch_call(
+            Ok(EncodeTask(self.utf8_call(
                 env,
-                texts,
+                &bytes,
+                &offsets,
                 options,
                 "encodeUtf8Batch",
                 true,
@@ -463,9 +485,14 @@ impl Tokenizer {
         offsets: Unknown,
         options: Option<Unknown>,
     ) -> napi::Result<BatchEncoding> {
-        let options = Options::read(&env, options, "encodeUtf8BatchSync", Takes::Batch)?;
-        let texts = texts_from_utf8(&env, &bytes, &offsets)?;
-        let call = self.batch_call(&env, texts, options, "encodeUtf8BatchSync", false)?;
+        let call = self.utf8_call(
+            &env,
+            &bytes,
+            &offsets,
+            options,
+            "encodeUtf8BatchSync",
+            false,
+        )?;
         BatchEncoding::new(&env, call.settle(&env, call.encode())?)
     }
 
@@ -483,11 +510,10 @@ impl Tokenizer {
         options: Option<Unknown<'env>>,
     ) -> napi::Result<Unknown<'env>> {
         promise(env, || {
-            let options = Options::read(env, options, "countUtf8Batch", Takes::Batch)?;
-            let texts = texts_from_utf8(env, &bytes, &offsets)?;
-            Ok(CountTask(self.batch_call(
+            Ok(CountTask(self.utf8_call(
                 env,
-                texts,
+                &bytes,
+                &offsets,
                 options,
                 "countUtf8Batch",
                 true,
@@ -506,9 +532,7 @@ impl Tokenizer {
         offsets: Unknown,
         options: Option<Unknown>,
     ) -> napi::Result<Uint32Array> {
-        let options = Options::read(&env, options, "countUtf8BatchSync", Takes::Batch)?;
-        let texts = texts_from_utf8(&env, &bytes, &offsets)?;
-        let call = self.batch_call(&env, texts, options, "countUtf8BatchSync", false)?;
+        let call = self.utf8_call(&env, &bytes, &offsets, options, "countUtf8BatchSync", false)?;
         Ok(Uint32Array::new(call.settle(&env, call.count())?))
     }
 
