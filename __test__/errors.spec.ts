@@ -142,3 +142,209 @@ describe('panics inside the addon', () => {
     for (const name of ['__panicInBatch', '__panicSync', '__profileBoundary']) expect(batchtok).not.toHaveProperty(name)
   })
 })
+
+describe('bad input to the daily jobs: every JS type for every argument and option', () => {
+  const gpt2 = hfTokenizer('gpt2')
+  const gpt4o = Tokenizer.fromModel('gpt-4o')
+  const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+
+  /** One value of each JS type, as the error messages describe it. */
+  const values: [string, unknown][] = [
+    ['undefined', undefined],
+    ['null', null],
+    ['a boolean', true],
+    ['a number', 42],
+    ['a bigint', 7n],
+    ['a string', 'text'],
+    ['a symbol', Symbol('s')],
+    ['an object', {}],
+    ['an array', [1]],
+    ['a function', () => 1],
+  ]
+  type Expect = [ErrorConstructor, RegExp] | 'valid'
+  type Place = {
+    /** What the call names the argument or option (`text`, `options.from`). */
+    name: string
+    /** The call with the value in that place. */
+    call: (value: any) => unknown
+    /** What a value of a JS type gives; unlisted types are a TypeError naming the place and the type. */
+    valid: string[]
+    special?: Partial<Record<string, Expect>>
+  }
+
+  const options = (call: (value: any) => unknown): Place => ({ name: 'options', call, valid: ['undefined', 'null', 'an object'] })
+  const ids = (call: (value: any) => unknown): Place[] => [
+    { name: 'ids', call, valid: ['an array'] },
+    { name: 'ids[0]', call: (v) => call([v]), valid: ['a number'] },
+  ]
+  const message = (call: (value: any) => unknown): Place[] => [
+    { name: 'messages', call, valid: ['an array'], special: { 'an array': [TypeError, /^messages\[0\] is a number/] } },
+    { name: 'messages[0]', call: (v) => call([v]), valid: ['an object'], special: { 'an object': [TypeError, /^messages\[0\]\.content is undefined/] } },
+    { name: 'messages[0].content', call: (v) => call([{ role: 'user', content: v }]), valid: ['a string'] },
+    { name: 'messages[0].role', call: (v) => call([{ role: v, content: 'Hi' }]), valid: ['undefined', 'a string'] },
+    { name: 'messages[0].name', call: (v) => call([{ role: 'user', name: v, content: 'Hi' }]), valid: ['undefined', 'a string'] },
+  ]
+  const specialList = (name: string, call: (value: any) => unknown): Place => ({
+    name,
+    call,
+    valid: ['undefined'],
+    special: {
+      'a string': [RangeError, new RegExp(`^${escape(name)} is "text"; expected 'all' or an array`)],
+      'an array': [TypeError, new RegExp(`^${escape(name)}\\[0\\] is a number`)],
+    },
+  })
+  const boolean = (name: string, call: (value: any) => unknown): Place => ({ name, call, valid: ['undefined', 'a boolean'] })
+  const wholeNumber = (name: string, call: (value: any) => unknown): Place => ({ name, call, valid: ['a number'] })
+
+  const places: [string, Place][] = [
+    ['count', { name: 'text', call: (v) => o200k.count(v), valid: ['a string'] }],
+    ['count', options((v) => o200k.count('a', v))],
+    ['isWithinTokenLimit', { name: 'text', call: (v) => o200k.isWithinTokenLimit(v, 5), valid: ['a string'] }],
+    ['isWithinTokenLimit', wholeNumber('limit', (v) => o200k.isWithinTokenLimit('a', v))],
+    ['isWithinTokenLimit', options((v) => o200k.isWithinTokenLimit('a', 5, v))],
+    ['truncate', { name: 'text', call: (v) => gpt2.truncate(v, 5), valid: ['a string'] }],
+    ['truncate', wholeNumber('maxTokens', (v) => gpt2.truncate('a', v))],
+    ['truncate', options((v) => gpt2.truncate('a', 5, v))],
+    ['truncate', { name: 'options.from', call: (v) => gpt2.truncate('a', 5, { from: v }), valid: ['undefined'], special: { 'a string': [RangeError, /^options\.from is "text"; expected one of 'end', 'start'$/] } }],
+    ...message((v) => gpt4o.encodeChat(v)).map((p): [string, Place] => ['encodeChat', p]),
+    ['encodeChat', options((v) => gpt4o.encodeChat([], v))],
+    ['encodeChat', { name: 'options.model', call: (v) => gpt4o.encodeChat([], { model: v }), valid: ['undefined'], special: { 'a string': [Error, /^unknown model "text"/] } }],
+    ...message((v) => gpt4o.countChat(v)).map((p): [string, Place] => ['countChat', p]),
+    ['countChat', options((v) => gpt4o.countChat([], v))],
+    ['countChat', { name: 'options.model', call: (v) => gpt4o.countChat([], { model: v }), valid: ['undefined'], special: { 'a string': [Error, /^unknown model "text"/] } }],
+    ...ids((v) => o200k.decodeBytes(v)).map((p): [string, Place] => ['decodeBytes', p]),
+    ['decodeBytes', options((v) => o200k.decodeBytes([1], v))],
+    ['decodeBytes', boolean('options.skipSpecialTokens', (v) => o200k.decodeBytes([1], { skipSpecialTokens: v }))],
+    ...ids((v) => o200k.decoder().write(v)).map((p): [string, Place] => ['decoder().write', p]),
+    ['decoder', options((v) => o200k.decoder(v))],
+    ['decoder', boolean('options.skipSpecialTokens', (v) => o200k.decoder({ skipSpecialTokens: v }))],
+    ['encodingForModel', { name: 'model', call: (v) => batchtok.encodingForModel(v), valid: [], special: { 'a string': [Error, /^unknown model "text"/] } }],
+    ['Tokenizer.fromModel', { name: 'model', call: (v) => Tokenizer.fromModel(v), valid: [], special: { 'a string': [Error, /^unknown model "text"/] } }],
+    ['encode', specialList('options.disallowedSpecial', (v) => o200k.encode('a', { disallowedSpecial: v }))],
+    ['count', specialList('options.disallowedSpecial', (v) => o200k.count('a', { disallowedSpecial: v }))],
+    ['isWithinTokenLimit', specialList('options.disallowedSpecial', (v) => o200k.isWithinTokenLimit('a', 5, { disallowedSpecial: v }))],
+    ['encodeBatchSync', specialList('options.disallowedSpecial', (v) => o200k.encodeBatchSync(['a'], { disallowedSpecial: v }))],
+    ['encode', boolean('options.encodeSpecialTokens', (v) => gpt2.encode('a', { encodeSpecialTokens: v }))],
+    ['count', boolean('options.encodeSpecialTokens', (v) => gpt2.count('a', { encodeSpecialTokens: v }))],
+    ['truncate', boolean('options.encodeSpecialTokens', (v) => gpt2.truncate('a', 5, { encodeSpecialTokens: v }))],
+    ['countBatchSync', boolean('options.encodeSpecialTokens', (v) => gpt2.countBatchSync(['a'], { encodeSpecialTokens: v }))],
+  ]
+
+  const cases: [string, () => unknown, ErrorConstructor, RegExp][] = []
+  for (const [method, place] of places) {
+    for (const [type, value] of values) {
+      const expected: Expect = place.special?.[type] ?? (place.valid.includes(type) ? 'valid' : [TypeError, new RegExp(`^${escape(place.name)} is ${type}\\b`)])
+      if (expected === 'valid') continue
+      cases.push([`${method}: ${place.name} as ${type}`, () => place.call(value), ...expected])
+    }
+  }
+  // Numbers that are not whole numbers in range.
+  for (const number of [-1, 1.5, NaN, Infinity, 2 ** 32]) {
+    const shown = String(number)
+    cases.push([`isWithinTokenLimit: limit ${shown}`, () => o200k.isWithinTokenLimit('a', number), RangeError, new RegExp(`^limit is ${escape(shown)}; expected a whole number`)])
+    cases.push([`truncate: maxTokens ${shown}`, () => gpt2.truncate('a', number), RangeError, new RegExp(`^maxTokens is ${escape(shown)}; expected a whole number`)])
+    cases.push([`decodeBytes: ids[0] ${shown}`, () => o200k.decodeBytes([number]), RangeError, new RegExp(`^ids\\[0\\] is ${escape(shown)}; ids are whole numbers`)])
+    cases.push([`decoder().write: ids[0] ${shown}`, () => o200k.decoder().write([number]), RangeError, new RegExp(`^ids\\[0\\] is ${escape(shown)}; ids are whole numbers`)])
+  }
+  cases.push(
+    ['decodeBytes: an id outside the vocabulary', () => o200k.decodeBytes([1, 999_999_999]), RangeError, /id 999999999 at index 1 is not in the vocabulary/],
+    ['decoder().write: an id outside the vocabulary', () => o200k.decoder().write([999_999_999]), RangeError, /id 999999999 at index 0 is not in the vocabulary/],
+    ['decodeBytes: a typed array of the wrong type', () => o200k.decodeBytes(new Int32Array([1]) as any), TypeError, /^ids is an object; expected a Uint32Array/],
+    ['disallowedSpecial naming a token the encoding lacks', () => o200k.encode('a', { disallowedSpecial: ['<|fim_prefix|>'] }), TypeError, /disallowedSpecial names "<\|fim_prefix\|>", which is not a special token of this encoding/],
+    ['disallowedSpecial with an item that is not a string', () => o200k.encode('a', { disallowedSpecial: ['<|endoftext|>', null as any] }), TypeError, /^options\.disallowedSpecial\[1\] is null/],
+    ['disallowedSpecial on a Hugging Face tokenizer', () => gpt2.encode('a', { disallowedSpecial: 'all' }), TypeError, /disallowedSpecial applies to the OpenAI encodings/],
+    ['encodeSpecialTokens on an OpenAI encoding', () => o200k.count('a', { encodeSpecialTokens: true }), TypeError, /encodeSpecialTokens applies to Hugging Face tokenizers/],
+    ['encodeChat without a model', () => o200k.encodeChat([{ role: 'user', content: 'Hi' }]), TypeError, /encodeChat needs a model: pass \{ model: 'gpt-4o' \}/],
+    ['countChat without a model', () => o200k.countChat([]), TypeError, /countChat needs a model/],
+    ["a model on another encoding than the tokenizer's", () => Tokenizer.fromEncoding('cl100k_base').countChat([], { model: 'gpt-4o' }), TypeError, /model "gpt-4o" uses the encoding 'o200k_base'.*Tokenizer\.fromModel\("gpt-4o"\)/],
+    ['a model that is not a chat model', () => Tokenizer.fromModel('davinci').encodeChat([]), TypeError, /model "davinci" is not a chat model/],
+    // Misspelt options: the key and the nearest valid one.
+    ['count with a misspelt option', () => o200k.count('a', { allowedSpecials: 'all' } as any), TypeError, /^options\.allowedSpecials is not an option of count; did you mean 'allowedSpecial'\?/],
+    ['isWithinTokenLimit with a misspelt option', () => o200k.isWithinTokenLimit('a', 5, { disalowedSpecial: 'all' } as any), TypeError, /^options\.disalowedSpecial is not an option of isWithinTokenLimit; did you mean 'disallowedSpecial'\?/],
+    ['truncate with a misspelt option', () => gpt2.truncate('a', 5, { fron: 'start' } as any), TypeError, /^options\.fron is not an option of truncate; did you mean 'from'\?/],
+    ['encodeChat with a misspelt option', () => gpt4o.encodeChat([], { mode: 'gpt-4o' } as any), TypeError, /^options\.mode is not an option of encodeChat; did you mean 'model'\?/],
+    ['countChat with a misspelt option', () => gpt4o.countChat([], { models: 'gpt-4o' } as any), TypeError, /^options\.models is not an option of countChat; did you mean 'model'\?/],
+    ['decodeBytes with a misspelt option', () => o200k.decodeBytes([1], { skipSpecialToken: true } as any), TypeError, /^options\.skipSpecialToken is not an option of decodeBytes; did you mean 'skipSpecialTokens'\?/],
+    ['decoder with a misspelt option', () => o200k.decoder({ skip_special_tokens: true } as any), TypeError, /^options\.skip_special_tokens is not an option of decoder; did you mean 'skipSpecialTokens'\?/],
+    ['encode with a misspelt encodeSpecialTokens', () => gpt2.encode('a', { encodeSpecialToken: true } as any), TypeError, /^options\.encodeSpecialToken is not an option of encode; did you mean 'encodeSpecialTokens'\?/],
+  )
+
+  function expectThrown(call: () => unknown, errorClass: ErrorConstructor, pattern: RegExp) {
+    let error: unknown
+    try {
+      call()
+    } catch (e) {
+      error = e
+    }
+    expect(error).toBeInstanceOf(errorClass)
+    expect((error as Error).message).toMatch(pattern)
+    // Only our own messages: none of napi's conversions.
+    expect((error as Error).message).not.toMatch(/napi|Failed to convert|rust type/i)
+    expect(o200k.count('hello world')).toBe(2)
+  }
+
+  it.each(cases)('%s throws the right class, naming it', (_, call, errorClass, pattern) => expectThrown(call, errorClass, pattern))
+
+  // BUG: a misspelling by two swapped letters of a short key gets no suggestion: the nearest key
+  // is chosen by Levenshtein distance (src/js/args.rs `unknown_key`), which counts a swap as 2,
+  // over the threshold of a third of the key. gpt2.truncate('a', 5, { form: 'start' }) says
+  // "options.form is not an option of truncate (options: from, …)", not "did you mean 'from'?";
+  // the same for { modle } on encodeChat, whose only option is 'model'.
+  it.fails.each([
+    ['truncate', () => gpt2.truncate('a', 5, { form: 'start' } as any), /^options\.form is not an option of truncate; did you mean 'from'\?/],
+    ['encodeChat', () => gpt4o.encodeChat([], { modle: 'gpt-4o' } as any), /^options\.modle is not an option of encodeChat; did you mean 'model'\?/],
+  ] as const)('%s with two letters of an option swapped names the nearest option', (_, call, pattern) => expectThrown(call, TypeError, pattern))
+
+  // The async methods take disallowedSpecial and encodeSpecialTokens too, and report every error
+  // by rejecting.
+  const bytes = Buffer.from('ab')
+  const asyncPlaces: [string, Place][] = [
+    ['encodeBatch', specialList('options.disallowedSpecial', (v) => o200k.encodeBatch(['a'], { disallowedSpecial: v }))],
+    ['countBatch', specialList('options.disallowedSpecial', (v) => o200k.countBatch(['a'], { disallowedSpecial: v }))],
+    ['encodeUtf8Batch', specialList('options.disallowedSpecial', (v) => o200k.encodeUtf8Batch(bytes, [0, 2], { disallowedSpecial: v }))],
+    ['encodeBatch', boolean('options.encodeSpecialTokens', (v) => gpt2.encodeBatch(['a'], { encodeSpecialTokens: v }))],
+    ['countBatch', boolean('options.encodeSpecialTokens', (v) => gpt2.countBatch(['a'], { encodeSpecialTokens: v }))],
+    ['encodeUtf8Batch', boolean('options.encodeSpecialTokens', (v) => gpt2.encodeUtf8Batch(bytes, [0, 2], { encodeSpecialTokens: v }))],
+  ]
+  const asyncCases: [string, () => Promise<unknown>, ErrorConstructor, RegExp][] = []
+  for (const [method, place] of asyncPlaces) {
+    for (const [type, value] of values) {
+      const expected: Expect = place.special?.[type] ?? (place.valid.includes(type) ? 'valid' : [TypeError, new RegExp(`^${escape(place.name)} is ${type}\\b`)])
+      if (expected === 'valid') continue
+      asyncCases.push([`${method}: ${place.name} as ${type}`, () => place.call(value) as Promise<unknown>, ...expected])
+    }
+  }
+  asyncCases.push(
+    ['encodeBatch with disallowedSpecial on a Hugging Face tokenizer', () => gpt2.encodeBatch(['a'], { disallowedSpecial: 'all' }), TypeError, /disallowedSpecial applies to the OpenAI encodings/],
+    ['countBatch with encodeSpecialTokens on an OpenAI encoding', () => o200k.countBatch(['a'], { encodeSpecialTokens: true }), TypeError, /encodeSpecialTokens applies to Hugging Face tokenizers/],
+    ['encodeUtf8Batch with disallowedSpecial naming a token the encoding lacks', () => o200k.encodeUtf8Batch(bytes, [0, 2], { disallowedSpecial: ['<|nope|>'] }), TypeError, /disallowedSpecial names "<\|nope\|>"/],
+    ['encodeBatch with a misspelt disallowedSpecial', () => o200k.encodeBatch(['a'], { disallowSpecial: 'all' } as any), TypeError, /^options\.disallowSpecial is not an option of encodeBatch; did you mean 'disallowedSpecial'\?/],
+    ['countBatch with a misspelt encodeSpecialTokens', () => gpt2.countBatch(['a'], { encodeSpecialtoken: true } as any), TypeError, /^options\.encodeSpecialtoken is not an option of countBatch; did you mean 'encodeSpecialTokens'\?/],
+    ['encodeUtf8Batch with a misspelt disallowedSpecial', () => o200k.encodeUtf8Batch(bytes, [0, 2], { disallowedSpecials: 'all' } as any), TypeError, /^options\.disallowedSpecials is not an option of encodeUtf8Batch; did you mean 'disallowedSpecial'\?/],
+  )
+
+  it.each(asyncCases)('%s rejects with the right class, never throws', async (_, call, errorClass, pattern) => {
+    let promise: Promise<unknown> | undefined
+    expect(() => {
+      promise = call()
+    }).not.toThrow()
+    expect(promise).toBeInstanceOf(Promise)
+    const error = await promise!.then(
+      () => null,
+      (e: unknown) => e,
+    )
+    expect(error).toBeInstanceOf(errorClass)
+    expect((error as Error).message).toMatch(pattern)
+  })
+
+  it('the valid value of every place is accepted (the table tests only the wrong ones)', () => {
+    const sample: Record<string, unknown> = { 'a string': 'text', 'a boolean': true, 'a number': 3, 'an array': [1], 'an object': {}, undefined: undefined, null: null }
+    for (const [method, place] of places) {
+      for (const type of place.valid) {
+        // Only the places whose valid sample is complete on its own.
+        if (place.name.startsWith('messages') || place.name === 'model' || place.name === 'options.model') continue
+        expect(() => place.call(sample[type]), `${method}: ${place.name} as ${type}`).not.toThrow(TypeError)
+      }
+    }
+  })
+})
