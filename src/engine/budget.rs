@@ -19,6 +19,7 @@
 //! cut may split differently), so each candidate cut is checked, and a cut that does not fit moves
 //! back by as many tokens as it was over, until one fits (the empty text always does).
 
+use super::special;
 use super::{EncodeMode, Error, Family, Ids, Scratch, Tokenizer};
 
 impl Tokenizer {
@@ -40,6 +41,8 @@ impl Tokenizer {
         mode: &EncodeMode,
         limit: usize,
     ) -> Result<Option<usize>, Error> {
+        // A disallowed special token fails the text whatever its length, as encoding it would.
+        special::refuse_disallowed(text, mode.disallowed_special())?;
         if self.surely_over_limit(text.len(), mode, limit) {
             return Ok(None);
         }
@@ -71,8 +74,8 @@ impl Tokenizer {
     /// "Fits" means that encoding the returned text gives at most `max_tokens` ids; the cut is the
     /// end (the start, with `from_end`) of one of the tokens of `text`'s own encoding (for an
     /// OpenAI encoding, of the part of it a fitting cut can reach), moved to the nearest character
-    /// boundary inside the kept part. A text that fits is returned whole.
-    /// With template tokens (`[CLS]` … `[SEP]`), they count against `max_tokens` as they do in
+    /// boundary inside the kept part, and the next longer such cut does not fit. A text that fits
+    /// is returned whole. With template tokens (`[CLS]` … `[SEP]`), they count against `max_tokens` as they do in
     /// the ids.
     pub fn truncate<'t>(
         &self,
@@ -93,13 +96,18 @@ impl Tokenizer {
         // the template tokens, can fit.
         let template = self.count("", mode)?;
         let mut kept = max_tokens.saturating_sub(template).min(spans.len());
-        loop {
-            let cut = cut_after(text, &spans, kept, from_end);
-            if kept == 0 || self.count(cut, mode)? <= max_tokens {
-                return Ok(cut);
-            }
+        let fits = |kept: usize| -> Result<bool, Error> {
+            Ok(self.count(cut_after(text, &spans, kept, from_end), mode)? <= max_tokens)
+        };
+        while kept > 0 && !fits(kept)? {
             kept -= 1;
         }
+        // A longer cut can re-encode to fewer ids than the tokens it keeps (two spaces that
+        // become one token once the text after them is gone, say): go on while the next fits.
+        while kept < spans.len() && fits(kept + 1)? {
+            kept += 1;
+        }
+        Ok(cut_after(text, &spans, kept, from_end))
     }
 
     /// The part of `text` whose tokens truncation cuts at, and where it starts: the whole text, or
@@ -286,7 +294,7 @@ mod tests {
     }
 
     #[test]
-    fn truncation_keeps_the_longest_fitting_cut_at_a_token_and_character_boundary() {
+    fn truncation_keeps_a_fitting_cut_at_a_token_and_character_boundary_that_no_next_cut_betters() {
         let texts = fixture_texts();
         for (name, tokenizer) in tokenizers() {
             for add_special_tokens in [None, Some(false)] {
@@ -307,11 +315,28 @@ mod tests {
                             } else {
                                 assert!(text.starts_with(cut), "{what}");
                             }
-                            assert_eq!(
-                                cut,
-                                longest_fitting_cut(&tokenizer, text, &mode, max, from_end),
-                                "{what}"
+                            // A cut at one of the text's token boundaries, at least as long
+                            // as the longest that keeps at most `max` of its tokens, and the
+                            // next longer cut does not fit.
+                            let spans = tokenizer.token_spans(text, &mode).unwrap();
+                            let at = (0..=spans.len())
+                                .rev()
+                                .find(|&k| cut_after(text, &spans, k, from_end) == cut);
+                            let shortest =
+                                longest_fitting_cut(&tokenizer, text, &mode, max, from_end);
+                            assert!(
+                                cut.len() >= shortest.len(),
+                                "{what}: shorter than {shortest:?}"
                             );
+                            if fits <= max && cut != text {
+                                let k =
+                                    at.unwrap_or_else(|| panic!("{what}: not a token boundary"));
+                                let next = cut_after(text, &spans, k + 1, from_end);
+                                assert!(
+                                    tokenizer.count(next, &mode).unwrap() > max,
+                                    "{what}: {next:?} fits too"
+                                );
+                            }
                         }
                     }
                 }

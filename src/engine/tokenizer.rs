@@ -520,6 +520,16 @@ impl EncodeMode {
         self
     }
 
+    /// Whether this mode refuses texts that hold some special token (`disallowedSpecial`).
+    pub fn refuses_special(&self) -> bool {
+        !self.disallowed_special.is_empty()
+    }
+
+    /// The special tokens whose text makes a text fail.
+    pub(super) fn disallowed_special(&self) -> &[SpecialToken] {
+        &self.disallowed_special
+    }
+
     /// This mode refusing every text that contains one of `disallowed` (from
     /// [`Tokenizer::disallowed_special`]), as tiktoken's `encode` does.
     pub fn with_disallowed_special(mut self, disallowed: Vec<SpecialToken>) -> Self {

@@ -12,7 +12,7 @@ use napi_derive::napi;
 
 use super::batch_encoding::BatchEncoding;
 use super::errors::from_engine;
-use super::options::BatchOptions;
+use super::options::{Options, Takes};
 use super::scheduler::default_runner;
 use super::tasks::TaskOutput;
 use super::texts::texts_from_array;
@@ -42,8 +42,8 @@ pub fn profile_boundary<'env>(
     texts: Unknown,
     options: Option<Unknown>,
 ) -> napi::Result<Object<'env>> {
+    let options = Options::read(env, options, "__profileBoundary", Takes::Batch)?;
     let env = *env;
-    let options = BatchOptions::read(&env, options, "__profileBoundary")?;
     let tokenizer = &tokenizer.tokenizer;
     let runner = match options.scheduler {
         Some(runner) => runner,

@@ -28,6 +28,9 @@ pub struct Tokenizer {
     pub(super) tokenizer: Arc<engine::Tokenizer>,
     /// The model it was made for (`Tokenizer.fromModel`): the chat methods' default.
     model: Option<String>,
+    /// The name it was asked for where that is an alias of the encoding (`'gpt2'`, tiktoken's name
+    /// for r50k_base's ranks): what `name` says, as tiktoken's `Encoding.name` does.
+    alias: Option<&'static str>,
 }
 
 impl Tokenizer {
@@ -35,7 +38,22 @@ impl Tokenizer {
         Tokenizer {
             tokenizer,
             model: None,
+            alias: None,
         }
+    }
+
+    /// An embedded encoding by `name`, which may be one of its aliases.
+    fn embedded(env: &Env, name: &str) -> napi::Result<Tokenizer> {
+        let tokenizer = engine::Tokenizer::from_encoding(name).map_err(|e| from_engine(env, &e))?;
+        let alias = match tokenizer.family() {
+            Family::OpenAi(encoding) => encoding.aliases.iter().copied().find(|a| *a == name),
+            Family::HuggingFace => None,
+        };
+        Ok(Tokenizer {
+            tokenizer,
+            model: None,
+            alias,
+        })
     }
 
     /// The call of a batch method over `texts`: its encode mode and scheduler from `options`,
@@ -180,9 +198,7 @@ impl Tokenizer {
     #[napi(factory, catch_unwind, ts_args_type = "name: string")]
     pub fn from_encoding(env: Env, name: Unknown) -> napi::Result<Tokenizer> {
         let name = string(&env, &name, "name")?;
-        let tokenizer =
-            engine::Tokenizer::from_encoding(&name).map_err(|e| from_engine(&env, &e))?;
-        Ok(Tokenizer::new(tokenizer))
+        Tokenizer::embedded(&env, &name)
     }
 
     /// The embedded encoding of an OpenAI model (`'gpt-4o'`, `'gpt-4o-2024-08-06'`,
@@ -192,10 +208,12 @@ impl Tokenizer {
     #[napi(factory, catch_unwind, ts_args_type = "model: string")]
     pub fn from_model(env: Env, model: Unknown) -> napi::Result<Tokenizer> {
         let model = string(&env, &model, "model")?;
-        let tokenizer = engine::Tokenizer::from_model(&model).map_err(|e| from_engine(&env, &e))?;
+        // Checks the model against the embedded encodings, for the error that names both.
+        engine::Tokenizer::from_model(&model).map_err(|e| from_engine(&env, &e))?;
+        let encoding = engine::encoding_for_model(&model).map_err(|e| from_engine(&env, &e))?;
         Ok(Tokenizer {
-            tokenizer,
             model: Some(model),
+            ..Tokenizer::embedded(&env, encoding)?
         })
     }
 
@@ -226,6 +244,9 @@ impl Tokenizer {
     /// The encoding's name (`'o200k_base'`), or `'tokenizer.json'` for a Hugging Face tokenizer.
     #[napi(getter)]
     pub fn name(&self) -> String {
+        if let Some(alias) = self.alias {
+            return alias.to_owned();
+        }
         match self.tokenizer.family() {
             Family::OpenAi(encoding) => encoding.name.to_owned(),
             Family::HuggingFace => "tokenizer.json".to_owned(),
@@ -291,7 +312,9 @@ impl Tokenizer {
             .mode(&env, &self.tokenizer)?;
         // A JS string has at least as many UTF-8 bytes as UTF-16 code units: a string that long
         // is refused from its length alone, before it is copied out of JS.
-        if let Ok(units) = raw::utf16_length(&env, &text)
+        // (A mode that refuses special tokens must read the text to find them.)
+        if !mode.refuses_special()
+            && let Ok(units) = raw::utf16_length(&env, &text)
             && self
                 .tokenizer
                 .surely_over_limit(units, &mode, limit as usize)
