@@ -148,7 +148,7 @@ export function renderMarkdown(results) {
             .map(([e, w]) => `${ENCODING_LABELS[e]} on ${w.join(' and ')} only`)
             .join(', ')})`
         : '') +
-      `. ${meta.date.slice(0, 16).replace('T', ' ')} UTC, ${Math.round(meta.durationSec / 60)} min.`,
+      `. The run took ${Math.round(meta.durationSec / 60)} min.`,
     '',
   )
   out.push('## Machine and versions', '')
@@ -162,7 +162,7 @@ export function renderMarkdown(results) {
   out.push(
     `The machine is shared with other builds: expect noise; the min–max columns show how much. ` +
       `batchtok ${meta.versions.batchtok} at commit ${meta.commit}` +
-      (meta.addon ? `, addon \`${meta.addon.file}\` sha256 ${meta.addon.sha256}… built ${meta.addon.built.slice(0, 16)}` : '') +
+      (meta.addon ? `, addon \`${meta.addon.file}\` sha256 ${meta.addon.sha256}…` : '') +
       `; tinybench ${meta.versions.tinybench}.`,
     '',
   )
