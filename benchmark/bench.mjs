@@ -336,7 +336,7 @@ function addonFingerprint() {
   const file = fs.readdirSync(ROOT).find((name) => name.endsWith('.node'))
   if (!file) return null
   const digest = crypto.createHash('sha256').update(fs.readFileSync(path.join(ROOT, file))).digest('hex')
-  return { file, sha256: digest.slice(0, 16), built: fs.statSync(path.join(ROOT, file)).mtime.toISOString() }
+  return { file, sha256: digest.slice(0, 16) }
 }
 
 function gitCommit() {
