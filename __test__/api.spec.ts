@@ -164,6 +164,26 @@ describe('worst cases stay linear', () => {
 })
 
 describe('async batches', () => {
+  it("reject an abort with an AbortError whose cause is the signal's reason, decodeBatch too", async () => {
+    const controller = new AbortController()
+    const reason = new Error('the user left')
+    controller.abort(reason)
+    for (const call of [
+      () => o200k.encodeBatch(['a', 'b'], { signal: controller.signal }),
+      () => o200k.countBatch(['a'], { signal: controller.signal }),
+      () => o200k.decodeBatch([[24912], [2375]], { signal: controller.signal }),
+    ]) {
+      const error = await call().then(
+        () => null,
+        (e: Error) => e,
+      )
+      expect(error).toBeInstanceOf(Error)
+      expect(error!.name).toBe('AbortError')
+      expect((error as Error & { code: string }).code).toBe('ABORT_ERR')
+      expect(error!.cause).toBe(reason)
+    }
+  })
+
   it('leave the event loop free while a large batch runs', async () => {
     const docs = corpus.bigDocuments()
     const scheduler = new Scheduler({ threads: 1, policy: 'serial' })

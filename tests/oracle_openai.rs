@@ -81,6 +81,34 @@ fn embedded_encodings_match_tiktoken_rs() {
     }
 }
 
+/// p50k_edit: p50k_base's ids for ordinary text and tiktoken-rs's for its special tokens.
+#[test]
+fn p50k_edit_matches_tiktoken_rs() {
+    let oracle = tiktoken_rs::p50k_edit().unwrap();
+    let tokenizer = Tokenizer::from_encoding("p50k_edit").unwrap();
+    let mode = tokenizer.encode_mode(None, &AllowedSpecial::All).unwrap();
+    let specials = openai::find("p50k_edit").unwrap().specials();
+    assert_eq!(specials.len(), oracle.special_tokens().len());
+    for special in specials {
+        let text = format!("def f(x):{} return x + 1", special.text);
+        let ours = tokenizer.encode(&text, &mode).unwrap();
+        assert_eq!(
+            ours.as_slice(),
+            &oracle.encode_with_special_tokens(&text)[..],
+            "{}",
+            special.text
+        );
+    }
+    for item in corpus_items().iter().step_by(50) {
+        let ours = tokenizer.encode(item, &mode).unwrap();
+        assert_eq!(
+            ours.as_slice(),
+            &oracle.encode_with_special_tokens(item)[..]
+        );
+    }
+    assert_eq!(tokenizer.vocab_size(), 50284);
+}
+
 /// o200k_harmony's special tokens, each alone and between text, against tiktoken-rs's.
 #[test]
 fn harmony_special_tokens_match_tiktoken_rs() {

@@ -95,9 +95,8 @@ pub static MODEL_PREFIX_TO_ENCODING: &[(&str, &str)] = &[
 
 /// The name of the encoding `model` uses, as tiktoken's `encoding_name_for_model` answers.
 ///
-/// The name may be one batchtok does not embed (`p50k_edit`, and `o200k_harmony` where it is not
-/// embedded): [`Tokenizer::from_encoding`](super::Tokenizer::from_encoding) then says so. An unknown
-/// model is an [`ErrorKind::Load`] error that says how to name the encoding instead.
+/// Should the table name an encoding batchtok does not embed,
+/// [`Tokenizer::from_encoding`](super::Tokenizer::from_encoding) says so. An unknown model is an [`ErrorKind::Load`] error that says how to name the encoding instead.
 pub fn encoding_for_model(model: &str) -> Result<&'static str, Error> {
     MODEL_TO_ENCODING
         .iter()

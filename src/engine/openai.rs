@@ -273,7 +273,7 @@ const fn encoding(
 }
 
 /// How many encodings are embedded.
-pub const ENCODING_COUNT: usize = 5;
+pub const ENCODING_COUNT: usize = 6;
 
 /// Every embedded encoding, in the order errors list them (the newest last).
 pub static ENCODINGS: [OpenAiEncoding; ENCODING_COUNT] = [
@@ -312,6 +312,19 @@ pub static ENCODINGS: [OpenAiEncoding; ENCODING_COUNT] = [
         &["gpt2"],
         &R50K,
         &[special("<|endoftext|>", 50256)],
+        0..0,
+    ),
+    // p50k_base's ranks and regex with the fill-in-the-middle tokens of the retired edit models.
+    encoding(
+        "p50k_edit",
+        &[],
+        &P50K,
+        &[
+            special("<|endoftext|>", 50256),
+            special("<|fim_prefix|>", 50281),
+            special("<|fim_middle|>", 50282),
+            special("<|fim_suffix|>", 50283),
+        ],
         0..0,
     ),
     // o200k_base's ranks and regex with the special tokens of OpenAI's harmony chat format.
