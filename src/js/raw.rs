@@ -670,20 +670,9 @@ impl Persistent {
         if unsafe { sys::napi_open_handle_scope(first.env, &mut scope) } != sys::Status::napi_ok {
             return None;
         }
-        let mut values = Vec::with_capacity(references.len());
-        for reference in references {
-            let mut value = ptr::null_mut();
-            // SAFETY: as above; the reference was made in this environment and is not deleted
-            // before its `Drop`.
-            let code = unsafe {
-                sys::napi_get_reference_value(first.env, reference.reference, &mut value)
-            };
-            if code != sys::Status::napi_ok || value.is_null() {
-                break;
-            }
-            values.push(same_scope(&env, value));
-        }
-        let result = (values.len() == references.len()).then(|| use_values(&env, &values));
+        // Inside the scope just opened, on the references' thread: what `value` reads in a call.
+        let values: Option<Vec<Unknown>> = references.iter().map(|r| r.value(&env)).collect();
+        let result = values.map(|values| use_values(&env, &values));
         // SAFETY: `scope` was opened above on this thread and is closed once.
         unsafe { sys::napi_close_handle_scope(first.env, scope) };
         result
