@@ -192,9 +192,10 @@ impl Tokenizer {
 
 #[napi]
 impl Tokenizer {
-    /// An OpenAI encoding embedded in batchtok: `'o200k_base'`, `'cl100k_base'`, `'p50k_base'`,
-    /// `'r50k_base'` (alias `'gpt2'`). Nothing is downloaded. An unknown name throws an `Error`
-    /// that lists the valid ones.
+    /// An OpenAI encoding embedded in batchtok: `'o200k_base'`, `'o200k_harmony'`,
+    /// `'cl100k_base'`, `'p50k_base'`, `'p50k_edit'`, `'r50k_base'` (alias `'gpt2'`); `encodings()`
+    /// lists them. Nothing is downloaded. An unknown name throws an `Error` that lists the valid
+    /// ones.
     #[napi(factory, catch_unwind, ts_args_type = "name: string")]
     pub fn from_encoding(env: Env, name: Unknown) -> napi::Result<Tokenizer> {
         let name = string(&env, &name, "name")?;
