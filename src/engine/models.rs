@@ -197,32 +197,25 @@ mod tests {
     }
 
     #[test]
-    fn from_model_loads_the_models_encoding_or_names_the_missing_one() {
-        let tokenizer = Tokenizer::from_model("gpt-4o-2024-08-06").unwrap();
-        assert!(
-            matches!(tokenizer.family(), super::super::Family::OpenAi(e) if e.name == "o200k_base")
-        );
-        let error = Tokenizer::from_model("text-davinci-edit-001")
-            .err()
-            .unwrap();
-        assert!(
-            error
-                .message()
-                .contains("'p50k_edit', which batchtok does not embed"),
-            "{error}"
-        );
+    fn from_model_loads_the_models_encoding() {
+        for (model, name) in [
+            ("gpt-4o-2024-08-06", "o200k_base"),
+            ("text-davinci-edit-001", "p50k_edit"),
+            ("gpt-oss-120b", "o200k_harmony"),
+        ] {
+            let tokenizer = Tokenizer::from_model(model).unwrap();
+            assert!(
+                matches!(tokenizer.family(), super::super::Family::OpenAi(e) if e.name == name),
+                "{model}"
+            );
+        }
         assert!(Tokenizer::from_model("gpt-9").is_err());
     }
 
     #[test]
-    fn every_embedded_answer_loads() {
+    fn every_encoding_the_tables_name_is_embedded() {
         for &(_, encoding) in MODEL_TO_ENCODING.iter().chain(MODEL_PREFIX_TO_ENCODING) {
-            let embedded = super::super::openai::find(encoding).is_ok();
-            // The two tiktoken names batchtok may not embed; any other must load.
-            assert!(
-                embedded || ["p50k_edit", "o200k_harmony"].contains(&encoding),
-                "{encoding}"
-            );
+            assert!(super::super::openai::find(encoding).is_ok(), "{encoding}");
         }
     }
 }
