@@ -19,17 +19,8 @@ function ordinaryIds(encoding: string): number[][] {
   return entry.ordinary ?? openai.encodings[entry.ordinaryAs!].ordinary!
 }
 
-/** A small seeded generator (mulberry32), so that a failure names a cut that can be replayed. */
-function random(seed: number): () => number {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+/** The seeded generator the reliability runs use (mulberry32), so a failure names a cut that can be replayed. */
+const random = (require('../scripts/reliability.js') as { prng(seed: number): () => number }).prng
 
 /** Every split point of `n` ids when there are few, else `sample` of them drawn with `next`. */
 function splitPoints(n: number, sample: number, next: () => number): number[] {
