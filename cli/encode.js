@@ -1,0 +1,169 @@
+'use strict'
+// `batchtok encode`: inputs → document batches → batchtok/stream → output files, with a checkpoint
+// after each group of batches so that the same command, run again, resumes.
+
+const fs = require('node:fs')
+const { encodeBatches, DEFAULT_BATCH_BYTES } = require('../stream')
+const { resolveInputs } = require('./inputs')
+const { parseShard, shardParts, planBatches, partBytes } = require('./plan')
+const { loadTokenizer, eosIdOf } = require('./tokenizer')
+const { OutputWriter } = require('./output')
+const { fingerprint, readCheckpoint, writeCheckpoint } = require('./checkpoint')
+const { createProgress } = require('./progress')
+const { UsageError } = require('./errors')
+
+/** Output formats (`--output-format`); `--count-only` is `counts`. */
+const OUTPUT_FORMATS = ['megatron', 'flat']
+
+/**
+ * Drops the first `count` documents of `batches` (those a resumed run has already written).
+ * @param {AsyncIterable<object>} batches
+ * @param {number} count
+ */
+async function* skipDocuments(batches, count) {
+  let left = count
+  for await (const batch of batches) {
+    const documents = batch.texts ? batch.texts.length : batch.offsets.length - 1
+    if (left >= documents) {
+      left -= documents
+      continue
+    }
+    if (left > 0) {
+      const source = { ...batch.source, firstLine: batch.source.firstLine + left }
+      batch = batch.texts
+        ? { texts: batch.texts.slice(left), source }
+        : { bytes: batch.bytes, offsets: batch.offsets.slice(left), source }
+      left = 0
+    }
+    yield batch
+  }
+  if (left > 0) throw new UsageError(`the checkpoint counts more documents than the input holds; delete the checkpoint to start over`)
+}
+
+/** Rewrites a file-system error on `file` into a message that says what to do. */
+function writeError(error) {
+  if (!error.syscall) return error
+  const advice = {
+    ENOSPC: 'free some space or write elsewhere with --output',
+    EROFS: 'the folder is read-only; write elsewhere with --output',
+    EACCES: 'no permission to write there; write elsewhere with --output',
+    EDQUOT: 'the disk quota is full; free some space or write elsewhere with --output',
+  }[error.code]
+  const message = `cannot write ${error.path ?? 'the output'} (${error.code}); ${advice ?? 'check the output folder'}`
+  return Object.assign(new Error(message), { exitCode: 1 })
+}
+
+/**
+ * Runs `encode` over `patterns` with the parsed options; returns the summary.
+ * @param {string[]} patterns
+ * @param {Record<string, any>} options commander's options of `encode`
+ */
+async function runEncode(patterns, options) {
+  const batchtok = require('../index.js')
+  const started = Date.now()
+  const outputFormat = options.countOnly ? 'counts' : options.outputFormat
+  if (!options.countOnly && !OUTPUT_FORMATS.includes(outputFormat)) {
+    throw new UsageError(`--output-format ${outputFormat} is not a format; use megatron or flat (or --count-only)`)
+  }
+  const inputs = resolveInputs(patterns, options.format)
+  const shard = parseShard(options.shard)
+  const parts = shardParts(inputs, shard, options.docPerFile)
+  const loaded = loadTokenizer(options, batchtok)
+  const eosId = options.appendEos ? eosIdOf(loaded, options.eosToken) : undefined
+  const batchBytes = options.batchMib ? Math.round(options.batchMib * (1 << 20)) : DEFAULT_BATCH_BYTES
+  const scheduler = options.threads ? new batchtok.Scheduler({ threads: options.threads }) : undefined
+
+  const writer = new OutputWriter(outputFormat, options.output, loaded.tokenizer.vocabSize)
+  const checkpointFile = `${options.output}.checkpoint.json`
+  const resumable = !inputs.some((input) => input.stdin)
+  const settings = {
+    outputFormat,
+    dtype: writer.dtype,
+    tokenizer: loaded.description,
+    eosId,
+    field: options.field,
+    docPerFile: Boolean(options.docPerFile),
+    shard,
+  }
+  const digest = fingerprint(settings, inputs)
+  let checkpoint = resumable ? readCheckpoint(checkpointFile) : null
+  if (checkpoint && checkpoint.fingerprint !== digest) {
+    if (!options.force) {
+      throw new UsageError(
+        `${checkpointFile} belongs to another command or changed inputs; run that command again to resume it, or pass --force to start over`,
+      )
+    }
+    checkpoint = null
+  }
+  if (!checkpoint && !options.force) {
+    for (const file of Object.values(writer.finals)) {
+      if (fs.existsSync(file)) throw new UsageError(`${file} exists; pass --force to overwrite it, or choose another --output`)
+    }
+  }
+
+  const state = {
+    documents: checkpoint?.documents ?? 0,
+    tokens: checkpoint?.tokens ?? 0,
+    textBytes: checkpoint?.textBytes ?? 0,
+    rawBytes: 0,
+  }
+  const progress = createProgress({ quiet: options.quiet, totalBytes: partBytes(parts) })
+  const intervalMs = (options.checkpointSeconds ?? 10) * 1000
+  let lastCheckpoint = Date.now()
+  const saveCheckpoint = () => {
+    writer.sync()
+    writeCheckpoint(checkpointFile, {
+      fingerprint: digest,
+      documents: state.documents,
+      tokens: state.tokens,
+      textBytes: state.textBytes,
+      sizes: writer.state(),
+    })
+    lastCheckpoint = Date.now()
+  }
+  try {
+    try {
+      writer.open(checkpoint?.sizes)
+    } catch (error) {
+      throw writeError(error)
+    }
+    const batches = skipDocuments(
+      planBatches(parts, { docPerFile: options.docPerFile, field: options.field, batchBytes, progress: state }),
+      state.documents,
+    )
+    for await (const batch of encodeBatches(loaded.tokenizer, batches, { scheduler, eosId, batchBytes })) {
+      try {
+        await writer.write(batch)
+      } catch (error) {
+        throw writeError(error)
+      }
+      state.documents += batch.documents
+      state.tokens += batch.ids.length
+      state.textBytes += batch.bytes
+      progress.update(state)
+      if (resumable && Date.now() - lastCheckpoint >= intervalMs) saveCheckpoint()
+    }
+    try {
+      writer.finish()
+    } catch (error) {
+      throw writeError(error)
+    }
+  } finally {
+    writer.close()
+    progress.stop()
+  }
+  fs.rmSync(checkpointFile, { force: true })
+  return {
+    documents: state.documents,
+    tokens: state.tokens,
+    bytes: state.textBytes,
+    inputBytes: partBytes(parts),
+    seconds: (Date.now() - started) / 1000,
+    shard: `${shard.index}/${shard.count}`,
+    resumedFrom: checkpoint ? checkpoint.documents : 0,
+    dtype: writer.dtype,
+    outputs: Object.values(writer.finals),
+  }
+}
+
+module.exports = { runEncode, skipDocuments }
