@@ -6,11 +6,14 @@ const fs = require('node:fs')
 const { encodeBatches, DEFAULT_BATCH_BYTES } = require('../stream')
 const { resolveInputs } = require('./inputs')
 const { parseShard, shardParts, planBatches, partBytes } = require('./plan')
-const { loadTokenizer, eosIdOf } = require('./tokenizer')
+const { loadTokenizer, eosIdOf, untilFullEngine } = require('./tokenizer')
 const { OutputWriter } = require('./output')
 const { fingerprint, readCheckpoint, writeCheckpoint } = require('./checkpoint')
 const { createProgress } = require('./progress')
 const { UsageError } = require('./errors')
+
+/** Input size from which a run waits for an OpenAI encoding's full engine before encoding. */
+const WAIT_FOR_ENGINE_BYTES = 32 << 20
 
 /** Output formats (`--output-format`); `--count-only` is `counts`. */
 const OUTPUT_FORMATS = ['megatron', 'flat']
@@ -127,6 +130,7 @@ async function runEncode(patterns, options) {
     } catch (error) {
       throw writeError(error)
     }
+    if (loaded.openai && partBytes(parts) >= WAIT_FOR_ENGINE_BYTES) await untilFullEngine(loaded.tokenizer, batchtok)
     const batches = skipDocuments(
       planBatches(parts, { docPerFile: options.docPerFile, field: options.field, batchBytes, progress: state }),
       state.documents,

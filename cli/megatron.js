@@ -89,22 +89,28 @@ function writeIndex(path, dtype, lengthSources) {
     }
     // Sequence lengths, copied as they are.
     eachLengths((lengths) => put(Buffer.from(lengths)))
-    // Sequence pointers: the running sum of the lengths, in bytes.
-    let pointer = 0n
-    const pointers = Buffer.alloc(INDEX_ROWS_PER_STEP * 8)
+    // Sequence pointers: the running sum of the lengths, in bytes. Int64s are written as two
+    // uint32 halves (little-endian): exact below 2^53 bytes, and no BigInt per row.
+    let pointer = 0
+    const rows64 = new Uint32Array(INDEX_ROWS_PER_STEP * 2)
+    const put64 = (rows) => put(Buffer.from(rows64.buffer, 0, rows * 8))
+    const set64 = (i, value) => {
+      rows64[2 * i] = value % 0x100000000
+      rows64[2 * i + 1] = Math.floor(value / 0x100000000)
+    }
     eachLengths((lengths, rows) => {
+      const view = new Int32Array(lengths.buffer, lengths.byteOffset, rows)
       for (let i = 0; i < rows; i++) {
-        pointers.writeBigInt64LE(pointer, i * 8)
-        pointer += BigInt(lengths.readInt32LE(i * 4) * itemBytes)
+        set64(i, pointer)
+        pointer += view[i] * itemBytes
       }
-      put(pointers.subarray(0, rows * 8))
+      put64(rows)
     })
     // Document indices: 0, 1, …, S.
-    const indices = Buffer.alloc(INDEX_ROWS_PER_STEP * 8)
     for (let first = 0; first <= sequences; first += INDEX_ROWS_PER_STEP) {
       const rows = Math.min(INDEX_ROWS_PER_STEP, sequences + 1 - first)
-      for (let i = 0; i < rows; i++) indices.writeBigInt64LE(BigInt(first + i), i * 8)
-      put(indices.subarray(0, rows * 8))
+      for (let i = 0; i < rows; i++) set64(i, first + i)
+      put64(rows)
     }
     fs.fsyncSync(out)
   } finally {

@@ -79,20 +79,24 @@ function readError(input, error) {
 /**
  * Cuts `buffer` (whole lines, the last one possibly without its newline) into lines in place: each
  * line's bytes are moved down over the line ends before it, without its `\n` or `\r\n`.
- * @returns {{ bytes: Buffer, offsets: number[] }}
+ * @returns {{ bytes: Buffer, offsets: Uint32Array }}
  */
 function compactLines(buffer) {
-  const offsets = [0]
+  let lines = 0
+  for (let at = buffer.indexOf(NEWLINE); at !== -1; at = buffer.indexOf(NEWLINE, at + 1)) lines++
+  if (buffer.length > 0 && buffer[buffer.length - 1] !== NEWLINE) lines++
+  // A typed array goes to the addon in one piece; a JS array would be read element by element.
+  const offsets = new Uint32Array(lines + 1)
   let write = 0
   let read = 0
-  while (read < buffer.length) {
+  for (let line = 1; read < buffer.length; line++) {
     const newline = buffer.indexOf(NEWLINE, read)
     const next = newline === -1 ? buffer.length : newline + 1
     let end = newline === -1 ? buffer.length : newline
     if (end > read && buffer[end - 1] === CARRIAGE_RETURN) end--
     if (write !== read) buffer.copyWithin(write, read, end)
     write += end - read
-    offsets.push(write)
+    offsets[line] = write
     read = next
   }
   return { bytes: buffer.subarray(0, write), offsets }
@@ -101,7 +105,7 @@ function compactLines(buffer) {
 /**
  * The lines of `input` whose first byte lies in `[start, end)` (raw byte positions; a range other
  * than the whole file only for uncompressed files), in batches of about `batchBytes`.
- * @returns {AsyncGenerator<{ bytes: Buffer, offsets: number[], source: object }>}
+ * @returns {AsyncGenerator<{ bytes: Buffer, offsets: Uint32Array, source: object }>}
  */
 async function* lineBatches(input, { start = 0, end = Infinity, batchBytes, progress }) {
   // From `start - 1`, so that a line starting exactly at `start` is seen to start there.
@@ -230,8 +234,8 @@ async function* fileBatches(inputs, options) {
   let names = []
   let bytes = 0
   const emit = () => {
-    const offsets = [0]
-    for (const piece of pieces) offsets.push(offsets[offsets.length - 1] + piece.length)
+    const offsets = new Uint32Array(pieces.length + 1)
+    pieces.forEach((piece, i) => (offsets[i + 1] = offsets[i] + piece.length))
     const batch = { bytes: Buffer.concat(pieces, bytes), offsets, source: { file: names[0], firstLine: 1, rangeStart: 0, files: names } }
     pieces = []
     names = []

@@ -3,9 +3,10 @@
 //
 // Documents are gathered into batches of about `batchBytes` of text; each batch goes to the
 // addon's async batch methods, which run on the scheduler's threads, so the event loop only
-// gathers and hands over. One batch encodes while the next is gathered, and a batch's result is
-// handed on only when the one after it has been started: at most one batch is gathering, one
-// encoding and one waiting for its consumer, whatever the input's size. A consumer that stops
+// gathers and hands over. One batch encodes while the next is gathered; the next is started as
+// soon as it is whole, before the previous one's result is handed on, so the scheduler's threads
+// never wait for the consumer. At most one batch is gathering and two are encoding or waiting
+// for the consumer, whatever the input's size. A consumer that stops
 // pulling (a `Transform` whose readable side is full) stops the gathering too.
 
 const { Transform } = require('node:stream')
@@ -184,7 +185,7 @@ async function* batchDocuments(documents, options = {}) {
 /**
  * Encodes a stream of documents: yields `TokenBatch`es (ids and document boundaries) in
  * document order, with one batch encoding on the scheduler's threads while the next is
- * gathered, and at most three batches held at once.
+ * gathered, and at most three batches held at once (one gathering, two encoding or done).
  * @param {import('../index').Tokenizer} tokenizer
  * @param {Iterable<string | Uint8Array> | AsyncIterable<string | Uint8Array>} documents
  * @param {EncodeStreamOptions} [options]
