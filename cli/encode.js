@@ -3,6 +3,7 @@
 // after each group of batches so that the same command, run again, resumes.
 
 const fs = require('node:fs')
+const path = require('node:path')
 const { encodeBatches, DEFAULT_BATCH_BYTES } = require('../stream')
 const { resolveInputs } = require('./inputs')
 const { parseShard, shardParts, planBatches, partBytes } = require('./plan')
@@ -51,6 +52,8 @@ function writeError(error) {
     EROFS: 'the folder is read-only; write elsewhere with --output',
     EACCES: 'no permission to write there; write elsewhere with --output',
     EDQUOT: 'the disk quota is full; free some space or write elsewhere with --output',
+    ENOTDIR: 'part of the --output path is a file, not a folder; choose another --output',
+    EEXIST: 'part of the --output path is a file, not a folder; choose another --output',
   }[error.code]
   const message = `cannot write ${error.path ?? 'the output'} (${error.code}); ${advice ?? 'check the output folder'}`
   return Object.assign(new Error(message), { exitCode: 1 })
@@ -89,6 +92,11 @@ async function runEncode(patterns, options) {
     shard,
   }
   const digest = fingerprint(settings, inputs)
+  try {
+    fs.mkdirSync(path.dirname(path.resolve(options.output)), { recursive: true })
+  } catch (error) {
+    throw writeError(error)
+  }
   let checkpoint = resumable ? readCheckpoint(checkpointFile) : null
   if (checkpoint && checkpoint.fingerprint !== digest) {
     if (!options.force) {

@@ -43,7 +43,6 @@ class OutputWriter {
 
   /** Opens the partial files: empty, or cut back to `sizes` (a checkpoint's) to resume. */
   open(sizes) {
-    fs.mkdirSync(path.dirname(path.resolve(this.partials[Object.keys(this.partials)[0]])), { recursive: true })
     for (const [key, file] of Object.entries(this.partials)) {
       // The index is written whole by `finish`, from the lengths.
       if (key === 'idx') continue
@@ -78,6 +77,15 @@ class OutputWriter {
   }
 
   async append(key, buffer) {
+    try {
+      await this.appendAt(key, buffer)
+    } catch (error) {
+      error.path ??= this.partials[key]
+      throw error
+    }
+  }
+
+  async appendAt(key, buffer) {
     let written = 0
     while (written < buffer.length) {
       const { bytesWritten } = await new Promise((resolve, reject) =>

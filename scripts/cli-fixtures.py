@@ -41,9 +41,11 @@ INDEX_MAGIC = b"MMIDIDX\x00\x00"
 ENCODINGS = ["r50k_base", "o200k_base"]
 
 
-def documents() -> list[str]:
-    texts = json.loads((ROOT / "__test__" / "fixtures" / "texts.json").read_text("utf-8"))
-    return [case["text"] for case in texts["cases"] if len(case["text"]) <= DOCUMENT_CHARS][:DOCUMENTS]
+def documents() -> tuple[list[int], list[str]]:
+    """The chosen texts' indices in texts.json, and the texts."""
+    cases = json.loads((ROOT / "__test__" / "fixtures" / "texts.json").read_text("utf-8"))["cases"]
+    chosen = [i for i, case in enumerate(cases) if len(case["text"]) <= DOCUMENT_CHARS][:DOCUMENTS]
+    return chosen, [cases[i]["text"] for i in chosen]
 
 
 def write_inputs(docs: list[str]) -> None:
@@ -88,9 +90,9 @@ def read_megatron(prefix: Path) -> dict:
 
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
-    docs = documents()
+    chosen, docs = documents()
     write_inputs(docs)
-    results = {"documents": len(docs), "command": {}, "read": {}}
+    results = {"cases": chosen, "command": {}, "read": {}}
     with tempfile.TemporaryDirectory() as work:
         for encoding in ENCODINGS:
             prefix = Path(work) / encoding
