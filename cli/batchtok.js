@@ -45,7 +45,7 @@ program
   .option('--threads <n>', 'threads that encode (default: all cores)', positiveInteger)
   .option('--shard <i/n>', 'read shard i of n (0-based) of the inputs; join the shard outputs with merge')
   .option('--checkpoint-seconds <s>', 'seconds between checkpoints (0: after every batch)', nonNegative, 10)
-  .option('--batch-mib <mib>', 'MiB of text per batch', nonNegative)
+  .option('--batch-mib <mib>', 'MiB of text per batch (default 1)', nonNegative)
   .option('--summary', 'print a JSON summary (documents, tokens, bytes, seconds) on stdout at the end')
   .option('--force', 'overwrite finished outputs and discard a checkpoint of another command')
   .option('-q, --quiet', 'no progress on stderr')

@@ -4,7 +4,7 @@
 
 const fs = require('node:fs')
 const path = require('node:path')
-const { encodeBatches, DEFAULT_BATCH_BYTES } = require('../stream')
+const { encodeBatches } = require('../stream')
 const { resolveInputs } = require('./inputs')
 const { parseShard, shardParts, planBatches, partBytes } = require('./plan')
 const { loadTokenizer, eosIdOf, untilFullEngine } = require('./tokenizer')
@@ -15,6 +15,11 @@ const { UsageError } = require('./errors')
 
 /** Input size from which a run waits for an OpenAI encoding's full engine before encoding. */
 const WAIT_FOR_ENGINE_BYTES = 32 << 20
+
+/** Text per batch. Two batches encode at once (see batchtok/stream); at 1 MiB each the
+ * scheduler's threads still finish together, and the peak RSS stays far lower than at 4 MiB
+ * (measured on 150 MB of JSONL: 241 MiB against 323 MiB, no slower). */
+const CLI_BATCH_BYTES = 1 << 20
 
 /** Output formats (`--output-format`); `--count-only` is `counts`. */
 const OUTPUT_FORMATS = ['megatron', 'flat']
@@ -76,7 +81,7 @@ async function runEncode(patterns, options) {
   const parts = shardParts(inputs, shard, options.docPerFile)
   const loaded = loadTokenizer(options, batchtok)
   const eosId = options.appendEos ? eosIdOf(loaded, options.eosToken) : undefined
-  const batchBytes = options.batchMib ? Math.round(options.batchMib * (1 << 20)) : DEFAULT_BATCH_BYTES
+  const batchBytes = options.batchMib ? Math.max(1, Math.round(options.batchMib * (1 << 20))) : CLI_BATCH_BYTES
   const scheduler = options.threads ? new batchtok.Scheduler({ threads: options.threads }) : undefined
 
   const writer = new OutputWriter(outputFormat, options.output, loaded.tokenizer.vocabSize)
@@ -132,6 +137,7 @@ async function runEncode(patterns, options) {
     })
     lastCheckpoint = Date.now()
   }
+  let encodingStarted = started
   try {
     try {
       writer.open(checkpoint?.sizes)
@@ -139,6 +145,7 @@ async function runEncode(patterns, options) {
       throw writeError(error)
     }
     if (loaded.openai && partBytes(parts) >= WAIT_FOR_ENGINE_BYTES) await untilFullEngine(loaded.tokenizer, batchtok)
+    encodingStarted = Date.now()
     const batches = skipDocuments(
       planBatches(parts, { docPerFile: options.docPerFile, field: options.field, batchBytes, progress: state }),
       state.documents,
@@ -166,6 +173,8 @@ async function runEncode(patterns, options) {
   }
   fs.rmSync(checkpointFile, { force: true })
   return {
+    // Set-up before the first batch: loading, and waiting for an OpenAI encoding's full engine.
+    startupSeconds: (encodingStarted - started) / 1000,
     documents: state.documents,
     tokens: state.tokens,
     bytes: state.textBytes,
@@ -175,6 +184,7 @@ async function runEncode(patterns, options) {
     resumedFrom: checkpoint ? checkpoint.documents : 0,
     dtype: writer.dtype,
     outputs: Object.values(writer.finals),
+    peakRssMiB: Math.round(process.resourceUsage().maxRSS / 1024),
   }
 }
 
