@@ -65,6 +65,20 @@ function writeError(error) {
 }
 
 /**
+ * This process's peak resident memory in MiB. On Linux from /proc's VmHWM: `getrusage`'s maxrss
+ * survives `exec`, so a process started by a large parent would report the parent's size.
+ */
+function peakRssMiB() {
+  try {
+    const match = /^VmHWM:\s+(\d+) kB/m.exec(fs.readFileSync('/proc/self/status', 'utf8'))
+    if (match) return Math.round(Number(match[1]) / 1024)
+  } catch {
+    // Not Linux: resourceUsage is right for a process its parent did not outgrow.
+  }
+  return Math.round(process.resourceUsage().maxRSS / 1024)
+}
+
+/**
  * Runs `encode` over `patterns` with the parsed options; returns the summary.
  * @param {string[]} patterns
  * @param {Record<string, any>} options commander's options of `encode`
@@ -184,7 +198,7 @@ async function runEncode(patterns, options) {
     resumedFrom: checkpoint ? checkpoint.documents : 0,
     dtype: writer.dtype,
     outputs: Object.values(writer.finals),
-    peakRssMiB: Math.round(process.resourceUsage().maxRSS / 1024),
+    peakRssMiB: peakRssMiB(),
   }
 }
 

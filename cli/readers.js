@@ -14,9 +14,13 @@ const READ_CHUNK_BYTES = 1 << 20
 const NEWLINE = 10
 const CARRIAGE_RETURN = 13
 
-/** A zstd decompressor as a Node Transform, over fzstd's streaming `Decompress` (pure JS: the
- * napi zstd packages download their binary at install, which offline installs refuse). */
+/**
+ * A zstd decompressor as a Node Transform: Node's own where it has one (22.15 / 23.8 on), else
+ * fzstd's streaming `Decompress`, pure JS (the napi zstd packages fetch their binary at install,
+ * which offline installs refuse); fzstd is the slower (benchmark/results/cli.md).
+ */
 function zstdDecompressor() {
+  if (typeof zlib.createZstdDecompress === 'function') return zlib.createZstdDecompress({ chunkSize: READ_CHUNK_BYTES })
   const { Decompress } = require('fzstd')
   let decoder
   return new Transform({
