@@ -174,6 +174,9 @@ describe('resume', () => {
     child.kill('SIGKILL')
     await exited
     expect(existsSync(join(work, 'out/resumed.bin'))).toBe(false)
+    const early = cli(work, ['merge', 'out/resumed', '-o', 'out/early'])
+    expect(early.status).toBe(2)
+    expect(early.stderr).toMatch(/out\/resumed: a checkpoint is there, so that shard has not finished; run its command again/)
     const summary = encode(work, [...args, '-o', 'out/resumed'])
     expect(summary.resumedFrom).toBeGreaterThan(0)
     for (const extension of ['bin', 'idx']) {

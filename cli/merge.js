@@ -12,11 +12,13 @@ const COPY_BYTES = 8 << 20
 
 /** The format of the output at `prefix`: the files that exist there. */
 function formatAt(prefix) {
+  if (fs.existsSync(`${prefix}.checkpoint.json`)) {
+    throw new UsageError(`${prefix}: a checkpoint is there, so that shard has not finished; run its command again to finish it`)
+  }
   if (fs.existsSync(`${prefix}.idx`) && fs.existsSync(`${prefix}.bin`)) return 'megatron'
   if (fs.existsSync(`${prefix}.bin`)) return 'flat'
   if (fs.existsSync(`${prefix}.jsonl`)) return 'counts'
-  const partial = fs.existsSync(`${prefix}.checkpoint.json`) ? ' (a checkpoint is there: that shard has not finished; run its command again)' : ''
-  throw new UsageError(`${prefix}: no finished output (${prefix}.bin, .idx or .jsonl)${partial}`)
+  throw new UsageError(`${prefix}: no finished output (${prefix}.bin, .idx or .jsonl); run that shard's command`)
 }
 
 /** Appends the whole of `from` to the open file `out` at `position`; returns the new position. */

@@ -116,7 +116,10 @@ class OutputWriter {
       writeIndex(idxPartial, this.dtype, [{ fd: this.fds.lengths, position: 0, count: this.sizes.lengths / 4 }])
     }
     this.close()
-    for (const key of Object.keys(this.finals)) fs.renameSync(this.partials[key], this.finals[key])
+    // The index first, the data last: `merge` takes a Megatron output only when both are there,
+    // so a crash between the two renames leaves no .bin that could pass for a flat output.
+    const keys = Object.keys(this.finals).sort((a, b) => (a === 'idx' ? -1 : b === 'idx' ? 1 : 0))
+    for (const key of keys) fs.renameSync(this.partials[key], this.finals[key])
     if (this.partials.lengths) fs.rmSync(this.partials.lengths, { force: true })
   }
 
