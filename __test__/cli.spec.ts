@@ -168,9 +168,11 @@ describe('resume', () => {
     const args = ['encode', 'long.txt', '--encoding', 'o200k_base', '-q', '--checkpoint-seconds', '0', '--batch-mib', '0.05']
     encode(work, [...args, '-o', 'out/whole'])
     const child = spawn(process.execPath, [CLI, ...args, '-o', 'out/resumed'], { cwd: work, stdio: 'ignore' })
-    const exited = new Promise((resolve) => child.on('exit', resolve))
+    let finished = false
+    const exited = new Promise((resolve) => child.on('exit', resolve)).then(() => (finished = true))
     const checkpoint = join(work, 'out/resumed.checkpoint.json')
-    while (!existsSync(checkpoint)) await new Promise((resolve) => setTimeout(resolve, 5))
+    while (!existsSync(checkpoint) && !finished) await new Promise((resolve) => setTimeout(resolve, 5))
+    expect(finished, 'the run ended before its first checkpoint; give it a larger input').toBe(false)
     child.kill('SIGKILL')
     await exited
     expect(existsSync(join(work, 'out/resumed.bin'))).toBe(false)

@@ -208,7 +208,6 @@ async function* jsonlBatches(input, options) {
     checkUtf8(batch)
     const texts = []
     const { bytes, offsets, source } = batch
-    const lines = []
     for (let i = 0; i + 1 < offsets.length; i++) {
       if (offsets[i] === offsets[i + 1]) continue
       const line = bytes.toString('utf8', offsets[i], offsets[i + 1])
@@ -226,7 +225,6 @@ async function* jsonlBatches(input, options) {
         throw new InputError(`${placeOf(source, i)}: the record ${what} (it has: ${fields}); name the text field with --field`)
       }
       texts.push(text)
-      lines.push(i)
     }
     if (texts.length > 0) yield { texts, source }
   }
