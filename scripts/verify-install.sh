@@ -84,7 +84,7 @@ mkdir -p "$TARBALLS"
 STAGED="$WORK/root"
 mkdir -p "$STAGED"
 cp package.json index.js index.d.ts README.md "$STAGED/"
-cp -r entry encoding model "$STAGED/"
+cp -r entry encoding model stream cli "$STAGED/"
 quiet node scripts/pin-platform-packages.js "$STAGED"
 [[ "$(node -p "require('$STAGED/package.json').optionalDependencies['$PLATFORM_NAME']")" == "$VERSION" ]] ||
   fail "the packed root does not pin $PLATFORM_NAME at $VERSION"
@@ -107,7 +107,7 @@ check_contents() {
   ((bad == 0)) || fail "$(basename "$tarball") ships files it should not"
   echo "$(basename "$tarball"): $(tar -tzf "$tarball" | sed 's|^package/||' | sort | tr '\n' ' ')"
 }
-check_contents "$ROOT_TGZ" '^package/(index\.js|index\.d\.ts|package\.json|README(\.md)?|LICEN[CS]E(\.md|\.txt)?|entry/ready\.(js|d\.ts)|(encoding|model)/[A-Za-z0-9._-]+\.(js|d\.ts))$'
+check_contents "$ROOT_TGZ" '^package/(index\.js|index\.d\.ts|package\.json|README(\.md)?|LICEN[CS]E(\.md|\.txt)?|entry/ready\.(js|d\.ts)|stream/index\.(js|d\.ts)|cli/[a-z-]+\.js|(encoding|model)/[A-Za-z0-9._-]+\.(js|d\.ts))$'
 tar -tzf "$ROOT_TGZ" | grep -x 'package/model/gpt-4o.js' >/dev/null || fail "$(basename "$ROOT_TGZ") lacks the entry point model/gpt-4o.js"
 check_contents "$PLATFORM_TGZ" "^package/(${BINARY_NAME//./\\.}|package\\.json|README\\.md|LICEN[CS]E(\\.md|\\.txt)?)\$"
 tar -tzf "$PLATFORM_TGZ" | grep -qx "package/$BINARY_NAME" || fail "$(basename "$PLATFORM_TGZ") lacks $BINARY_NAME"
@@ -123,10 +123,21 @@ npm_offline() {
   (cd "$1" && shift && npm install --offline --cache "$WORK/npm-cache" --no-audit --no-fund "$@")
 }
 
+# The root's runtime dependencies (the CLI's argument parser, progress bar, readers) and theirs,
+# packed from this clone's node_modules: offline, they come from these tarballs, as the platform
+# package does, at the versions package-lock.json pins.
+DEPS="$WORK/deps"
+mkdir -p "$DEPS"
+while IFS= read -r dir; do
+  [[ "$dir" == "$ROOT" ]] && continue
+  quiet npm pack "$dir" --ignore-scripts --pack-destination "$DEPS"
+done < <(npm ls --omit=dev --all --parseable)
+DEP_TGZS=("$DEPS"/*.tgz)
+
 step "3. install both tarballs into an empty project"
 APP="$WORK/app"
 new_project "$APP"
-quiet npm_offline "$APP" "$PLATFORM_TGZ" "$ROOT_TGZ"
+quiet npm_offline "$APP" "$PLATFORM_TGZ" "$ROOT_TGZ" "${DEP_TGZS[@]}"
 [[ -f "$APP/node_modules/$PLATFORM_NAME/$BINARY_NAME" ]] || fail "the binary was not installed"
 if compgen -G "$APP/node_modules/$NAME/*.node" >/dev/null; then
   fail "the root package installed a .node file; the binary must come from $PLATFORM_NAME only"
@@ -172,10 +183,18 @@ main().catch((error) => {
 EOF
 (cd "$APP" && NAPI_RS_ENFORCE_VERSION_CHECK=1 node check.js) || fail "the installed package did not encode as expected"
 
+# The command, through the package's bin entry: two lines to a Megatron dataset of 2 documents.
+printf 'hello world\nhello world\n' >"$APP/two.txt"
+(cd "$APP" && npx --offline batchtok encode two.txt --encoding o200k_base -o out/two -q --summary) >"$WORK/cli.json" ||
+  fail "npx batchtok encode failed in the installed package"
+node -e "const s = require('$WORK/cli.json'); if (s.documents !== 2 || s.tokens !== 4) process.exit(1)" ||
+  fail "npx batchtok encode wrote $(cat "$WORK/cli.json"); expected 2 documents of 2 tokens"
+echo "npx batchtok encode: $(cat "$WORK/cli.json")"
+
 step "5. root package alone: the error must name $PLATFORM_NAME"
 BARE="$WORK/bare"
 new_project "$BARE"
-quiet npm_offline "$BARE" "$ROOT_TGZ"
+quiet npm_offline "$BARE" "$ROOT_TGZ" "${DEP_TGZS[@]}"
 [[ ! -e "$BARE/node_modules/$PLATFORM_NAME" ]] || fail "$PLATFORM_NAME was installed without its tarball"
 cat >"$BARE/check.js" <<EOF
 'use strict'

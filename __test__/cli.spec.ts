@@ -1,0 +1,263 @@
+// `batchtok encode` and `batchtok merge`, run as a user runs them: a child process on files in a
+// temporary folder. Outputs are read back by a reader written here from Megatron-LM's layout and
+// compared with the addon's own encodeBatch; the Python reader's view of the same layout is in
+// fixtures/cli/megatron-read.json (scripts/cli-fixtures.py).
+import { spawn, spawnSync } from 'node:child_process'
+import { createHash } from 'node:crypto'
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { gzipSync } from 'node:zlib'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+
+import { batchtok, FIXTURES, fixture, type Texts } from './helpers'
+
+const CLI = join(__dirname, '..', 'cli', 'batchtok.js')
+const CLI_FIXTURES = join(FIXTURES, 'cli')
+
+type Run = { status: number | null; stdout: string; stderr: string }
+
+/** Runs the CLI in `cwd` and waits for it. */
+function cli(cwd: string, args: string[], input?: string): Run {
+  const result = spawnSync(process.execPath, [CLI, ...args], { cwd, input, encoding: 'utf8' })
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr }
+}
+
+/** Runs the CLI and expects success; returns its parsed --summary. */
+function encode(cwd: string, args: string[], input?: string): Record<string, unknown> {
+  const run = cli(cwd, [...args, '-q', '--summary'], input)
+  expect(run.stderr).toBe('')
+  expect(run.status).toBe(0)
+  return JSON.parse(run.stdout.trim().split('\n').pop()!)
+}
+
+/** Every document's ids of a Megatron-LM indexed dataset at `prefix`, read from its layout. */
+function readMegatron(prefix: string): number[][] {
+  const index = readFileSync(`${prefix}.idx`)
+  expect(index.subarray(0, 9).toString('latin1')).toBe('MMIDIDX\x00\x00')
+  expect(index.readBigUInt64LE(9)).toBe(1n)
+  const code = index.readUInt8(17)
+  const sequences = Number(index.readBigUInt64LE(18))
+  const documents = Number(index.readBigUInt64LE(26))
+  let at = 34
+  const lengths = Array.from({ length: sequences }, (_, i) => index.readInt32LE(at + 4 * i))
+  at += 4 * sequences
+  const pointers = Array.from({ length: sequences }, (_, i) => Number(index.readBigInt64LE(at + 8 * i)))
+  at += 8 * sequences
+  const boundaries = Array.from({ length: documents }, (_, i) => Number(index.readBigInt64LE(at + 8 * i)))
+  expect(at + 8 * documents).toBe(index.length)
+  const data = readFileSync(`${prefix}.bin`)
+  const size = code === 8 ? 2 : code === 4 ? 4 : NaN
+  const read = (pointer: number, length: number) =>
+    Array.from({ length }, (_, k) => (size === 2 ? data.readUInt16LE(pointer + 2 * k) : data.readInt32LE(pointer + 4 * k)))
+  const out: number[][] = []
+  for (let d = 0; d + 1 < documents; d++) {
+    const ids: number[] = []
+    for (let s = boundaries[d]; s < boundaries[d + 1]; s++) ids.push(...read(pointers[s], lengths[s]))
+    out.push(ids)
+  }
+  return out
+}
+
+const sha256 = (file: string) => createHash('sha256').update(readFileSync(file)).digest('hex')
+
+const texts = fixture<Texts>('texts.json').cases.map((c) => c.text)
+/** Fixture texts that fit on one line, as a text file holds them. */
+const lines = texts.filter((text) => !/[\r\n]/.test(text))
+const o200k = batchtok.Tokenizer.fromEncoding('o200k_base')
+const r50k = batchtok.Tokenizer.fromEncoding('r50k_base')
+const EOT = 50256
+
+let work: string
+beforeAll(() => {
+  work = mkdtempSync(join(tmpdir(), 'batchtok-cli-'))
+  writeFileSync(join(work, 'lines.txt'), lines.join('\n') + '\n')
+  writeFileSync(join(work, 'docs.jsonl'), texts.map((text, i) => JSON.stringify({ id: i, body: text })).join('\n') + '\n')
+  writeFileSync(join(work, 'docs.jsonl.gz'), gzipSync(readFileSync(join(work, 'docs.jsonl'))))
+})
+afterAll(() => rmSync(work, { recursive: true, force: true }))
+
+describe('encode: inputs decode back to the documents', () => {
+  it('text, one document per line: ids equal encodeBatch, decode equals each line', async () => {
+    const summary = encode(work, ['encode', 'lines.txt', '--encoding', 'o200k_base', '-o', 'out/lines'])
+    expect(summary.documents).toBe(lines.length)
+    const ids = readMegatron(join(work, 'out/lines'))
+    expect(ids).toEqual((await o200k.encodeBatch(lines)).toArrays())
+    expect(ids.map((list) => o200k.decode(list))).toEqual(lines)
+  })
+
+  it('text with --doc-per-file and \\r\\n line ends', async () => {
+    mkdirSync(join(work, 'files'), { recursive: true })
+    writeFileSync(join(work, 'files/a.txt'), 'first\r\nfile\n')
+    writeFileSync(join(work, 'files/b.txt'), 'second file')
+    encode(work, ['encode', 'files/*.txt', '--doc-per-file', '--encoding', 'r50k_base', '-o', 'out/files'])
+    expect(readMegatron(join(work, 'out/files')).map((list) => r50k.decode(list))).toEqual(['first\r\nfile\n', 'second file'])
+    encode(work, ['encode', 'files/a.txt', '--encoding', 'r50k_base', '-o', 'out/crlf'])
+    expect(readMegatron(join(work, 'out/crlf')).map((list) => r50k.decode(list))).toEqual(['first', 'file'])
+  })
+
+  it.each([
+    ['JSONL', 'docs.jsonl'],
+    ['gzip JSONL', 'docs.jsonl.gz'],
+  ])('%s with --field: ids equal encodeBatch of the field', async (_name, file) => {
+    encode(work, ['encode', file, '--field', 'body', '--encoding', 'o200k_base', '-o', `out/${file}`])
+    const ids = readMegatron(join(work, `out/${file}`))
+    expect(ids).toEqual((await o200k.encodeBatch(texts)).toArrays())
+    expect(ids.map((list) => o200k.decode(list))).toEqual(texts)
+  })
+
+  const read = fixture<{ cases: number[]; command: Record<string, string[]>; read: Record<string, { ids: number[][]; binSha256: string; idxSha256: string }> }>(
+    'cli/megatron-read.json',
+  )
+  const fixtureDocs = read.cases.map((i) => texts[i])
+
+  it('zstd JSONL (written by Python zstandard)', async () => {
+    encode(CLI_FIXTURES, ['encode', 'docs.jsonl.zst', '--field', 'content', '--encoding', 'o200k_base', '-o', join(work, 'out/zst')])
+    expect(readMegatron(join(work, 'out/zst'))).toEqual((await o200k.encodeBatch(fixtureDocs)).toArrays())
+  })
+
+  it.each(['r50k_base', 'o200k_base'])('Parquet (written by pyarrow), %s: the Python reader saw encodeBatch + EOS, and the CLI writes those bytes', async (encoding) => {
+    const tokenizer = batchtok.Tokenizer.fromEncoding(encoding)
+    const eos = tokenizer.encode('<|endoftext|>', { allowedSpecial: 'all' })[0]
+    const expected = (await tokenizer.encodeBatch(fixtureDocs)).toArrays().map((ids) => [...ids, eos])
+    expect(read.read[encoding].ids).toEqual(expected)
+    const prefix = join(work, `out/parquet-${encoding}`)
+    encode(CLI_FIXTURES, [...read.command[encoding].filter((arg) => arg !== '-q'), '-o', prefix])
+    expect(readMegatron(prefix)).toEqual(expected)
+    expect(sha256(`${prefix}.bin`)).toBe(read.read[encoding].binSha256)
+    expect(sha256(`${prefix}.idx`)).toBe(read.read[encoding].idxSha256)
+  })
+
+  it('stdin, flat .bin with --append-eos, and --count-only', async () => {
+    const summary = encode(work, ['encode', '-', '--encoding', 'r50k_base', '--output-format', 'flat', '--append-eos', '-o', 'out/flat'], lines.join('\n'))
+    expect(summary.dtype).toBe('uint16')
+    const flat = readFileSync(join(work, 'out/flat.bin'))
+    const expected = (await r50k.encodeBatch(lines)).toArrays().flatMap((ids) => [...ids, EOT])
+    expect(Array.from(new Uint16Array(flat.buffer, flat.byteOffset, flat.length / 2))).toEqual(expected)
+    encode(work, ['encode', 'lines.txt', '--encoding', 'r50k_base', '--count-only', '-o', 'out/counts'])
+    const counts = readFileSync(join(work, 'out/counts.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line).tokens)
+    expect(counts).toEqual(Array.from(await r50k.countBatch(lines)))
+  })
+})
+
+describe('shards and merge', () => {
+  it.each([1, 2, 3, 5])('%i shards of several files (one gzip, one large) merge into the single run', (count) => {
+    mkdirSync(join(work, 'shards'), { recursive: true })
+    writeFileSync(join(work, 'shards/a.txt'), lines.slice(0, 40).join('\n'))
+    writeFileSync(join(work, 'shards/b.txt.gz'), gzipSync(lines.slice(40, 80).join('\n') + '\n'))
+    writeFileSync(join(work, 'shards/c.txt'), lines.concat(lines).join('\n') + '\n')
+    const args = ['encode', 'shards/*', '--encoding', 'r50k_base', '--append-eos']
+    encode(work, [...args, '-o', `out/single${count}`])
+    const parts = Array.from({ length: count }, (_, i) => {
+      encode(work, [...args, '--shard', `${i}/${count}`, '-o', `out/shard${count}-${i}`])
+      return `out/shard${count}-${i}`
+    })
+    const merged = cli(work, ['merge', ...parts, '-o', `out/merged${count}`])
+    expect(merged.stderr).toBe('')
+    for (const extension of ['bin', 'idx']) {
+      expect(sha256(join(work, `out/merged${count}.${extension}`))).toBe(sha256(join(work, `out/single${count}.${extension}`)))
+    }
+    expect(readMegatron(join(work, `out/merged${count}`)).length).toBe(40 + 40 + 2 * lines.length)
+  })
+})
+
+describe('resume', () => {
+  it('kill -9 mid-run, then the same command: byte-identical to an uninterrupted run', async () => {
+    const corpus = lines.join('\n') + '\n'
+    writeFileSync(join(work, 'long.txt'), corpus.repeat(Math.ceil((4 << 20) / corpus.length)))
+    const args = ['encode', 'long.txt', '--encoding', 'o200k_base', '-q', '--checkpoint-seconds', '0', '--batch-mib', '0.05']
+    encode(work, [...args, '-o', 'out/whole'])
+    const child = spawn(process.execPath, [CLI, ...args, '-o', 'out/resumed'], { cwd: work, stdio: 'ignore' })
+    let finished = false
+    const exited = new Promise((resolve) => child.on('exit', resolve)).then(() => (finished = true))
+    const checkpoint = join(work, 'out/resumed.checkpoint.json')
+    while (!existsSync(checkpoint) && !finished) await new Promise((resolve) => setTimeout(resolve, 5))
+    expect(finished, 'the run ended before its first checkpoint; give it a larger input').toBe(false)
+    child.kill('SIGKILL')
+    await exited
+    expect(existsSync(join(work, 'out/resumed.bin'))).toBe(false)
+    const early = cli(work, ['merge', 'out/resumed', '-o', 'out/early'])
+    expect(early.status).toBe(2)
+    expect(early.stderr).toMatch(/out\/resumed: a checkpoint is there, so that shard has not finished; run its command again/)
+    const summary = encode(work, [...args, '-o', 'out/resumed'])
+    expect(summary.resumedFrom).toBeGreaterThan(0)
+    for (const extension of ['bin', 'idx']) {
+      // Digests: a deep equality of megabytes of Buffers takes vitest minutes.
+      expect(sha256(join(work, `out/resumed.${extension}`))).toBe(sha256(join(work, `out/whole.${extension}`)))
+    }
+    expect(readdirSync(join(work, 'out')).filter((name) => name.startsWith('resumed.'))).toEqual(['resumed.bin', 'resumed.idx'])
+  })
+
+  it('a finished output is not overwritten without --force', () => {
+    const run = cli(work, ['encode', 'lines.txt', '--encoding', 'o200k_base', '-o', 'out/lines'])
+    expect(run.status).toBe(2)
+    expect(run.stderr).toMatch(/out\/lines\.bin exists; pass --force/)
+  })
+})
+
+describe('bad input: a message naming the file and line, non-zero exit, no output under a final name', () => {
+  const cases: [string, string, string[], RegExp][] = [
+    ['missing field', '{"text":"a"}\n\n{"body":"b"}\n', ['--format', 'jsonl'], /bad:3: the record has no "text" field \(it has: body\); name the text field with --field/],
+    ['malformed JSON', '{"text":"a"}\n{"text": oops}\n', ['--format', 'jsonl'], /bad:2: malformed JSON .*; fix or remove the line/],
+    ['a field that is not a string', '{"text":3}\n', ['--format', 'jsonl'], /bad:1: the record has a "text" that is number, not a string/],
+  ]
+  it.each(cases)('%s', (_name, content, args, message) => {
+    writeFileSync(join(work, 'bad'), content)
+    const run = cli(work, ['encode', 'bad', '--encoding', 'o200k_base', '-o', 'out/bad', ...args])
+    expect(run.status).toBe(1)
+    expect(run.stderr).toMatch(message)
+    expect(existsSync(join(work, 'out/bad.bin'))).toBe(false)
+  })
+
+  it('invalid UTF-8 names the line', () => {
+    writeFileSync(join(work, 'latin1.txt'), Buffer.concat([Buffer.from('fine\nalso fine\n'), Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a])]))
+    const run = cli(work, ['encode', 'latin1.txt', '--encoding', 'o200k_base', '-o', 'out/latin1'])
+    expect(run.status).toBe(1)
+    expect(run.stderr).toMatch(/latin1\.txt:3: the text is not UTF-8; convert the file to UTF-8/)
+    expect(existsSync(join(work, 'out/latin1.bin'))).toBe(false)
+  })
+
+  it.each([
+    ['a missing file', 'absent.txt', /absent\.txt: cannot read it \(ENOENT\); check the path/],
+    ['a truncated gzip file', 'cut.txt.gz', /cut\.txt\.gz: unexpected end of file; check that it is a whole gzip file/],
+    ['a glob that matches nothing', 'none/*.jsonl', /none\/\*\.jsonl matches no file/],
+  ])('%s', (_name, file, message) => {
+    writeFileSync(join(work, 'cut.txt.gz'), gzipSync(Buffer.from(lines.join('\n'))).subarray(0, 100))
+    const run = cli(work, ['encode', file, '--encoding', 'o200k_base', '-o', 'out/unreadable'])
+    expect(run.status).not.toBe(0)
+    expect(run.stderr).toMatch(message)
+    expect(existsSync(join(work, 'out/unreadable.bin'))).toBe(false)
+  })
+
+  it('an output path through a file', () => {
+    writeFileSync(join(work, 'plainfile'), '')
+    const run = cli(work, ['encode', 'lines.txt', '--encoding', 'o200k_base', '-o', 'plainfile/x'])
+    expect(run.status).toBe(1)
+    expect(run.stderr).toMatch(/part of the --output path is a file, not a folder/)
+  })
+
+  it('a full disk (a 64 KiB tmpfs, where mounting is allowed), else a read-only output folder', (context) => {
+    const folder = join(work, 'small')
+    mkdirSync(folder, { recursive: true })
+    const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', folder]).status === 0
+    // root writes into a read-only folder all the same: without a mount there is nothing to test.
+    if (!mounted && process.getuid?.() === 0) context.skip()
+    try {
+      if (!mounted) chmodSync(folder, 0o500)
+      const run = cli(work, ['encode', 'long.txt', '--encoding', 'o200k_base', '-o', 'small/x'])
+      expect(run.status).toBe(1)
+      expect(run.stderr).toMatch(mounted ? /cannot write small\/x\.bin\.partial \(ENOSPC\); free some space/ : /cannot write .* \(EACCES\)/)
+      expect(existsSync(join(folder, 'x.bin'))).toBe(false)
+    } finally {
+      if (mounted) spawnSync('umount', [folder])
+      else chmodSync(folder, 0o700)
+    }
+  })
+
+  it('usage errors name the option', () => {
+    expect(cli(work, ['encode', 'lines.txt', '-o', 'out/u']).stderr).toMatch(/name one tokenizer: --encoding o200k_base/)
+    expect(cli(work, ['encode', 'lines.txt', '--encoding', 'o200k_base', '--shard', '3/3', '-o', 'out/u']).stderr).toMatch(/--shard 3\/3 is not a shard; write i\/n with 0 <= i < n/)
+    expect(cli(work, ['encode', 'lines.txt', '--encoding', 'nope', '-o', 'out/u']).status).toBe(2)
+    expect(cli(work, ['merge', 'out/missing', '-o', 'out/u']).stderr).toMatch(/out\/missing: no finished output/)
+  })
+})

@@ -1,0 +1,89 @@
+// batchtok/stream: documents in, token batches out, in order, with bounded memory.
+import { Readable, Writable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+import { createRequire } from 'node:module'
+import { describe, expect, it } from 'vitest'
+
+import { batchtok, fixture, type Texts } from './helpers'
+
+const require = createRequire(import.meta.url)
+const stream = require('../stream/index.js') as typeof import('../stream/index')
+
+const tokenizer = batchtok.Tokenizer.fromEncoding('o200k_base')
+const texts = fixture<Texts>('texts.json').cases.map((c) => c.text)
+/** Every second text as UTF-8 bytes: both kinds in one stream. */
+const documents = texts.map((text, i) => (i % 2 ? Buffer.from(text) : text))
+
+/** The documents' ids, in order, from a stream of token batches. */
+async function idsOf(batches: AsyncIterable<import('../stream/index').TokenBatch>): Promise<number[][]> {
+  const out: number[][] = []
+  for await (const batch of batches) {
+    for (let i = 0; i < batch.documents; i++) out.push(Array.from(batch.ids.subarray(batch.offsets[i], batch.offsets[i + 1])))
+  }
+  return out
+}
+
+describe('encodeStream', () => {
+  it.each([1, 100, 5000, 1 << 22])('batches of %i bytes: ids equal encodeBatch, in order', async (batchBytes) => {
+    const expected = (await tokenizer.encodeBatch(texts)).toArrays()
+    expect(await idsOf(stream.encodeStream(tokenizer, documents, { batchBytes }))).toEqual(expected)
+  })
+
+  it('eosId follows every document', async () => {
+    const expected = (await tokenizer.encodeBatch(texts)).toArrays().map((ids) => [...ids, 199999])
+    expect(await idsOf(stream.encodeStream(tokenizer, documents, { batchBytes: 3000, eosId: 199999 }))).toEqual(expected)
+  })
+
+  it('reads ahead at most one batch: a consumer that stops, stops the reading', async () => {
+    let pulled = 0
+    async function* source() {
+      for (let i = 0; i < 10_000; i++) {
+        pulled++
+        yield `document ${i}`
+      }
+    }
+    const batches = stream.encodeStream(tokenizer, source(), { batchDocuments: 100 })
+    await batches.next()
+    // The first batch's result waits for the second to start: 200 documents read, plus the one
+    // that the third batch's gathering has begun.
+    expect(pulled).toBeLessThanOrEqual(201)
+    await batches.return(undefined)
+  })
+
+  it('a document that is not text is a TypeError naming it', async () => {
+    await expect(idsOf(stream.encodeStream(tokenizer, ['a', 3 as unknown as string]))).rejects.toThrow(
+      /document 1 is number; expected a string, a Buffer or a Uint8Array of UTF-8/,
+    )
+  })
+})
+
+describe('createEncodeStream', () => {
+  it('a pipeline of documents to batches: ids equal encodeBatch', async () => {
+    const expected = (await tokenizer.encodeBatch(texts)).toArrays()
+    const out: number[][] = []
+    await pipeline(
+      Readable.from(documents),
+      stream.createEncodeStream(tokenizer, { batchBytes: 2000 }),
+      new Writable({
+        objectMode: true,
+        write(batch, _encoding, callback) {
+          for (let i = 0; i < batch.documents; i++) out.push(Array.from(batch.ids.subarray(batch.offsets[i], batch.offsets[i + 1])))
+          callback()
+        },
+      }),
+    )
+    expect(out).toEqual(expected)
+  })
+
+  it('backpressure: with no reader, the writable side fills and refuses more', async () => {
+    const transform = stream.createEncodeStream(tokenizer, { batchDocuments: 10 })
+    let accepted = 0
+    while (transform.write(`document ${accepted}`)) {
+      accepted++
+      await new Promise((resolve) => setImmediate(resolve))
+      if (accepted > 1000) break
+    }
+    expect(accepted).toBeLessThan(100)
+    transform.destroy()
+  })
+})

@@ -1,0 +1,121 @@
+'use strict'
+// Megatron-LM's indexed dataset (megatron/core/datasets/indexed_dataset.py): a `.bin` of every
+// document's ids back to back, and an `.idx`:
+//
+//   9 bytes  "MMIDIDX\0\0"
+//   u64 LE   version, 1
+//   u8       dtype code of the .bin (uint16 = 8, int32 = 4, Megatron's DType enum)
+//   u64 LE   sequence count S
+//   u64 LE   document count D (= S + 1 here: one sequence per document)
+//   i32 × S  sequence lengths, in tokens
+//   i64 × S  sequence pointers, byte offsets into the .bin
+//   i64 × D  document indices: 0, then the sequence index where each document ends
+//
+// Megatron has no uint32 code: ids of a vocabulary of 65500 or more are written as int32, as its
+// own `DType.optimal_dtype` chooses (no id reaches 2^31).
+
+const fs = require('node:fs')
+
+const MAGIC = Buffer.from('MMIDIDX\x00\x00', 'latin1')
+const VERSION = 1n
+const DTYPE_CODES = { uint16: 8, int32: 4 }
+/** Megatron's `optimal_dtype` threshold: below it, uint16. */
+const UINT16_VOCABULARY_LIMIT = 65500
+/** Rows of the index written per step: bounds memory for any number of documents. */
+const INDEX_ROWS_PER_STEP = 1 << 16
+
+/** The `.bin` element type Megatron picks for a vocabulary of `vocabSize` ids. */
+function megatronDtype(vocabSize) {
+  return vocabSize < UINT16_VOCABULARY_LIMIT ? 'uint16' : 'int32'
+}
+
+/** The 34-byte header of an `.idx` with `sequences` sequences, one per document. */
+function indexHeader(dtype, sequences) {
+  const header = Buffer.alloc(34)
+  MAGIC.copy(header, 0)
+  header.writeBigUInt64LE(VERSION, 9)
+  header.writeUInt8(DTYPE_CODES[dtype], 17)
+  header.writeBigUInt64LE(BigInt(sequences), 18)
+  header.writeBigUInt64LE(BigInt(sequences + 1), 26)
+  return header
+}
+
+/**
+ * Reads an `.idx` header.
+ * @returns {{ dtype: string, sequences: number, documents: number, headerBytes: number }}
+ */
+function readIndexHeader(fd, name) {
+  const header = Buffer.alloc(34)
+  if (fs.readSync(fd, header, 0, 34, 0) !== 34 || !header.subarray(0, 9).equals(MAGIC)) {
+    throw new Error(`${name} is not a Megatron .idx file (bad header); check the path`)
+  }
+  const code = header.readUInt8(17)
+  const dtype = Object.keys(DTYPE_CODES).find((key) => DTYPE_CODES[key] === code)
+  if (!dtype) throw new Error(`${name} holds dtype code ${code}; batchtok merges uint16 (8) and int32 (4) datasets`)
+  return {
+    dtype,
+    sequences: Number(header.readBigUInt64LE(18)),
+    documents: Number(header.readBigUInt64LE(26)),
+    headerBytes: 34,
+  }
+}
+
+/**
+ * Writes an `.idx` for the sequence lengths read from `lengthSources` in order (each
+ * `{ fd, position, count }`: `count` little-endian int32 lengths at `position`), streaming, so
+ * memory stays bounded for any number of documents.
+ */
+function writeIndex(path, dtype, lengthSources) {
+  const sequences = lengthSources.reduce((sum, source) => sum + source.count, 0)
+  const itemBytes = dtype === 'uint16' ? 2 : 4
+  const out = fs.openSync(path, 'w')
+  try {
+    let at = 0
+    const put = (buffer) => {
+      fs.writeSync(out, buffer, 0, buffer.length, at)
+      at += buffer.length
+    }
+    put(indexHeader(dtype, sequences))
+    const step = Buffer.alloc(INDEX_ROWS_PER_STEP * 8)
+    const eachLengths = (visit) => {
+      for (const { fd, position, count } of lengthSources) {
+        for (let done = 0; done < count; done += INDEX_ROWS_PER_STEP) {
+          const rows = Math.min(INDEX_ROWS_PER_STEP, count - done)
+          const bytes = fs.readSync(fd, step, 0, rows * 4, position + done * 4)
+          if (bytes !== rows * 4) throw new Error(`a lengths file ended early; the dataset is incomplete`)
+          visit(step.subarray(0, rows * 4), rows)
+        }
+      }
+    }
+    // Sequence lengths, copied as they are.
+    eachLengths((lengths) => put(Buffer.from(lengths)))
+    // Sequence pointers: the running sum of the lengths, in bytes. Int64s are written as two
+    // uint32 halves (little-endian): exact below 2^53 bytes, and no BigInt per row.
+    let pointer = 0
+    const rows64 = new Uint32Array(INDEX_ROWS_PER_STEP * 2)
+    const put64 = (rows) => put(Buffer.from(rows64.buffer, 0, rows * 8))
+    const set64 = (i, value) => {
+      rows64[2 * i] = value % 0x100000000
+      rows64[2 * i + 1] = Math.floor(value / 0x100000000)
+    }
+    eachLengths((lengths, rows) => {
+      const view = new Int32Array(lengths.buffer, lengths.byteOffset, rows)
+      for (let i = 0; i < rows; i++) {
+        set64(i, pointer)
+        pointer += view[i] * itemBytes
+      }
+      put64(rows)
+    })
+    // Document indices: 0, 1, …, S.
+    for (let first = 0; first <= sequences; first += INDEX_ROWS_PER_STEP) {
+      const rows = Math.min(INDEX_ROWS_PER_STEP, sequences + 1 - first)
+      for (let i = 0; i < rows; i++) set64(i, first + i)
+      put64(rows)
+    }
+    fs.fsyncSync(out)
+  } finally {
+    fs.closeSync(out)
+  }
+}
+
+module.exports = { megatronDtype, writeIndex, readIndexHeader, indexHeader, UINT16_VOCABULARY_LIMIT }

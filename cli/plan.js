@@ -1,0 +1,90 @@
+'use strict'
+// Which part of the input a run reads (`--shard i/n`), and the batches of that part in order.
+//
+// The inputs, in their fixed order, are laid end to end as one space of raw bytes, cut into n
+// equal ranges. Shard i reads the documents that start in range i: an uncompressed text or JSONL
+// file is split at the line where a range starts; any other file (compressed, Parquet, a
+// document per file) cannot be entered in the middle and goes whole to the shard where it starts.
+// Every document lands in exactly one shard, and shard 0's documents, then shard 1's, and so on
+// are the documents of a single run in its order, which is what `merge` relies on.
+
+const { UsageError } = require('./errors')
+const readers = require('./readers')
+
+/**
+ * Parses `--shard i/n`.
+ * @param {string | undefined} text
+ * @returns {{ index: number, count: number }}
+ */
+function parseShard(text) {
+  if (text === undefined) return { index: 0, count: 1 }
+  const match = /^(\d+)\/(\d+)$/.exec(text)
+  const index = match ? Number(match[1]) : NaN
+  const count = match ? Number(match[2]) : NaN
+  if (!match || count < 1 || index >= count) {
+    throw new UsageError(`--shard ${text} is not a shard; write i/n with 0 <= i < n, e.g. --shard 0/4 (a Slurm or Kubernetes index is 0-based)`)
+  }
+  return { index, count }
+}
+
+/** Whether `input` can be entered at a byte offset. */
+function splittable(input, docPerFile) {
+  return !docPerFile && !input.stdin && input.compression === 'none' && (input.format === 'text' || input.format === 'jsonl')
+}
+
+/**
+ * The parts of the inputs that shard `index` of `count` reads: `{ input, start, end }`, raw byte
+ * ranges where a document starts.
+ */
+function shardParts(inputs, { index, count }, docPerFile) {
+  if (count === 1) return inputs.map((input) => ({ input, start: 0, end: Infinity }))
+  if (inputs.some((input) => input.stdin)) throw new UsageError('--shard needs named files; stdin cannot be split')
+  const total = inputs.reduce((sum, input) => sum + input.size, 0)
+  // Exact integer bounds: every run of every shard computes the same cuts.
+  const bound = (k) => Number((BigInt(total) * BigInt(k)) / BigInt(count))
+  const from = bound(index)
+  const to = bound(index + 1)
+  const parts = []
+  let fileStart = 0
+  for (const input of inputs) {
+    const fileEnd = fileStart + input.size
+    if (splittable(input, docPerFile)) {
+      const start = Math.max(from, fileStart)
+      const end = Math.min(to, fileEnd)
+      if (start < end) parts.push({ input, start: start - fileStart, end: end - fileStart })
+    } else if (fileStart >= from && (fileStart < to || (index === count - 1 && fileStart === total))) {
+      // (An empty file at the very end starts at `total`, which only the last shard reaches.)
+      parts.push({ input, start: 0, end: Infinity })
+    }
+    fileStart = fileEnd
+  }
+  return parts
+}
+
+/**
+ * The document batches of `parts`, in order.
+ * @param {{ input: object, start: number, end: number }[]} parts
+ * @param {{ docPerFile: boolean, field: string, batchBytes: number, progress: { rawBytes: number } }} options
+ */
+async function* planBatches(parts, options) {
+  if (options.docPerFile) {
+    yield* readers.fileBatches(
+      parts.map((part) => part.input),
+      options,
+    )
+    return
+  }
+  for (const { input, start, end } of parts) {
+    const partOptions = { ...options, start, end }
+    if (input.format === 'parquet') yield* readers.parquetBatches(input, partOptions)
+    else if (input.format === 'jsonl') yield* readers.jsonlBatches(input, partOptions)
+    else yield* readers.textBatches(input, partOptions)
+  }
+}
+
+/** The raw bytes `parts` span, for the progress bar's total. */
+function partBytes(parts) {
+  return parts.reduce((sum, { input, start, end }) => sum + Math.min(end, input.size) - start, 0)
+}
+
+module.exports = { parseShard, shardParts, planBatches, partBytes }

@@ -1,0 +1,67 @@
+import type { Transform } from 'node:stream'
+import type { Scheduler, Tokenizer } from '../index'
+
+/** One batch of documents prepared for the addon: UTF-8 bytes with `documents + 1` boundaries, or
+ * JS strings. `source` is passed on to the batch's `TokenBatch` untouched. */
+export type DocumentBatch =
+  | { bytes: Uint8Array; offsets: Uint32Array | readonly number[]; source?: unknown }
+  | { texts: readonly string[]; source?: unknown }
+
+/** The ids of one batch: document `i`'s ids are `ids.subarray(offsets[i], offsets[i + 1])`. */
+export interface TokenBatch {
+  ids: Uint32Array
+  offsets: Uint32Array
+  /** How many documents the batch holds. */
+  documents: number
+  /** The documents' UTF-8 bytes. */
+  bytes: number
+  /** The input batch's `source`, if it had one. */
+  source?: unknown
+}
+
+export interface EncodeStreamOptions {
+  /** The scheduler that runs the batches. @default Scheduler.getDefault() */
+  scheduler?: Scheduler
+  /** Stops the stream: the running batch rejects with an AbortError. */
+  signal?: AbortSignal
+  /** An id appended after every document's ids (an end-of-text token). */
+  eosId?: number
+  /** Text per batch, in bytes. @default 4194304 */
+  batchBytes?: number
+  /** Documents per batch at most. @default 65536 */
+  batchDocuments?: number
+  /** Options for every batch call (allowedSpecial, addSpecialTokens, …). */
+  encodeOptions?: Record<string, unknown>
+}
+
+export type Document = string | Uint8Array
+
+/** Encodes documents into token batches, in order: one batch encodes on the scheduler's threads
+ * while the next is gathered, and at most three batches are held at once. */
+export function encodeStream(
+  tokenizer: Tokenizer,
+  documents: Iterable<Document> | AsyncIterable<Document>,
+  options?: EncodeStreamOptions,
+): AsyncGenerator<TokenBatch>
+
+/** Encodes batches already prepared (a file's bytes and line offsets, say), one while the next is
+ * read; yields one `TokenBatch` per input batch. */
+export function encodeBatches(
+  tokenizer: Tokenizer,
+  batches: Iterable<DocumentBatch> | AsyncIterable<DocumentBatch>,
+  options?: EncodeStreamOptions,
+): AsyncGenerator<TokenBatch>
+
+/** Groups documents into `DocumentBatch`es of about `batchBytes`. */
+export function batchDocuments(
+  documents: Iterable<Document> | AsyncIterable<Document>,
+  options?: Pick<EncodeStreamOptions, 'batchBytes' | 'batchDocuments'>,
+): AsyncGenerator<DocumentBatch>
+
+/** A `Transform` in object mode: write documents, read `TokenBatch`es, with backpressure. */
+export function createEncodeStream(tokenizer: Tokenizer, options?: EncodeStreamOptions): Transform
+
+export const DEFAULT_BATCH_BYTES: number
+export const DEFAULT_BATCH_DOCUMENTS: number
+/** How many documents a `DocumentBatch` holds. */
+export function documentsIn(batch: DocumentBatch): number

@@ -1,0 +1,268 @@
+'use strict'
+// Streaming encoding: documents in, token batches out, with bounded memory.
+//
+// Documents are gathered into batches of about `batchBytes` of text; each batch goes to the
+// addon's async batch methods, which run on the scheduler's threads, so the event loop only
+// gathers and hands over. One batch encodes while the next is gathered; the next is started as
+// soon as it is whole, before the previous one's result is handed on, so the scheduler's threads
+// never wait for the consumer. At most one batch is gathering and two are encoding or waiting
+// for the consumer, whatever the input's size. A consumer that stops
+// pulling (a `Transform` whose readable side is full) stops the gathering too.
+
+const { Transform } = require('node:stream')
+
+/** Text per batch: large enough that the scheduler's threads finish together and the fixed cost
+ * of a call is small, small enough that three batches in flight stay a few tens of MiB. */
+const DEFAULT_BATCH_BYTES = 4 << 20
+/** Documents per batch, whatever their size: bounds the offsets and per-document work. */
+const DEFAULT_BATCH_DOCUMENTS = 1 << 16
+
+/**
+ * One batch of documents, prepared for the addon: either UTF-8 bytes with `documents + 1`
+ * boundaries (`encodeUtf8Batch`), or JS strings (`encodeBatch`).
+ * @typedef {{ bytes: Uint8Array, offsets: Uint32Array | number[] } | { texts: string[] }} DocumentBatch
+ */
+
+/**
+ * The ids of one batch: document `i`'s ids are `ids.subarray(offsets[i], offsets[i + 1])`.
+ * @typedef {{ ids: Uint32Array, offsets: Uint32Array, documents: number, bytes: number }} TokenBatch
+ */
+
+/** How many documents `batch` holds. */
+function documentsIn(batch) {
+  return batch.texts ? batch.texts.length : batch.offsets.length - 1
+}
+
+/** The text bytes `batch` holds (for a string batch, the UTF-8 length). */
+function bytesIn(batch) {
+  if (batch.bytes) return batch.offsets[batch.offsets.length - 1] - batch.offsets[0]
+  let bytes = 0
+  for (const text of batch.texts) bytes += Buffer.byteLength(text, 'utf8')
+  return bytes
+}
+
+/**
+ * `encoding`'s ids with `eosId` after every document's ids.
+ * @param {{ ids: Uint32Array, offsets: Uint32Array }} encoding
+ * @param {number} eosId
+ * @returns {{ ids: Uint32Array, offsets: Uint32Array }}
+ */
+function withEos({ ids, offsets }, eosId) {
+  const documents = offsets.length - 1
+  const out = new Uint32Array(ids.length + documents)
+  const outOffsets = new Uint32Array(documents + 1)
+  let at = 0
+  for (let i = 0; i < documents; i++) {
+    outOffsets[i] = at
+    out.set(ids.subarray(offsets[i], offsets[i + 1]), at)
+    at += offsets[i + 1] - offsets[i]
+    out[at++] = eosId
+  }
+  outOffsets[documents] = at
+  return { ids: out, offsets: outOffsets }
+}
+
+/**
+ * Starts encoding one batch; the promise resolves to its `TokenBatch`.
+ * @param {import('../index').Tokenizer} tokenizer
+ * @param {DocumentBatch} batch
+ * @param {EncodeStreamOptions} options
+ */
+async function encodeOne(tokenizer, batch, options) {
+  const batchOptions = {}
+  if (options.scheduler) batchOptions.scheduler = options.scheduler
+  if (options.signal) batchOptions.signal = options.signal
+  if (options.encodeOptions) Object.assign(batchOptions, options.encodeOptions)
+  let encoding
+  if (batch.bytes) {
+    const base = batch.offsets[0]
+    // The addon reads offsets from 0; a batch cut out of a larger buffer is rebased.
+    const bytes = base === 0 ? batch.bytes : batch.bytes.subarray(base)
+    const offsets = base === 0 ? batch.offsets : Uint32Array.from(batch.offsets, (o) => o - base)
+    encoding = await tokenizer.encodeUtf8Batch(bytes, offsets, batchOptions)
+  } else {
+    encoding = await tokenizer.encodeBatch(batch.texts, batchOptions)
+  }
+  const plain = { ids: encoding.ids, offsets: encoding.offsets }
+  const { ids, offsets } = options.eosId === undefined ? plain : withEos(plain, options.eosId)
+  return { ids, offsets, documents: offsets.length - 1, bytes: bytesIn(batch), source: batch.source }
+}
+
+/**
+ * @typedef {object} EncodeStreamOptions
+ * @property {import('../index').Scheduler} [scheduler] the scheduler that runs the batches
+ * @property {AbortSignal} [signal] stops the stream: the pending batch rejects with an AbortError
+ * @property {number} [eosId] an id appended after every document's ids
+ * @property {number} [batchBytes] text per batch (4 MiB)
+ * @property {number} [batchDocuments] documents per batch at most (65536)
+ * @property {object} [encodeOptions] options for every batch call (allowedSpecial, addSpecialTokens…)
+ */
+
+/**
+ * Encodes prepared batches, one encoding while the next is read: yields one `TokenBatch` per
+ * input batch, in order. A batch may carry a `source` (any value), passed on to its result.
+ * @param {import('../index').Tokenizer} tokenizer
+ * @param {Iterable<DocumentBatch> | AsyncIterable<DocumentBatch>} batches
+ * @param {EncodeStreamOptions} [options]
+ * @returns {AsyncGenerator<TokenBatch>}
+ */
+async function* encodeBatches(tokenizer, batches, options = {}) {
+  let pending = null
+  try {
+    for await (const batch of batches) {
+      const next = encodeOne(tokenizer, batch, options)
+      // A rejection is taken where the promise is awaited; until then it must not count as
+      // unhandled.
+      next.catch(() => {})
+      if (pending) {
+        const done = await pending
+        pending = next
+        yield done
+      } else {
+        pending = next
+      }
+    }
+    if (pending) {
+      const done = await pending
+      pending = null
+      yield done
+    }
+  } finally {
+    // An early return or a reading error leaves at most one batch running; wait for it so no
+    // work outlives the generator.
+    if (pending) await pending.catch(() => {})
+  }
+}
+
+/**
+ * Groups documents (strings, or Buffers / Uint8Arrays of UTF-8) into `DocumentBatch`es of about
+ * `batchBytes`. Consecutive byte documents share one buffer; a change of kind ends a batch.
+ * @param {Iterable<string | Uint8Array> | AsyncIterable<string | Uint8Array>} documents
+ * @param {{ batchBytes?: number, batchDocuments?: number }} [options]
+ * @returns {AsyncGenerator<DocumentBatch>}
+ */
+async function* batchDocuments(documents, options = {}) {
+  const maxBytes = options.batchBytes ?? DEFAULT_BATCH_BYTES
+  const maxDocuments = options.batchDocuments ?? DEFAULT_BATCH_DOCUMENTS
+  let texts = []
+  let buffers = []
+  let bytes = 0
+  const flush = () => {
+    let batch = null
+    if (texts.length > 0) batch = { texts }
+    else if (buffers.length > 0) {
+      const offsets = new Uint32Array(buffers.length + 1)
+      for (let i = 0; i < buffers.length; i++) offsets[i + 1] = offsets[i] + buffers[i].length
+      batch = { bytes: Buffer.concat(buffers, offsets[buffers.length]), offsets }
+    }
+    texts = []
+    buffers = []
+    bytes = 0
+    return batch
+  }
+  let index = 0
+  for await (const document of documents) {
+    if (typeof document === 'string') {
+      if (buffers.length > 0) yield flush()
+      texts.push(document)
+      bytes += document.length
+    } else if (document instanceof Uint8Array) {
+      if (texts.length > 0) yield flush()
+      buffers.push(document)
+      bytes += document.length
+    } else {
+      throw new TypeError(
+        `document ${index} is ${document === null ? 'null' : typeof document}; expected a string, a Buffer or a Uint8Array of UTF-8`,
+      )
+    }
+    index++
+    if (bytes >= maxBytes || texts.length + buffers.length >= maxDocuments) yield flush()
+  }
+  const last = flush()
+  if (last) yield last
+}
+
+/**
+ * Encodes a stream of documents: yields `TokenBatch`es (ids and document boundaries) in
+ * document order, with one batch encoding on the scheduler's threads while the next is
+ * gathered, and at most three batches held at once (one gathering, two encoding or done).
+ * @param {import('../index').Tokenizer} tokenizer
+ * @param {Iterable<string | Uint8Array> | AsyncIterable<string | Uint8Array>} documents
+ * @param {EncodeStreamOptions} [options]
+ * @returns {AsyncGenerator<TokenBatch>}
+ */
+function encodeStream(tokenizer, documents, options = {}) {
+  return encodeBatches(tokenizer, batchDocuments(documents, options), options)
+}
+
+/**
+ * A `Transform` in object mode: write documents (strings or UTF-8 Buffers), read `TokenBatch`es.
+ * Backpressure holds: when the readable side is full, writes wait, and no more text is taken.
+ * @param {import('../index').Tokenizer} tokenizer
+ * @param {EncodeStreamOptions} [options]
+ * @returns {import('node:stream').Transform}
+ */
+function createEncodeStream(tokenizer, options = {}) {
+  const maxBytes = options.batchBytes ?? DEFAULT_BATCH_BYTES
+  const maxDocuments = options.batchDocuments ?? DEFAULT_BATCH_DOCUMENTS
+  let gathered = []
+  let gatheredBytes = 0
+  let pending = null
+  /** Hands the gathered documents to the encoder; pushes the batch that was running. */
+  const startBatch = async (stream) => {
+    const documents = gathered
+    gathered = []
+    gatheredBytes = 0
+    let batch = null
+    for await (const b of batchDocuments(documents, { batchBytes: Infinity, batchDocuments: Infinity })) {
+      // A change of kind inside the group makes two batches; encode the first at once.
+      if (batch) {
+        if (pending) stream.push(await pending)
+        pending = encodeOne(tokenizer, batch, options)
+        pending.catch(() => {})
+      }
+      batch = b
+    }
+    const next = batch ? encodeOne(tokenizer, batch, options) : null
+    if (next) next.catch(() => {})
+    if (pending) stream.push(await pending)
+    pending = next
+  }
+  return new Transform({
+    objectMode: true,
+    // One document at a time on the writable side; the batch is the unit of memory.
+    writableHighWaterMark: 1,
+    readableHighWaterMark: 1,
+    transform(document, _encoding, callback) {
+      if (typeof document !== 'string' && !(document instanceof Uint8Array)) {
+        callback(new TypeError(`a document is ${document === null ? 'null' : typeof document}; expected a string or a Buffer of UTF-8`))
+        return
+      }
+      gathered.push(document)
+      gatheredBytes += document.length
+      if (gatheredBytes < maxBytes && gathered.length < maxDocuments) {
+        callback()
+        return
+      }
+      startBatch(this).then(() => callback(), callback)
+    },
+    flush(callback) {
+      const finish = async () => {
+        if (gathered.length > 0) await startBatch(this)
+        if (pending) this.push(await pending)
+        pending = null
+      }
+      finish().then(() => callback(), callback)
+    },
+  })
+}
+
+module.exports = {
+  encodeStream,
+  encodeBatches,
+  batchDocuments,
+  createEncodeStream,
+  DEFAULT_BATCH_BYTES,
+  DEFAULT_BATCH_DOCUMENTS,
+  documentsIn,
+}
