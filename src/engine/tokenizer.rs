@@ -820,6 +820,12 @@ mod tests {
                 .pipeline
                 .as_ref()
                 .expect("the release candidate reads it");
+            // The size counted from the file at load is the stable crate's count.
+            assert_eq!(
+                tokenizer.vocabulary_size(),
+                stable.vocabulary_size(),
+                "{json}"
+            );
             if !tokenizer.stable_engine_built() {
                 trusted += 1;
                 assert_eq!(pipeline.added_tokens(), stable.added_tokens(), "{json}");

@@ -10,8 +10,8 @@ use napi::bindgen_prelude::{Object, Uint8Array, Unknown, ValueType};
 use napi::{Env, Task};
 use napi_derive::napi;
 
-use super::args::{describe, options_object, property, string, whole_number};
-use super::errors::{ErrorClass, from_engine, js_error, type_error};
+use super::args::{options_object, path_argument, property, string, whole_number};
+use super::errors::{ErrorClass, from_engine, js_error};
 use super::tokenizer::{Tokenizer, promise};
 use crate::engine::{self, HubOptions};
 
@@ -92,39 +92,6 @@ impl Task for LoadTask {
             .map(|tokenizer| Tokenizer::new(Arc::new(tokenizer)))
             .map_err(|e| from_engine(&env, &e))
     }
-}
-
-/// A tokenizer.json's path: a string path, a `file:` URL string, or a `URL` object (read by its
-/// `href`). `what` names the argument in errors.
-pub(super) fn path_argument(env: &Env, value: &Unknown, what: &str) -> napi::Result<PathBuf> {
-    let url = match value.get_type()? {
-        ValueType::String => {
-            let text = string(env, value, what)?;
-            if !text
-                .get(..5)
-                .is_some_and(|s| s.eq_ignore_ascii_case("file:"))
-            {
-                return Ok(PathBuf::from(text));
-            }
-            text
-        }
-        ValueType::Object => match property(env, value, c"href")? {
-            Some(href) if href.get_type()? == ValueType::String => string(env, &href, what)?,
-            _ => {
-                return Err(type_error(
-                    env,
-                    &format!("{what} is an object without an href; expected a string or a URL"),
-                ));
-            }
-        },
-        _ => {
-            return Err(type_error(
-                env,
-                &format!("{what} is {}; expected a string or a URL", describe(value)),
-            ));
-        }
-    };
-    engine::file_url_to_path(&url).map_err(|e| js_error(env, ErrorClass::Type, e.message()))
 }
 
 /// `fromPretrained`'s path or id and options.

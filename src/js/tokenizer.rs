@@ -6,11 +6,10 @@ use napi::bindgen_prelude::{Either, JsValue, Uint8Array, Uint32Array, Unknown};
 use napi::{Env, Task};
 use napi_derive::napi;
 
-use super::args::{chat_messages, id_lists, string, u32_list, whole_number};
+use super::args::{chat_messages, id_lists, path_argument, string, u32_list, whole_number};
 use super::batch_encoding::BatchEncoding;
 use super::errors::{from_engine, type_error};
 use super::options::{Options, Takes};
-use super::pretrained::path_argument;
 use super::raw;
 use super::scheduler::default_runner;
 use super::stream_decoder::StreamDecoder;
