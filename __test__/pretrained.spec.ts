@@ -80,6 +80,20 @@ describe('vocabulary of Hugging Face files, as Python tokenizers', () => {
     expect(want.tokenToId.map(([token]) => [token, tokenizer.tokenToId(token)])).toEqual(want.tokenToId)
   }, 120_000)
 
+  it('a token named __proto__ is an own property of getVocab, as a key of a Python dict', () => {
+    // Written as text: an object literal's `__proto__: 1` would set no key.
+    const json =
+      '{"version":"1.0","model":{"type":"WordLevel","unk_token":"[UNK]",' +
+      '"vocab":{"[UNK]":0,"__proto__":1,"constructor":2}}}'
+    const vocab = Tokenizer.fromJSON(json).getVocab()
+    expect(Object.getPrototypeOf(vocab)).toBe(Object.prototype)
+    expect(Object.entries(vocab).sort(([, a], [, b]) => a - b)).toEqual([
+      ['[UNK]', 0],
+      ['__proto__', 1],
+      ['constructor', 2],
+    ])
+  })
+
   it('counts gaps: the files whose ids skip numbers have vocabSize below idLimit', () => {
     for (const name of ['gpt4o', 'gpt35turbo']) {
       expect(expected.hf[name].vocabSize).toBeLessThan(expected.hf[name].idLimit)
