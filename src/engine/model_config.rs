@@ -260,11 +260,11 @@ fn describe(value: &Value) -> String {
     }
 }
 
+/// A config file's path and its JSON object.
+type ConfigFile = (PathBuf, Map<String, Value>);
+
 /// The JSON object in `folder/name`, with its path; `None` where there is no such file.
-fn read_json_object(
-    folder: &Path,
-    name: &str,
-) -> Result<Option<(PathBuf, Map<String, Value>)>, Error> {
+fn read_json_object(folder: &Path, name: &str) -> Result<Option<ConfigFile>, Error> {
     let path = folder.join(name);
     let Some(text) = read_if_present(&path)? else {
         return Ok(None);

@@ -376,7 +376,13 @@ mod tests {
                     .map(|(_, value)| OsString::from(value))
             }
         };
-        let cases: [(&[(&str, &str)], &str, &str); 5] = [
+        // (the variables set, the cache they name, the variable the reason names)
+        type Case = (
+            &'static [(&'static str, &'static str)],
+            &'static str,
+            &'static str,
+        );
+        let cases: [Case; 5] = [
             (
                 &[("HF_HUB_CACHE", "/a"), ("HF_HOME", "/b")],
                 "/a",
