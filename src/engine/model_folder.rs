@@ -366,6 +366,23 @@ mod tests {
         );
     }
 
+    /// `huggingface_hub` keeps each file once in `blobs/` and links it from the snapshots.
+    #[cfg(unix)]
+    #[test]
+    fn snapshot_files_may_be_links_to_blobs() {
+        let tree = TempTree::with(&[
+            ("models--org--linked/refs/main", COMMIT_A),
+            ("models--org--linked/blobs/0123abcd", "{}"),
+        ]);
+        let snapshot = tree.0.join("models--org--linked/snapshots").join(COMMIT_A);
+        std::fs::create_dir_all(&snapshot).unwrap();
+        std::os::unix::fs::symlink("../../blobs/0123abcd", snapshot.join(TOKENIZER_FILE)).unwrap();
+        assert_eq!(
+            locate("org/linked", &with_cache(&tree, None), &no_env).unwrap(),
+            Located::Folder(snapshot)
+        );
+    }
+
     #[test]
     fn the_cache_comes_from_the_environment_in_huggingface_hubs_order() {
         let env_of = |pairs: &'static [(&'static str, &'static str)]| {
