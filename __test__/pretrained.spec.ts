@@ -367,8 +367,8 @@ describe('the local Hugging Face cache', () => {
 
   it.each([
     ['an unknown option', { cachedir: 'x' }, TypeError, /did you mean 'cacheDir'/],
-    ['an empty revision', { revision: '' }, RangeError, /options.revision/],
-    ['a revision that climbs out', { revision: '../x' }, RangeError, /options.revision/],
+    ['an empty revision', { revision: '' }, RangeError, /revision '' is not a branch, tag or commit hash/],
+    ['a revision that climbs out', { revision: '../x' }, RangeError, /revision '..\/x' is not a branch/],
     ['a revision that is no string', { revision: 1 }, TypeError, /options.revision is a number/],
   ])('options: %s', async (_, options, kind, message) => {
     await expect(Tokenizer.fromPretrained('org/model', options as object)).rejects.toThrow(kind)

@@ -39,8 +39,10 @@ pub enum Located {
     File(PathBuf),
 }
 
-/// Finds `path_or_id`: an existing folder or file as it is, else a Hub id in the cache that
-/// `options` and the environment (`env`, the process environment in use) name.
+/// Finds `path_or_id`: an existing folder or file as it is (the revision then does not apply),
+/// else a Hub id in the cache that `options` and the environment (`env`, the process environment
+/// in use) name. A revision that is empty or has an empty, `.` or `..` part is refused
+/// ([`ErrorKind::OutOfRange`]): it names a file under `refs/`.
 ///
 /// A folder must hold a tokenizer.json; the error otherwise lists what it holds. An id not in the
 /// cache is an error that names every place looked in and how to download the model.
@@ -54,6 +56,17 @@ pub fn locate(
             "the path or Hub id is empty; pass a model folder, a tokenizer.json or an id like \
              'org/name'"
                 .to_owned(),
+        ));
+    }
+    if let Some(revision) = &options.revision
+        && (revision.is_empty()
+            || revision
+                .split('/')
+                .any(|part| part.is_empty() || part == "." || part == ".."))
+    {
+        return Err(Error::new(
+            ErrorKind::OutOfRange,
+            format!("revision '{revision}' is not a branch, tag or commit hash"),
         ));
     }
     let local = Path::new(path_or_id);
@@ -495,6 +508,24 @@ mod tests {
             .unwrap(),
             Located::File(tree.0.join("tokenizer.json"))
         );
+    }
+
+    #[test]
+    fn a_revision_cannot_name_a_file_outside_refs() {
+        let tree = cache();
+        for revision in ["", "../../x", "a//b", "./main"] {
+            let error =
+                locate("org/name", &with_cache(&tree, Some(revision)), &no_env).unwrap_err();
+            assert_eq!(error.kind(), ErrorKind::OutOfRange, "{revision}");
+        }
+        let nested = TempTree::with(&[
+            ("models--org--name/refs/refs/pr/1", COMMIT_A),
+            (
+                &format!("models--org--name/snapshots/{COMMIT_A}/tokenizer.json"),
+                "{}",
+            ),
+        ]);
+        assert!(locate("org/name", &with_cache(&nested, Some("refs/pr/1")), &no_env).is_ok());
     }
 
     #[test]

@@ -123,21 +123,7 @@ fn pretrained_request(
             hub.cache_dir = Some(path_argument(env, &dir, "options.cacheDir")?);
         }
         if let Some(revision) = property(env, &options, c"revision")? {
-            let revision = string(env, &revision, "options.revision")?;
-            if revision.is_empty()
-                || revision
-                    .split('/')
-                    .any(|part| part.is_empty() || part == "..")
-            {
-                return Err(js_error(
-                    env,
-                    ErrorClass::Range,
-                    &format!(
-                        "options.revision is '{revision}'; expected a branch, tag or commit hash"
-                    ),
-                ));
-            }
-            hub.revision = Some(revision);
+            hub.revision = Some(string(env, &revision, "options.revision")?);
         }
     }
     Ok(LoadRequest::Pretrained(path_or_id, hub))
