@@ -88,16 +88,15 @@ export declare class Tokenizer {
    */
   static fromModel(model: string): Tokenizer
   /**
-   * A Hugging Face `tokenizer.json` file (any version `tokenizers` reads). A missing file or
-   * invalid JSON throws an `Error` naming the path and the reason.
+   * A Hugging Face `tokenizer.json` file (any version `tokenizers` reads), by path, `file:` URL
+   * or `URL`. A missing file or invalid JSON throws an `Error` naming the path and the reason;
+   * `Tokenizer.load` does the same off the main thread.
    */
-  static fromFile(path: string): Tokenizer
+  static fromFile(path: string | URL): Tokenizer
   /** A Hugging Face tokenizer from the text of a `tokenizer.json`. */
   static fromJSON(json: string): Tokenizer
   /** The encoding's name (`'o200k_base'`), or `'tokenizer.json'` for a Hugging Face tokenizer. */
   get name(): string
-  /** One more than the largest id in the vocabulary (added and special tokens included). */
-  get vocabSize(): number
   /** Which engine encodes which texts, and why. */
   get routing(): string
   /** The ids of one text, on the calling thread. */
@@ -169,6 +168,89 @@ export declare class Tokenizer {
   decodeBatch(lists: ReadonlyArray<Uint32Array | readonly number[]>, options?: DecodeOptions): Promise<string[]>
   /** `decodeBatch` on the calling thread. */
   decodeBatchSync(lists: ReadonlyArray<Uint32Array | readonly number[]>, options?: DecodeOptions): Array<string>
+  /**
+   * A model folder (its `tokenizer.json`, with `tokenizer_config.json`,
+   * `special_tokens_map.json` and `chat_template.jinja` where present), a `tokenizer.json`, or a
+   * Hub id (`'org/name'`) found in the local Hugging Face cache (`options.cacheDir`, else
+   * `HF_HUB_CACHE`, else `HF_HOME/hub`, else `~/.cache/huggingface/hub`) at `options.revision`
+   * (a branch, tag or commit hash; default `'main'`). Nothing is downloaded: an id not in the
+   * cache rejects with an `Error` naming where it looked and how to download it. Read and
+   * parsed off the main thread.
+   */
+  static fromPretrained(pathOrId: string | URL, options?: PretrainedOptions): Promise<Tokenizer>
+  /** `fromPretrained` on the calling thread. */
+  static fromPretrainedSync(pathOrId: string | URL, options?: PretrainedOptions): Tokenizer
+  /**
+   * `fromFile` off the main thread: a `tokenizer.json` path, `file:` URL or `URL`, read and
+   * parsed on a libuv thread so the event loop keeps running.
+   */
+  static load(path: string | URL): Promise<Tokenizer>
+  /**
+   * How many tokens the vocabulary has, added tokens included: Python `tokenizers`'
+   * `get_vocab_size(with_added_tokens=True)`; for an OpenAI encoding its ordinary and special
+   * tokens. Less than `idLimit` where ids have gaps.
+   */
+  get vocabSize(): number
+  /**
+   * One more than the largest id: every id is below it (tiktoken's `n_vocab`; `decode` accepts
+   * ids below it that a token has).
+   */
+  get idLimit(): number
+  /**
+   * The id of a token, or `null` where there is none (an OpenAI encoding looks `token` up by
+   * its UTF-8 bytes, then among its special tokens, as tiktoken's `encode_single_token`).
+   */
+  tokenToId(token: string): number | null
+  /**
+   * The token of an id, or `null` where no token has it, or (OpenAI encodings) where the
+   * token's bytes are not UTF-8 on their own: `tokenBytes` has those.
+   */
+  idToToken(id: number): string | null
+  /**
+   * The bytes of the token `id` (tiktoken's `decode_single_token_bytes`; for a Hugging Face
+   * tokenizer the UTF-8 of the token as its vocabulary spells it), or `null` where no token
+   * has that id.
+   */
+  tokenBytes(id: number): Uint8Array | null
+  /**
+   * Every token and its id, added tokens included unless `withAddedTokens` is false (Python's
+   * `get_vocab`). An OpenAI encoding lists the tokens whose bytes are UTF-8, and its special
+   * tokens as its added tokens.
+   */
+  getVocab(withAddedTokens?: boolean): Record<string, number>
+  /** The added tokens, by id: `{ content, id, special }` (an OpenAI encoding's special tokens). */
+  get addedTokens(): Array<AddedToken>
+  /**
+   * The named special tokens: a model folder's config files', each unset one from what the
+   * tokenizer.json says (its padding, unknown, classifier and separator tokens). An OpenAI
+   * encoding: `eos` is `<|endoftext|>`, its other named special tokens are `additional`.
+   */
+  get specialTokens(): SpecialTokens
+  /**
+   * The longest input the model takes, from `tokenizer_config.json`'s `model_max_length`;
+   * `null` where there is none or it says "no limit" (transformers' `1e30`).
+   */
+  get modelMaxLength(): number | null
+  /**
+   * The model folder's chat templates, by name (a single unnamed template is `default`);
+   * empty where there are none.
+   */
+  get chatTemplates(): Record<string, string>
+  /**
+   * The folder or file the tokenizer was loaded from; `null` for an embedded encoding or
+   * `fromJSON`.
+   */
+  get source(): string | null
+}
+
+/** An added token of a Hugging Face tokenizer, or a special token of an OpenAI encoding. */
+export interface AddedToken {
+  /** Its text. */
+  content: string
+  /** Its id. */
+  id: number
+  /** Whether it is special (left out by `decode` with `skipSpecialTokens`). */
+  special: boolean
 }
 
 /** The global allocator of this build: `'mimalloc'` or `'system'`. */
@@ -350,6 +432,14 @@ export interface MemoryStats {
  */
 export declare function modelEncodings(): Record<string, string>
 
+/** Options of `Tokenizer.fromPretrained`. */
+export interface PretrainedOptions {
+  /** The Hugging Face cache to look for a Hub id in, instead of the one the environment names. */
+  cacheDir?: string | URL
+  /** A branch, tag or commit hash of a Hub id. @default 'main' */
+  revision?: string
+}
+
 /**
  * Returns the allocator's cached free memory to the operating system. Costs the next batches
  * some speed (they allocate afresh); `new Scheduler({ releaseMemory: true })` does it after
@@ -376,6 +466,26 @@ export interface SchedulerOptions {
    * @default false
    */
   releaseMemory?: boolean
+}
+
+/** A tokenizer's named special tokens (unset ones are absent). */
+export interface SpecialTokens {
+  /** The beginning-of-sequence token. */
+  bos?: string
+  /** The end-of-sequence token. */
+  eos?: string
+  /** The token for what the vocabulary cannot spell. */
+  unk?: string
+  /** The separator between sequences. */
+  sep?: string
+  /** The padding token. */
+  pad?: string
+  /** The classifier token. */
+  cls?: string
+  /** The mask token. */
+  mask?: string
+  /** Further special tokens. */
+  additional: Array<string>
 }
 
 /** Options of `truncate`: those of `encode`, and which end is kept. */

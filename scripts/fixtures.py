@@ -16,6 +16,11 @@ runs the reference libraries once and stores what they answer under `__test__/fi
   under each of its prefixes, and names it refuses.
 - hf-special.json: the `tokenizers` ids of the fixture texts that hold an added token's text,
   with `encode_special_tokens` off and on (added special tokens' text encoded as ordinary text).
+- vocabulary.json: the vocabulary as `tokenizers` reports it (`get_vocab_size`, a digest of
+  `get_vocab` with and without added tokens, `get_added_tokens_decoder`, `token_to_id` and
+  `id_to_token` on sampled tokens and ids) for the three files above and the real model files of
+  scripts/real-tokenizers.js, and as tiktoken reports it (`n_vocab`, `max_token_value`,
+  `encode_single_token`, `decode_single_token_bytes`) for the OpenAI encodings.
 - corpus-digests.json: for whole corpora (big.txt and the UDHR, cut into items exactly as
   scripts/corpus.js cuts them), a count and a sha256 of every id, so the tests can check
   millions of tokens without committing them.
@@ -1010,6 +1015,124 @@ def hf_special_fixture(texts: list[str]) -> dict:
     return {"reference": {"tokenizers": TOKENIZERS_VERSION}, "tokenizers": out}
 
 
+# --------------------------------------------------------------------------------------------
+# Vocabulary.
+
+# How many ids and tokens each file's sample holds: enough to cover the ordinary tokens, the added
+# tokens and the gaps, few enough to keep the fixture small.
+VOCAB_SAMPLES = 40
+# Strings no vocabulary holds, to check the misses.
+NOT_TOKENS = ["", "no such token \u0001", "\u0000\u0000\u0000"]
+
+
+def vocab_digest(vocab: dict) -> str:
+    """sha256 over `id<TAB>token<LF>` lines ordered by id, then token bytes (the test does the same)."""
+    h = hashlib.sha256()
+    for token, id_ in sorted(vocab.items(), key=lambda item: (item[1], item[0].encode("utf-8"))):
+        h.update(f"{id_}\t{token}\n".encode("utf-8"))
+    return h.hexdigest()
+
+
+def sample_ids(limit: int, extra: list[int]) -> list[int]:
+    step = max(1, limit // VOCAB_SAMPLES)
+    return sorted(set(range(0, limit, step)) | {limit - 1, limit, limit + 7} | set(extra))
+
+
+def real_tokenizer_files() -> dict:
+    out = subprocess.run(
+        ["node", "-e", "console.log(JSON.stringify(require('./scripts/real-tokenizers.js').ensureRealTokenizers()))"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def hf_vocabulary(path: Path) -> dict:
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(path))
+    vocab = tok.get_vocab(with_added_tokens=True)
+    base = tok.get_vocab(with_added_tokens=False)
+    added = sorted(tok.get_added_tokens_decoder().items())
+    id_limit = max(vocab.values()) + 1
+    all_ids = set(vocab.values())
+    gaps = [i for i in range(id_limit) if i not in all_ids][:5]
+    ids = sample_ids(id_limit, gaps + [i for i, _ in added[:3]] + [i for i, _ in added[-3:]])
+    by_id = sorted(vocab.items(), key=lambda item: item[1])
+    tokens = [t for t, _ in by_id[:: max(1, len(by_id) // VOCAB_SAMPLES)]]
+    tokens += [t.content for _, t in added[:3] + added[-3:]] + NOT_TOKENS
+    return {
+        "vocabSize": tok.get_vocab_size(with_added_tokens=True),
+        "vocabSizeWithoutAdded": tok.get_vocab_size(with_added_tokens=False),
+        "idLimit": id_limit,
+        "gaps": id_limit - len(all_ids),
+        "vocab": {"count": len(vocab), "sha256": vocab_digest(vocab)},
+        "vocabWithoutAdded": {"count": len(base), "sha256": vocab_digest(base)},
+        "addedTokens": {
+            "count": len(added),
+            # sha256 over `id<TAB>content<TAB>special<LF>` lines, by id.
+            "sha256": hashlib.sha256(
+                "".join(f"{i}\t{t.content}\t{str(t.special).lower()}\n" for i, t in added).encode("utf-8")
+            ).hexdigest(),
+            "first": [[t.content, i, t.special] for i, t in added[:3]],
+        },
+        "idToToken": [[i, tok.id_to_token(i)] for i in ids],
+        "tokenToId": [[t, tok.token_to_id(t)] for t in dict.fromkeys(tokens)],
+    }
+
+
+def openai_vocabulary(enc) -> dict:
+    ranks = enc._mergeable_ranks
+    specials = enc._special_tokens
+    text_vocab = {}
+    for token, rank in ranks.items():
+        try:
+            text_vocab[token.decode("utf-8")] = rank
+        except UnicodeDecodeError:
+            pass
+    ordinary = dict(text_vocab)
+    text_vocab.update(specials)
+    ids = sample_ids(enc.n_vocab, sorted(specials.values())[:3] + [enc.max_token_value])
+
+    def single_bytes(i):
+        try:
+            return enc.decode_single_token_bytes(i).hex()
+        except KeyError:
+            return None
+
+    def single_token(text):
+        try:
+            return enc.encode_single_token(text)
+        except KeyError:
+            return None
+
+    by_rank = sorted(ranks.items(), key=lambda item: item[1])
+    tokens = [t.decode("utf-8", "replace") for t, _ in by_rank[:: max(1, len(by_rank) // VOCAB_SAMPLES)]]
+    tokens += sorted(specials)[:3] + NOT_TOKENS
+    return {
+        "nVocab": enc.n_vocab,
+        "maxTokenValue": enc.max_token_value,
+        "vocabSize": len(set(ranks.values()) | set(specials.values())),
+        "notUtf8": len(ranks) - len(ordinary),
+        "vocab": {"count": len(text_vocab), "sha256": vocab_digest(text_vocab)},
+        "vocabWithoutAdded": {"count": len(ordinary), "sha256": vocab_digest(ordinary)},
+        "specialTokens": {"count": len(specials), "sha256": vocab_digest(specials)},
+        "tokenBytes": [[i, single_bytes(i)] for i in ids],
+        "tokenToId": [[t, single_token(t)] for t in dict.fromkeys(tokens)],
+    }
+
+
+def vocabulary_fixture(encodings) -> dict:
+    hf = {name: hf_vocabulary(TOKENIZER_DIR / f"{name}.json") for name in HF_NAMES}
+    for name, path in real_tokenizer_files().items():
+        hf[name] = hf_vocabulary(Path(path))
+        log(f"vocabulary of {name}: {hf[name]['vocabSize']} tokens, ids below {hf[name]['idLimit']}")
+    openai = {name: openai_vocabulary(encodings[name]) for name in OPENAI_ENCODINGS}
+    return {"tokenizers": TOKENIZERS_VERSION, "tiktoken": TIKTOKEN_VERSION, "hf": hf, "openai": openai}
+
+
 def cross_check(openai: dict, hf: dict, texts: list[str]) -> None:
     """GPT-2's tokenizer.json and tiktoken's r50k_base share ranks and split text alike, so
     their ids should agree wherever no `<|endoftext|>` text is involved. A disagreement is not
@@ -1027,7 +1150,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument(
         "--only",
-        choices=["models", "hf-special"],
+        choices=["models", "hf-special", "vocabulary"],
         help="write only this fixture (it needs neither the corpora nor the rank files)",
     )
     parser.add_argument(
@@ -1046,6 +1169,10 @@ def main() -> None:
 def generate(args, work: Path) -> None:
     if args.only == "models":
         write_json(FIXTURES / "models.json", models_fixture())
+        return
+    if args.only == "vocabulary":
+        encodings, _ = load_openai_encodings(tiktoken_rs_assets(), work)
+        write_json(FIXTURES / "vocabulary.json", vocabulary_fixture(encodings))
         return
     if args.only == "hf-special":
         cases = json.loads((FIXTURES / "texts.json").read_text(encoding="utf-8"))["cases"]
@@ -1070,6 +1197,7 @@ def generate(args, work: Path) -> None:
     cross_check(openai, hf, texts)
     write_json(FIXTURES / "models.json", models_fixture())
     write_json(FIXTURES / "hf-special.json", hf_special_fixture(texts))
+    write_json(FIXTURES / "vocabulary.json", vocabulary_fixture(encodings))
     write_json(FIXTURES / "corpus-digests.json", corpus_fixture(encodings, cuts))
 
 

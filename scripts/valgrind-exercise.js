@@ -51,7 +51,7 @@ async function exercise() {
       tokenizer.decode(ids)
     }
     await tokenizer.decodeBatch(batch.toArrays())
-    assert.throws(() => tokenizer.decode([tokenizer.vocabSize]), RangeError)
+    assert.throws(() => tokenizer.decode([tokenizer.idLimit]), RangeError)
 
     // Cancellation: one signal that never fires before its calls settle (its listener is added
     // and removed each time), one fired before the call, one during it.

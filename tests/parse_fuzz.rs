@@ -109,7 +109,7 @@ fn load_and_use(json: String, seed: u64) -> Outcome {
                 let _ = tokenizer.encode(&generator.text(), &mode);
             }
         }
-        let size = tokenizer.vocab_size();
+        let size = tokenizer.id_limit();
         let rng = generator.rng();
         for _ in 0..4 {
             let ids: Vec<u32> = (0..rng.below(12))
@@ -761,7 +761,7 @@ fn decode_rejects_unknown_ids_and_matches_the_oracle() {
     let started = Instant::now();
     while started.elapsed() < settings.budget {
         let case = rng.pick(&cases);
-        let size = case.tokenizer.vocab_size();
+        let size = case.tokenizer.id_limit();
         // Half the lists hold only ids below the vocabulary size, so that decoding gets past the
         // range check; the others aim at its edges.
         let inside = rng.one_in(2);

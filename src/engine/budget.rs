@@ -264,7 +264,7 @@ mod tests {
         assert_eq!(tokenizer.count(cut, &mode).unwrap(), 100);
         // The bound never refuses a text that fits: the longest token alone is one token.
         let table = tokenizer.token_bytes().unwrap();
-        let longest = (0..tokenizer.vocab_size())
+        let longest = (0..tokenizer.id_limit())
             .find(|&id| table.get(id).len() == table.longest())
             .unwrap();
         let text = tokenizer.decode(&[longest], false).unwrap();

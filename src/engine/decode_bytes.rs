@@ -215,8 +215,8 @@ mod tests {
                 table.longest()
             );
             // The last ordinary rank is read (the table did not stop early).
-            let last = (tokenizer.vocab_size() - 1..=tokenizer.vocab_size() - 1)
-                .chain((0..tokenizer.vocab_size()).rev())
+            let last = (tokenizer.id_limit() - 1..=tokenizer.id_limit() - 1)
+                .chain((0..tokenizer.id_limit()).rev())
                 .find(|&id| !table.get(id).is_empty())
                 .unwrap();
             assert!(last > 50_000, "{name}: {last}");

@@ -14,7 +14,9 @@
 //! Around encoding and decoding, each in its own file as `impl Tokenizer` blocks: model names and
 //! their encodings (`models.rs`), counting within a limit and truncating to a number of tokens
 //! (`budget.rs`), exact bytes (`decode_bytes.rs`), streaming decoding (`stream_decode.rs`),
-//! tiktoken's disallowed special tokens (`disallowed.rs`) and chat conversations (`chat.rs`).
+//! tiktoken's disallowed special tokens (`disallowed.rs`), chat conversations (`chat.rs`) and the
+//! vocabulary (`vocabulary.rs`). A model folder's config files are read by `model_config.rs`, and
+//! `model_folder.rs` finds a folder or a Hub id in the local Hugging Face cache.
 
 mod budget;
 mod chat;
@@ -24,6 +26,8 @@ mod differential;
 mod disallowed;
 mod error;
 mod ids;
+mod model_config;
+mod model_folder;
 mod models;
 pub mod openai;
 mod outline;
@@ -38,16 +42,20 @@ mod stream_decode;
 mod test_fixtures;
 mod tokenizer;
 mod unicode_drift;
+mod vocabulary;
 
 pub use chat::ChatMessage;
 pub use error::{Error, ErrorKind};
 pub use ids::Ids;
+pub use model_config::{ModelConfig, SpecialTokens};
+pub use model_folder::{HubOptions, Located, file_url_to_path, locate};
 pub use models::{MODEL_TO_ENCODING, encoding_for_model};
 pub use scratch::Scratch;
 pub use special::find_disallowed_special;
 pub use special::{AllowedSpecial, SpecialToken};
 pub use stream_decode::StreamDecoder;
 pub use tokenizer::{EncodeMode, Family, Tokenizer};
+pub use vocabulary::AddedToken;
 
 /// What every engine does: append the ids of one text to a buffer.
 ///

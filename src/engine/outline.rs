@@ -30,6 +30,10 @@ pub struct Outline {
     pub largest_id: u32,
     /// The added tokens, sorted by content then id.
     pub added: Vec<DeclaredToken>,
+    /// The number of tokens as Python `tokenizers`' `get_vocab_size(with_added_tokens=True)`
+    /// counts them: the model's vocabulary (a Unigram list with its repeats, a map without), and
+    /// every distinct non-empty added token that the model's vocabulary does not hold.
+    pub vocabulary_size: usize,
 }
 
 impl Outline {
@@ -41,8 +45,10 @@ impl Outline {
             longest_token: 0,
             largest_id: 0,
             added: Vec::new(),
+            vocabulary_size: 0,
         };
-        match file.get("model")?.get("vocab")? {
+        let vocab = file.get("model")?.get("vocab")?;
+        match vocab {
             // BPE, WordPiece, WordLevel: token to id.
             Value::Object(vocab) => {
                 outline.ids.reserve(vocab.len());
@@ -76,7 +82,37 @@ impl Outline {
         }
         outline.added.sort();
         outline.added.dedup();
+        outline.vocabulary_size = outline.count_vocabulary(vocab);
         Some(outline)
+    }
+
+    /// [`vocabulary_size`](Self::vocabulary_size) for the model vocabulary `vocab`, once the added
+    /// tokens are read.
+    fn count_vocabulary(&self, vocab: &Value) -> usize {
+        let mut added: Vec<&str> = self
+            .added
+            .iter()
+            .map(|token| token.content.as_str())
+            .filter(|content| !content.is_empty())
+            .collect();
+        added.dedup();
+        match vocab {
+            Value::Object(map) => {
+                map.len() + added.iter().filter(|c| !map.contains_key(**c)).count()
+            }
+            Value::Array(pieces) => {
+                let known: std::collections::HashSet<&str> = if added.is_empty() {
+                    Default::default()
+                } else {
+                    pieces
+                        .iter()
+                        .filter_map(|piece| piece.get(0)?.as_str())
+                        .collect()
+                };
+                pieces.len() + added.iter().filter(|c| !known.contains(**c)).count()
+            }
+            _ => 0,
+        }
     }
 
     fn note(&mut self, token: &str, id: u32) {

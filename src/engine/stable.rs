@@ -117,6 +117,38 @@ impl StableEngine {
         self.splitting.get_vocab(true).into_iter()
     }
 
+    /// Every token of the vocabulary with its id; the added tokens too where `with_added_tokens`
+    /// (Python's `get_vocab`).
+    pub fn vocabulary_of(&self, with_added_tokens: bool) -> Vec<(String, u32)> {
+        self.splitting
+            .get_vocab(with_added_tokens)
+            .into_iter()
+            .collect()
+    }
+
+    /// Python's `get_vocab_size(with_added_tokens=True)`.
+    pub fn vocabulary_size(&self) -> usize {
+        self.splitting.get_vocab_size(true)
+    }
+
+    /// The id of a token, added tokens first (Python's `token_to_id`).
+    pub fn token_to_id(&self, token: &str) -> Option<u32> {
+        self.splitting.token_to_id(token)
+    }
+
+    /// The added tokens: text, id, and whether each is special (Python's
+    /// `get_added_tokens_decoder`), by id.
+    pub fn added_tokens_with_kind(&self) -> Vec<(String, u32, bool)> {
+        let mut tokens: Vec<_> = self
+            .splitting
+            .get_added_tokens_decoder()
+            .into_iter()
+            .map(|(id, token)| (token.content, id, token.special))
+            .collect();
+        tokens.sort_by_key(|&(_, id, _)| id);
+        tokens
+    }
+
     /// True when an added token matches only as a whole word (`single_word`).
     pub fn has_single_word_added_token(&self) -> bool {
         self.splitting

@@ -325,7 +325,7 @@ mod tests {
             .map(|text| tokenizer.encode(text, &mode).unwrap().into_vec())
             .collect();
         let mut rng = Rng(seed);
-        let size = tokenizer.vocab_size() as usize;
+        let size = tokenizer.id_limit() as usize;
         for _ in 0..40 {
             let len = rng.below(2 * WINDOW_CUT_AT);
             let ids: Vec<u32> = (0..len)

@@ -1,9 +1,11 @@
 //! A loaded tokenizer: the engines it owns, and the routing of each text to one of them.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
+use super::model_config::{ModelConfig, SpecialTokens};
+use super::model_folder::{self, HubOptions, Located, TOKENIZER_FILE};
 use super::openai::{self, ENCODINGS, OpenAiEncoding};
 use super::outline::Outline;
 use super::pipeline::PipelineEngine;
@@ -51,6 +53,15 @@ pub struct Tokenizer {
     /// Ids per byte of text in the last batch recorded, in units of 2^-16: what the next batch's
     /// buffers are sized by (see [`Tokenizer::expected_ids`]).
     ids_per_byte: AtomicU32,
+    /// How many tokens the vocabulary has, added tokens included, as Python `tokenizers`'
+    /// `get_vocab_size(with_added_tokens=True)` counts them (see `vocabulary.rs`).
+    vocabulary_size: usize,
+    /// What the tokenizer.json itself says of its special tokens (Hugging Face tokenizers).
+    file_special_tokens: SpecialTokens,
+    /// The model folder's config files, where the tokenizer was loaded from a folder.
+    model_config: Option<ModelConfig>,
+    /// The file or folder it was loaded from, if any.
+    source: Option<PathBuf>,
 }
 
 /// [`Tokenizer::ids_per_byte`]'s fixed point: 1.0 is `1 << IDS_PER_BYTE_SHIFT`.
@@ -147,8 +158,12 @@ impl Tokenizer {
                     pipeline: None,
                     stable: LazyStable::none(),
                     route: Route::Pipeline,
+                    vocabulary_size: valid_ids.iter().filter(|&&valid| valid).count(),
                     valid_ids: ValidIds::Table(valid_ids),
                     ids_per_byte: AtomicU32::new(INITIAL_IDS_PER_BYTE),
+                    file_special_tokens: SpecialTokens::default(),
+                    model_config: None,
+                    source: None,
                 }))
             })
             .clone()
@@ -166,7 +181,30 @@ impl Tokenizer {
                 format!("cannot read tokenizer file '{}': {e}", path.display()),
             )
         })?;
-        Self::load(json, &format!("tokenizer file '{}'", path.display()))
+        let mut tokenizer = Self::load(json, &format!("tokenizer file '{}'", path.display()))?;
+        tokenizer.source = Some(path.to_owned());
+        Ok(tokenizer)
+    }
+
+    /// A model folder: its tokenizer.json, and what its config files say (`model_config.rs`).
+    pub fn from_folder(folder: &Path) -> Result<Tokenizer, Error> {
+        let config = ModelConfig::read(folder)?;
+        let mut tokenizer = Self::from_file(&folder.join(TOKENIZER_FILE))?;
+        tokenizer.model_config = Some(config);
+        tokenizer.source = Some(folder.to_owned());
+        Ok(tokenizer)
+    }
+
+    /// A model folder, a tokenizer.json, or a Hub id in the local Hugging Face cache, as
+    /// [`model_folder::locate`] finds it with the process environment; nothing is downloaded.
+    ///
+    /// Reads files and parses the tokenizer: a caller with an event loop runs it on another thread.
+    pub fn from_pretrained(path_or_id: &str, options: &HubOptions) -> Result<Tokenizer, Error> {
+        let env = |name: &str| std::env::var_os(name);
+        match model_folder::locate(path_or_id, options, &env)? {
+            Located::Folder(folder) => Self::from_folder(&folder),
+            Located::File(file) => Self::from_file(&file),
+        }
     }
 
     /// A Hugging Face tokenizer.json held in a string; `origin` names it in errors.
@@ -182,6 +220,18 @@ impl Tokenizer {
     fn load(json: String, origin: &str) -> Result<Tokenizer, Error> {
         let file: serde_json::Value = serde_json::from_str(&json)
             .map_err(|e| Error::new(ErrorKind::Load, format!("{origin} is not valid JSON: {e}")))?;
+        let file_special_tokens = SpecialTokens::from_tokenizer_json(&file);
+        let mut tokenizer = Self::load_parsed(json, file, origin)?;
+        tokenizer.file_special_tokens = file_special_tokens;
+        Ok(tokenizer)
+    }
+
+    /// [`load`](Self::load) once the file is parsed into `file`.
+    fn load_parsed(
+        json: String,
+        file: serde_json::Value,
+        origin: &str,
+    ) -> Result<Tokenizer, Error> {
         let Some(outline) = Outline::read(&file) else {
             drop(file);
             return Self::load_on_stable(json, origin, None);
@@ -217,8 +267,12 @@ impl Tokenizer {
                 pipeline: Some(pipeline),
                 stable: LazyStable::unread(json),
                 route,
+                vocabulary_size: outline.vocabulary_size,
                 valid_ids: ValidIds::from_ids(outline.ids),
                 ids_per_byte: AtomicU32::new(INITIAL_IDS_PER_BYTE),
+                file_special_tokens: SpecialTokens::default(),
+                model_config: None,
+                source: None,
             }),
             Err(StableNeeded::Whole(route)) => Self::load_on_stable(json, origin, Some(route)),
             Err(StableNeeded::ToCompare) => {
@@ -228,10 +282,14 @@ impl Tokenizer {
                 Ok(Tokenizer {
                     family: Family::HuggingFace,
                     pipeline: Some(pipeline),
+                    vocabulary_size: stable.vocabulary_size(),
                     stable: LazyStable::read(stable),
                     route,
                     valid_ids: ValidIds::from_ids(ids),
                     ids_per_byte: AtomicU32::new(INITIAL_IDS_PER_BYTE),
+                    file_special_tokens: SpecialTokens::default(),
+                    model_config: None,
+                    source: None,
                 })
             }
         }
@@ -256,10 +314,14 @@ impl Tokenizer {
         Ok(Tokenizer {
             family: Family::HuggingFace,
             pipeline: None,
+            vocabulary_size: stable.vocabulary_size(),
             stable: LazyStable::read(stable),
             route,
             valid_ids: ValidIds::from_ids(ids),
             ids_per_byte: AtomicU32::new(INITIAL_IDS_PER_BYTE),
+            file_special_tokens: SpecialTokens::default(),
+            model_config: None,
+            source: None,
         })
     }
 
@@ -292,9 +354,23 @@ impl Tokenizer {
         self.route.describe()
     }
 
-    /// One more than the largest id `decode` accepts, saturated at `u32::MAX`: a vocabulary whose
-    /// largest id is 4294967295 reports 4294967295, one short, since its size does not fit a `u32`.
-    pub fn vocab_size(&self) -> u32 {
+    /// What the model folder's config files say, where the tokenizer was loaded from a folder
+    /// ([`from_folder`](Self::from_folder), [`from_pretrained`](Self::from_pretrained)).
+    pub fn model_config(&self) -> Option<&ModelConfig> {
+        self.model_config.as_ref()
+    }
+
+    /// The file or folder the tokenizer was loaded from; `None` for an embedded encoding or a
+    /// tokenizer read from a string.
+    pub fn source(&self) -> Option<&Path> {
+        self.source.as_deref()
+    }
+
+    /// One more than the largest id `decode` accepts (every id is below it), saturated at
+    /// `u32::MAX`: a vocabulary whose largest id is 4294967295 reports 4294967295, one short, since
+    /// the bound does not fit a `u32`. Where ids have gaps this is more than
+    /// [`vocabulary_size`](Self::vocabulary_size); for an OpenAI encoding it is tiktoken's `n_vocab`.
+    pub fn id_limit(&self) -> u32 {
         self.valid_ids
             .largest()
             .map_or(0, |largest| largest.saturating_add(1))
@@ -494,6 +570,16 @@ impl Tokenizer {
     pub(super) fn stable_engine(&self) -> Option<&StableEngine> {
         self.stable.get()
     }
+
+    /// What the tokenizer.json itself says of its special tokens.
+    pub(super) fn file_special_tokens(&self) -> &SpecialTokens {
+        &self.file_special_tokens
+    }
+
+    /// The number of tokens, as [`vocabulary_size`](Self::vocabulary_size) reports it.
+    pub(super) fn stored_vocabulary_size(&self) -> usize {
+        self.vocabulary_size
+    }
 }
 
 impl EncodeMode {
@@ -652,7 +738,7 @@ mod tests {
         let json = word_level(r#"{"[UNK]":0,"a":1,"b":4000000000}"#, "[]");
         let tokenizer = Tokenizer::from_json(&json, "test").unwrap();
         assert!(matches!(tokenizer.valid_ids, ValidIds::Sorted(ref ids) if ids.len() == 3));
-        assert_eq!(tokenizer.vocab_size(), 4_000_000_001);
+        assert_eq!(tokenizer.id_limit(), 4_000_000_001);
         let mode = tokenizer
             .encode_mode(Some(false), &AllowedSpecial::None)
             .unwrap();
@@ -674,7 +760,7 @@ mod tests {
     fn the_size_of_a_vocabulary_ending_at_u32_max_saturates() {
         let json = word_level(r#"{"[UNK]":0,"b":4294967295}"#, "[]");
         let tokenizer = Tokenizer::from_json(&json, "test").unwrap();
-        assert_eq!(tokenizer.vocab_size(), u32::MAX);
+        assert_eq!(tokenizer.id_limit(), u32::MAX);
         assert_eq!(tokenizer.decode(&[u32::MAX], false).unwrap(), "b");
     }
 
@@ -734,6 +820,12 @@ mod tests {
                 .pipeline
                 .as_ref()
                 .expect("the release candidate reads it");
+            // The size counted from the file at load is the stable crate's count.
+            assert_eq!(
+                tokenizer.vocabulary_size(),
+                stable.vocabulary_size(),
+                "{json}"
+            );
             if !tokenizer.stable_engine_built() {
                 trusted += 1;
                 assert_eq!(pipeline.added_tokens(), stable.added_tokens(), "{json}");

@@ -3,13 +3,14 @@
 //! (`texts[3]`, `options.threads`) and says what is accepted.
 
 use std::ffi::CStr;
+use std::path::PathBuf;
 
 use napi::bindgen_prelude::{JsValue, TypedArrayType, Unknown};
 use napi::{Env, ValueType};
 
 use super::errors::{ErrorClass, js_error, range_error, type_error};
 use super::raw;
-use crate::engine::ChatMessage;
+use crate::engine::{self, ChatMessage};
 
 /// How a JS value is described in an error: its `typeof`, with `null` and arrays told apart.
 pub fn describe(value: &Unknown) -> &'static str {
@@ -357,6 +358,39 @@ pub fn choice_option<'c>(
 /// `options.<key>`, as errors name an option.
 pub fn option_name(key: &CStr) -> String {
     format!("options.{}", key.to_string_lossy())
+}
+
+/// A tokenizer.json's path: a string path, a `file:` URL string, or a `URL` object (read by its
+/// `href`). `what` names the argument in errors.
+pub fn path_argument(env: &Env, value: &Unknown, what: &str) -> napi::Result<PathBuf> {
+    let url = match value.get_type()? {
+        ValueType::String => {
+            let text = string(env, value, what)?;
+            if !text
+                .get(..5)
+                .is_some_and(|s| s.eq_ignore_ascii_case("file:"))
+            {
+                return Ok(PathBuf::from(text));
+            }
+            text
+        }
+        ValueType::Object => match property(env, value, c"href")? {
+            Some(href) if href.get_type()? == ValueType::String => string(env, &href, what)?,
+            _ => {
+                return Err(type_error(
+                    env,
+                    &format!("{what} is an object without an href; expected a string or a URL"),
+                ));
+            }
+        },
+        _ => {
+            return Err(type_error(
+                env,
+                &format!("{what} is {}; expected a string or a URL", describe(value)),
+            ));
+        }
+    };
+    engine::file_url_to_path(&url).map_err(|e| js_error(env, ErrorClass::Type, e.message()))
 }
 
 #[cfg(test)]

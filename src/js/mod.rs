@@ -1,7 +1,8 @@
 //! The napi surface: argument checks, conversion to and from JS, and nothing else.
 //!
 //! One file per exported class (`tokenizer.rs`, `batch_encoding.rs`, `stream_decoder.rs`,
-//! `scheduler.rs`) and for the module functions (`models.rs`: encodings and models;
+//! `scheduler.rs`; `pretrained.rs` adds the `Tokenizer`'s model-folder loaders and vocabulary) and for
+//! the module functions (`models.rs`: encodings and models;
 //! `allocator.rs`: the allocator). Beside them: the readers of arguments and options
 //! (`args.rs`, `options.rs`), the reading of texts (`texts.rs`), the calls behind the batch
 //! methods and their async tasks (`tasks.rs`), the listener on a caller's `AbortSignal`
@@ -28,3 +29,6 @@ mod tasks;
 mod testing;
 mod texts;
 mod tokenizer;
+// After `tokenizer`: its `#[napi] impl` extends the class declared there, which napi-derive must
+// have seen first.
+mod pretrained;

@@ -1,13 +1,12 @@
 //! The JS `Tokenizer` class.
 
-use std::path::Path;
 use std::sync::Arc;
 
 use napi::bindgen_prelude::{Either, JsValue, Uint8Array, Uint32Array, Unknown};
 use napi::{Env, Task};
 use napi_derive::napi;
 
-use super::args::{chat_messages, id_lists, string, u32_list, whole_number};
+use super::args::{chat_messages, id_lists, path_argument, string, u32_list, whole_number};
 use super::batch_encoding::BatchEncoding;
 use super::errors::{from_engine, type_error};
 use super::options::{Options, Takes};
@@ -34,7 +33,8 @@ pub struct Tokenizer {
 }
 
 impl Tokenizer {
-    fn new(tokenizer: Arc<engine::Tokenizer>) -> Tokenizer {
+    /// The JS tokenizer of an engine tokenizer.
+    pub(super) fn new(tokenizer: Arc<engine::Tokenizer>) -> Tokenizer {
         Tokenizer {
             tokenizer,
             model: None,
@@ -218,13 +218,13 @@ impl Tokenizer {
         })
     }
 
-    /// A Hugging Face `tokenizer.json` file (any version `tokenizers` reads). A missing file or
-    /// invalid JSON throws an `Error` naming the path and the reason.
-    #[napi(factory, catch_unwind, ts_args_type = "path: string")]
+    /// A Hugging Face `tokenizer.json` file (any version `tokenizers` reads), by path, `file:` URL
+    /// or `URL`. A missing file or invalid JSON throws an `Error` naming the path and the reason;
+    /// `Tokenizer.load` does the same off the main thread.
+    #[napi(factory, catch_unwind, ts_args_type = "path: string | URL")]
     pub fn from_file(env: Env, path: Unknown) -> napi::Result<Tokenizer> {
-        let path = string(&env, &path, "path")?;
-        let tokenizer =
-            engine::Tokenizer::from_file(Path::new(&path)).map_err(|e| from_engine(&env, &e))?;
+        let path = path_argument(&env, &path, "path")?;
+        let tokenizer = engine::Tokenizer::from_file(&path).map_err(|e| from_engine(&env, &e))?;
         Ok(Tokenizer::new(Arc::new(tokenizer)))
     }
 
@@ -252,12 +252,6 @@ impl Tokenizer {
             Family::OpenAi(encoding) => encoding.name.to_owned(),
             Family::HuggingFace => "tokenizer.json".to_owned(),
         }
-    }
-
-    /// One more than the largest id in the vocabulary (added and special tokens included).
-    #[napi(getter)]
-    pub fn vocab_size(&self) -> u32 {
-        self.tokenizer.vocab_size()
     }
 
     /// Which engine encodes which texts, and why.
@@ -655,7 +649,7 @@ impl Tokenizer {
 /// The promise of an async method: `make`'s task queued on a libuv thread, or, if `make` fails
 /// (a bad argument, a bad environment variable), a promise rejected with its error, so that an
 /// async method reports every error the same way.
-fn promise<'env, T: Task + 'env>(
+pub(super) fn promise<'env, T: Task + 'env>(
     env: &'env Env,
     make: impl FnOnce() -> napi::Result<T>,
 ) -> napi::Result<Unknown<'env>> {

@@ -1,0 +1,370 @@
+//! The JS `Tokenizer`'s model-folder loaders (`fromPretrained`, `load`) and its vocabulary and
+//! model-config getters. Finding a folder or a Hub id is the engine's (`engine::locate`); this
+//! file reads the arguments and hands the work to a libuv thread for the async loaders.
+
+use std::fmt::Write;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use napi::bindgen_prelude::{Function, JsObjectValue, Object, Uint8Array, Unknown, ValueType};
+use napi::{Env, Task};
+use napi_derive::napi;
+
+use super::args::{options_object, path_argument, property, string, whole_number};
+use super::errors::{ErrorClass, from_engine, js_error};
+use super::tokenizer::{Tokenizer, promise};
+use crate::engine::{self, HubOptions};
+
+/// Options of `Tokenizer.fromPretrained`.
+const PRETRAINED_OPTIONS: &[&str] = &["cacheDir", "revision"];
+
+/// A tokenizer's named special tokens (unset ones are absent).
+#[napi(object)]
+pub struct SpecialTokens {
+    /// The beginning-of-sequence token.
+    pub bos: Option<String>,
+    /// The end-of-sequence token.
+    pub eos: Option<String>,
+    /// The token for what the vocabulary cannot spell.
+    pub unk: Option<String>,
+    /// The separator between sequences.
+    pub sep: Option<String>,
+    /// The padding token.
+    pub pad: Option<String>,
+    /// The classifier token.
+    pub cls: Option<String>,
+    /// The mask token.
+    pub mask: Option<String>,
+    /// Further special tokens.
+    pub additional: Vec<String>,
+}
+
+/// An added token of a Hugging Face tokenizer, or a special token of an OpenAI encoding.
+#[napi(object)]
+pub struct AddedToken {
+    /// Its text.
+    pub content: String,
+    /// Its id.
+    pub id: u32,
+    /// Whether it is special (left out by `decode` with `skipSpecialTokens`).
+    pub special: bool,
+}
+
+/// What a loader reads: a model folder, a Hub id or a file.
+enum LoadRequest {
+    /// `fromPretrained`: a folder, a tokenizer.json or a Hub id.
+    Pretrained(String, HubOptions),
+    /// `fromFile`, `load`: a tokenizer.json.
+    File(PathBuf),
+}
+
+impl LoadRequest {
+    /// Loads the tokenizer; a panic becomes an error, so it never unwinds into libuv or JS.
+    fn run(&self) -> Result<engine::Tokenizer, engine::Error> {
+        catch_unwind(AssertUnwindSafe(|| match self {
+            LoadRequest::Pretrained(path_or_id, options) => {
+                engine::Tokenizer::from_pretrained(path_or_id, options)
+            }
+            LoadRequest::File(path) => engine::Tokenizer::from_file(path),
+        }))
+        .unwrap_or_else(|_| {
+            Err(engine::Error::new(
+                engine::ErrorKind::Engine,
+                "batchtok panicked while loading the tokenizer; please report it with the file",
+            ))
+        })
+    }
+}
+
+/// A load on a libuv thread: the event loop keeps running while the file is read and parsed.
+pub struct LoadTask(LoadRequest);
+
+impl Task for LoadTask {
+    type Output = Result<engine::Tokenizer, engine::Error>;
+    type JsValue = Tokenizer;
+
+    fn compute(&mut self) -> napi::Result<Self::Output> {
+        Ok(self.0.run())
+    }
+
+    fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<Tokenizer> {
+        output
+            .map(|tokenizer| Tokenizer::new(Arc::new(tokenizer)))
+            .map_err(|e| from_engine(&env, &e))
+    }
+}
+
+/// `fromPretrained`'s path or id and options.
+fn pretrained_request(
+    env: &Env,
+    path_or_id: &Unknown,
+    options: Option<Unknown>,
+    method: &str,
+) -> napi::Result<LoadRequest> {
+    let path_or_id = match path_or_id.get_type()? {
+        ValueType::String => string(env, path_or_id, "pathOrId")?,
+        _ => path_argument(env, path_or_id, "pathOrId")?
+            .to_string_lossy()
+            .into_owned(),
+    };
+    let path_or_id = match path_or_id.get(..5) {
+        Some(scheme) if scheme.eq_ignore_ascii_case("file:") => {
+            engine::file_url_to_path(&path_or_id)
+                .map_err(|e| js_error(env, ErrorClass::Type, e.message()))?
+                .to_string_lossy()
+                .into_owned()
+        }
+        _ => path_or_id,
+    };
+    let mut hub = HubOptions::default();
+    if let Some(options) = options_object(env, options, method, PRETRAINED_OPTIONS)? {
+        if let Some(dir) = property(env, &options, c"cacheDir")? {
+            hub.cache_dir = Some(path_argument(env, &dir, "options.cacheDir")?);
+        }
+        if let Some(revision) = property(env, &options, c"revision")? {
+            hub.revision = Some(string(env, &revision, "options.revision")?);
+        }
+    }
+    Ok(LoadRequest::Pretrained(path_or_id, hub))
+}
+
+/// A JS object with a property per `(key, value)`, made by `JSON.parse` of one JSON text: V8
+/// builds a large object that way several times faster than one Node-API call per property (a
+/// vocabulary has 30k to 250k tokens), and a key such as `__proto__` becomes an own property, as
+/// in a Python dict, where setting it would change the object's prototype instead.
+fn object_from_entries<'env>(
+    env: &'env Env,
+    entries: Vec<(String, u32)>,
+) -> napi::Result<Object<'env>> {
+    let mut text = String::with_capacity(entries.iter().map(|(key, _)| key.len() + 16).sum());
+    text.push('{');
+    for (index, (key, value)) in entries.iter().enumerate() {
+        if index > 0 {
+            text.push(',');
+        }
+        let quoted = serde_json::to_string(key).expect("a string serializes");
+        text.push_str(&quoted);
+        // Writing to a `String` cannot fail.
+        let _ = write!(text, ":{value}");
+    }
+    text.push('}');
+    let json: Object = env.get_global()?.get_named_property_unchecked("JSON")?;
+    let parse: Function<String, Object<'env>> = json.get_named_property_unchecked("parse")?;
+    parse.call(text)
+}
+
+/// The engine's special tokens as the JS object.
+fn to_js_special_tokens(tokens: engine::SpecialTokens) -> SpecialTokens {
+    SpecialTokens {
+        bos: tokens.bos,
+        eos: tokens.eos,
+        unk: tokens.unk,
+        sep: tokens.sep,
+        pad: tokens.pad,
+        cls: tokens.cls,
+        mask: tokens.mask,
+        additional: tokens.additional,
+    }
+}
+
+#[napi]
+impl Tokenizer {
+    /// A model folder (its `tokenizer.json`, with `tokenizer_config.json`,
+    /// `special_tokens_map.json` and `chat_template.jinja` where present), a `tokenizer.json`, or a
+    /// Hub id (`'org/name'`) found in the local Hugging Face cache (`options.cacheDir`, else
+    /// `HF_HUB_CACHE`, else `HF_HOME/hub`, else `~/.cache/huggingface/hub`) at `options.revision`
+    /// (a branch, tag or commit hash; default `'main'`). Nothing is downloaded: an id not in the
+    /// cache rejects with an `Error` naming where it looked and how to download it. Read and
+    /// parsed off the main thread.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "pathOrId: string | URL, options?: PretrainedOptions",
+        ts_return_type = "Promise<Tokenizer>"
+    )]
+    pub fn from_pretrained<'env>(
+        env: &'env Env,
+        path_or_id: Unknown<'env>,
+        options: Option<Unknown<'env>>,
+    ) -> napi::Result<Unknown<'env>> {
+        promise(env, || {
+            Ok(LoadTask(pretrained_request(
+                env,
+                &path_or_id,
+                options,
+                "fromPretrained",
+            )?))
+        })
+    }
+
+    /// `fromPretrained` on the calling thread.
+    #[napi(
+        factory,
+        catch_unwind,
+        ts_args_type = "pathOrId: string | URL, options?: PretrainedOptions"
+    )]
+    pub fn from_pretrained_sync(
+        env: Env,
+        path_or_id: Unknown,
+        options: Option<Unknown>,
+    ) -> napi::Result<Tokenizer> {
+        let request = pretrained_request(&env, &path_or_id, options, "fromPretrainedSync")?;
+        let tokenizer = request.run().map_err(|e| from_engine(&env, &e))?;
+        Ok(Tokenizer::new(Arc::new(tokenizer)))
+    }
+
+    /// `fromFile` off the main thread: a `tokenizer.json` path, `file:` URL or `URL`, read and
+    /// parsed on a libuv thread so the event loop keeps running.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "path: string | URL",
+        ts_return_type = "Promise<Tokenizer>"
+    )]
+    pub fn load<'env>(env: &'env Env, path: Unknown<'env>) -> napi::Result<Unknown<'env>> {
+        promise(env, || {
+            Ok(LoadTask(LoadRequest::File(path_argument(
+                env, &path, "path",
+            )?)))
+        })
+    }
+
+    /// How many tokens the vocabulary has, added tokens included: Python `tokenizers`'
+    /// `get_vocab_size(with_added_tokens=True)`; for an OpenAI encoding its ordinary and special
+    /// tokens. Less than `idLimit` where ids have gaps.
+    #[napi(getter)]
+    pub fn vocab_size(&self) -> u32 {
+        u32::try_from(self.tokenizer.vocabulary_size()).unwrap_or(u32::MAX)
+    }
+
+    /// One more than the largest id: every id is below it (tiktoken's `n_vocab`; `decode` accepts
+    /// ids below it that a token has).
+    #[napi(getter)]
+    pub fn id_limit(&self) -> u32 {
+        self.tokenizer.id_limit()
+    }
+
+    /// The id of a token, or `null` where there is none (an OpenAI encoding looks `token` up by
+    /// its UTF-8 bytes, then among its special tokens, as tiktoken's `encode_single_token`).
+    #[napi(catch_unwind, ts_args_type = "token: string")]
+    pub fn token_to_id(&self, env: Env, token: Unknown) -> napi::Result<Option<u32>> {
+        let token = string(&env, &token, "token")?;
+        self.tokenizer
+            .token_to_id(&token)
+            .map_err(|e| from_engine(&env, &e))
+    }
+
+    /// The token of an id, or `null` where no token has it, or (OpenAI encodings) where the
+    /// token's bytes are not UTF-8 on their own: `tokenBytes` has those.
+    #[napi(catch_unwind, ts_args_type = "id: number")]
+    pub fn id_to_token(&self, env: Env, id: Unknown) -> napi::Result<Option<String>> {
+        let id = whole_number(&env, &id, "id", 0, u32::MAX)?;
+        self.tokenizer
+            .id_to_token(id)
+            .map_err(|e| from_engine(&env, &e))
+    }
+
+    /// The bytes of the token `id` (tiktoken's `decode_single_token_bytes`; for a Hugging Face
+    /// tokenizer the UTF-8 of the token as its vocabulary spells it), or `null` where no token
+    /// has that id.
+    #[napi(catch_unwind, ts_args_type = "id: number")]
+    pub fn token_bytes(&self, env: Env, id: Unknown) -> napi::Result<Option<Uint8Array>> {
+        let id = whole_number(&env, &id, "id", 0, u32::MAX)?;
+        let bytes = self
+            .tokenizer
+            .bytes_of_token(id)
+            .map_err(|e| from_engine(&env, &e))?;
+        Ok(bytes.map(Uint8Array::new))
+    }
+
+    /// Every token and its id, added tokens included unless `withAddedTokens` is false (Python's
+    /// `get_vocab`). An OpenAI encoding lists the tokens whose bytes are UTF-8, and its special
+    /// tokens as its added tokens.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "withAddedTokens?: boolean",
+        ts_return_type = "Record<string, number>"
+    )]
+    pub fn get_vocab<'env>(
+        &self,
+        env: &'env Env,
+        with_added_tokens: Option<bool>,
+    ) -> napi::Result<Object<'env>> {
+        let vocabulary = self
+            .tokenizer
+            .vocabulary(with_added_tokens.unwrap_or(true))
+            .map_err(|e| from_engine(env, &e))?;
+        object_from_entries(env, vocabulary)
+    }
+
+    /// The added tokens, by id: `{ content, id, special }` (an OpenAI encoding's special tokens).
+    #[napi(getter, catch_unwind)]
+    pub fn added_tokens(&self, env: Env) -> napi::Result<Vec<AddedToken>> {
+        let tokens = self
+            .tokenizer
+            .added_tokens()
+            .map_err(|e| from_engine(&env, &e))?;
+        Ok(tokens
+            .into_iter()
+            .map(|token| AddedToken {
+                content: token.content,
+                id: token.id,
+                special: token.special,
+            })
+            .collect())
+    }
+
+    /// The named special tokens: a model folder's config files', each unset one from what the
+    /// tokenizer.json says (its padding, unknown, classifier and separator tokens). An OpenAI
+    /// encoding: `eos` is `<|endoftext|>`, its other named special tokens are `additional`.
+    #[napi(getter)]
+    pub fn special_tokens(&self) -> SpecialTokens {
+        to_js_special_tokens(self.tokenizer.special_tokens())
+    }
+
+    /// The longest input the model takes, from `tokenizer_config.json`'s `model_max_length`;
+    /// `null` where there is none or it says "no limit" (transformers' `1e30`).
+    #[napi(getter)]
+    pub fn model_max_length(&self) -> Option<f64> {
+        self.tokenizer
+            .model_config()
+            .and_then(|config| config.model_max_length)
+            .map(|length| length as f64)
+    }
+
+    /// The model folder's chat templates, by name (a single unnamed template is `default`);
+    /// empty where there are none.
+    #[napi(getter, ts_return_type = "Record<string, string>")]
+    pub fn chat_templates<'env>(&self, env: &'env Env) -> napi::Result<Object<'env>> {
+        let mut object = Object::new(env)?;
+        if let Some(config) = self.tokenizer.model_config() {
+            for (name, source) in &config.chat_templates {
+                object.set(name, source.as_str())?;
+            }
+        }
+        Ok(object)
+    }
+
+    /// The folder or file the tokenizer was loaded from; `null` for an embedded encoding or
+    /// `fromJSON`.
+    #[napi(getter)]
+    pub fn source(&self) -> Option<String> {
+        self.tokenizer
+            .source()
+            .map(Path::display)
+            .map(|path| path.to_string())
+    }
+}
+
+/// Options of `Tokenizer.fromPretrained`.
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[expect(
+    dead_code,
+    reason = "index.d.ts's type; `pretrained_request` reads the options by hand"
+)]
+pub struct PretrainedOptions {
+    /// The Hugging Face cache to look for a Hub id in, instead of the one the environment names.
+    #[napi(ts_type = "string | URL")]
+    pub cache_dir: Option<String>,
+    /// A branch, tag or commit hash of a Hub id. @default 'main'
+    pub revision: Option<String>,
+}
