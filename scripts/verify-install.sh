@@ -91,6 +91,13 @@ quiet node scripts/pin-platform-packages.js "$STAGED"
 # --ignore-scripts: the root's `prepare` fetches the test corpus, which is not part of the package.
 quiet npm pack "$STAGED" --ignore-scripts --pack-destination "$TARBALLS"
 quiet npm pack "./$PLATFORM_DIR" --pack-destination "$TARBALLS"
+# The root's runtime dependencies, packed from node_modules (the versions package.json pins, which
+# npm ci installed), so that the offline installs below find them as they find the platform package.
+DEPENDENCY_TGZS=()
+for dependency in $(node -p 'Object.keys(require("./package.json").dependencies ?? {}).join(" ")'); do
+  quiet npm pack "./node_modules/$dependency" --pack-destination "$TARBALLS"
+  DEPENDENCY_TGZS+=("$TARBALLS/$(node -p "const p = require('./node_modules/$dependency/package.json'); p.name.replace('@', '').replace('/', '-') + '-' + p.version + '.tgz'")")
+done
 ROOT_TGZ="$TARBALLS/$NAME-$VERSION.tgz"
 PLATFORM_TGZ="$TARBALLS/$PLATFORM_NAME-$VERSION.tgz"
 [[ -f "$ROOT_TGZ" && -f "$PLATFORM_TGZ" ]] || fail "expected $(basename "$ROOT_TGZ") and $(basename "$PLATFORM_TGZ") in $TARBALLS"
@@ -107,7 +114,7 @@ check_contents() {
   ((bad == 0)) || fail "$(basename "$tarball") ships files it should not"
   echo "$(basename "$tarball"): $(tar -tzf "$tarball" | sed 's|^package/||' | sort | tr '\n' ' ')"
 }
-check_contents "$ROOT_TGZ" '^package/(index\.js|index\.d\.ts|package\.json|README(\.md)?|LICEN[CS]E(\.md|\.txt)?|entry/ready\.(js|d\.ts)|(encoding|model)/[A-Za-z0-9._-]+\.(js|d\.ts))$'
+check_contents "$ROOT_TGZ" '^package/(index\.js|index\.d\.ts|package\.json|README(\.md)?|LICEN[CS]E(\.md|\.txt)?|entry/[a-z-]+\.(js|d\.ts)|(encoding|model)/[A-Za-z0-9._-]+\.(js|d\.ts))$'
 tar -tzf "$ROOT_TGZ" | grep -x 'package/model/gpt-4o.js' >/dev/null || fail "$(basename "$ROOT_TGZ") lacks the entry point model/gpt-4o.js"
 check_contents "$PLATFORM_TGZ" "^package/(${BINARY_NAME//./\\.}|package\\.json|README\\.md|LICEN[CS]E(\\.md|\\.txt)?)\$"
 tar -tzf "$PLATFORM_TGZ" | grep -qx "package/$BINARY_NAME" || fail "$(basename "$PLATFORM_TGZ") lacks $BINARY_NAME"
@@ -126,7 +133,7 @@ npm_offline() {
 step "3. install both tarballs into an empty project"
 APP="$WORK/app"
 new_project "$APP"
-quiet npm_offline "$APP" "$PLATFORM_TGZ" "$ROOT_TGZ"
+quiet npm_offline "$APP" "$PLATFORM_TGZ" "${DEPENDENCY_TGZS[@]}" "$ROOT_TGZ"
 [[ -f "$APP/node_modules/$PLATFORM_NAME/$BINARY_NAME" ]] || fail "the binary was not installed"
 if compgen -G "$APP/node_modules/$NAME/*.node" >/dev/null; then
   fail "the root package installed a .node file; the binary must come from $PLATFORM_NAME only"
@@ -162,6 +169,15 @@ async function main() {
   assert.equal(gpt4o.name, 'o200k_base')
   assert.deepEqual(Array.from(require('$NAME/encoding/cl100k_base').encode('hello world')), [15339, 1917])
   assert.deepEqual(Array.from(batch.get(2)), $EXPECTED_IDS)
+  // applyChatTemplate, defined in JavaScript by the package's main entry, rendered by its
+  // dependency @huggingface/jinja.
+  const chat = tokenizer.applyChatTemplate([{ role: 'user', content: 'hello world' }], {
+    chatTemplate: '{% for m in messages %}{{ m.content }}{% endfor %}',
+    tokenize: true,
+  })
+  assert.deepEqual(Array.from(chat), $EXPECTED_IDS)
+  const esm = await import('$NAME')
+  assert.equal(typeof esm.Tokenizer.prototype.applyChatTemplate, 'function')
   console.log('ids of "hello world": ' + JSON.stringify(Array.from(batch.get(0))) + ' from ' + loaded[0])
 }
 
@@ -175,7 +191,7 @@ EOF
 step "5. root package alone: the error must name $PLATFORM_NAME"
 BARE="$WORK/bare"
 new_project "$BARE"
-quiet npm_offline "$BARE" "$ROOT_TGZ"
+quiet npm_offline "$BARE" "${DEPENDENCY_TGZS[@]}" "$ROOT_TGZ"
 [[ ! -e "$BARE/node_modules/$PLATFORM_NAME" ]] || fail "$PLATFORM_NAME was installed without its tarball"
 cat >"$BARE/check.js" <<EOF
 'use strict'
