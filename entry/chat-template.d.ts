@@ -34,3 +34,6 @@ export declare function strftime(date: Date, format: string): string
 
 /** Defines `Tokenizer.prototype.applyChatTemplate`; calling it again is harmless. */
 export declare function defineApplyChatTemplate(Tokenizer: Function): void
+
+/** How many templates `tokenizer` holds compiled; exists for the tests of the cache. */
+export declare function compiledTemplateCount(tokenizer: object): number

@@ -280,18 +280,22 @@ function specialTokenVariables(specialTokens) {
 }
 
 /**
- * The text of a conversation rendered by a compiled template: transformers'
- * `render_jinja_template` for one conversation.
+ * The text of a conversation rendered by a template: transformers' `render_jinja_template` for
+ * one conversation. `template()` gives `{ source, compiled }`; it is called once the arguments
+ * are checked, so that a malformed argument is reported as such whatever the template.
  */
-function renderMessages(compiled, source, specialTokens, messages, options = {}) {
+function renderMessages(template, specialTokens, messages, options = {}) {
   if (options === null || typeof options !== 'object') throw new TypeError(`applyChatTemplate: options must be an object, not ${typeName(options)}`)
   const { addGenerationPrompt = false, continueFinalMessage = false, tools, documents } = options
+  const chat = templateMessages(messages)
+  const toolSchemas = templateTools(tools)
+  const documentObjects = templateDocuments(documents)
+  const { source, compiled } = template()
   if (continueFinalMessage && addGenerationPrompt) {
     throw new Error(
       'applyChatTemplate: continueFinalMessage and addGenerationPrompt are not compatible. Use continueFinalMessage when you want the model to continue the final message, and addGenerationPrompt when you want to add a header that will prompt it to start a new assistant message instead.',
     )
   }
-  const chat = templateMessages(messages)
   const extra = {}
   for (const [name, value] of Object.entries(options)) if (!OPTION_NAMES.has(name) && value !== undefined) extra[name] = plainData(value)
 
@@ -321,8 +325,8 @@ function renderMessages(compiled, source, specialTokens, messages, options = {})
     ...specialTokenVariables(specialTokens),
     ...extra,
     messages: chat,
-    tools: templateTools(tools),
-    documents: templateDocuments(documents),
+    tools: toolSchemas,
+    documents: documentObjects,
     add_generation_prompt: Boolean(addGenerationPrompt),
   })
 
@@ -348,7 +352,7 @@ function renderMessages(compiled, source, specialTokens, messages, options = {})
  * `chatTemplate` are not read). Compiles `source` on every call.
  */
 function renderChatTemplate(source, specialTokens, messages, options) {
-  return renderMessages(compileChatTemplate(source), source, specialTokens, messages, options)
+  return renderMessages(() => ({ source, compiled: compileChatTemplate(source) }), specialTokens, messages, options)
 }
 
 /** Each tokenizer's compiled templates by source, dropped with the tokenizer. */
@@ -375,10 +379,17 @@ function compiledFor(tokenizer, source) {
  */
 function applyChatTemplate(messages, options = {}) {
   if (options === null || typeof options !== 'object') throw new TypeError(`applyChatTemplate: options must be an object, not ${typeName(options)}`)
-  const templates = this.chatTemplates ?? {}
-  const source = selectChatTemplate(templates, options.chatTemplate, options.tools, this.source ?? null)
-  const text = renderMessages(compiledFor(this, source), source, this.specialTokens, messages, options)
+  const template = () => {
+    const source = selectChatTemplate(this.chatTemplates ?? {}, options.chatTemplate, options.tools, this.source ?? null)
+    return { source, compiled: compiledFor(this, source) }
+  }
+  const text = renderMessages(template, this.specialTokens, messages, options)
   return options.tokenize ? this.encode(text, { addSpecialTokens: false }) : text
+}
+
+/** How many templates `tokenizer` holds compiled; exists for the tests of the cache. */
+function compiledTemplateCount(tokenizer) {
+  return compiledTemplates.get(tokenizer)?.size ?? 0
 }
 
 /** Gives `Tokenizer` (the addon's class) its `applyChatTemplate` method; calling it again is harmless. */
@@ -391,4 +402,4 @@ function defineApplyChatTemplate(Tokenizer) {
   })
 }
 
-module.exports = { defineApplyChatTemplate, renderChatTemplate, selectChatTemplate, strftime }
+module.exports = { defineApplyChatTemplate, renderChatTemplate, selectChatTemplate, strftime, compiledTemplateCount }
