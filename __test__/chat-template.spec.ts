@@ -319,6 +319,17 @@ describe('bad input', () => {
   })
 })
 
+describe('types', () => {
+  it("the package's types give Tokenizer applyChatTemplate, its result following tokenize (tsc --noEmit --strict)", () => {
+    // TypeScript is installed with @napi-rs/cli, a devDependency.
+    const tsc = require.resolve('typescript/bin/tsc')
+    const args = [tsc, '--noEmit', '--strict', '--target', 'es2022', '--module', 'nodenext', '--moduleResolution', 'nodenext']
+    const result = spawnSync(process.execPath, [...args, join('__test__', 'types', 'apply-chat-template.ts')], { cwd: ROOT, encoding: 'utf8' })
+    expect(result.stdout + result.stderr).toBe('')
+    expect(result.status).toBe(0)
+  })
+})
+
 describe('package entries', () => {
   const run = (args: string[]) => spawnSync(process.execPath, args, { cwd: ROOT, encoding: 'utf8' })
   const script = (load: string) => `${load}
