@@ -20,7 +20,8 @@
 // - `continueFinalMessage`: the final message's text is rendered with a tag after it and the
 //   text is cut at the tag, so the model continues that message;
 // - Jinja's `trim_blocks` and `lstrip_blocks`, which @huggingface/jinja's Template sets as
-//   transformers' environment does.
+//   transformers' environment does, and Python Jinja's `{% for %}` over a string's characters,
+//   which @huggingface/jinja lacks and this module adds.
 
 const { Environment, Interpreter, Template } = require('@huggingface/jinja')
 
@@ -222,17 +223,59 @@ function templateGlobals() {
   }
 }
 
+// @huggingface/jinja's runtime value classes, which it does not export: an environment hands back
+// the value it stores.
+const probe = new Environment()
+const ArrayValue = probe.set('array', []).constructor
+const StringValue = probe.set('string', '').constructor
+
+/**
+ * The expressions that `{% for %}` loops of `program` iterate over. Python's Jinja iterates a
+ * string's characters and @huggingface/jinja refuses to: templates that loop over a message's
+ * content to find image blocks (Llama 3.2's) do it on string content, so those loops are given
+ * the characters.
+ */
+function forLoopIterables(program) {
+  const iterables = new WeakSet()
+  const stack = [program]
+  while (stack.length > 0) {
+    const node = stack.pop()
+    if (node === null || typeof node !== 'object') continue
+    if (node.type === 'For' && node.iterable) iterables.add(node.iterable.type === 'SelectExpression' ? node.iterable.lhs : node.iterable)
+    for (const child of Object.values(node)) if (child !== null && typeof child === 'object') stack.push(child)
+  }
+  return iterables
+}
+
+/** The interpreter, iterating strings in `{% for %}` as Python's Jinja does. */
+class ChatTemplateInterpreter extends Interpreter {
+  constructor(env, iterables) {
+    super(env)
+    this.iterables = iterables
+  }
+
+  evaluate(node, environment) {
+    const value = super.evaluate(node, environment)
+    if (value instanceof StringValue && this.iterables.has(node)) {
+      return new ArrayValue(Array.from(value.value, (character) => new StringValue(character)))
+    }
+    return value
+  }
+}
+
 /**
  * `source` compiled. A template that does not parse is an Error that says so and carries the
  * parser's message.
  */
 function compileChatTemplate(source) {
   if (typeof source !== 'string') throw new TypeError(`a chat template is a string of Jinja source, not ${typeName(source)}`)
+  let template
   try {
-    return new Template(source)
+    template = new Template(source)
   } catch (error) {
     throw new Error(`the chat template does not parse: ${error.message}`, { cause: error })
   }
+  return { program: template.parsed, iterables: forLoopIterables(template.parsed) }
 }
 
 /** `compiled` rendered with `variables`, which replace the globals of the same name. */
@@ -240,7 +283,7 @@ function renderCompiled(compiled, variables) {
   const env = new Environment()
   for (const [name, value] of Object.entries({ ...templateGlobals(), ...variables })) env.set(name, value)
   try {
-    return new Interpreter(env).run(compiled.parsed).value
+    return new ChatTemplateInterpreter(env, compiled.iterables).run(compiled.program).value
   } catch (error) {
     if (error instanceof TemplateRaised) throw new Error(error.message)
     throw new Error(`the chat template failed to render: ${error.message}`, { cause: error })

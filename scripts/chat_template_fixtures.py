@@ -40,7 +40,11 @@ MODELS = ["llama3_1", "qwen3", "gemma3", "deepseek_v3", "gptoss", "llama2"]
 # own, which tokenizes the text after `<s>` differently (`<s> [INST]`: no lone `▁`): a difference
 # of that Python class, not of the chat template, and not what the file (or batchtok) does.
 TOKENIZER_JSON_AS_WRITTEN = {"llama2"}
-AXOLOTL_TEMPLATES = ["mistral_v1", "mistral_v2v3"]
+# Besides the Mistral templates: the Llama 3.1/3.2 template with tools (llama3_2_vision), Qwen 2.5's
+# and Command A's retrieval template (documents), each rendered with the tokenizer of a model whose
+# special tokens it uses (llama3_1, qwen3) or, for Command A, with llama3_1's as a stand-in: its
+# text is the check there.
+AXOLOTL_TEMPLATES = ["mistral_v1", "mistral_v2v3", "llama3_2_vision", "qwen_25", "command_a_rag"]
 
 
 def axolotl_template(name):
@@ -80,6 +84,7 @@ SYNTHETIC = {
         "{{ bos_token }}{{ eos_token }}{{ 'pad' if pad_token is defined }}{{ 'unk' if unk_token is defined }}"
         " tools={{ 'none' if tools is none }} docs={{ 'none' if documents is none }} greeting={{ greeting }}"
     ),
+    "string_loops": "{% for c in messages[0].content %}[{{ c }}]{% endfor %}|{% for c in messages[0].content if c != 'l' %}{{ c }}{% endfor %}",
     "python_values": "{{ true }} {{ false }} {{ none }} {{ 1.0 }} {{ 2 }} {{ [1, 'a'] }} {{ {'k': false} }}",
     "default": "{{ bos_token }}default:{% for m in messages %}{{ m.content }};{% endfor %}",
     "tool_use": (
@@ -251,6 +256,34 @@ def cases():
             template="mistral_v2v3",
         ),
         case(
+            "llama3_1 + llama3_2_vision: tools in the first user message, a fixed date_string",
+            "llama3_1",
+            SYSTEM,
+            template="llama3_2_vision",
+            tools=[WEATHER_TOOL],
+            addGenerationPrompt=True,
+            date_string="07 Mar 2026",
+        ),
+        case(
+            "llama3_1 + llama3_2_vision: a tool call and its result",
+            "llama3_1",
+            tool_round,
+            template="llama3_2_vision",
+            tools=[WEATHER_TOOL],
+            addGenerationPrompt=True,
+            date_string="07 Mar 2026",
+        ),
+        case("qwen3 + qwen_25: tools and a tool call", "qwen3", tool_round, template="qwen_25", tools=[WEATHER_TOOL, TIME_TOOL], addGenerationPrompt=True),
+        case("qwen3 + qwen_25: no system message", "qwen3", USER, template="qwen_25", addGenerationPrompt=True),
+        case(
+            "llama3_1 + command_a_rag: documents",
+            "llama3_1",
+            SYSTEM,
+            template="command_a_rag",
+            documents=[{"title": "Paris", "text": "Capital of France."}, {"title": "Primes", "text": "2, 3, 5, 7."}],
+            addGenerationPrompt=True,
+        ),
+        case(
             "synthetic: documents",
             "llama3_1",
             USER,
@@ -266,6 +299,7 @@ def cases():
             template="fields",
             greeting="hello",
         ),
+        case("synthetic: a for loop over a string's characters", "llama3_1", [{"role": "user", "content": "héllo 🙂"}], template="string_loops"),
         case("synthetic: booleans, none and floats print as Python prints them", "llama3_1", USER, template="python_values"),
         case(
             "synthetic: default template without tools",
