@@ -341,6 +341,28 @@ describe('types', () => {
   })
 })
 
+describe('worker_threads', () => {
+  it('renders and encodes in a worker, the main entry loaded there', async () => {
+    const { Worker } = await import('node:worker_threads')
+    const code = `const { parentPort } = require('node:worker_threads')
+const { Tokenizer } = require(${JSON.stringify(join(ROOT, 'entry', 'index.js'))})
+const tokenizer = Tokenizer.fromEncoding('o200k_base')
+const options = { chatTemplate: '<{{ messages[0].role }}>{{ messages[0].content }}' }
+parentPort.postMessage([tokenizer.applyChatTemplate([{ role: 'user', content: 'hi' }], options), tokenizer.applyChatTemplate([{ role: 'user', content: 'hi' }], { ...options, tokenize: true })])`
+    const worker = new Worker(code, { eval: true })
+    try {
+      const [text, ids] = await new Promise<[string, Uint32Array]>((resolve, reject) => {
+        worker.once('message', resolve)
+        worker.once('error', reject)
+      })
+      expect(text).toBe('<user>hi')
+      expect(Array.from(ids)).toEqual(Array.from(Tokenizer.fromEncoding('o200k_base').encode('<user>hi', { addSpecialTokens: false })))
+    } finally {
+      await worker.terminate()
+    }
+  })
+})
+
 describe('package entries', () => {
   const run = (args: string[]) => spawnSync(process.execPath, args, { cwd: ROOT, encoding: 'utf8' })
   const script = (load: string) => `${load}
