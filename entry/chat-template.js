@@ -268,12 +268,12 @@ class ChatTemplateInterpreter extends Interpreter {
  * parser's message.
  */
 function compileChatTemplate(source) {
-  if (typeof source !== 'string') throw new TypeError(`a chat template is a string of Jinja source, not ${typeName(source)}`)
+  if (typeof source !== 'string') throw new TypeError(`applyChatTemplate: a chat template is a string of Jinja source, not ${typeName(source)}`)
   let template
   try {
     template = new Template(source)
   } catch (error) {
-    throw new Error(`the chat template does not parse: ${error.message}`, { cause: error })
+    throw new Error(`applyChatTemplate: the chat template does not parse: ${error.message}`, { cause: error })
   }
   return { program: template.parsed, iterables: forLoopIterables(template.parsed) }
 }
@@ -286,7 +286,7 @@ function renderCompiled(compiled, variables) {
     return new ChatTemplateInterpreter(env, compiled.iterables).run(compiled.program).value
   } catch (error) {
     if (error instanceof TemplateRaised) throw new Error(error.message)
-    throw new Error(`the chat template failed to render: ${error.message}`, { cause: error })
+    throw new Error(`applyChatTemplate: the chat template failed to render: ${error.message}`, { cause: error })
   }
 }
 
@@ -401,6 +401,7 @@ function renderChatTemplate(source, specialTokens, messages, options) {
 /** Each tokenizer's compiled templates by source, dropped with the tokenizer. */
 const compiledTemplates = new WeakMap()
 
+/** `source` compiled for `tokenizer`: from the cache, or compiled and cached. */
 function compiledFor(tokenizer, source) {
   let bySource = compiledTemplates.get(tokenizer)
   if (bySource === undefined) {
