@@ -7,7 +7,7 @@ import { join } from 'node:path'
 
 const require = createRequire(import.meta.url)
 
-export const batchtok = require('./load-addon.cjs') as typeof import('../index.js')
+export const batchtok = require('./load-addon.cjs') as typeof import('../entry/index.js')
 export const corpus = require('../scripts/corpus.js') as {
   bigDocuments(): string[]
   bigShortItems(): string[]

