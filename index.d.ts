@@ -186,6 +186,14 @@ export declare class Tokenizer {
    */
   static load(path: string | URL): Promise<Tokenizer>
   /**
+   * Resolves once the tokenizer's fastest engine encodes every text. `fromEncoding` and
+   * `fromModel` return as soon as the rank table is read and encode at once on an engine over
+   * it, while the release-candidate engine (several times faster on large inputs) is built on
+   * a thread of its own; a bulk job awaits this first so that the build does not compete with
+   * its first batches for the same cores. Resolves at once for a Hugging Face tokenizer.
+   */
+  whenReady(): Promise<void>
+  /**
    * How many tokens the vocabulary has, added tokens included: Python `tokenizers`'
    * `get_vocab_size(with_added_tokens=True)`; for an OpenAI encoding its ordinary and special
    * tokens. Less than `idLimit` where ids have gaps.

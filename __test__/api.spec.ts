@@ -230,3 +230,19 @@ describe('async batches', () => {
     })
   })
 })
+
+describe('whenReady', () => {
+  it("resolves once an OpenAI encoding's release-candidate engine takes every text", async () => {
+    // The rank-table engine that encodes first takes no engine lock; the release candidate takes
+    // one per worker, so a serial batch right after whenReady shows whether it is the one encoding.
+    const tokenizer = batchtok.Tokenizer.fromEncoding('cl100k_base')
+    await expect(tokenizer.whenReady()).resolves.toBeUndefined()
+    const scheduler = new batchtok.Scheduler({ threads: 1, policy: 'serial' })
+    await tokenizer.encodeBatch(['plain text'], { scheduler })
+    expect(scheduler.stats()!.engineLocks).toBeGreaterThan(0)
+  })
+
+  it('resolves at once for a Hugging Face tokenizer', async () => {
+    await expect(hfTokenizer('gpt2').whenReady()).resolves.toBeUndefined()
+  })
+})

@@ -16,23 +16,6 @@ export const corpus = require('../scripts/corpus.js') as {
 
 export const FIXTURES = join(__dirname, 'fixtures')
 
-type Tokenizer = InstanceType<typeof batchtok.Tokenizer>
-
-/**
- * Waits until an OpenAI encoding's release-candidate engine takes its texts. It is built on a
- * thread after `fromEncoding` returns, and until then tiktoken's BPE on the rank table encodes,
- * with thread-local memory and no engine lock: a test that counts the engine's locks needs it.
- */
-export async function untilFullEngine(tokenizer: Tokenizer, timeoutMs = 60_000): Promise<void> {
-  const scheduler = new batchtok.Scheduler({ threads: 1, policy: 'serial' })
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    await tokenizer.encodeBatch(['plain text'], { scheduler })
-    if (scheduler.stats()!.engineLocks! > 0) return
-    if (Date.now() > deadline) throw new Error(`the release-candidate engine took no text within ${timeoutMs} ms`)
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
-}
 
 export function fixture<T>(name: string): T {
   return JSON.parse(readFileSync(join(FIXTURES, name), 'utf8')) as T

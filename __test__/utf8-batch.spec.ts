@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest'
 
 import type { BatchStats } from '../index'
-import { batchtok, corpus, digest, fixture, hfTokenizer, untilFullEngine, type DigestFixture } from './helpers'
+import { batchtok, corpus, digest, fixture, hfTokenizer, type DigestFixture } from './helpers'
 
 const { Tokenizer, Scheduler } = batchtok
 const o200k = Tokenizer.fromEncoding('o200k_base')
@@ -135,7 +135,7 @@ describe('scheduler stats', () => {
     // A sink (one worker's output) leases the engine's working memory once: serial and chunked
     // have one per thread that ran a chunk, rayon one per leaf job.
     const workers = (stats: BatchStats) => (stats.policy.startsWith('rayon') ? stats.chunks : stats.threadsUsed)
-    await untilFullEngine(o200k)
+    await o200k.whenReady()
     for (const policy of ['chunked', 'serial', 'rayon'] as const) {
       const scheduler = new Scheduler({ threads: 2, policy })
       await o200k.encodeBatch(texts, { scheduler })
@@ -166,7 +166,7 @@ describe('scheduler stats', () => {
     const plain = ['plain text', 'more plain text']
     const drift = ['drift \u061d', 'more drift \u061d']
     const scheduler = new Scheduler({ threads: 1, policy: 'serial' })
-    await untilFullEngine(o200k)
+    await o200k.whenReady()
     await o200k.encodeBatch(plain, { scheduler })
     expect(scheduler.stats()!.engineLocks).toBe(2)
     await o200k.encodeBatch([...drift, ...plain], { scheduler })

@@ -34,7 +34,7 @@ program
   .requiredOption('-o, --output <prefix>', 'output prefix: writes PREFIX.bin and PREFIX.idx (megatron), PREFIX.bin (flat), or PREFIX.jsonl (--count-only)')
   .option('--encoding <name>', 'an OpenAI encoding, e.g. o200k_base')
   .option('--model <name>', "a model of tiktoken's table, e.g. gpt-4o")
-  .option('--tokenizer <path>', "a Hugging Face tokenizer.json, or a model folder holding one")
+  .option('--tokenizer <path>', "a Hugging Face tokenizer.json, a model folder, or a Hub id in the local Hugging Face cache")
   .addOption(new Option('--format <format>', 'input format; auto goes by the extension (.jsonl, .parquet, else text)').choices(['auto', 'text', 'jsonl', 'parquet']).default('auto'))
   .option('--field <name>', 'the text field of JSONL records or the text column of Parquet', 'text')
   .option('--doc-per-file', 'each file is one document (default: one document per line of text)')

@@ -7,7 +7,7 @@ const path = require('node:path')
 const { encodeBatches } = require('../stream')
 const { resolveInputs } = require('./inputs')
 const { parseShard, shardParts, planBatches, partBytes } = require('./plan')
-const { loadTokenizer, eosIdOf, untilFullEngine } = require('./tokenizer')
+const { loadTokenizer, eosIdOf } = require('./tokenizer')
 const { OutputWriter } = require('./output')
 const { fingerprint, readCheckpoint, writeCheckpoint } = require('./checkpoint')
 const { createProgress } = require('./progress')
@@ -158,7 +158,7 @@ async function runEncode(patterns, options) {
     } catch (error) {
       throw writeError(error)
     }
-    if (loaded.openai && partBytes(parts) >= WAIT_FOR_ENGINE_BYTES) await untilFullEngine(loaded.tokenizer, batchtok)
+    if (loaded.openai && partBytes(parts) >= WAIT_FOR_ENGINE_BYTES) await loaded.tokenizer.whenReady()
     encodingStarted = Date.now()
     const batches = skipDocuments(
       planBatches(parts, { docPerFile: options.docPerFile, field: options.field, batchBytes, progress: state }),

@@ -16,7 +16,7 @@ const OPENAI_EOS = '<|endoftext|>'
 function loadTokenizer(options, batchtok) {
   const given = ['encoding', 'model', 'tokenizer'].filter((key) => options[key] !== undefined)
   if (given.length !== 1) {
-    throw new UsageError('name one tokenizer: --encoding o200k_base, --model gpt-4o, or --tokenizer path/to/tokenizer.json (or its folder)')
+    throw new UsageError('name one tokenizer: --encoding o200k_base, --model gpt-4o, or --tokenizer path/to/tokenizer.json (or its model folder, or a Hub id in the local cache)')
   }
   try {
     if (options.encoding !== undefined) {
@@ -28,10 +28,13 @@ function loadTokenizer(options, batchtok) {
   } catch (error) {
     throw new UsageError(error.message)
   }
-  let file = options.tokenizer
-  if (fs.existsSync(file) && fs.statSync(file).isDirectory()) file = path.join(file, 'tokenizer.json')
+  const source = options.tokenizer
   try {
-    return { tokenizer: batchtok.Tokenizer.fromFile(file), openai: false, description: path.resolve(file) }
+    // A folder or a Hub id in the local cache brings its tokenizer_config.json (the end-of-sequence
+    // token `--append-eos` uses); a file is a bare tokenizer.json.
+    const isFile = fs.existsSync(source) && fs.statSync(source).isFile()
+    const tokenizer = isFile ? batchtok.Tokenizer.fromFile(source) : batchtok.Tokenizer.fromPretrainedSync(source)
+    return { tokenizer, openai: false, description: tokenizer.source ?? path.resolve(source) }
   } catch (error) {
     throw new UsageError(`--tokenizer: ${error.message}`)
   }
@@ -59,25 +62,4 @@ function eosIdOf({ tokenizer, openai }, eosToken) {
   return ids[0]
 }
 
-/** How long `untilFullEngine` waits at most before encoding with the first engine anyway. */
-const FULL_ENGINE_WAIT_MS = 30_000
-
-/**
- * Waits until an OpenAI encoding's release-candidate engine has taken over. `fromEncoding`
- * returns once the rank table is read and builds that engine on a thread of its own; a bulk job
- * that starts at once runs its first batches on the slower rank engine while the build competes
- * for the same cores (measured: 50 MB took 9.7 s started at once, 2.8 s started after the build).
- * The addon has no call that says when the build is done; a batch's `engineLocks` stat is 0
- * while the rank engine encodes and positive once the release-candidate engine does.
- */
-async function untilFullEngine(tokenizer, batchtok) {
-  const scheduler = new batchtok.Scheduler({ threads: 1, policy: 'serial' })
-  const deadline = Date.now() + FULL_ENGINE_WAIT_MS
-  while (Date.now() < deadline) {
-    await tokenizer.encodeBatch(['plain text'], { scheduler })
-    if (scheduler.stats()?.engineLocks !== 0) return
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-}
-
-module.exports = { loadTokenizer, eosIdOf, untilFullEngine }
+module.exports = { loadTokenizer, eosIdOf }

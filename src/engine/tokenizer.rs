@@ -337,6 +337,17 @@ impl Tokenizer {
         })
     }
 
+    /// Waits until the tokenizer's fastest engine encodes every text. An OpenAI encoding starts
+    /// on an engine over its rank table and builds the release-candidate engine on a thread of its
+    /// own; this returns when that build is done (starting it if nothing has). A Hugging Face
+    /// tokenizer is ready once loaded.
+    pub fn wait_until_ready(&self) -> Result<(), Error> {
+        match self.family {
+            Family::OpenAi(encoding) => encoding.model.wait_for_full_engine(),
+            Family::HuggingFace => Ok(()),
+        }
+    }
+
     /// Whether the stable engine has been built (tests and benchmarks: it is built only where
     /// something needs it).
     #[doc(hidden)]

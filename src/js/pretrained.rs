@@ -95,6 +95,23 @@ impl Task for LoadTask {
     }
 }
 
+/// `whenReady`'s wait on a libuv thread.
+pub struct ReadyTask(Arc<engine::Tokenizer>);
+
+impl Task for ReadyTask {
+    type Output = Result<(), engine::Error>;
+    type JsValue = ();
+
+    fn compute(&mut self) -> napi::Result<Self::Output> {
+        // A panic in the build is already an error (`OpenAiEncoding`'s build catches it).
+        Ok(self.0.wait_until_ready())
+    }
+
+    fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<()> {
+        output.map_err(|e| from_engine(&env, &e))
+    }
+}
+
 /// `fromPretrained`'s path or id and options.
 fn pretrained_request(
     env: &Env,
@@ -226,6 +243,16 @@ impl Tokenizer {
                 env, &path, "path",
             )?)))
         })
+    }
+
+    /// Resolves once the tokenizer's fastest engine encodes every text. `fromEncoding` and
+    /// `fromModel` return as soon as the rank table is read and encode at once on an engine over
+    /// it, while the release-candidate engine (several times faster on large inputs) is built on
+    /// a thread of its own; a bulk job awaits this first so that the build does not compete with
+    /// its first batches for the same cores. Resolves at once for a Hugging Face tokenizer.
+    #[napi(catch_unwind, ts_return_type = "Promise<void>")]
+    pub fn when_ready<'env>(&self, env: &'env Env) -> napi::Result<Unknown<'env>> {
+        promise(env, || Ok(ReadyTask(Arc::clone(&self.tokenizer))))
     }
 
     /// How many tokens the vocabulary has, added tokens included: Python `tokenizers`'
