@@ -16,7 +16,6 @@ export const corpus = require('../scripts/corpus.js') as {
 
 export const FIXTURES = join(__dirname, 'fixtures')
 
-
 export function fixture<T>(name: string): T {
   return JSON.parse(readFileSync(join(FIXTURES, name), 'utf8')) as T
 }
