@@ -24,6 +24,7 @@ mod differential;
 mod disallowed;
 mod error;
 mod ids;
+mod model_inputs;
 mod models;
 pub mod openai;
 mod outline;
@@ -42,6 +43,10 @@ mod unicode_drift;
 pub use chat::ChatMessage;
 pub use error::{Error, ErrorKind};
 pub use ids::Ids;
+pub use model_inputs::{
+    IdElement, ModelInputs, PadTo, Padding, Returns, RowOptions, Rows, Side, Truncation,
+    TruncationChoice, TruncationRequest, TruncationStrategy, assemble,
+};
 pub use models::{MODEL_TO_ENCODING, encoding_for_model};
 pub use scratch::Scratch;
 pub use special::find_disallowed_special;
@@ -68,6 +73,23 @@ pub trait Engine: Send + Sync {
         scratch: &mut Scratch<'e>,
         out: &mut Ids,
     ) -> Result<(), Error>;
+
+    /// [`encode_into`](Self::encode_into) with `truncation` instead of the file's (`None`: no
+    /// truncation). Only the Hugging Face engines truncate; the others refuse.
+    fn encode_truncated<'e>(
+        &'e self,
+        _text: &str,
+        _add_special_tokens: bool,
+        _split_special: bool,
+        _truncation: Option<&Truncation>,
+        _scratch: &mut Scratch<'e>,
+        _out: &mut Ids,
+    ) -> Result<(), Error> {
+        Err(Error::new(
+            ErrorKind::InvalidOption,
+            "truncation applies to Hugging Face tokenizers",
+        ))
+    }
 
     /// Decodes ids the caller has checked are in the vocabulary.
     fn decode(&self, ids: &[u32], skip_special_tokens: bool) -> Result<String, Error>;

@@ -3,9 +3,17 @@
 use std::panic::AssertUnwindSafe;
 use std::sync::OnceLock;
 
-use tokenizers_stable::Tokenizer as StableTokenizer;
+use tokenizers_stable::utils::padding::{PaddingDirection, PaddingParams, PaddingStrategy};
+use tokenizers_stable::utils::truncation::{
+    TruncationDirection, TruncationParams, TruncationStrategy, truncate_encodings,
+};
+use tokenizers_stable::{PostProcessor, PostProcessorWrapper, Tokenizer as StableTokenizer};
 
+use super::model_inputs::{self, FilePadding, Side, Truncation};
 use super::{Engine, Error, ErrorKind, Ids, Scratch};
+
+/// The stable crate's encoding: ids with offsets, tokens, word ids, masks and overflow.
+pub type StableEncoding = tokenizers_stable::Encoding;
 
 /// The longest Unigram piece accepted, in UTF-8 bytes. The stable crate keeps the pieces in a trie
 /// with a node per byte, which it clones and drops recursively (`models/unigram/trie.rs`), so the
@@ -77,6 +85,13 @@ pub struct StableEngine {
     /// The same tokenizer with `encode_special_tokens` on, made on first use: the flag lives on
     /// the tokenizer, not on the call.
     ordinary: OnceLock<StableTokenizer>,
+    /// The tokenizer with no truncation and no post-processor, made on first use, for the calls
+    /// that choose their own truncation: the stable crate keeps truncation on the tokenizer, and a
+    /// shared engine is never changed by a call. Its two halves split added special tokens out of
+    /// the text, or encode their text as ordinary text.
+    bare: [OnceLock<StableTokenizer>; 2],
+    /// The file's padding section (the engines pad nothing themselves).
+    file_padding: Option<PaddingParams>,
 }
 
 impl StableEngine {
@@ -105,10 +120,13 @@ impl StableEngine {
             std::panic::catch_unwind(|| StableTokenizer::from_bytes(json.as_bytes()))
                 .map_err(|_| "it panicked while reading the file".to_owned())?
                 .map_err(|e| e.to_string())?;
+        let file_padding = tokenizer.get_padding().cloned();
         tokenizer.with_padding(None);
         Ok(StableEngine {
             splitting: tokenizer,
             ordinary: OnceLock::new(),
+            bare: [OnceLock::new(), OnceLock::new()],
+            file_padding,
         })
     }
 
@@ -165,6 +183,128 @@ impl StableEngine {
             .collect())
     }
 
+    /// The file's truncation section.
+    pub fn file_truncation(&self) -> Option<Truncation> {
+        let params = self.splitting.get_truncation()?;
+        Some(Truncation {
+            max_length: params.max_length,
+            strategy: match params.strategy {
+                TruncationStrategy::LongestFirst => model_inputs::TruncationStrategy::LongestFirst,
+                TruncationStrategy::OnlyFirst => model_inputs::TruncationStrategy::OnlyFirst,
+                TruncationStrategy::OnlySecond => model_inputs::TruncationStrategy::OnlySecond,
+            },
+            stride: params.stride,
+            direction: match params.direction {
+                TruncationDirection::Left => Side::Left,
+                TruncationDirection::Right => Side::Right,
+            },
+        })
+    }
+
+    /// The file's padding section.
+    pub fn file_padding(&self) -> Option<FilePadding> {
+        let params = self.file_padding.as_ref()?;
+        Some(FilePadding {
+            fixed: match params.strategy {
+                PaddingStrategy::BatchLongest => None,
+                PaddingStrategy::Fixed(length) => Some(length),
+            },
+            side: match params.direction {
+                PaddingDirection::Left => Side::Left,
+                PaddingDirection::Right => Side::Right,
+            },
+            multiple_of: params.pad_to_multiple_of,
+            pad_id: params.pad_id,
+            pad_type_id: params.pad_type_id,
+            pad_token: params.pad_token.clone(),
+        })
+    }
+
+    /// How many tokens the post-processor adds around one sequence, or a pair.
+    pub fn template_tokens(&self, pair: bool) -> usize {
+        self.splitting
+            .get_post_processor()
+            .map_or(0, |processor| processor.added_tokens(pair))
+    }
+
+    /// The id of `token`, added tokens included.
+    pub fn token_to_id(&self, token: &str) -> Option<u32> {
+        self.splitting.token_to_id(token)
+    }
+
+    /// One input (`first`, with `second` for a pair) encoded as the reference's `post_process`
+    /// does it, with `truncation` instead of the file's: each sequence encoded (the second with
+    /// type id 1), the two truncated together, then the post-processor's template. `offsets`: with
+    /// byte offsets (slower), else without.
+    pub fn encode_parts(
+        &self,
+        first: &str,
+        second: Option<&str>,
+        add_special_tokens: bool,
+        split_special: bool,
+        truncation: Option<&Truncation>,
+        offsets: bool,
+    ) -> Result<StableEncoding, Error> {
+        let encode = || -> tokenizers_stable::Result<StableEncoding> {
+            let bare = self.bare(split_special);
+            let sequence = |text: &str| {
+                if offsets {
+                    bare.encode(text, false)
+                } else {
+                    bare.encode_fast(text, false)
+                }
+            };
+            let encoding = sequence(first)?;
+            let pair = match second {
+                Some(text) => {
+                    let mut pair = sequence(text)?;
+                    pair.set_type_ids(vec![1; pair.len()]);
+                    Some(pair)
+                }
+                None => None,
+            };
+            let processor = self.splitting.get_post_processor();
+            let (encoding, pair) = match truncation {
+                Some(truncation) => {
+                    let added = if add_special_tokens {
+                        processor.map_or(0, |p| p.added_tokens(pair.is_some()))
+                    } else {
+                        0
+                    };
+                    let params = TruncationParams {
+                        max_length: truncation.max_length.saturating_sub(added),
+                        ..stable_truncation(truncation)
+                    };
+                    truncate_encodings(encoding, pair, &params)?
+                }
+                None => (encoding, pair),
+            };
+            match processor {
+                Some(processor) => processor.process(encoding, pair, add_special_tokens),
+                None => {
+                    let encodings = std::iter::once(encoding).chain(pair).collect();
+                    let mut merged =
+                        <dyn PostProcessor>::default_process(encodings, add_special_tokens)?;
+                    Ok(merged.pop().expect("default_process returns one encoding"))
+                }
+            }
+        };
+        std::panic::catch_unwind(AssertUnwindSafe(encode))
+            .map_err(|panic| encode_panic_error(&*panic))?
+            .map_err(|e| Error::new(ErrorKind::Engine, format!("encoding failed: {e}")))
+    }
+
+    /// The tokenizer without truncation or post-processor.
+    fn bare(&self, split_special: bool) -> &StableTokenizer {
+        self.bare[usize::from(!split_special)].get_or_init(|| {
+            let mut bare = self.tokenizer(split_special).clone();
+            bare.with_truncation(None)
+                .expect("turning truncation off cannot fail");
+            bare.with_post_processor(None::<PostProcessorWrapper>);
+            bare
+        })
+    }
+
     fn tokenizer(&self, split_special: bool) -> &StableTokenizer {
         if split_special {
             &self.splitting
@@ -178,7 +318,46 @@ impl StableEngine {
     }
 }
 
+/// `truncation` in the stable crate's terms.
+fn stable_truncation(truncation: &Truncation) -> TruncationParams {
+    TruncationParams {
+        max_length: truncation.max_length,
+        strategy: match truncation.strategy {
+            model_inputs::TruncationStrategy::LongestFirst => TruncationStrategy::LongestFirst,
+            model_inputs::TruncationStrategy::OnlyFirst => TruncationStrategy::OnlyFirst,
+            model_inputs::TruncationStrategy::OnlySecond => TruncationStrategy::OnlySecond,
+        },
+        stride: truncation.stride,
+        direction: match truncation.direction {
+            Side::Left => TruncationDirection::Left,
+            Side::Right => TruncationDirection::Right,
+        },
+    }
+}
+
 impl Engine for StableEngine {
+    fn encode_truncated<'e>(
+        &'e self,
+        text: &str,
+        add_special_tokens: bool,
+        split_special: bool,
+        truncation: Option<&Truncation>,
+        scratch: &mut Scratch<'e>,
+        out: &mut Ids,
+    ) -> Result<(), Error> {
+        scratch.count_unknown_locks();
+        let encoding = self.encode_parts(
+            text,
+            None,
+            add_special_tokens,
+            split_special,
+            truncation,
+            false,
+        )?;
+        out.extend_from_slice(encoding.get_ids());
+        Ok(())
+    }
+
     fn encode_into<'e>(
         &'e self,
         text: &str,
