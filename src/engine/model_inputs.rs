@@ -376,8 +376,9 @@ pub fn assemble<'r, T: IdElement + Default>(
                 return Err(Error::new(
                     ErrorKind::OutOfRange,
                     format!(
-                        "row {row} has {length} tokens and another {longest}; rows of different \
-                         lengths need padding: pass padding: 'longest' (or 'maxLength')"
+                        "rows differ in length (row {row}: {length} tokens, the longest: \
+                         {longest}), and unpadded rows must be equal: pass padding: 'longest' \
+                         (or 'maxLength')"
                     ),
                 ));
             }

@@ -519,13 +519,18 @@ impl EncodeMode {
     }
 
     /// Whether the post-processor's template tokens are added (Hugging Face tokenizers).
-    pub(super) fn adds_special_tokens(&self) -> bool {
+    pub fn adds_special_tokens(&self) -> bool {
         self.add_special_tokens
     }
 
     /// Whether added special tokens' text becomes their ids (Hugging Face tokenizers).
-    pub(super) fn splits_special(&self) -> bool {
+    pub fn splits_special(&self) -> bool {
         !self.special_text_is_ordinary
+    }
+
+    /// The truncation applied to each text (Hugging Face tokenizers).
+    pub fn truncation(&self) -> &TruncationChoice {
+        &self.truncation
     }
 
     /// This mode with added special tokens' text encoded as ordinary text, as Python
