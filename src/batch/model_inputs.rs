@@ -156,13 +156,14 @@ mod tests {
         let mut starts = vec![0u32];
         let mut alone = Vec::new();
         for _ in 0..400 {
-            let mut text = || -> String {
+            let text = |rng: &mut fastrand::Rng| -> String {
                 (0..rng.usize(0..40))
                     .map(|_| words[rng.usize(0..words.len())])
                     .collect::<Vec<_>>()
                     .join(" ")
             };
-            let (first, second) = (text(), rng.bool().then(&mut text));
+            let first = text(&mut rng);
+            let second = if rng.bool() { Some(text(&mut rng)) } else { None };
             texts.push(&first);
             if let Some(second) = &second {
                 texts.push(second);

@@ -284,7 +284,8 @@ struct Utf16Cursor {
 }
 
 impl Utf16Cursor {
-    /// The UTF-16 length of `text[..byte]`; a byte inside a character counts that character.
+    /// The UTF-16 length of `text[..byte]`; a byte inside a character stands for the start of
+    /// that character, as the reference's conversion of byte offsets to characters does.
     fn units_at(&mut self, text: &str, byte: usize) -> u32 {
         let byte = byte.min(text.len());
         if byte < self.byte {
@@ -292,7 +293,7 @@ impl Utf16Cursor {
         }
         let mut at = self.byte;
         for c in text[at..].chars() {
-            if at >= byte {
+            if at + c.len_utf8() > byte {
                 break;
             }
             at += c.len_utf8();
@@ -704,7 +705,7 @@ impl Tokenizer {
             options.add_special_tokens,
             options.split_special,
             options.truncation.as_ref(),
-            options.returns.offsets,
+            options.returns.offsets || options.returns.tokens || options.returns.word_ids,
         )?;
         let count = rows.push_stable(&encoding, [first, second.unwrap_or("")], options.returns);
         rows.rows_per_input.push(count);
@@ -911,5 +912,7 @@ mod tests {
         assert_eq!(cursor.units_at(text, 5), 3);
         assert_eq!(cursor.units_at(text, 7), 4);
         assert_eq!(cursor.units_at(text, 0), 0);
+        assert_eq!(cursor.units_at(text, 3), 1);
+        assert_eq!(cursor.units_at(text, 6), 3);
     }
 }

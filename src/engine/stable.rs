@@ -7,7 +7,8 @@ use tokenizers_stable::utils::padding::{PaddingDirection, PaddingParams, Padding
 use tokenizers_stable::utils::truncation::{
     TruncationDirection, TruncationParams, TruncationStrategy, truncate_encodings,
 };
-use tokenizers_stable::{PostProcessor, PostProcessorWrapper, Tokenizer as StableTokenizer};
+use tokenizers_stable::pre_tokenizer::OffsetType;
+use tokenizers_stable::{Model, PostProcessor, PreTokenizer, Tokenizer as StableTokenizer};
 
 use super::model_inputs::{self, FilePadding, Side, Truncation};
 use super::{Engine, Error, ErrorKind, Ids, Scratch};
@@ -85,11 +86,6 @@ pub struct StableEngine {
     /// The same tokenizer with `encode_special_tokens` on, made on first use: the flag lives on
     /// the tokenizer, not on the call.
     ordinary: OnceLock<StableTokenizer>,
-    /// The tokenizer with no truncation and no post-processor, made on first use, for the calls
-    /// that choose their own truncation: the stable crate keeps truncation on the tokenizer, and a
-    /// shared engine is never changed by a call. Its two halves split added special tokens out of
-    /// the text, or encode their text as ordinary text.
-    bare: [OnceLock<StableTokenizer>; 2],
     /// The file's padding section (the engines pad nothing themselves).
     file_padding: Option<PaddingParams>,
 }
@@ -125,7 +121,6 @@ impl StableEngine {
         Ok(StableEngine {
             splitting: tokenizer,
             ordinary: OnceLock::new(),
-            bare: [OnceLock::new(), OnceLock::new()],
             file_padding,
         })
     }
@@ -232,10 +227,12 @@ impl StableEngine {
         self.splitting.token_to_id(token)
     }
 
-    /// One input (`first`, with `second` for a pair) encoded as the reference's `post_process`
-    /// does it, with `truncation` instead of the file's: each sequence encoded (the second with
-    /// type id 1), the two truncated together, then the post-processor's template. `offsets`: with
-    /// byte offsets (slower), else without.
+    /// One input (`first`, with `second` for a pair) encoded as the reference's `encode` does it,
+    /// with `truncation` instead of the file's: each sequence encoded (the second with type id 1),
+    /// the two truncated together, then the post-processor's template. The steps are the
+    /// reference's own, called one by one because the stable crate keeps truncation on the
+    /// tokenizer and a shared engine is never changed by a call. `details`: with byte offsets,
+    /// token strings and word ids (slower), else ids, type ids and masks alone.
     pub fn encode_parts(
         &self,
         first: &str,
@@ -243,26 +240,38 @@ impl StableEngine {
         add_special_tokens: bool,
         split_special: bool,
         truncation: Option<&Truncation>,
-        offsets: bool,
+        details: bool,
     ) -> Result<StableEncoding, Error> {
         let encode = || -> tokenizers_stable::Result<StableEncoding> {
-            let bare = self.bare(split_special);
-            let sequence = |text: &str| {
-                if offsets {
-                    bare.encode(text, false)
-                } else {
-                    bare.encode_fast(text, false)
-                }
+            let tokenizer = self.tokenizer(split_special);
+            let offset_type = if details {
+                OffsetType::Byte
+            } else {
+                OffsetType::None
             };
-            let encoding = sequence(first)?;
-            let pair = match second {
-                Some(text) => {
-                    let mut pair = sequence(text)?;
-                    pair.set_type_ids(vec![1; pair.len()]);
-                    Some(pair)
+            // The reference's own steps for one sequence (`encode_single_sequence`): with
+            // truncation, its model stops after `max_length` tokens of a sequence (from the end
+            // truncated), except on the first sequence with `only_second`; what the overflowing
+            // windows hold depends on it.
+            let sequence = |text: &str, type_id: u32| {
+                let mut pretokenized = tokenizer
+                    .get_added_vocabulary()
+                    .extract_and_normalize(tokenizer.get_normalizer(), text);
+                if let Some(pre_tokenizer) = tokenizer.get_pre_tokenizer() {
+                    pre_tokenizer.pre_tokenize(&mut pretokenized)?;
                 }
-                None => None,
+                let limit = truncation
+                    .filter(|t| {
+                        t.strategy != model_inputs::TruncationStrategy::OnlySecond || type_id != 0
+                    })
+                    .map(|t| (t.max_length, stable_truncation(t).direction));
+                tokenizer
+                    .get_model()
+                    .tokenize_in_pretokenized(&mut pretokenized, limit)?;
+                pretokenized.into_encoding(None, type_id, offset_type)
             };
+            let encoding = sequence(first, 0)?;
+            let pair = second.map(|text| sequence(text, 1)).transpose()?;
             let processor = self.splitting.get_post_processor();
             let (encoding, pair) = match truncation {
                 Some(truncation) => {
@@ -292,17 +301,6 @@ impl StableEngine {
         std::panic::catch_unwind(AssertUnwindSafe(encode))
             .map_err(|panic| encode_panic_error(&*panic))?
             .map_err(|e| Error::new(ErrorKind::Engine, format!("encoding failed: {e}")))
-    }
-
-    /// The tokenizer without truncation or post-processor.
-    fn bare(&self, split_special: bool) -> &StableTokenizer {
-        self.bare[usize::from(!split_special)].get_or_init(|| {
-            let mut bare = self.tokenizer(split_special).clone();
-            bare.with_truncation(None)
-                .expect("turning truncation off cannot fail");
-            bare.with_post_processor(None::<PostProcessorWrapper>);
-            bare
-        })
     }
 
     fn tokenizer(&self, split_special: bool) -> &StableTokenizer {
