@@ -31,6 +31,7 @@ mod outline;
 mod pipeline;
 mod ranks;
 mod routing;
+mod rows;
 mod scratch;
 mod special;
 mod stable;
@@ -43,9 +44,10 @@ mod unicode_drift;
 pub use chat::ChatMessage;
 pub use error::{Error, ErrorKind};
 pub use ids::Ids;
-pub use model_inputs::{
-    IdElement, ModelInputs, PadTo, Padding, Returns, RowOptions, Rows, Side, Truncation,
-    TruncationChoice, TruncationRequest, TruncationStrategy, assemble,
+pub use model_inputs::{IdElement, ModelInputs, PadTo, Padding, assemble};
+pub use rows::{
+    Returns, RowOptions, Rows, Side, Truncation, TruncationChoice, TruncationRequest,
+    TruncationStrategy,
 };
 pub use models::{MODEL_TO_ENCODING, encoding_for_model};
 pub use scratch::Scratch;

@@ -20,7 +20,7 @@ use tokenizers::{
 };
 use tokenizers::utils::search::ReplacePattern;
 
-use super::model_inputs::{self, FilePadding, RowOptions, Rows, Side, Truncation};
+use super::rows::{self, FilePadding, RowOptions, Rows, Side, Truncation};
 use super::scratch::{IdleScratches, PipelineScratch, Scratch};
 use super::{Engine, Error, ErrorKind, Ids};
 
@@ -352,9 +352,9 @@ impl PipelineEngine {
         Some(Truncation {
             max_length: params.max_length,
             strategy: match params.strategy {
-                TruncationStrategy::LongestFirst => model_inputs::TruncationStrategy::LongestFirst,
-                TruncationStrategy::OnlyFirst => model_inputs::TruncationStrategy::OnlyFirst,
-                TruncationStrategy::OnlySecond => model_inputs::TruncationStrategy::OnlySecond,
+                TruncationStrategy::LongestFirst => rows::TruncationStrategy::LongestFirst,
+                TruncationStrategy::OnlyFirst => rows::TruncationStrategy::OnlyFirst,
+                TruncationStrategy::OnlySecond => rows::TruncationStrategy::OnlySecond,
             },
             stride: params.stride,
             direction: match params.direction {
@@ -483,9 +483,9 @@ fn rc_truncation(truncation: &Truncation) -> TruncationParams {
     TruncationParams {
         max_length: truncation.max_length,
         strategy: match truncation.strategy {
-            model_inputs::TruncationStrategy::LongestFirst => TruncationStrategy::LongestFirst,
-            model_inputs::TruncationStrategy::OnlyFirst => TruncationStrategy::OnlyFirst,
-            model_inputs::TruncationStrategy::OnlySecond => TruncationStrategy::OnlySecond,
+            rows::TruncationStrategy::LongestFirst => TruncationStrategy::LongestFirst,
+            rows::TruncationStrategy::OnlyFirst => TruncationStrategy::OnlyFirst,
+            rows::TruncationStrategy::OnlySecond => TruncationStrategy::OnlySecond,
         },
         stride: truncation.stride,
         direction: match truncation.direction {

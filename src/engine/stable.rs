@@ -10,11 +10,8 @@ use tokenizers_stable::utils::truncation::{
 use tokenizers_stable::pre_tokenizer::OffsetType;
 use tokenizers_stable::{Model, PostProcessor, PreTokenizer, Tokenizer as StableTokenizer};
 
-use super::model_inputs::{self, FilePadding, Side, Truncation};
+use super::rows::{self, FilePadding, Side, StableEncoding, Truncation};
 use super::{Engine, Error, ErrorKind, Ids, Scratch};
-
-/// The stable crate's encoding: ids with offsets, tokens, word ids, masks and overflow.
-pub type StableEncoding = tokenizers_stable::Encoding;
 
 /// The longest Unigram piece accepted, in UTF-8 bytes. The stable crate keeps the pieces in a trie
 /// with a node per byte, which it clones and drops recursively (`models/unigram/trie.rs`), so the
@@ -184,9 +181,9 @@ impl StableEngine {
         Some(Truncation {
             max_length: params.max_length,
             strategy: match params.strategy {
-                TruncationStrategy::LongestFirst => model_inputs::TruncationStrategy::LongestFirst,
-                TruncationStrategy::OnlyFirst => model_inputs::TruncationStrategy::OnlyFirst,
-                TruncationStrategy::OnlySecond => model_inputs::TruncationStrategy::OnlySecond,
+                TruncationStrategy::LongestFirst => rows::TruncationStrategy::LongestFirst,
+                TruncationStrategy::OnlyFirst => rows::TruncationStrategy::OnlyFirst,
+                TruncationStrategy::OnlySecond => rows::TruncationStrategy::OnlySecond,
             },
             stride: params.stride,
             direction: match params.direction {
@@ -262,7 +259,7 @@ impl StableEngine {
                 }
                 let limit = truncation
                     .filter(|t| {
-                        t.strategy != model_inputs::TruncationStrategy::OnlySecond || type_id != 0
+                        t.strategy != rows::TruncationStrategy::OnlySecond || type_id != 0
                     })
                     .map(|t| (t.max_length, stable_truncation(t).direction));
                 tokenizer
@@ -321,9 +318,9 @@ fn stable_truncation(truncation: &Truncation) -> TruncationParams {
     TruncationParams {
         max_length: truncation.max_length,
         strategy: match truncation.strategy {
-            model_inputs::TruncationStrategy::LongestFirst => TruncationStrategy::LongestFirst,
-            model_inputs::TruncationStrategy::OnlyFirst => TruncationStrategy::OnlyFirst,
-            model_inputs::TruncationStrategy::OnlySecond => TruncationStrategy::OnlySecond,
+            rows::TruncationStrategy::LongestFirst => TruncationStrategy::LongestFirst,
+            rows::TruncationStrategy::OnlyFirst => TruncationStrategy::OnlyFirst,
+            rows::TruncationStrategy::OnlySecond => TruncationStrategy::OnlySecond,
         },
         stride: truncation.stride,
         direction: match truncation.direction {

@@ -16,8 +16,8 @@ use super::errors::{from_engine, range_error, type_error};
 use super::raw;
 use super::scheduler::{Runner, Scheduler as JsScheduler};
 use super::signal::Signal;
-use super::model_inputs::{MODEL_INPUT_KEYS, ModelInputOptions};
-use crate::engine::{AllowedSpecial, EncodeMode, Side, Tokenizer, TruncationRequest, TruncationStrategy};
+use super::model_input_options::{MODEL_INPUT_KEYS, ModelInputOptions, side};
+use crate::engine::{AllowedSpecial, EncodeMode, Tokenizer, TruncationRequest, TruncationStrategy};
 
 /// Options of `encode`, `count` and `isWithinTokenLimit`.
 #[napi(object, object_to_js = false, object_from_js = false)]
@@ -459,11 +459,6 @@ fn truncation_option(env: &Env, object: &Unknown) -> napi::Result<Option<Truncat
             &format!("options.truncation is {}; {expected}", describe(&value)),
         )),
     }
-}
-
-/// `'left'` or `'right'` as a side.
-pub fn side(name: &str) -> Side {
-    if name == "left" { Side::Left } else { Side::Right }
 }
 
 pub(super) fn signal_option<'env>(
