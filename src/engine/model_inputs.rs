@@ -101,8 +101,8 @@ pub struct ModelInputs<T> {
 
 /// Pads ragged rows (`pieces`, in input order: a worker's rows and the range of its rows and
 /// inputs) into one rectangle.
-pub fn assemble<'r, T: IdElement + Default>(
-    pieces: &[(&'r Rows, std::ops::Range<usize>, std::ops::Range<usize>)],
+pub fn assemble<T: IdElement + Default>(
+    pieces: &[(&Rows, std::ops::Range<usize>, std::ops::Range<usize>)],
     padding: Option<&Padding>,
     returns: Returns,
 ) -> Result<ModelInputs<T>, Error> {
