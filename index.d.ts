@@ -150,6 +150,17 @@ export declare class Tokenizer {
   /** `countUtf8Batch` on the calling thread. */
   countUtf8BatchSync(bytes: Uint8Array, offsets: Uint32Array | readonly number[], options?: BatchOptions): Uint32Array
   /**
+   * The inputs of a Hugging Face model's session for a batch of texts, or pairs
+   * `[text, textPair]`: padded `inputIds`, `attentionMask` and `tokenTypeIds` as flat
+   * row-major typed arrays with their `dims`, and on request offsets, token strings, word ids,
+   * the special-tokens mask and overflowing windows; equal to Python `tokenizers`'
+   * `encode_batch` with `enable_padding` and `enable_truncation`. Computed off the main
+   * thread on the scheduler; every error rejects the promise.
+   */
+  encodeForModel(inputs: ReadonlyArray<string | readonly [string, string]>, options?: ModelInputsOptions): Promise<ModelInputs>
+  /** `encodeForModel` on the calling thread (still spread over the scheduler's threads). */
+  encodeForModelSync(inputs: ReadonlyArray<string | readonly [string, string]>, options?: ModelInputsOptions): ModelInputs
+  /**
    * The text of a list of ids. An id outside the vocabulary throws a `RangeError` naming it.
    * Bytes that are not UTF-8 on their own (part of a character) become U+FFFD.
    */
@@ -287,6 +298,12 @@ export interface BatchOptions {
    */
   disallowedSpecial?: 'all' | readonly string[]
   /**
+   * As in `EncodeOptions`: the encode methods apply the file's truncation by default, the
+   * count methods none.
+   * @default the file's truncation for the encode methods, none for the count methods
+   */
+  truncation?: boolean | TruncationOptions
+  /**
    * Aborts the batch: the promise rejects with an `AbortError` (its `cause` the signal's
    * `reason`) within about one chunk's time. (Async methods only.)
    */
@@ -407,6 +424,15 @@ export interface EncodeOptions {
    * @default none
    */
   disallowedSpecial?: 'all' | readonly string[]
+  /**
+   * Hugging Face tokenizers: `false` (no truncation), `true` (the file's truncation, else the
+   * model's `model_max_length`) or `{ maxLength, strategy, stride, direction }` (what is unset
+   * comes from the file's truncation). `encode` applies the file's truncation by default, as
+   * Python `tokenizers` does; `count` and `isWithinTokenLimit` apply none by default, so a
+   * count is the text's true size. An OpenAI encoding has no truncation: use `truncate`.
+   * @default the file's truncation for encode, none for count and isWithinTokenLimit
+   */
+  truncation?: boolean | TruncationOptions
 }
 
 /**
@@ -439,6 +465,124 @@ export interface MemoryStats {
  * and fine-tunes resolve through `encodingForModel`).
  */
 export declare function modelEncodings(): Record<string, string>
+
+/**
+ * What `encodeForModel` returns: the inputs of a model's session, as flat row-major typed arrays
+ * of `dims[0]` rows by `dims[1]` tokens. Row `i` is input `i` (with `returnOverflowing`, the rows
+ * of input `i` are the ones `overflowToSampleMapping` maps to `i`).
+ */
+export interface ModelInputs {
+  /** Token ids, the pad id where a row is padded. */
+  inputIds: BigInt64Array | Int32Array | Uint32Array
+  /** 1 for a token, 0 for padding. */
+  attentionMask: BigInt64Array | Int32Array | Uint32Array
+  /**
+   * The sequence each token belongs to as the template says (0 for the first text, 1 for the
+   * second of a pair in BERT's), the pad type id for padding.
+   */
+  tokenTypeIds: BigInt64Array | Int32Array | Uint32Array
+  /** `[rows, sequence]`. */
+  dims: Array<number>
+  /**
+   * `returnOffsets`: `[start, end]` of each token, `2 * rows * sequence` numbers, in UTF-16
+   * code units of the token's own text, so `text.slice(start, end)` is the text it stands for:
+   * a pair's first-sequence tokens index the first text, its second-sequence tokens the second
+   * text. Template and pad tokens are `[0, 0]`.
+   */
+  offsets?: Uint32Array
+  /** `returnTokens`: each row's token strings, padding as the pad token. */
+  tokens?: Array<Array<string>>
+  /** `returnWordIds`: each token's word index within its text, -1 for template and pad tokens. */
+  wordIds?: Int32Array
+  /** `returnSpecialTokensMask`: 1 for template and pad tokens, 0 for the text's. */
+  specialTokensMask?: Uint8Array
+  /** `returnOverflowing`: the input each row comes from. */
+  overflowToSampleMapping?: Uint32Array
+}
+
+/** Options of `encodeForModel` and `encodeForModelSync`. */
+export interface ModelInputsOptions {
+  /**
+   * Add the post-processor's template tokens (`[CLS]` … `[SEP]`, `<s>` … `</s>`).
+   * @default true
+   */
+  addSpecialTokens?: boolean
+  /**
+   * Encode the text of added special tokens as ordinary text.
+   * @default false
+   */
+  encodeSpecialTokens?: boolean
+  /**
+   * `false`, `true` or `{ maxLength, strategy, stride, direction }`, as in `EncodeOptions`;
+   * `true` and an object without `maxLength` cut to `maxLength` below where it is given.
+   * @default the file's truncation
+   */
+  truncation?: boolean | TruncationOptions
+  /**
+   * `'longest'` pads every row to the longest row, `'maxLength'` to `maxLength`; `false` pads
+   * nothing, and rows of different lengths are then an error. The pad id, pad token and pad
+   * type id are the file's padding section's, else the model's pad token; padding a
+   * tokenizer with neither throws an `Error`.
+   * @default the file's padding section (none: false)
+   */
+  padding?: false | 'longest' | 'maxLength'
+  /**
+   * The length of `padding: 'maxLength'` and of `truncation: true`.
+   * @default the file's padding length, else its truncation length, else the model's `model_max_length`
+   */
+  maxLength?: number
+  /**
+   * Round the padded length up to a multiple of this (8 suits tensor cores).
+   * @default the file's padding section's, else none
+   */
+  padToMultipleOf?: number
+  /**
+   * Which end of a row the padding goes.
+   * @default the file's padding direction, else 'right'
+   */
+  padSide?: 'right' | 'left'
+  /**
+   * The type of `inputIds`, `attentionMask` and `tokenTypeIds`: `'int64'` (`BigInt64Array`,
+   * what onnxruntime-node's int64 tensors take), `'int32'` (`Int32Array`) or `'uint32'`
+   * (`Uint32Array`).
+   * @default 'int64'
+   */
+  dtype?: 'int64' | 'int32' | 'uint32'
+  /**
+   * Also return `offsets`.
+   * @default false
+   */
+  returnOffsets?: boolean
+  /**
+   * Also return `tokens`.
+   * @default false
+   */
+  returnTokens?: boolean
+  /**
+   * Also return `wordIds`.
+   * @default false
+   */
+  returnWordIds?: boolean
+  /**
+   * Also return `specialTokensMask`.
+   * @default false
+   */
+  returnSpecialTokensMask?: boolean
+  /**
+   * Return the windows truncation cuts off as rows of their own, after their input's row,
+   * each repeating `truncation.stride` tokens of the window before it, with
+   * `overflowToSampleMapping`.
+   * @default false
+   */
+  returnOverflowing?: boolean
+  /** Aborts the call: the promise rejects with an `AbortError`. (Async method only.) */
+  signal?: AbortSignal
+  /**
+   * The scheduler that runs the call.
+   * @default the process-wide default scheduler (`Scheduler.getDefault()`)
+   */
+  scheduler?: Scheduler
+}
 
 /** Options of `Tokenizer.fromPretrained`. */
 export interface PretrainedOptions {
@@ -518,4 +662,33 @@ export interface TruncateOptions {
    * @default none
    */
   allowedSpecial?: 'all' | readonly string[]
+}
+
+/**
+ * The truncation of a Hugging Face tokenizer, as Python `tokenizers`' `enable_truncation` takes
+ * it; what is unset comes from the file's truncation section.
+ */
+export interface TruncationOptions {
+  /**
+   * The most tokens a text (or pair) keeps, the template's tokens included.
+   * @default the file's, else encodeForModel's maxLength, else the model's model_max_length
+   */
+  maxLength?: number
+  /**
+   * Which text of a pair loses tokens: `'longestFirst'` (the longer, a token at a time),
+   * `'onlyFirst'` or `'onlySecond'` (a single text that needs cutting is then an error).
+   * @default 'longestFirst'
+   */
+  strategy?: 'longestFirst' | 'onlyFirst' | 'onlySecond'
+  /**
+   * Tokens each overflowing window repeats from the one before it (`encodeForModel` with
+   * `returnOverflowing`).
+   * @default 0
+   */
+  stride?: number
+  /**
+   * Which end is cut.
+   * @default 'right'
+   */
+  direction?: 'right' | 'left'
 }

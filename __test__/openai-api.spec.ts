@@ -149,26 +149,30 @@ describe('count and isWithinTokenLimit', () => {
     expect(wrong).toEqual([])
   })
 
-  it.each(HF_TOKENIZERS)('%s tokenizer.json: count(text) is encode(text).length and the length of Python tokenizers ids', (name) => {
+  // Python's ids are cut by the file's truncation, as encode's are; a count applies it when asked.
+  it.each(HF_TOKENIZERS)('%s tokenizer.json: count(text, { truncation: true }) is encode(text).length and the length of Python tokenizers ids', (name) => {
     const tokenizer = hfTokenizer(name)
     const { withSpecial, withoutSpecial } = hf.tokenizers[name]
+    const file = { truncation: name === 'bert' } as const
     const wrong = texts
-      .map((text, i) => [i, tokenizer.count(text), tokenizer.encode(text).length, withSpecial[i].length, tokenizer.count(text, { addSpecialTokens: false }), withoutSpecial[i].length])
+      .map((text, i) => [i, tokenizer.count(text, file), tokenizer.encode(text).length, withSpecial[i].length, tokenizer.count(text, { ...file, addSpecialTokens: false }), withoutSpecial[i].length])
       .filter(([, count, encoded, reference, bare, bareReference]) => count !== reference || encoded !== reference || bare !== bareReference)
     expect(wrong).toEqual([])
   })
 
-  const families: [string, () => Tokenizer, (i: number) => number][] = [
-    ...OPENAI_ENCODINGS.map((e): [string, () => Tokenizer, (i: number) => number] => [e, () => tokenizerFor(e), (i) => ordinaryIds(e)[i].length]),
-    ...HF_TOKENIZERS.map((n): [string, () => Tokenizer, (i: number) => number] => [`${n} tokenizer.json`, () => hfTokenizer(n), (i) => hf.tokenizers[n].withSpecial[i].length]),
+  type Family = [string, () => Tokenizer, (i: number) => number, { truncation?: boolean }]
+  const families: Family[] = [
+    ...OPENAI_ENCODINGS.map((e): Family => [e, () => tokenizerFor(e), (i) => ordinaryIds(e)[i].length, {}]),
+    ...HF_TOKENIZERS.map((n): Family => [`${n} tokenizer.json`, () => hfTokenizer(n), (i) => hf.tokenizers[n].withSpecial[i].length, { truncation: n === 'bert' }]),
   ]
 
-  it.each(families)('%s: isWithinTokenLimit is the count at limit n and n + 1, false at n - 1', (_, make, reference) => {
+  it.each(families)('%s: isWithinTokenLimit is the count at limit n and n + 1, false at n - 1', (_, make, reference, options) => {
     const tokenizer = make()
     const wrong: unknown[] = []
     texts.forEach((text, i) => {
       const n = reference(i)
-      const got = [tokenizer.isWithinTokenLimit(text, n), tokenizer.isWithinTokenLimit(text, n + 1), n > 0 ? tokenizer.isWithinTokenLimit(text, n - 1) : false]
+      const within = (limit: number) => tokenizer.isWithinTokenLimit(text, limit, options)
+      const got = [within(n), within(n + 1), n > 0 ? within(n - 1) : false]
       if (got[0] !== n || got[1] !== n || got[2] !== false) wrong.push([i, n, got])
     })
     expect(wrong).toEqual([])

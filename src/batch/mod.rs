@@ -6,10 +6,12 @@
 mod assemble;
 mod count;
 mod encode;
+mod model_inputs;
 mod texts;
 
 pub use count::{CountBatch, count_all};
 pub use encode::{EncodeBatch, Encoded, encode_all};
+pub use model_inputs::{Inputs, model_inputs_all};
 pub use texts::{Texts, TextsWriter, Utf8BatchError};
 
 use crate::scheduler::BatchError;

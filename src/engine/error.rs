@@ -15,6 +15,8 @@ pub enum ErrorKind {
     Engine,
     /// A text holds a special token the caller disallowed (tiktoken's `disallowed_special`).
     Disallowed,
+    /// The call needs something the tokenizer does not define (a pad token, a maximum length).
+    NotConfigured,
 }
 
 /// An engine-layer error: what failed, why, and (where there is one) what to do.

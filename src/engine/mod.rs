@@ -28,12 +28,14 @@ mod error;
 mod ids;
 mod model_config;
 mod model_folder;
+mod model_inputs;
 mod models;
 pub mod openai;
 mod outline;
 mod pipeline;
 mod ranks;
 mod routing;
+mod rows;
 mod scratch;
 mod special;
 mod stable;
@@ -49,6 +51,11 @@ pub use error::{Error, ErrorKind};
 pub use ids::Ids;
 pub use model_config::{ModelConfig, SpecialTokens};
 pub use model_folder::{HubOptions, Located, file_url_to_path, locate};
+pub use model_inputs::{IdElement, ModelInputs, PadTo, Padding, assemble};
+pub use rows::{
+    Returns, RowOptions, Rows, Side, Truncation, TruncationChoice, TruncationRequest,
+    TruncationStrategy,
+};
 pub use models::{MODEL_TO_ENCODING, encoding_for_model};
 pub use scratch::Scratch;
 pub use special::find_disallowed_special;
@@ -76,6 +83,23 @@ pub trait Engine: Send + Sync {
         scratch: &mut Scratch<'e>,
         out: &mut Ids,
     ) -> Result<(), Error>;
+
+    /// [`encode_into`](Self::encode_into) with `truncation` instead of the file's (`None`: no
+    /// truncation). Only the Hugging Face engines truncate; the others refuse.
+    fn encode_truncated<'e>(
+        &'e self,
+        _text: &str,
+        _add_special_tokens: bool,
+        _split_special: bool,
+        _truncation: Option<&Truncation>,
+        _scratch: &mut Scratch<'e>,
+        _out: &mut Ids,
+    ) -> Result<(), Error> {
+        Err(Error::new(
+            ErrorKind::InvalidOption,
+            "truncation applies to Hugging Face tokenizers",
+        ))
+    }
 
     /// Decodes ids the caller has checked are in the vocabulary.
     fn decode(&self, ids: &[u32], skip_special_tokens: bool) -> Result<String, Error>;

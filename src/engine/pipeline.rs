@@ -9,14 +9,18 @@ use std::panic::AssertUnwindSafe;
 use serde_json::Value;
 use tokenizers::SplitDelimiterBehavior;
 use tokenizers::pipeline::{
-    EncodeOptions, Model, PipelineNormalizer, PipelinePreTokenizer, PipelineToken,
+    EncodeOptions, Model, Override, PipelineNormalizer, PipelinePreTokenizer, PipelineToken,
     PipelineTokenizer, PreTokenizer, PreTokenizerScratch, Segment, SpecialSegmentIterator,
     normalize_all,
 };
 use tokenizers::pre_tokenizers::split::{Search, Split, SplitPattern};
-use tokenizers::truncate_pair;
+use tokenizers::{
+    PaddingDirection, PaddingStrategy, TruncationDirection, TruncationParams, TruncationStrategy,
+    truncate_pair,
+};
 use tokenizers::utils::search::ReplacePattern;
 
+use super::rows::{self, FilePadding, RowOptions, Rows, Side, Truncation};
 use super::scratch::{IdleScratches, PipelineScratch, Scratch};
 use super::{Engine, Error, ErrorKind, Ids};
 
@@ -85,7 +89,9 @@ impl PipelineEngine {
         for text in PROBE_TEXTS {
             for split_special in [true, false] {
                 out.clear();
-                if let Err(e) = self.encode_with(text, true, split_special, &mut scratch, &mut out)
+                let truncation = self.tokenizer.get_truncation();
+                if let Err(e) =
+                    self.encode_with(text, true, split_special, truncation, &mut scratch, &mut out)
                 {
                     failure.get_or_insert_with(|| format!("encoding {text:?} failed: {e}"));
                 }
@@ -135,13 +141,14 @@ impl PipelineEngine {
     /// The stages `PipelineTokenizer::encode_into` runs for one text, with the caller's working
     /// memory: added tokens are cut out of the raw text, the rest normalized, added tokens cut
     /// out of that, the rest pre-tokenized and run through the model (a plain tokenizer's text
-    /// goes straight to the pre-tokenizer); the sequence is truncated as the file says, and the
-    /// single-sequence template's tokens go around it.
+    /// goes straight to the pre-tokenizer); the sequence is truncated as `truncation` says, and
+    /// the single-sequence template's tokens go around it.
     fn encode_with(
         &self,
         text: &str,
         add_special_tokens: bool,
         split_special: bool,
+        truncation: Option<&TruncationParams>,
         scratch: &mut PipelineScratch,
         out: &mut Vec<PipelineToken>,
     ) -> tokenizers::Result<()> {
@@ -150,12 +157,8 @@ impl PipelineEngine {
             out.extend(template.prefix.iter().map(|&(id, _)| id));
         }
         let sequence_start = out.len();
-        if self.plain {
-            self.tokenize(text, scratch, out)?;
-        } else {
-            self.encode_segments(text, split_special, scratch, out)?;
-        }
-        if let Some(truncation) = self.tokenizer.get_truncation() {
+        self.encode_sequence(text, split_special, scratch, out)?;
+        if let Some(truncation) = truncation {
             let specials = if add_special_tokens {
                 template.n_special()
             } else {
@@ -172,6 +175,22 @@ impl PipelineEngine {
             out.extend(template.suffix.iter().map(|&(id, _)| id));
         }
         Ok(())
+    }
+
+    /// Appends the ids of one sequence, with no template and no truncation.
+    #[inline]
+    fn encode_sequence(
+        &self,
+        text: &str,
+        split_special: bool,
+        scratch: &mut PipelineScratch,
+        out: &mut Vec<PipelineToken>,
+    ) -> tokenizers::Result<()> {
+        if self.plain {
+            self.tokenize(text, scratch, out)
+        } else {
+            self.encode_segments(text, split_special, scratch, out)
+        }
     }
 
     /// Cuts added tokens out of the raw text, normalizes the rest, cuts added tokens out of
@@ -289,13 +308,15 @@ fn split_cannot_run(split: &Split) -> Option<String> {
     ))
 }
 
-impl Engine for PipelineEngine {
+impl PipelineEngine {
+    /// `Engine::encode_into` with the truncation `truncation` chooses.
     #[inline]
-    fn encode_into<'e>(
+    fn encode_truncating<'e>(
         &'e self,
         text: &str,
         add_special_tokens: bool,
         split_special: bool,
+        truncation: Override<TruncationParams>,
         scratch: &mut Scratch<'e>,
         out: &mut Ids,
     ) -> Result<(), Error> {
@@ -304,6 +325,7 @@ impl Engine for PipelineEngine {
                 text,
                 add_special_tokens,
                 split_special,
+                self.tokenizer.resolve_truncation(&truncation),
                 held,
                 out.tokens_mut(),
             ),
@@ -315,12 +337,206 @@ impl Engine for PipelineEngine {
                 let options = EncodeOptions {
                     add_special_tokens,
                     encode_special_tokens: !split_special,
+                    truncation,
                     ..EncodeOptions::default()
                 };
                 self.tokenizer.encode_into(text, &options, out.tokens_mut())
             }
         };
         encoded.map_err(|e| Error::new(ErrorKind::Engine, format!("encoding failed: {e}")))
+    }
+
+    /// The file's truncation section.
+    pub(super) fn file_truncation(&self) -> Option<Truncation> {
+        let params = self.tokenizer.get_truncation()?;
+        Some(Truncation {
+            max_length: params.max_length,
+            strategy: match params.strategy {
+                TruncationStrategy::LongestFirst => rows::TruncationStrategy::LongestFirst,
+                TruncationStrategy::OnlyFirst => rows::TruncationStrategy::OnlyFirst,
+                TruncationStrategy::OnlySecond => rows::TruncationStrategy::OnlySecond,
+            },
+            stride: params.stride,
+            direction: match params.direction {
+                TruncationDirection::Left => Side::Left,
+                TruncationDirection::Right => Side::Right,
+            },
+        })
+    }
+
+    /// The file's padding section.
+    pub(super) fn file_padding(&self) -> Option<FilePadding> {
+        let params = self.tokenizer.get_padding()?;
+        Some(FilePadding {
+            fixed: match params.strategy {
+                PaddingStrategy::BatchLongest => None,
+                PaddingStrategy::Fixed(length) => Some(length),
+            },
+            side: match params.direction {
+                PaddingDirection::Left => Side::Left,
+                PaddingDirection::Right => Side::Right,
+            },
+            multiple_of: params.pad_to_multiple_of,
+            pad_id: params.pad_id,
+            pad_type_id: params.pad_type_id,
+            pad_token: params.pad_token.clone(),
+        })
+    }
+
+    /// How many tokens the template adds around one sequence, or a pair.
+    pub(super) fn template_tokens(&self, pair: bool) -> usize {
+        let templates = self.tokenizer.get_post_processor();
+        if pair {
+            templates.pair.n_special()
+        } else {
+            templates.single.n_special()
+        }
+    }
+
+    /// Appends the ids and type ids of one input (a pair where `second` is given) to the row
+    /// being written in `rows`: each sequence encoded, the pair truncated as `options` says, and
+    /// the template's tokens around them, as `PipelineTokenizer::encode` does for a pair, without
+    /// its per-input allocations (the sequences are encoded into `rows`'s own buffers).
+    pub(super) fn encode_row<'e>(
+        &'e self,
+        first: &str,
+        second: Option<&str>,
+        options: &RowOptions,
+        scratch: &mut Scratch<'e>,
+        rows: &mut Rows,
+    ) -> Result<(), Error> {
+        let failed = |e: tokenizers::Error| {
+            Error::new(ErrorKind::Engine, format!("encoding failed: {e}"))
+        };
+        let mut own = None;
+        let held = match scratch.leased_from(&self.idle, || self.new_scratch()) {
+            Some(held) => held,
+            None => own.insert(self.new_scratch()),
+        };
+        let mut a = std::mem::take(&mut rows.first);
+        let mut b = std::mem::take(&mut rows.second);
+        a.clear();
+        b.clear();
+        let encoded = (|| -> tokenizers::Result<()> {
+            self.encode_sequence(first, options.split_special, held, &mut a)?;
+            if let Some(second) = second {
+                self.encode_sequence(second, options.split_special, held, &mut b)?;
+            }
+            Ok(())
+        })();
+        let templates = self.tokenizer.get_post_processor();
+        let template = if second.is_some() {
+            &templates.pair
+        } else {
+            &templates.single
+        };
+        let specials = if options.add_special_tokens {
+            template.n_special()
+        } else {
+            0
+        };
+        let result = encoded.and_then(|()| {
+            if let Some(truncation) = &options.truncation
+                && a.len() + b.len() + specials > truncation.max_length
+            {
+                let (kept_a, kept_b) = truncate_pair(
+                    std::mem::take(&mut a),
+                    second.map(|_| std::mem::take(&mut b)),
+                    Some(&rc_truncation(truncation)),
+                    specials,
+                )?;
+                a = kept_a;
+                b = kept_b.unwrap_or_default();
+            }
+            Ok(())
+        });
+        if result.is_ok() {
+            let add = options.add_special_tokens;
+            let push_run = |rows: &mut Rows, run: &[(PipelineToken, u8)]| {
+                if add {
+                    rows.ids.extend(run.iter().map(|&(id, _)| u32::from(id)));
+                    rows.type_ids
+                        .extend(run.iter().map(|&(_, type_id)| u32::from(type_id)));
+                }
+            };
+            push_run(rows, &template.prefix);
+            rows.ids.extend_from_slice(PipelineToken::cast_slice(&a));
+            rows.type_ids
+                .extend(std::iter::repeat_n(u32::from(template.a_type_id), a.len()));
+            push_run(rows, &template.infix);
+            if second.is_some() {
+                rows.ids.extend_from_slice(PipelineToken::cast_slice(&b));
+                let b_type = template.b_type_id.unwrap_or(1);
+                rows.type_ids
+                    .extend(std::iter::repeat_n(u32::from(b_type), b.len()));
+            }
+            push_run(rows, &template.suffix);
+        }
+        rows.first = a;
+        rows.second = b;
+        result.map_err(failed)
+    }
+}
+
+/// `truncation` in the release candidate's terms.
+fn rc_truncation(truncation: &Truncation) -> TruncationParams {
+    TruncationParams {
+        max_length: truncation.max_length,
+        strategy: match truncation.strategy {
+            rows::TruncationStrategy::LongestFirst => TruncationStrategy::LongestFirst,
+            rows::TruncationStrategy::OnlyFirst => TruncationStrategy::OnlyFirst,
+            rows::TruncationStrategy::OnlySecond => TruncationStrategy::OnlySecond,
+        },
+        stride: truncation.stride,
+        direction: match truncation.direction {
+            Side::Left => TruncationDirection::Left,
+            Side::Right => TruncationDirection::Right,
+        },
+    }
+}
+
+impl Engine for PipelineEngine {
+    #[inline]
+    fn encode_into<'e>(
+        &'e self,
+        text: &str,
+        add_special_tokens: bool,
+        split_special: bool,
+        scratch: &mut Scratch<'e>,
+        out: &mut Ids,
+    ) -> Result<(), Error> {
+        self.encode_truncating(
+            text,
+            add_special_tokens,
+            split_special,
+            Override::InheritConfig,
+            scratch,
+            out,
+        )
+    }
+
+    #[inline]
+    fn encode_truncated<'e>(
+        &'e self,
+        text: &str,
+        add_special_tokens: bool,
+        split_special: bool,
+        truncation: Option<&Truncation>,
+        scratch: &mut Scratch<'e>,
+        out: &mut Ids,
+    ) -> Result<(), Error> {
+        let truncation = match truncation {
+            Some(truncation) => Override::With(rc_truncation(truncation)),
+            None => Override::Off,
+        };
+        self.encode_truncating(
+            text,
+            add_special_tokens,
+            split_special,
+            truncation,
+            scratch,
+            out,
+        )
     }
 
     fn decode(&self, ids: &[u32], skip_special_tokens: bool) -> Result<String, Error> {

@@ -3,8 +3,14 @@
 use std::panic::AssertUnwindSafe;
 use std::sync::OnceLock;
 
-use tokenizers_stable::Tokenizer as StableTokenizer;
+use tokenizers_stable::utils::padding::{PaddingDirection, PaddingParams, PaddingStrategy};
+use tokenizers_stable::utils::truncation::{
+    TruncationDirection, TruncationParams, TruncationStrategy, truncate_encodings,
+};
+use tokenizers_stable::pre_tokenizer::OffsetType;
+use tokenizers_stable::{Model, PostProcessor, PreTokenizer, Tokenizer as StableTokenizer};
 
+use super::rows::{self, FilePadding, Side, StableEncoding, Truncation};
 use super::{Engine, Error, ErrorKind, Ids, Scratch};
 
 /// The longest Unigram piece accepted, in UTF-8 bytes. The stable crate keeps the pieces in a trie
@@ -77,6 +83,8 @@ pub struct StableEngine {
     /// The same tokenizer with `encode_special_tokens` on, made on first use: the flag lives on
     /// the tokenizer, not on the call.
     ordinary: OnceLock<StableTokenizer>,
+    /// The file's padding section (the engines pad nothing themselves).
+    file_padding: Option<PaddingParams>,
 }
 
 impl StableEngine {
@@ -105,10 +113,12 @@ impl StableEngine {
             std::panic::catch_unwind(|| StableTokenizer::from_bytes(json.as_bytes()))
                 .map_err(|_| "it panicked while reading the file".to_owned())?
                 .map_err(|e| e.to_string())?;
+        let file_padding = tokenizer.get_padding().cloned();
         tokenizer.with_padding(None);
         Ok(StableEngine {
             splitting: tokenizer,
             ordinary: OnceLock::new(),
+            file_padding,
         })
     }
 
@@ -197,6 +207,126 @@ impl StableEngine {
             .collect())
     }
 
+    /// The file's truncation section.
+    pub fn file_truncation(&self) -> Option<Truncation> {
+        let params = self.splitting.get_truncation()?;
+        Some(Truncation {
+            max_length: params.max_length,
+            strategy: match params.strategy {
+                TruncationStrategy::LongestFirst => rows::TruncationStrategy::LongestFirst,
+                TruncationStrategy::OnlyFirst => rows::TruncationStrategy::OnlyFirst,
+                TruncationStrategy::OnlySecond => rows::TruncationStrategy::OnlySecond,
+            },
+            stride: params.stride,
+            direction: match params.direction {
+                TruncationDirection::Left => Side::Left,
+                TruncationDirection::Right => Side::Right,
+            },
+        })
+    }
+
+    /// The file's padding section.
+    pub fn file_padding(&self) -> Option<FilePadding> {
+        let params = self.file_padding.as_ref()?;
+        Some(FilePadding {
+            fixed: match params.strategy {
+                PaddingStrategy::BatchLongest => None,
+                PaddingStrategy::Fixed(length) => Some(length),
+            },
+            side: match params.direction {
+                PaddingDirection::Left => Side::Left,
+                PaddingDirection::Right => Side::Right,
+            },
+            multiple_of: params.pad_to_multiple_of,
+            pad_id: params.pad_id,
+            pad_type_id: params.pad_type_id,
+            pad_token: params.pad_token.clone(),
+        })
+    }
+
+    /// How many tokens the post-processor adds around one sequence, or a pair.
+    pub fn template_tokens(&self, pair: bool) -> usize {
+        self.splitting
+            .get_post_processor()
+            .map_or(0, |processor| processor.added_tokens(pair))
+    }
+
+    /// One input (`first`, with `second` for a pair) encoded as the reference's `encode` does it,
+    /// with `truncation` instead of the file's: each sequence encoded (the second with type id 1),
+    /// the two truncated together, then the post-processor's template. The steps are the
+    /// reference's own, called one by one because the stable crate keeps truncation on the
+    /// tokenizer and a shared engine is never changed by a call. `details`: with byte offsets,
+    /// token strings and word ids (slower), else ids, type ids and masks alone.
+    pub fn encode_parts(
+        &self,
+        first: &str,
+        second: Option<&str>,
+        add_special_tokens: bool,
+        split_special: bool,
+        truncation: Option<&Truncation>,
+        details: bool,
+    ) -> Result<StableEncoding, Error> {
+        let encode = || -> tokenizers_stable::Result<StableEncoding> {
+            let tokenizer = self.tokenizer(split_special);
+            let offset_type = if details {
+                OffsetType::Byte
+            } else {
+                OffsetType::None
+            };
+            // The reference's own steps for one sequence (`encode_single_sequence`): with
+            // truncation, its model stops after `max_length` tokens of a sequence (from the end
+            // truncated), except on the first sequence with `only_second`; what the overflowing
+            // windows hold depends on it.
+            let sequence = |text: &str, type_id: u32| {
+                let mut pretokenized = tokenizer
+                    .get_added_vocabulary()
+                    .extract_and_normalize(tokenizer.get_normalizer(), text);
+                if let Some(pre_tokenizer) = tokenizer.get_pre_tokenizer() {
+                    pre_tokenizer.pre_tokenize(&mut pretokenized)?;
+                }
+                let limit = truncation
+                    .filter(|t| {
+                        t.strategy != rows::TruncationStrategy::OnlySecond || type_id != 0
+                    })
+                    .map(|t| (t.max_length, stable_truncation(t).direction));
+                tokenizer
+                    .get_model()
+                    .tokenize_in_pretokenized(&mut pretokenized, limit)?;
+                pretokenized.into_encoding(None, type_id, offset_type)
+            };
+            let encoding = sequence(first, 0)?;
+            let pair = second.map(|text| sequence(text, 1)).transpose()?;
+            let processor = self.splitting.get_post_processor();
+            let (encoding, pair) = match truncation {
+                Some(truncation) => {
+                    let added = if add_special_tokens {
+                        processor.map_or(0, |p| p.added_tokens(pair.is_some()))
+                    } else {
+                        0
+                    };
+                    let params = TruncationParams {
+                        max_length: truncation.max_length.saturating_sub(added),
+                        ..stable_truncation(truncation)
+                    };
+                    truncate_encodings(encoding, pair, &params)?
+                }
+                None => (encoding, pair),
+            };
+            match processor {
+                Some(processor) => processor.process(encoding, pair, add_special_tokens),
+                None => {
+                    let encodings = std::iter::once(encoding).chain(pair).collect();
+                    let mut merged =
+                        <dyn PostProcessor>::default_process(encodings, add_special_tokens)?;
+                    Ok(merged.pop().expect("default_process returns one encoding"))
+                }
+            }
+        };
+        std::panic::catch_unwind(AssertUnwindSafe(encode))
+            .map_err(|panic| encode_panic_error(&*panic))?
+            .map_err(|e| Error::new(ErrorKind::Engine, format!("encoding failed: {e}")))
+    }
+
     fn tokenizer(&self, split_special: bool) -> &StableTokenizer {
         if split_special {
             &self.splitting
@@ -210,7 +340,46 @@ impl StableEngine {
     }
 }
 
+/// `truncation` in the stable crate's terms.
+fn stable_truncation(truncation: &Truncation) -> TruncationParams {
+    TruncationParams {
+        max_length: truncation.max_length,
+        strategy: match truncation.strategy {
+            rows::TruncationStrategy::LongestFirst => TruncationStrategy::LongestFirst,
+            rows::TruncationStrategy::OnlyFirst => TruncationStrategy::OnlyFirst,
+            rows::TruncationStrategy::OnlySecond => TruncationStrategy::OnlySecond,
+        },
+        stride: truncation.stride,
+        direction: match truncation.direction {
+            Side::Left => TruncationDirection::Left,
+            Side::Right => TruncationDirection::Right,
+        },
+    }
+}
+
 impl Engine for StableEngine {
+    fn encode_truncated<'e>(
+        &'e self,
+        text: &str,
+        add_special_tokens: bool,
+        split_special: bool,
+        truncation: Option<&Truncation>,
+        scratch: &mut Scratch<'e>,
+        out: &mut Ids,
+    ) -> Result<(), Error> {
+        scratch.count_unknown_locks();
+        let encoding = self.encode_parts(
+            text,
+            None,
+            add_special_tokens,
+            split_special,
+            truncation,
+            false,
+        )?;
+        out.extend_from_slice(encoding.get_ids());
+        Ok(())
+    }
+
     fn encode_into<'e>(
         &'e self,
         text: &str,

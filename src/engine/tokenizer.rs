@@ -13,7 +13,7 @@ use super::routing::{Route, StableNeeded};
 use super::special::{self, AllowedSpecial, Segment, SpecialToken};
 use super::stable::StableEngine;
 use super::unicode_drift;
-use super::{Engine, Error, ErrorKind, Ids, Scratch};
+use super::{Engine, Error, ErrorKind, Ids, Scratch, TruncationChoice};
 
 /// Where a tokenizer comes from, which decides the options that apply to it.
 #[derive(Debug, Clone, Copy)]
@@ -35,6 +35,8 @@ pub struct EncodeMode {
     /// OpenAI encodings: special tokens whose text makes a text fail, as tiktoken's
     /// `disallowed_special` refuses it (empty: none, batchtok's default).
     disallowed_special: Vec<SpecialToken>,
+    /// Hugging Face tokenizers: the truncation applied to each text (the file's by default).
+    truncation: TruncationChoice,
 }
 
 /// A tokenizer: one or two engines and the route between them.
@@ -413,6 +415,7 @@ impl Tokenizer {
                     allowed_special: special::resolve(allowed_special, encoding.specials())?,
                     special_text_is_ordinary: false,
                     disallowed_special: Vec::new(),
+                    truncation: TruncationChoice::File,
                 })
             }
             Family::HuggingFace => {
@@ -429,6 +432,7 @@ impl Tokenizer {
                     allowed_special: Vec::new(),
                     special_text_is_ordinary: false,
                     disallowed_special: Vec::new(),
+                    truncation: TruncationChoice::File,
                 })
             }
         }
@@ -466,13 +470,19 @@ impl Tokenizer {
                     }
                 })
             }
-            Family::HuggingFace => self.engine_for(text).encode_into(
-                text,
-                mode.add_special_tokens,
-                !mode.special_text_is_ordinary,
-                scratch,
-                out,
-            ),
+            Family::HuggingFace => {
+                let engine = self.engine_for(text);
+                let (add, split) = (mode.add_special_tokens, !mode.special_text_is_ordinary);
+                match &mode.truncation {
+                    TruncationChoice::File => engine.encode_into(text, add, split, scratch, out),
+                    TruncationChoice::Off => {
+                        engine.encode_truncated(text, add, split, None, scratch, out)
+                    }
+                    TruncationChoice::With(truncation) => {
+                        engine.encode_truncated(text, add, split, Some(truncation), scratch, out)
+                    }
+                }
+            }
         }
     }
 
@@ -591,6 +601,12 @@ impl Tokenizer {
     pub(super) fn stored_vocabulary_size(&self) -> usize {
         self.vocabulary_size
     }
+
+    /// Whether `text` goes to the stable engine (see `routing.rs`).
+    #[inline]
+    pub(super) fn wants_stable(&self, text: &str) -> bool {
+        self.pipeline.is_none() || self.route.wants_stable(text)
+    }
 }
 
 impl EncodeMode {
@@ -600,13 +616,18 @@ impl EncodeMode {
     }
 
     /// Whether the post-processor's template tokens are added (Hugging Face tokenizers).
-    pub(super) fn adds_special_tokens(&self) -> bool {
+    pub fn adds_special_tokens(&self) -> bool {
         self.add_special_tokens
     }
 
     /// Whether added special tokens' text becomes their ids (Hugging Face tokenizers).
-    pub(super) fn splits_special(&self) -> bool {
+    pub fn splits_special(&self) -> bool {
         !self.special_text_is_ordinary
+    }
+
+    /// The truncation applied to each text (Hugging Face tokenizers).
+    pub fn truncation(&self) -> &TruncationChoice {
+        &self.truncation
     }
 
     /// This mode with added special tokens' text encoded as ordinary text, as Python
@@ -625,6 +646,12 @@ impl EncodeMode {
     /// The special tokens whose text makes a text fail.
     pub(super) fn disallowed_special(&self) -> &[SpecialToken] {
         &self.disallowed_special
+    }
+
+    /// This mode with `truncation` (from [`Tokenizer::resolve_truncation`]).
+    pub fn with_truncation(mut self, truncation: TruncationChoice) -> Self {
+        self.truncation = truncation;
+        self
     }
 
     /// This mode refusing every text that contains one of `disallowed` (from

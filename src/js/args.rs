@@ -326,10 +326,19 @@ pub fn choice_option<'c>(
     key: &CStr,
     choices: &[&'c str],
 ) -> napi::Result<Option<&'c str>> {
-    let Some(value) = property(env, object, key)? else {
-        return Ok(None);
-    };
-    let name = option_name(key);
+    property(env, object, key)?
+        .map(|value| choice(env, &value, &option_name(key), choices))
+        .transpose()
+}
+
+/// A string that must be one of `choices`, named `name` in errors: a `TypeError` for a value that
+/// is not a string, a `RangeError` listing the choices for one that is not among them.
+pub fn choice<'c>(
+    env: &Env,
+    value: &Unknown,
+    name: &str,
+    choices: &[&'c str],
+) -> napi::Result<&'c str> {
     let listed = choices
         .iter()
         .map(|choice| format!("'{choice}'"))
@@ -338,15 +347,14 @@ pub fn choice_option<'c>(
     if value.get_type()? != ValueType::String {
         return Err(type_error(
             env,
-            &format!("{name} is {}; expected one of {listed}", describe(&value)),
+            &format!("{name} is {}; expected one of {listed}", describe(value)),
         ));
     }
-    let text = raw::string(env, &value)?;
+    let text = raw::string(env, value)?;
     choices
         .iter()
         .find(|choice| **choice == text)
         .copied()
-        .map(Some)
         .ok_or_else(|| {
             range_error(
                 env,

@@ -5,7 +5,8 @@
 //! the module functions (`models.rs`: encodings and models;
 //! `allocator.rs`: the allocator). Beside them: the readers of arguments and options
 //! (`args.rs`, `options.rs`), the reading of texts (`texts.rs`), the calls behind the batch
-//! methods and their async tasks (`tasks.rs`), the listener on a caller's `AbortSignal`
+//! methods and their async tasks (`tasks.rs`; `model_inputs.rs` for `encodeForModel`, with the
+//! object it returns, and `model_input_options.rs` for its own options), the listener on a caller's `AbortSignal`
 //! (`signal.rs`), the mapping of failures to JS error classes (`errors.rs`), and `raw.rs`, the
 //! only file with `unsafe`: every direct Node-API call, behind a safe function.
 //!
@@ -16,6 +17,8 @@ mod allocator;
 mod args;
 mod batch_encoding;
 mod errors;
+mod model_input_options;
+mod model_inputs;
 mod models;
 mod options;
 #[cfg(feature = "testing")]

@@ -9,12 +9,15 @@ use napi::bindgen_prelude::{JsValue, Unknown};
 use napi::{Env, ValueType};
 use napi_derive::napi;
 
-use super::args::{bool_option, choice_option, describe, options_object, property, string};
+use super::args::{
+    bool_option, choice, choice_option, describe, options_object, property, string, whole_number,
+};
 use super::errors::{from_engine, range_error, type_error};
 use super::raw;
 use super::scheduler::{Runner, Scheduler as JsScheduler};
 use super::signal::Signal;
-use crate::engine::{AllowedSpecial, EncodeMode, Tokenizer};
+use super::model_input_options::{MODEL_INPUT_KEYS, ModelInputOptions, side};
+use crate::engine::{AllowedSpecial, EncodeMode, Tokenizer, TruncationRequest, TruncationStrategy};
 
 /// Options of `encode`, `count` and `isWithinTokenLimit`.
 #[napi(object, object_to_js = false, object_from_js = false)]
@@ -44,6 +47,14 @@ pub struct EncodeOptions {
     /// @default none
     #[napi(ts_type = "'all' | readonly string[]")]
     pub disallowed_special: Option<AllowedSpecial>,
+    /// Hugging Face tokenizers: `false` (no truncation), `true` (the file's truncation, else the
+    /// model's `model_max_length`) or `{ maxLength, strategy, stride, direction }` (what is unset
+    /// comes from the file's truncation). `encode` applies the file's truncation by default, as
+    /// Python `tokenizers` does; `count` and `isWithinTokenLimit` apply none by default, so a
+    /// count is the text's true size. An OpenAI encoding has no truncation: use `truncate`.
+    /// @default the file's truncation for encode, none for count and isWithinTokenLimit
+    #[napi(ts_type = "boolean | TruncationOptions")]
+    pub truncation: Option<bool>,
 }
 
 /// Options of `encodeBatch`, `countBatch`, the UTF-8 batch methods and their `Sync` forms.
@@ -67,6 +78,11 @@ pub struct BatchOptions {
     /// @default none
     #[napi(ts_type = "'all' | readonly string[]")]
     pub disallowed_special: Option<AllowedSpecial>,
+    /// As in `EncodeOptions`: the encode methods apply the file's truncation by default, the
+    /// count methods none.
+    /// @default the file's truncation for the encode methods, none for the count methods
+    #[napi(ts_type = "boolean | TruncationOptions")]
+    pub truncation: Option<bool>,
     /// Aborts the batch: the promise rejects with an `AbortError` (its `cause` the signal's
     /// `reason`) within about one chunk's time. (Async methods only.)
     #[napi(ts_type = "AbortSignal")]
@@ -75,6 +91,32 @@ pub struct BatchOptions {
     /// @default the process-wide default scheduler (`Scheduler.getDefault()`)
     #[napi(ts_type = "Scheduler")]
     pub scheduler: Option<bool>,
+}
+
+/// The truncation of a Hugging Face tokenizer, as Python `tokenizers`' `enable_truncation` takes
+/// it; what is unset comes from the file's truncation section.
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[expect(
+    dead_code,
+    reason = "index.d.ts's type; `Options::read` reads the options by hand"
+)]
+pub struct TruncationOptions {
+    /// The most tokens a text (or pair) keeps, the template's tokens included.
+    /// @default the file's, else encodeForModel's maxLength, else the model's model_max_length
+    pub max_length: Option<u32>,
+    /// Which text of a pair loses tokens: `'longestFirst'` (the longer, a token at a time),
+    /// `'onlyFirst'` or `'onlySecond'` (a single text that needs cutting is then an error).
+    /// @default 'longestFirst'
+    #[napi(ts_type = "'longestFirst' | 'onlyFirst' | 'onlySecond'")]
+    pub strategy: Option<String>,
+    /// Tokens each overflowing window repeats from the one before it (`encodeForModel` with
+    /// `returnOverflowing`).
+    /// @default 0
+    pub stride: Option<u32>,
+    /// Which end is cut.
+    /// @default 'right'
+    #[napi(ts_type = "'right' | 'left'")]
+    pub direction: Option<String>,
 }
 
 /// Options of `truncate`: those of `encode`, and which end is kept.
@@ -164,17 +206,20 @@ pub enum Takes {
     Decode,
     /// `encodeChat`, `countChat`.
     Chat,
+    /// `encodeForModel`, `encodeForModelSync`.
+    ModelInputs,
 }
 
 impl Takes {
     fn keys(self) -> Vec<&'static str> {
         let mut keys = match self {
-            Takes::Encode | Takes::Batch => MODE_KEYS.to_vec(),
+            Takes::Encode | Takes::Batch => [&MODE_KEYS[..], &["truncation"]].concat(),
             Takes::Truncate => [&["from"][..], &MODE_KEYS[..3]].concat(),
             Takes::Decode => vec!["skipSpecialTokens", "signal"],
             Takes::Chat => vec!["model"],
+            Takes::ModelInputs => [&MODE_KEYS[..2], &["truncation"], &MODEL_INPUT_KEYS[..]].concat(),
         };
-        if let Takes::Batch = self {
+        if let Takes::Batch | Takes::ModelInputs = self {
             keys.extend(["signal", "scheduler"]);
         }
         keys
@@ -194,6 +239,12 @@ pub struct Options<'env> {
     pub from_start: bool,
     pub skip_special_tokens: Option<bool>,
     pub model: Option<String>,
+    /// `truncation`, where the method takes it.
+    pub truncation: Option<TruncationRequest>,
+    /// The method counts tokens: no truncation unless asked for.
+    pub counts: bool,
+    /// `encodeForModel`'s own options.
+    pub model_inputs: Option<ModelInputOptions>,
 }
 
 impl<'env> Options<'env> {
@@ -205,11 +256,28 @@ impl<'env> Options<'env> {
         takes: Takes,
     ) -> napi::Result<Options<'env>> {
         let keys = takes.keys();
+        let counts = method.starts_with("count")
+            || method == "isWithinTokenLimit"
+            || method == "truncate";
         let Some(object) = options_object(env, value, method, &keys)? else {
-            return Ok(Options::default());
+            return Ok(Options {
+                counts,
+                model_inputs: matches!(takes, Takes::ModelInputs)
+                    .then(ModelInputOptions::default),
+                ..Options::default()
+            });
         };
         let has = |key: &str| keys.contains(&key);
-        let mut options = Options::default();
+        let mut options = Options {
+            counts,
+            ..Options::default()
+        };
+        if has("truncation") {
+            options.truncation = truncation_option(env, &object)?;
+        }
+        if let Takes::ModelInputs = takes {
+            options.model_inputs = Some(ModelInputOptions::read(env, &object)?);
+        }
         if has("addSpecialTokens") {
             options.add_special_tokens = bool_option(env, &object, c"addSpecialTokens")?;
             options.encode_special_tokens = bool_option(env, &object, c"encodeSpecialTokens")?;
@@ -248,6 +316,17 @@ impl<'env> Options<'env> {
         let mode = tokenizer
             .encode_mode(self.add_special_tokens, &allowed)
             .map_err(engine_error)?;
+        let max_length = self
+            .model_inputs
+            .as_ref()
+            .and_then(|options| options.max_length);
+        let truncation = tokenizer
+            .resolve_truncation(
+                &self.truncation.take().unwrap_or_default(),
+                self.counts,
+                max_length,
+            )
+            .map_err(engine_error)?;
         let disallowed = tokenizer
             .disallowed_special(&allowed, &disallowed)
             .map_err(engine_error)?;
@@ -261,7 +340,8 @@ impl<'env> Options<'env> {
         }
         Ok(mode
             .with_special_text_as_ordinary(ordinary)
-            .with_disallowed_special(disallowed))
+            .with_disallowed_special(disallowed)
+            .with_truncation(truncation))
     }
 
     /// A `TypeError` if these options hold a signal, for the method `method` that blocks until it
@@ -318,7 +398,70 @@ fn special_list_option(
     }
 }
 
-fn signal_option<'env>(
+/// The keys of a `truncation` object.
+const TRUNCATION_KEYS: [&str; 4] = ["maxLength", "strategy", "stride", "direction"];
+
+/// `truncation`: `false`, `true`, or `{ maxLength, strategy, stride, direction }`.
+fn truncation_option(env: &Env, object: &Unknown) -> napi::Result<Option<TruncationRequest>> {
+    let Some(value) = property(env, object, c"truncation")? else {
+        return Ok(None);
+    };
+    let expected = "expected true, false or { maxLength, strategy, stride, direction }";
+    match value.get_type()? {
+        ValueType::Boolean => Ok(Some(if raw::boolean(env, &value)? {
+            TruncationRequest::On {
+                max_length: None,
+                strategy: None,
+                stride: None,
+                direction: None,
+            }
+        } else {
+            TruncationRequest::Off
+        })),
+        ValueType::Object if !value.is_array()? => {
+            let object = options_object(env, Some(value), "truncation", &TRUNCATION_KEYS)?
+                .expect("an object");
+            let field = |key: &std::ffi::CStr| property(env, &object, key);
+            let max_length = field(c"maxLength")?
+                .map(|v| whole_number(env, &v, "options.truncation.maxLength", 1, u32::MAX))
+                .transpose()?;
+            let stride = field(c"stride")?
+                .map(|v| whole_number(env, &v, "options.truncation.stride", 0, u32::MAX))
+                .transpose()?;
+            let strategy = field(c"strategy")?
+                .map(|v| {
+                    choice(
+                        env,
+                        &v,
+                        "options.truncation.strategy",
+                        &["longestFirst", "onlyFirst", "onlySecond"],
+                    )
+                })
+                .transpose()?
+                .map(|strategy| match strategy {
+                    "onlyFirst" => TruncationStrategy::OnlyFirst,
+                    "onlySecond" => TruncationStrategy::OnlySecond,
+                    _ => TruncationStrategy::LongestFirst,
+                });
+            let direction = field(c"direction")?
+                .map(|v| choice(env, &v, "options.truncation.direction", &["right", "left"]))
+                .transpose()?
+                .map(side);
+            Ok(Some(TruncationRequest::On {
+                max_length: max_length.map(|n| n as usize),
+                strategy,
+                stride: stride.map(|n| n as usize),
+                direction,
+            }))
+        }
+        _ => Err(type_error(
+            env,
+            &format!("options.truncation is {}; {expected}", describe(&value)),
+        )),
+    }
+}
+
+pub(super) fn signal_option<'env>(
     env: &'env Env,
     object: &Unknown<'env>,
 ) -> napi::Result<Option<Signal<'env>>> {
@@ -341,7 +484,7 @@ fn signal_option<'env>(
     Ok(Some(Signal::new(value)))
 }
 
-fn scheduler_option(env: &Env, object: &Unknown) -> napi::Result<Option<Runner>> {
+pub(super) fn scheduler_option(env: &Env, object: &Unknown) -> napi::Result<Option<Runner>> {
     let Some(value) = property(env, object, c"scheduler")? else {
         return Ok(None);
     };

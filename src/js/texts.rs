@@ -150,3 +150,62 @@ pub fn texts_from_utf8(env: &Env, bytes: &Unknown, offsets: &Unknown) -> napi::R
         .expect("checked to be a Uint8Array")
         .map_err(|e| js_error(env, ErrorClass::Error, &e.to_string()))
 }
+
+/// Reads `encodeForModel`'s inputs, an array whose elements are strings or pairs
+/// `[text, textPair]`, into one `Texts` and where each input starts in it (`starts[i]..starts[i +
+/// 1]`: one text, or two); `what` names the argument in errors.
+pub fn inputs_from_array(env: &Env, value: &Unknown, what: &str) -> napi::Result<(Texts, Vec<u32>)> {
+    let expected = "expected a string or a pair [text, textPair] of strings";
+    if !value.is_array()? {
+        return Err(type_error(
+            env,
+            &format!("{what} is {}; expected an array of strings or of pairs [text, textPair]", describe(value)),
+        ));
+    }
+    let len =
+        raw::array_length(env, value).map_err(|code| failed(env, code, &|| what.to_owned()))?;
+    let mut texts = Texts::with_capacity(len as usize, 0);
+    let mut starts = Vec::with_capacity(len as usize + 1);
+    starts.push(0u32);
+    let mut count = 0u32;
+    let mut writer = texts.writer();
+    for index in 0..len {
+        let name = || format!("{what}[{index}]");
+        let element = raw::element(env, value, index).map_err(|code| failed(env, code, &name))?;
+        if element.get_type()? == napi::ValueType::Object && element.is_array()? {
+            let pair_len = raw::array_length(env, &element)
+                .map_err(|code| failed(env, code, &name))?;
+            if pair_len != 2 {
+                return Err(type_error(
+                    env,
+                    &format!("{} is an array of {pair_len}; {expected}", name()),
+                ));
+            }
+            for side in 0..2 {
+                let name = || format!("{what}[{index}][{side}]");
+                let text = raw::element(env, &element, side).map_err(|code| failed(env, code, &name))?;
+                push_string(env, &text, &name, &mut writer)?;
+            }
+            count += 2;
+        } else {
+            if element.get_type()? != napi::ValueType::String {
+                return Err(type_error(
+                    env,
+                    &format!("{} is {}; {expected}", name(), describe(&element)),
+                ));
+            }
+            push_string(env, &element, &name, &mut writer)?;
+            count += 1;
+        }
+        starts.push(count);
+        if writer.unchecked_bytes() >= CHECK_EVERY_BYTES {
+            writer
+                .check()
+                .map_err(|(i, e)| not_utf8(env, &format!("{what} (text {i})"), e))?;
+        }
+    }
+    writer
+        .finish()
+        .map_err(|(i, e)| not_utf8(env, &format!("{what} (text {i})"), e))?;
+    Ok((texts, starts))
+}

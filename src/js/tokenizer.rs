@@ -9,6 +9,7 @@ use napi_derive::napi;
 use super::args::{chat_messages, id_lists, path_argument, string, u32_list, whole_number};
 use super::batch_encoding::BatchEncoding;
 use super::errors::{from_engine, type_error};
+use super::model_inputs::{ModelInputs, ModelInputsCall, ModelInputsTask};
 use super::options::{Options, Takes};
 use super::raw;
 use super::scheduler::default_runner;
@@ -552,6 +553,57 @@ impl Tokenizer {
     ) -> napi::Result<Uint32Array> {
         let call = self.utf8_call(&env, &bytes, &offsets, options, "countUtf8BatchSync", false)?;
         Ok(Uint32Array::new(call.settle(&env, call.count())?))
+    }
+
+    /// The inputs of a Hugging Face model's session for a batch of texts, or pairs
+    /// `[text, textPair]`: padded `inputIds`, `attentionMask` and `tokenTypeIds` as flat
+    /// row-major typed arrays with their `dims`, and on request offsets, token strings, word ids,
+    /// the special-tokens mask and overflowing windows; equal to Python `tokenizers`'
+    /// `encode_batch` with `enable_padding` and `enable_truncation`. Computed off the main
+    /// thread on the scheduler; every error rejects the promise.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "inputs: ReadonlyArray<string | readonly [string, string]>, options?: ModelInputsOptions",
+        ts_return_type = "Promise<ModelInputs>"
+    )]
+    pub fn encode_for_model<'env>(
+        &self,
+        env: &'env Env,
+        inputs: Unknown<'env>,
+        options: Option<Unknown<'env>>,
+    ) -> napi::Result<Unknown<'env>> {
+        promise(env, || {
+            Ok(ModelInputsTask(ModelInputsCall::read(
+                env,
+                &self.tokenizer,
+                &inputs,
+                options,
+                "encodeForModel",
+                true,
+            )?))
+        })
+    }
+
+    /// `encodeForModel` on the calling thread (still spread over the scheduler's threads).
+    #[napi(
+        catch_unwind,
+        ts_args_type = "inputs: ReadonlyArray<string | readonly [string, string]>, options?: ModelInputsOptions"
+    )]
+    pub fn encode_for_model_sync(
+        &self,
+        env: Env,
+        inputs: Unknown,
+        options: Option<Unknown>,
+    ) -> napi::Result<ModelInputs> {
+        let call = ModelInputsCall::read(
+            &env,
+            &self.tokenizer,
+            &inputs,
+            options,
+            "encodeForModelSync",
+            false,
+        )?;
+        call.settle(&env, call.run())
     }
 
     /// The text of a list of ids. An id outside the vocabulary throws a `RangeError` naming it.

@@ -1,0 +1,217 @@
+//! Model inputs for a batch: each worker appends its inputs' rows to its own [`Rows`]; one pass
+//! pads them, in input order, into the rectangle a model takes.
+
+use std::ops::Range;
+
+use super::{Failure, Texts};
+use crate::engine::{self, IdElement, ModelInputs, Padding, RowOptions, Rows, Scratch, Tokenizer};
+use crate::scheduler::{Batch, CancelToken, Scheduler};
+
+/// The inputs of a call: texts, and pairs of texts, as one [`Texts`].
+#[derive(Debug, Default)]
+pub struct Inputs {
+    texts: Texts,
+    /// Input `i` is texts `starts[i]..starts[i + 1]`: one text, or two for a pair.
+    starts: Vec<u32>,
+    /// Running totals of the inputs' UTF-8 lengths, the scheduler's costs.
+    cost_ends: Vec<usize>,
+}
+
+impl Inputs {
+    /// The inputs held in `texts`, input `i` being texts `starts[i]..starts[i + 1]` (one or two).
+    pub fn new(texts: Texts, starts: Vec<u32>) -> Inputs {
+        let ends = texts.ends();
+        let cost_ends = starts
+            .windows(2)
+            .map(|w| if w[1] == 0 { 0 } else { ends[w[1] as usize - 1] })
+            .collect();
+        Inputs {
+            texts,
+            starts,
+            cost_ends,
+        }
+    }
+
+    /// How many inputs there are.
+    pub fn len(&self) -> usize {
+        self.cost_ends.len()
+    }
+
+    /// Whether there is none.
+    pub fn is_empty(&self) -> bool {
+        self.cost_ends.is_empty()
+    }
+
+    /// Input `index`: its text, and its second text for a pair.
+    pub fn get(&self, index: usize) -> (&str, Option<&str>) {
+        let (start, end) = (self.starts[index] as usize, self.starts[index + 1] as usize);
+        let second = (end - start == 2).then(|| self.texts.get(start + 1));
+        (self.texts.get(start), second)
+    }
+}
+
+/// Encoding every input of `inputs` into rows, as scheduler work.
+struct RowsBatch<'a> {
+    tokenizer: &'a Tokenizer,
+    inputs: &'a Inputs,
+    options: &'a RowOptions,
+}
+
+/// One worker's rows, and the engine's working memory it holds meanwhile.
+struct RowsSink<'a> {
+    rows: Rows,
+    scratch: Scratch<'a>,
+}
+
+impl<'a> Batch for RowsBatch<'a> {
+    type Sink = RowsSink<'a>;
+    /// Rows, then inputs.
+    type Mark = (usize, usize);
+
+    fn len(&self) -> usize {
+        self.inputs.len()
+    }
+
+    fn cost(&self, index: usize) -> usize {
+        let ends = &self.inputs.cost_ends;
+        ends[index] - if index == 0 { 0 } else { ends[index - 1] }
+    }
+
+    fn cumulative_costs(&self) -> Option<&[usize]> {
+        Some(&self.inputs.cost_ends)
+    }
+
+    fn new_sink(&self) -> RowsSink<'a> {
+        RowsSink {
+            rows: Rows::default(),
+            scratch: Scratch::new(),
+        }
+    }
+
+    fn mark(&self, sink: &RowsSink<'a>) -> (usize, usize) {
+        (sink.rows.ends.len(), sink.rows.rows_per_input.len())
+    }
+
+    fn process(&self, index: usize, sink: &mut RowsSink<'a>) -> Result<(), String> {
+        let (first, second) = self.inputs.get(index);
+        let (rows, inputs) = self.mark(sink);
+        self.tokenizer
+            .encode_rows(first, second, self.options, &mut sink.scratch, &mut sink.rows)
+            .map_err(|e| {
+                sink.rows.truncate_to(rows, inputs);
+                e.to_string()
+            })
+    }
+
+    fn locks_taken(&self, sink: &RowsSink<'a>) -> Option<u64> {
+        sink.scratch.locks()
+    }
+}
+
+/// Encodes every input on `scheduler` and pads the rows into one rectangle, in input order. The
+/// outer error is the batch's (an input failed, or the call was cancelled); the inner one says why
+/// the rows cannot be made a rectangle (rows of different lengths without padding, a row longer
+/// than the fixed length).
+pub fn model_inputs_all<T: IdElement + Default>(
+    scheduler: &Scheduler,
+    tokenizer: &Tokenizer,
+    inputs: &Inputs,
+    options: &RowOptions,
+    padding: Option<&Padding>,
+    cancel: &CancelToken,
+) -> Result<Result<ModelInputs<T>, engine::Error>, Failure> {
+    let batch = RowsBatch {
+        tokenizer,
+        inputs,
+        options,
+    };
+    let output = scheduler.run(&batch, cancel)?;
+    let pieces: Vec<(&Rows, Range<usize>, Range<usize>)> = output
+        .chunks
+        .iter()
+        .map(|chunk| {
+            (
+                &output.sinks[chunk.sink].rows,
+                chunk.start.0..chunk.end.0,
+                chunk.start.1..chunk.end.1,
+            )
+        })
+        .collect();
+    Ok(engine::assemble(&pieces, padding, options.returns))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{PadTo, Returns};
+    use crate::scheduler::{Policy, SchedulerConfig};
+
+    #[test]
+    fn every_policy_gives_the_rows_of_one_input_at_a_time_in_input_order() {
+        let json = std::fs::read_to_string("__test__/fixtures/tokenizers/bert.json").unwrap();
+        let tokenizer = Tokenizer::from_json(&json, "bert.json").unwrap();
+        let mut rng = fastrand::Rng::with_seed(0x40de1);
+        let words = ["the", "model", "inputs", "😀", "naïve", "日本語", "[SEP]", " "];
+        let mut texts = Texts::default();
+        let mut starts = vec![0u32];
+        let mut alone = Vec::new();
+        for _ in 0..400 {
+            let text = |rng: &mut fastrand::Rng| -> String {
+                (0..rng.usize(0..40))
+                    .map(|_| words[rng.usize(0..words.len())])
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            };
+            let first = text(&mut rng);
+            let second = if rng.bool() { Some(text(&mut rng)) } else { None };
+            texts.push(&first);
+            if let Some(second) = &second {
+                texts.push(second);
+            }
+            starts.push(texts.len() as u32);
+            alone.push((first, second));
+        }
+        let inputs = Inputs::new(texts, starts);
+        let options = RowOptions {
+            add_special_tokens: true,
+            split_special: true,
+            truncation: tokenizer.file_truncation(),
+            returns: Returns::default(),
+        };
+        let padding = tokenizer
+            .resolve_padding(Some(PadTo::Longest), None, None)
+            .unwrap();
+        let one = Scheduler::new(SchedulerConfig {
+            threads: 1,
+            ..SchedulerConfig::default()
+        })
+        .unwrap();
+        let cancel = CancelToken::new();
+        let reference: ModelInputs<i64> =
+            model_inputs_all(&one, &tokenizer, &inputs, &options, padding.as_ref(), &cancel)
+                .unwrap()
+                .unwrap();
+        assert_eq!(reference.rows, 400);
+        for policy in Policy::ALL {
+            let scheduler = Scheduler::new(SchedulerConfig {
+                policy,
+                threads: 3,
+                ..SchedulerConfig::default()
+            })
+            .unwrap();
+            let got: ModelInputs<i64> = model_inputs_all(
+                &scheduler,
+                &tokenizer,
+                &inputs,
+                &options,
+                padding.as_ref(),
+                &cancel,
+            )
+            .unwrap()
+            .unwrap();
+            assert_eq!(got.input_ids, reference.input_ids, "{policy}");
+            assert_eq!(got.token_type_ids, reference.token_type_ids, "{policy}");
+            assert_eq!(got.attention_mask, reference.attention_mask, "{policy}");
+        }
+    }
+}

@@ -1,0 +1,652 @@
+//! Model inputs: what a model's session takes (padded ids, the attention mask, token type ids and,
+//! on request, offsets, token strings, word ids, the special-tokens mask and overflowing windows),
+//! and the truncation a caller chooses per call.
+//!
+//! Each input (a text, or a pair of texts) becomes one row, or with overflowing windows several;
+//! [`Rows`] collects them ragged, one buffer per worker, and [`assemble`] pads them into one
+//! rectangle. The fields Python `tokenizers`' `Encoding` has and the release candidate does not
+//! compute (offsets, token strings, word ids, the overflow) come from the stable engine, the
+//! reference's own code; everything else runs on the release candidate wherever the route allows.
+//!
+//! The semantics are Python `tokenizers`' (`enable_truncation`, `enable_padding`, `encode_batch`):
+//! truncation removes tokens before the template's are added, and counts the template's against
+//! the maximum length; padding pads every row to the longest (or a fixed length), rounded up to a
+//! multiple where asked.
+
+use super::rows::{
+    FilePadding, Returns, RowOptions, Rows, Side, Truncation, TruncationChoice, TruncationRequest,
+};
+#[cfg(test)]
+use super::rows::{TruncationStrategy, Utf16Cursor};
+use super::{Error, ErrorKind, Family, Scratch, Tokenizer};
+
+/// How rows are padded, resolved against the tokenizer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Padding {
+    /// Every row to the longest row, or to a fixed length.
+    pub to: PadTo,
+    /// The padded length is rounded up to a multiple of this.
+    pub multiple_of: Option<usize>,
+    /// Which end the pad tokens go.
+    pub side: Side,
+    /// The pad token's id.
+    pub pad_id: u32,
+    /// The type id of pad tokens.
+    pub pad_type_id: u32,
+    /// The pad token's text (`tokens` of a padded row).
+    pub pad_token: String,
+}
+
+/// The length rows are padded to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PadTo {
+    /// The longest row of the batch.
+    Longest,
+    /// This many tokens.
+    Fixed(usize),
+}
+
+/// The element type of the id, mask and type-id arrays.
+pub trait IdElement: Copy + Send {
+    /// `value` in this type (every id fits: ids are below 2^31 in practice, and `i32` arrays
+    /// are what the caller asked for).
+    fn of(value: u32) -> Self;
+}
+
+impl IdElement for i64 {
+    #[inline]
+    fn of(value: u32) -> Self {
+        i64::from(value)
+    }
+}
+
+impl IdElement for i32 {
+    #[inline]
+    fn of(value: u32) -> Self {
+        value as i32
+    }
+}
+
+impl IdElement for u32 {
+    #[inline]
+    fn of(value: u32) -> Self {
+        value
+    }
+}
+
+/// A batch's model inputs: `rows × sequence` arrays, row-major.
+#[derive(Debug)]
+pub struct ModelInputs<T> {
+    /// How many rows (inputs, plus their overflowing windows when asked for).
+    pub rows: usize,
+    /// The length of every row.
+    pub sequence: usize,
+    /// Token ids, pad ids included.
+    pub input_ids: Vec<T>,
+    /// 1 for tokens, 0 for padding.
+    pub attention_mask: Vec<T>,
+    /// Token type ids.
+    pub token_type_ids: Vec<T>,
+    /// `[start, end]` per token, in UTF-16 code units; padding is `[0, 0]`.
+    pub offsets: Option<Vec<u32>>,
+    /// Token strings per row, padding as the pad token.
+    pub tokens: Option<Vec<Vec<String>>>,
+    /// Word index per token, -1 where none.
+    pub word_ids: Option<Vec<i32>>,
+    /// 1 for template and pad tokens.
+    pub special_tokens_mask: Option<Vec<u8>>,
+    /// The input each row comes from (with overflowing windows).
+    pub overflow_to_sample: Option<Vec<u32>>,
+}
+
+/// Pads ragged rows (`pieces`, in input order: a worker's rows and the range of its rows and
+/// inputs) into one rectangle.
+pub fn assemble<T: IdElement + Default>(
+    pieces: &[(&Rows, std::ops::Range<usize>, std::ops::Range<usize>)],
+    padding: Option<&Padding>,
+    returns: Returns,
+) -> Result<ModelInputs<T>, Error> {
+    let rows: usize = pieces.iter().map(|(_, rows, _)| rows.len()).sum();
+    let lengths = || {
+        pieces
+            .iter()
+            .flat_map(|(sink, rows, _)| rows.clone().map(|row| sink.range(row).len()))
+    };
+    let longest = lengths().max().unwrap_or(0);
+    let sequence = match padding {
+        None => {
+            if let Some((row, length)) = lengths().enumerate().find(|&(_, l)| l != longest) {
+                return Err(Error::new(
+                    ErrorKind::OutOfRange,
+                    format!(
+                        "rows differ in length (row {row}: {length} tokens, the longest: \
+                         {longest}), and unpadded rows must be equal: pass padding: 'longest' \
+                         (or 'maxLength')"
+                    ),
+                ));
+            }
+            longest
+        }
+        Some(padding) => {
+            let target = match padding.to {
+                PadTo::Longest => longest,
+                PadTo::Fixed(length) => {
+                    if let Some((row, over)) = lengths().enumerate().find(|&(_, l)| l > length) {
+                        return Err(Error::new(
+                            ErrorKind::OutOfRange,
+                            format!(
+                                "row {row} has {over} tokens, more than the {length} it is padded \
+                                 to; pass truncation: true to cut rows to maxLength"
+                            ),
+                        ));
+                    }
+                    length
+                }
+            };
+            match padding.multiple_of {
+                Some(multiple) if multiple > 0 => target.div_ceil(multiple) * multiple,
+                _ => target,
+            }
+        }
+    };
+    let cells = rows * sequence;
+    let (pad_id, pad_type_id, left) = padding.map_or((0, 0, false), |p| {
+        (p.pad_id, p.pad_type_id, p.side == Side::Left)
+    });
+    let mut out = ModelInputs {
+        rows,
+        sequence,
+        input_ids: Vec::with_capacity(cells),
+        attention_mask: Vec::with_capacity(cells),
+        token_type_ids: Vec::with_capacity(cells),
+        offsets: returns.offsets.then(|| Vec::with_capacity(cells * 2)),
+        tokens: returns.tokens.then(|| Vec::with_capacity(rows)),
+        word_ids: returns.word_ids.then(|| Vec::with_capacity(cells)),
+        special_tokens_mask: returns.special_tokens_mask.then(|| Vec::with_capacity(cells)),
+        overflow_to_sample: returns.overflowing.then(|| Vec::with_capacity(rows)),
+    };
+    let pad_token = padding.map_or("", |p| p.pad_token.as_str());
+    let mut input = 0u32;
+    for (sink, row_range, input_range) in pieces {
+        if let Some(mapping) = out.overflow_to_sample.as_mut() {
+            for &count in &sink.rows_per_input[input_range.clone()] {
+                mapping.extend(std::iter::repeat_n(input, count as usize));
+                input += 1;
+            }
+        }
+        for row in row_range.clone() {
+            let tokens = sink.range(row);
+            let pad = sequence - tokens.len();
+            let write = |out: &mut ModelInputs<T>, tokens: std::ops::Range<usize>| {
+                out.input_ids
+                    .extend(sink.ids[tokens.clone()].iter().map(|&id| T::of(id)));
+                out.attention_mask
+                    .extend(std::iter::repeat_n(T::of(1), tokens.len()));
+                out.token_type_ids
+                    .extend(sink.type_ids[tokens.clone()].iter().map(|&id| T::of(id)));
+                if let Some(offsets) = out.offsets.as_mut() {
+                    offsets.extend(sink.offsets[tokens.clone()].iter().flatten());
+                }
+                if let Some(word_ids) = out.word_ids.as_mut() {
+                    word_ids.extend_from_slice(&sink.word_ids[tokens.clone()]);
+                }
+                if let Some(mask) = out.special_tokens_mask.as_mut() {
+                    mask.extend_from_slice(&sink.special[tokens.clone()]);
+                }
+            };
+            let write_pad = |out: &mut ModelInputs<T>| {
+                out.input_ids.extend(std::iter::repeat_n(T::of(pad_id), pad));
+                out.attention_mask
+                    .extend(std::iter::repeat_n(T::of(0), pad));
+                out.token_type_ids
+                    .extend(std::iter::repeat_n(T::of(pad_type_id), pad));
+                if let Some(offsets) = out.offsets.as_mut() {
+                    offsets.extend(std::iter::repeat_n(0, pad * 2));
+                }
+                if let Some(word_ids) = out.word_ids.as_mut() {
+                    word_ids.extend(std::iter::repeat_n(-1, pad));
+                }
+                if let Some(mask) = out.special_tokens_mask.as_mut() {
+                    mask.extend(std::iter::repeat_n(1, pad));
+                }
+            };
+            if left {
+                write_pad(&mut out);
+                write(&mut out, tokens.clone());
+            } else {
+                write(&mut out, tokens.clone());
+                write_pad(&mut out);
+            }
+            if let Some(strings) = out.tokens.as_mut() {
+                let text = sink.tokens[tokens].iter().cloned();
+                let pads = std::iter::repeat_n(pad_token.to_owned(), pad);
+                strings.push(if left {
+                    pads.chain(text).collect()
+                } else {
+                    text.chain(pads).collect()
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+impl Tokenizer {
+    /// The truncation section of the file, if it has one.
+    pub fn file_truncation(&self) -> Option<Truncation> {
+        match (self.pipeline_engine(), self.family()) {
+            (_, Family::OpenAi(_)) => None,
+            (Some(pipeline), _) => pipeline.file_truncation(),
+            (None, _) => self.stable_engine()?.file_truncation(),
+        }
+    }
+
+    /// The padding section of the file, if it has one.
+    pub fn file_padding(&self) -> Option<FilePadding> {
+        match (self.pipeline_engine(), self.family()) {
+            (_, Family::OpenAi(_)) => None,
+            (Some(pipeline), _) => pipeline.file_padding(),
+            (None, _) => self.stable_engine()?.file_padding(),
+        }
+    }
+
+    /// The `model_max_length` of the model's `tokenizer_config.json`, where the tokenizer was
+    /// loaded with one.
+    pub fn model_max_length(&self) -> Option<usize> {
+        self.model_config().and_then(|config| config.model_max_length)
+    }
+
+    /// The pad token of the model's configuration (`tokenizer_config.json`,
+    /// `special_tokens_map.json`), where the tokenizer was loaded with one.
+    fn config_pad_token(&self) -> Option<String> {
+        self.model_config().and_then(|config| config.special_tokens.pad.clone())
+    }
+
+    /// How many tokens the post-processor's template adds around one sequence, or a pair.
+    pub fn template_tokens(&self, pair: bool) -> usize {
+        match (self.family(), self.pipeline_engine()) {
+            (Family::OpenAi(_), _) => 0,
+            (_, Some(pipeline)) => pipeline.template_tokens(pair),
+            (_, None) => self
+                .stable_engine()
+                .map_or(0, |stable| stable.template_tokens(pair)),
+        }
+    }
+
+    /// The truncation `request` asks for on this tokenizer. `counts`: the call counts tokens
+    /// (a count is the text's true size, so by default nothing is cut). `max_length`: the call's
+    /// own maximum length (`encodeForModel`'s `maxLength`), tried before the file's.
+    pub fn resolve_truncation(
+        &self,
+        request: &TruncationRequest,
+        counts: bool,
+        max_length: Option<usize>,
+    ) -> Result<TruncationChoice, Error> {
+        if let Family::OpenAi(encoding) = self.family() {
+            if *request == TruncationRequest::Default {
+                return Ok(TruncationChoice::Off);
+            }
+            return Err(Error::new(
+                ErrorKind::InvalidOption,
+                format!(
+                    "truncation applies to Hugging Face tokenizers; {} has no truncation \
+                     settings. Use truncate(text, maxTokens) to cut a text to a number of tokens",
+                    encoding.name
+                ),
+            ));
+        }
+        let (max, strategy, stride, direction) = match request {
+            TruncationRequest::Default if counts => return Ok(TruncationChoice::Off),
+            TruncationRequest::Default => return Ok(TruncationChoice::File),
+            TruncationRequest::Off => return Ok(TruncationChoice::Off),
+            TruncationRequest::On {
+                max_length: max,
+                strategy,
+                stride,
+                direction,
+            } => (max, strategy, stride, direction),
+        };
+        let file = self.file_truncation();
+        let max_length = max
+            .or(max_length)
+            .or(file.map(|f| f.max_length))
+            .or_else(|| self.model_max_length())
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorKind::NotConfigured,
+                    "truncation needs a maximum length, and this tokenizer has none: its file \
+                     sets no truncation and no model_max_length is known. Pass truncation: \
+                     { maxLength: 512 } (or the model's length)",
+                )
+            })?;
+        let truncation = Truncation {
+            max_length,
+            strategy: strategy.or(file.map(|f| f.strategy)).unwrap_or_default(),
+            stride: stride.or(file.map(|f| f.stride)).unwrap_or(0),
+            direction: direction.or(file.map(|f| f.direction)).unwrap_or_default(),
+        };
+        self.check_truncation(&truncation)?;
+        Ok(TruncationChoice::With(truncation))
+    }
+
+    /// Refuses truncation parameters no encoding can meet.
+    fn check_truncation(&self, truncation: &Truncation) -> Result<(), Error> {
+        let template = self.template_tokens(false);
+        if truncation.max_length < template {
+            return Err(Error::new(
+                ErrorKind::OutOfRange,
+                format!(
+                    "truncation maxLength is {}, less than the {template} tokens the template adds \
+                     to every text; pass at least {template}",
+                    truncation.max_length
+                ),
+            ));
+        }
+        let room = truncation.max_length - template;
+        if truncation.stride > 0 && truncation.stride >= room {
+            return Err(Error::new(
+                ErrorKind::OutOfRange,
+                format!(
+                    "truncation stride is {}, not less than the {room} tokens of text a row holds \
+                     (maxLength {} less the template's {template}); pass a smaller stride or a \
+                     larger maxLength",
+                    truncation.stride, truncation.max_length
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The padding a call asks for: `to` (`None`: no padding), the rest from the call where set,
+    /// else from the file's padding section. The pad token is the file's, else the model's.
+    pub fn resolve_padding(
+        &self,
+        to: Option<PadTo>,
+        multiple_of: Option<usize>,
+        side: Option<Side>,
+    ) -> Result<Option<Padding>, Error> {
+        let Some(to) = to else { return Ok(None) };
+        let file = self.file_padding();
+        let (pad_id, pad_type_id, pad_token) = match &file {
+            Some(file) => (file.pad_id, file.pad_type_id, file.pad_token.clone()),
+            None => {
+                let id = match self.config_pad_token() {
+                    Some(token) => self.token_to_id(&token)?.map(|id| (id, token)),
+                    None => None,
+                };
+                let Some((id, token)) = id else {
+                    return Err(Error::new(
+                        ErrorKind::NotConfigured,
+                        "padding needs a pad token, and this tokenizer has none (its file has no \
+                         padding section and its model configuration names no pad_token). Pass \
+                         padding: false, or load a tokenizer whose file sets padding",
+                    ));
+                };
+                (id, 0, token)
+            }
+        };
+        Ok(Some(Padding {
+            to,
+            multiple_of: multiple_of.or(file.as_ref().and_then(|f| f.multiple_of)),
+            side: side.or(file.as_ref().map(|f| f.side)).unwrap_or_default(),
+            pad_id,
+            pad_type_id,
+            pad_token,
+        }))
+    }
+
+    /// Appends the rows of one input (`first`, with `second` for a pair) to `rows`.
+    ///
+    /// The release candidate encodes it where it encodes the texts and no optional part is asked
+    /// for; otherwise the stable engine does, as the reference.
+    pub fn encode_rows<'t>(
+        &'t self,
+        first: &str,
+        second: Option<&str>,
+        options: &RowOptions,
+        scratch: &mut Scratch<'t>,
+        rows: &mut Rows,
+    ) -> Result<(), Error> {
+        if let Family::OpenAi(encoding) = self.family() {
+            return Err(Error::new(
+                ErrorKind::InvalidOption,
+                format!(
+                    "model inputs apply to Hugging Face tokenizers; {} has no template, padding or \
+                     type ids. Use encodeBatch",
+                    encoding.name
+                ),
+            ));
+        }
+        let on_pipeline = !options.returns.needs_stable()
+            && !self.wants_stable(first)
+            && !second.is_some_and(|text| self.wants_stable(text));
+        if on_pipeline && let Some(pipeline) = self.pipeline_engine() {
+            pipeline.encode_row(first, second, options, scratch, rows)?;
+            rows.end_row();
+            rows.rows_per_input.push(1);
+            return Ok(());
+        }
+        let stable = self.stable_engine().ok_or_else(|| {
+            Error::new(
+                ErrorKind::Engine,
+                "the stable engine, which computes offsets, tokens and word ids, could not read \
+                 this tokenizer's file; ask for ids and masks alone",
+            )
+        })?;
+        let encoding = stable.encode_parts(
+            first,
+            second,
+            options.add_special_tokens,
+            options.split_special,
+            options.truncation.as_ref(),
+            options.returns.offsets || options.returns.tokens || options.returns.word_ids,
+        )?;
+        let count = rows.push_stable(&encoding, [first, second.unwrap_or("")], options.returns);
+        rows.rows_per_input.push(count);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::AllowedSpecial;
+
+    /// A WordPiece file with a BERT template and the given truncation and padding sections.
+    fn bert(truncation: &str, padding: &str) -> Tokenizer {
+        let json = format!(
+            r###"{{"version":"1.0","truncation":{truncation},"padding":{padding},
+            "added_tokens":[
+              {{"id":0,"content":"[PAD]","single_word":false,"lstrip":false,"rstrip":false,"normalized":false,"special":true}},
+              {{"id":1,"content":"[UNK]","single_word":false,"lstrip":false,"rstrip":false,"normalized":false,"special":true}},
+              {{"id":2,"content":"[CLS]","single_word":false,"lstrip":false,"rstrip":false,"normalized":false,"special":true}},
+              {{"id":3,"content":"[SEP]","single_word":false,"lstrip":false,"rstrip":false,"normalized":false,"special":true}}],
+            "normalizer":{{"type":"BertNormalizer","clean_text":true,"handle_chinese_chars":true,"strip_accents":null,"lowercase":true}},
+            "pre_tokenizer":{{"type":"BertPreTokenizer"}},
+            "post_processor":{{"type":"BertProcessing","sep":["[SEP]",3],"cls":["[CLS]",2]}},
+            "decoder":null,
+            "model":{{"type":"WordPiece","unk_token":"[UNK]","continuing_subword_prefix":"##","max_input_chars_per_word":100,
+              "vocab":{{"[PAD]":0,"[UNK]":1,"[CLS]":2,"[SEP]":3,"word":4,"a":5,"b":6,"##s":7,"😀":8}}}}}}"###
+        );
+        Tokenizer::from_json(&json, "test").unwrap()
+    }
+
+    const TRUNCATE_4: &str =
+        r#"{"direction":"Right","max_length":4,"strategy":"LongestFirst","stride":0}"#;
+    const PAD: &str = r#"{"strategy":"BatchLongest","direction":"Right","pad_to_multiple_of":null,
+        "pad_id":0,"pad_type_id":0,"pad_token":"[PAD]"}"#;
+
+    fn rows_of(
+        tokenizer: &Tokenizer,
+        inputs: &[(&str, Option<&str>)],
+        options: &RowOptions,
+    ) -> Rows {
+        let mut rows = Rows::default();
+        let mut scratch = Scratch::new();
+        for &(first, second) in inputs {
+            tokenizer
+                .encode_rows(first, second, options, &mut scratch, &mut rows)
+                .unwrap();
+        }
+        rows
+    }
+
+    #[test]
+    fn counting_ignores_the_files_truncation_and_encoding_keeps_it() {
+        let tokenizer = bert(TRUNCATE_4, "null");
+        let text = "word ".repeat(10);
+        let mode = tokenizer.encode_mode(None, &AllowedSpecial::None).unwrap();
+        assert_eq!(tokenizer.encode(&text, &mode).unwrap().len(), 4);
+        let off = tokenizer
+            .resolve_truncation(&TruncationRequest::Default, true, None)
+            .unwrap();
+        assert_eq!(off, TruncationChoice::Off);
+        let counting = mode.clone().with_truncation(off);
+        assert_eq!(tokenizer.count(&text, &counting).unwrap(), 12);
+        let six = tokenizer
+            .resolve_truncation(
+                &TruncationRequest::On {
+                    max_length: Some(6),
+                    strategy: None,
+                    stride: None,
+                    direction: Some(Side::Left),
+                },
+                false,
+                None,
+            )
+            .unwrap();
+        let ids = tokenizer
+            .encode(&text, &mode.with_truncation(six))
+            .unwrap();
+        assert_eq!(ids.as_slice(), [2, 4, 4, 4, 4, 3]);
+    }
+
+    #[test]
+    fn truncation_true_without_a_length_is_an_error_that_says_what_to_pass() {
+        let tokenizer = bert("null", "null");
+        let on = TruncationRequest::On {
+            max_length: None,
+            strategy: None,
+            stride: None,
+            direction: None,
+        };
+        let error = tokenizer.resolve_truncation(&on, false, None).unwrap_err();
+        assert_eq!(error.kind(), ErrorKind::NotConfigured);
+        assert!(error.message().contains("maxLength"), "{}", error.message());
+        let short = TruncationRequest::On {
+            max_length: Some(1),
+            strategy: None,
+            stride: None,
+            direction: None,
+        };
+        let error = tokenizer.resolve_truncation(&short, false, None).unwrap_err();
+        assert!(error.message().contains("less than the 2 tokens"), "{}", error.message());
+    }
+
+    #[test]
+    fn pairs_get_the_pair_template_type_ids_and_padding_on_both_engines() {
+        let tokenizer = bert("null", PAD);
+        let inputs = [("word a", Some("b words")), ("a", None)];
+        let fast = RowOptions {
+            add_special_tokens: true,
+            split_special: true,
+            ..RowOptions::default()
+        };
+        let reference = RowOptions {
+            returns: Returns {
+                special_tokens_mask: true,
+                ..Returns::default()
+            },
+            ..fast.clone()
+        };
+        let padding = tokenizer
+            .resolve_padding(Some(PadTo::Longest), Some(4), Some(Side::Left))
+            .unwrap()
+            .unwrap();
+        for options in [&fast, &reference] {
+            let rows = rows_of(&tokenizer, &inputs, options);
+            let inputs: ModelInputs<i64> =
+                assemble(&[(&rows, 0..2, 0..2)], Some(&padding), options.returns).unwrap();
+            assert_eq!((inputs.rows, inputs.sequence), (2, 8));
+            assert_eq!(
+                inputs.input_ids,
+                [2, 4, 5, 3, 6, 4, 7, 3, 0, 0, 0, 0, 0, 2, 5, 3]
+            );
+            assert_eq!(
+                inputs.token_type_ids,
+                [0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0]
+            );
+            assert_eq!(
+                inputs.attention_mask,
+                [1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 1, 1, 1]
+            );
+        }
+    }
+
+    #[test]
+    fn offsets_are_utf16_units_of_each_sequence_and_overflow_rows_map_to_their_input() {
+        let tokenizer = bert("null", PAD);
+        let options = RowOptions {
+            add_special_tokens: true,
+            split_special: true,
+            truncation: Some(Truncation {
+                max_length: 5,
+                strategy: TruncationStrategy::LongestFirst,
+                stride: 1,
+                direction: Side::Right,
+            }),
+            returns: Returns {
+                offsets: true,
+                tokens: true,
+                word_ids: true,
+                special_tokens_mask: true,
+                overflowing: true,
+            },
+        };
+        let text = "😀 word a b";
+        let rows = rows_of(&tokenizer, &[(text, None), ("a", Some("😀"))], &options);
+        let padding = tokenizer
+            .resolve_padding(Some(PadTo::Longest), None, None)
+            .unwrap()
+            .unwrap();
+        let inputs: ModelInputs<u32> =
+            assemble(&[(&rows, 0..rows.ends.len(), 0..2)], Some(&padding), options.returns)
+                .unwrap();
+        assert_eq!(inputs.overflow_to_sample.as_deref(), Some(&[0, 0, 1][..]));
+        assert_eq!(inputs.sequence, 5);
+        let offsets = inputs.offsets.unwrap();
+        let units: Vec<u16> = text.encode_utf16().collect();
+        let tokens = inputs.tokens.unwrap();
+        // Row 0 is [CLS] 😀 word a [SEP]; its token 1 is the emoji, two UTF-16 units.
+        assert_eq!(tokens[0], ["[CLS]", "😀", "word", "a", "[SEP]"]);
+        assert_eq!(&offsets[2..4], [0, 2]);
+        let word = &units[offsets[4] as usize..offsets[5] as usize];
+        assert_eq!(String::from_utf16(word).unwrap(), "word");
+        assert_eq!(inputs.word_ids.unwrap()[..5], [-1, 0, 1, 2, -1]);
+        // The pair's second sequence indexes its own text.
+        assert_eq!(tokens[2], ["[CLS]", "a", "[SEP]", "😀", "[SEP]"]);
+        assert_eq!(&offsets[2 * 5 * 2 + 6..2 * 5 * 2 + 8], [0, 2]);
+    }
+
+    #[test]
+    fn rows_of_different_lengths_without_padding_are_refused() {
+        let tokenizer = bert("null", "null");
+        let rows = rows_of(&tokenizer, &[("a", None), ("a b", None)], &RowOptions::default());
+        let error = assemble::<i64>(&[(&rows, 0..2, 0..2)], None, Returns::default()).unwrap_err();
+        assert!(error.message().contains("padding: 'longest'"), "{}", error.message());
+        let error = tokenizer.resolve_padding(Some(PadTo::Longest), None, None).unwrap_err();
+        assert_eq!(error.kind(), ErrorKind::NotConfigured);
+    }
+
+    #[test]
+    fn the_utf16_cursor_counts_astral_characters_twice_and_restarts_backwards() {
+        let text = "a😀é";
+        let mut cursor = Utf16Cursor::default();
+        assert_eq!(cursor.units_at(text, 1), 1);
+        assert_eq!(cursor.units_at(text, 5), 3);
+        assert_eq!(cursor.units_at(text, 7), 4);
+        assert_eq!(cursor.units_at(text, 0), 0);
+        assert_eq!(cursor.units_at(text, 3), 1);
+        assert_eq!(cursor.units_at(text, 6), 3);
+    }
+}
