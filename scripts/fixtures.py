@@ -16,6 +16,10 @@ runs the reference libraries once and stores what they answer under `__test__/fi
   under each of its prefixes, and names it refuses.
 - hf-special.json: the `tokenizers` ids of the fixture texts that hold an added token's text,
   with `encode_special_tokens` off and on (added special tokens' text encoded as ordinary text).
+- real-files.json: the `tokenizers` ids of a few dozen of those texts, and of texts aimed at
+  what the real files differ in (tabs and byte fallback, Unicode 17 characters, prefix spaces),
+  for each real model tokenizer.json that scripts/real-tokenizers.js fetches (never committed;
+  the fixture names each by its SHA-256).
 - corpus-digests.json: for whole corpora (big.txt and the UDHR, cut into items exactly as
   scripts/corpus.js cuts them), a count and a sha256 of every id, so the tests can check
   millions of tokens without committing them.
@@ -1010,6 +1014,69 @@ def hf_special_fixture(texts: list[str]) -> dict:
     return {"reference": {"tokenizers": TOKENIZERS_VERSION}, "tokenizers": out}
 
 
+# Every REAL_FILES_STRIDE-th parity text of at most REAL_FILES_MAX_TEXT_BYTES: a few dozen texts
+# across every category of texts.json, small enough for nine files' ids to stay a small fixture.
+REAL_FILES_STRIDE = 6
+REAL_FILES_MAX_TEXT_BYTES = 300
+# Texts aimed at what the real files do differently: the tab and control characters a byte
+# fallback covers (or a vocabulary holds as itself), a byte token's own spelling, characters
+# Unicode 17 assigns and the reference's Unicode 16 does not, texts with and without a leading
+# space, and the special tokens of the real files' families.
+REAL_FILES_EXTRA_TEXTS = [
+    "\tindented\twith tabs\n\tand a newline",
+    "a\x00b\x01c\x7f",
+    "<0x09> is not a tab",
+    " \U0001F8D1 new in Unicode 17",
+    "\u20c1100",
+    "no leading space",
+    " one leading space",
+    "   three leading spaces",
+    "",
+    "<s>[INST] hi [/INST]</s><bos>x<eos><|begin_of_text|>y<|end_of_text|>"
+    "<|im_start|>user\nz<|im_end|><|endoftext|><｜begin▁of▁sentence｜>",
+]
+
+
+def real_files() -> list[dict]:
+    """The real tokenizer.json files scripts/real-tokenizers.js lists, fetched if absent."""
+    listing = subprocess.run(
+        ["node", "-e", "const r = require('./scripts/real-tokenizers.js');"
+         "const p = r.ensureRealTokenizers();"
+         "console.log(JSON.stringify(r.FILES.map((f) => ({ ...f, path: p[f.name] }))))"],
+        cwd=ROOT, check=True, capture_output=True, text=True,
+    )
+    return json.loads(listing.stdout)
+
+
+def real_files_fixture(texts: list[str]) -> dict:
+    """Python `tokenizers`' ids for each real file, with and without the template tokens, and with
+    added special tokens' text encoded as ordinary text (`encode_special_tokens`) for the texts that
+    hold such text."""
+    picked = [t for t in texts if len(t.encode()) <= REAL_FILES_MAX_TEXT_BYTES][::REAL_FILES_STRIDE]
+    picked += REAL_FILES_EXTRA_TEXTS
+    from tokenizers import Tokenizer
+
+    out = {}
+    for file in real_files():
+        tok = Tokenizer.from_file(file["path"])
+        tok.no_padding()
+        row = {"package": file["package"], "sha256": sha256_file(Path(file["path"]))}
+        if row["sha256"] != file["sha256"]:
+            sys.exit(f"{file['name']}: SHA-256 {row['sha256']}, expected {file['sha256']}")
+        row["withSpecial"] = [e.ids for e in tok.encode_batch(picked, add_special_tokens=True)]
+        row["withoutSpecial"] = [e.ids for e in tok.encode_batch(picked, add_special_tokens=False)]
+        specials = [t.content for t in tok.get_added_tokens_decoder().values() if t.special]
+        cases = [i for i, t in enumerate(picked) if any(s in t for s in specials)]
+        tok.encode_special_tokens = True
+        row["specialTextOrdinary"] = {
+            "cases": cases,
+            "ids": [tok.encode(picked[i], add_special_tokens=False).ids for i in cases],
+        }
+        out[file["name"]] = row
+        log(f"real file {file['name']}: {sum(len(ids) for ids in row['withSpecial'])} ids")
+    return {"reference": {"tokenizers": TOKENIZERS_VERSION}, "texts": picked, "files": out}
+
+
 def cross_check(openai: dict, hf: dict, texts: list[str]) -> None:
     """GPT-2's tokenizer.json and tiktoken's r50k_base share ranks and split text alike, so
     their ids should agree wherever no `<|endoftext|>` text is involved. A disagreement is not
@@ -1027,7 +1094,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument(
         "--only",
-        choices=["models", "hf-special"],
+        choices=["models", "hf-special", "real-files"],
         help="write only this fixture (it needs neither the corpora nor the rank files)",
     )
     parser.add_argument(
@@ -1046,6 +1113,10 @@ def main() -> None:
 def generate(args, work: Path) -> None:
     if args.only == "models":
         write_json(FIXTURES / "models.json", models_fixture())
+        return
+    if args.only == "real-files":
+        cases = json.loads((FIXTURES / "texts.json").read_text(encoding="utf-8"))["cases"]
+        write_json(FIXTURES / "real-files.json", real_files_fixture([c["text"] for c in cases]))
         return
     if args.only == "hf-special":
         cases = json.loads((FIXTURES / "texts.json").read_text(encoding="utf-8"))["cases"]
@@ -1070,6 +1141,7 @@ def generate(args, work: Path) -> None:
     cross_check(openai, hf, texts)
     write_json(FIXTURES / "models.json", models_fixture())
     write_json(FIXTURES / "hf-special.json", hf_special_fixture(texts))
+    write_json(FIXTURES / "real-files.json", real_files_fixture(texts))
     write_json(FIXTURES / "corpus-digests.json", corpus_fixture(encodings, cuts))
 
 

@@ -16,6 +16,7 @@
 //! (`budget.rs`), exact bytes (`decode_bytes.rs`), streaming decoding (`stream_decode.rs`),
 //! tiktoken's disallowed special tokens (`disallowed.rs`) and chat conversations (`chat.rs`).
 
+mod adapter;
 mod budget;
 mod chat;
 mod decode_bytes;

@@ -62,6 +62,12 @@ pub enum StableNeeded {
 pub enum Route {
     /// Every text goes to the release-candidate engine.
     Pipeline,
+    /// Every text goes to the release-candidate engine, which reads an equivalent form of the
+    /// file (`adapter.rs`).
+    Rewritten {
+        /// What was rewritten, in words.
+        how: Vec<String>,
+    },
     /// Every text goes to the stable engine, for the reason given.
     Stable {
         /// Why, in words.
@@ -142,10 +148,24 @@ impl Route {
         matches!(self, Route::Stable { .. }) || unicode_drift::contains_drift(text)
     }
 
+    /// This route, for a release candidate that read the file as `adapter.rs` rewrote it (`how`,
+    /// empty where it read the file as written).
+    pub fn rewritten(self, how: Vec<String>) -> Route {
+        match self {
+            Route::Pipeline if !how.is_empty() => Route::Rewritten { how },
+            route => route,
+        }
+    }
+
     /// The route in words, for users and tests.
     pub fn describe(&self) -> String {
         match self {
             Route::Pipeline => "pipeline: tokenizers 1.0.0-rc.3 encodes every text".to_owned(),
+            Route::Rewritten { how } => format!(
+                "pipeline: tokenizers 1.0.0-rc.3 encodes every text, reading an equivalent form \
+                 of the file ({})",
+                how.join("; ")
+            ),
             Route::Stable { reason } => {
                 format!("stable: tokenizers 0.23 encodes every text, because {reason}")
             }
