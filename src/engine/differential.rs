@@ -539,13 +539,20 @@ fn a_catastrophic_pattern_fails_in_bounded_time_with_a_clear_error() {
 /// A tokenizer the release candidate encodes loads without building the stable engine.
 #[test]
 fn each_file_is_routed_to_the_engine_that_encodes_it_exactly() {
-    let expected: [(&str, Option<String>, &str); 6] = [
+    let expected: [(&str, Option<String>, &str); 12] = [
         ("gpt2", Some(fixture_tokenizer("gpt2")), "pipeline:"),
         ("bert", Some(fixture_tokenizer("bert")), "pipeline:"),
         ("unigram", Some(fixture_tokenizer("unigram")), "pipeline:"),
         ("llama3", real_tokenizer("llama3"), "pipeline:"),
         ("qwen3", real_tokenizer("qwen3"), "pipeline:"),
         ("deepseek_v3", real_tokenizer("deepseek_v3"), "pipeline:"),
+        ("gemma3", real_tokenizer("gemma3"), "pipeline:"),
+        ("llama2", real_tokenizer("llama2"), "pipeline:"),
+        ("gptoss", real_tokenizer("gptoss"), "pipeline:"),
+        ("gpt4o", real_tokenizer("gpt4o"), "pipeline:"),
+        ("gpt35turbo", real_tokenizer("gpt35turbo"), "pipeline:"),
+        // Byte fallback without `<0x09>`, read in an equivalent form (`adapter.rs`).
+        ("gemini", real_tokenizer("gemini"), "pipeline: tokenizers 1.0.0-rc.3 encodes every text, reading an equivalent form"),
     ];
     for (name, json, route) in expected {
         let Some(json) = json else {
