@@ -5,14 +5,18 @@
 //! - main: the engine that encodes the tokenizer's ordinary text (`Tokenizer::main_engine`: the
 //!   release candidate, or the stable engine where the route sends every text there);
 //! - stable: the stable engine alone (`Tokenizer::fallback_engine`), as batchtok's workers call it;
-//! - stable-own: a `tokenizers` 0.23 `Tokenizer` of each thread's own (a clone), called directly:
-//!   what the stable engine gives with nothing shared between threads.
+//! - stable-own: a `tokenizers` 0.23 `Tokenizer` of each thread's own (the second a clone of the
+//!   first, whose cost in resident memory the last column gives), called directly: what the
+//!   stable engine gives with nothing shared between threads.
 //!
 //! Each contender runs on 1 and on 2 threads (thread `t` takes items `t, t + 2, ...`), and every
 //! contender's ids are checked equal to the stable engine's before timing. Rounds are interleaved,
 //! each starting with the next contender; the table holds medians in MiB/s, the stable engine's
 //! speed as a share of the main engine's per thread, and each contender's efficiency at 2 threads
-//! (its 2-thread rate over twice its 1-thread rate).
+//! (its 2-thread rate over twice its 1-thread rate) by wall time and by CPU time. The CPU-time
+//! figure (the CPU seconds one thread spends on all the items over the CPU seconds two threads
+//! spend together) is what threads cost each other; the wall-time one also holds whatever else
+//! the machine runs, which on a shared machine can be most of it.
 //!
 //! `cargo run --release --example fallback [-- --runs N --bytes B --only NAME,NAME]`
 
@@ -87,6 +91,13 @@ fn run<W: FnMut(&str)>(threads: usize, items: &[String], worker: impl Fn(usize) 
         wall: started.elapsed().as_secs_f64(),
         cpu,
     }
+}
+
+/// The process's resident memory, in bytes (Linux).
+fn resident_bytes() -> u64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").expect("Linux");
+    let pages: u64 = statm.split_whitespace().nth(1).expect("resident").parse().expect("a number");
+    pages * 4096
 }
 
 /// A worker calling `engine` with a scratch of its own for its whole share, as batchtok's do.
@@ -185,7 +196,7 @@ fn main() {
         items.len()
     );
     println!(
-        "file\troute\tmain@1\tmain@2\tstable@1\tstable@2\tstable-own@1\tstable-own@2\tstable/main@1\teff main\teff stable\teff stable-own\tcpu-eff main\tcpu-eff stable\tcpu-eff stable-own"
+        "file\troute\tmain@1\tmain@2\tstable@1\tstable@2\tstable-own@1\tstable-own@2\tstable/main@1\teff main\teff stable\teff stable-own\tcpu-eff main\tcpu-eff stable\tcpu-eff stable-own\tclone MiB"
     );
     for (name, json) in files(only.as_deref()) {
         let tokenizer = Tokenizer::from_json(&json, &name).expect("loads");
@@ -196,9 +207,11 @@ fn main() {
             .expect("defaults");
         let main = tokenizer.main_engine();
         let stable = tokenizer.fallback_engine().expect("a Hugging Face tokenizer");
-        let own: Vec<StableTokenizer> = (0..2)
-            .map(|_| StableTokenizer::from_bytes(json.as_bytes()).expect("loads"))
-            .collect();
+        let first = StableTokenizer::from_bytes(json.as_bytes()).expect("loads");
+        let before = resident_bytes();
+        let second = first.clone();
+        let clone_mib = resident_bytes().saturating_sub(before) as f64 / (1 << 20) as f64;
+        let own = [first, second];
         // Every contender gives the reference's ids on these texts.
         let reference = engine_ids(stable, &items);
         assert_eq!(engine_ids(main, &items), reference, "{name}: main engine");
@@ -233,7 +246,7 @@ fn main() {
             .map(|t| median(&t.iter().map(|t| t.cpu).collect::<Vec<_>>()))
             .collect();
         println!(
-            "{name}\t{route}\t{:.1}\t{:.1}\t{:.1}\t{:.1}\t{:.1}\t{:.1}\t{:.3}\t{:.2}\t{:.2}\t{:.2}\t{:.2}\t{:.2}\t{:.2}",
+            "{name}\t{route}\t{:.1}\t{:.1}\t{:.1}\t{:.1}\t{:.1}\t{:.1}\t{:.3}\t{:.2}\t{:.2}\t{:.2}\t{:.2}\t{:.2}\t{:.2}\t{clone_mib:.1}",
             rate[0],
             rate[1],
             rate[2],
