@@ -6,7 +6,7 @@
 //!   release candidate, or the stable engine where the route sends every text there);
 //! - stable: the stable engine alone (`Tokenizer::fallback_engine`), as batchtok's workers call it;
 //! - stable-own: a `tokenizers` 0.23 `Tokenizer` of each thread's own (the second a clone of the
-//!   first, whose cost in resident memory the last column gives), called directly: what the
+//!   first, whose cost in allocated memory the last column gives), called directly: what the
 //!   stable engine gives with nothing shared between threads.
 //!
 //! Each contender runs on 1 and on 2 threads (thread `t` takes items `t, t + 2, ...`), and every
@@ -24,8 +24,10 @@
 #[path = "corpus.rs"]
 mod corpus;
 
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use batchtok::engine::{AllowedSpecial, Engine, Ids, Scratch, Tokenizer};
@@ -61,7 +63,10 @@ const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
 /// each other (more CPU for the same work) from a machine that others keep busy (the same CPU,
 /// more wall time), which matters on a shared machine.
 fn thread_cpu_seconds() -> f64 {
-    let mut time = Timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut time = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: `time` is a valid, writable `struct timespec` (two 64-bit fields on the 64-bit Linux
     // targets this benchmark runs on), and the clock id is one Linux defines.
     let status = unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut time) };
@@ -70,7 +75,11 @@ fn thread_cpu_seconds() -> f64 {
 }
 
 /// Runs `worker(t)`'s closure over thread `t`'s share of `items` on `threads` threads.
-fn run<W: FnMut(&str)>(threads: usize, items: &[String], worker: impl Fn(usize) -> W + Sync) -> Times {
+fn run<W: FnMut(&str)>(
+    threads: usize,
+    items: &[String],
+    worker: impl Fn(usize) -> W + Sync,
+) -> Times {
     let started = Instant::now();
     let cpu = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
@@ -85,7 +94,10 @@ fn run<W: FnMut(&str)>(threads: usize, items: &[String], worker: impl Fn(usize) 
                 })
             })
             .collect();
-        handles.into_iter().map(|h| h.join().expect("no panic")).sum()
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("no panic"))
+            .sum()
     });
     Times {
         wall: started.elapsed().as_secs_f64(),
@@ -93,12 +105,40 @@ fn run<W: FnMut(&str)>(threads: usize, items: &[String], worker: impl Fn(usize) 
     }
 }
 
-/// The process's resident memory, in bytes (Linux).
-fn resident_bytes() -> u64 {
-    let statm = std::fs::read_to_string("/proc/self/statm").expect("Linux");
-    let pages: u64 = statm.split_whitespace().nth(1).expect("resident").parse().expect("a number");
-    pages * 4096
+/// The system allocator, counting the bytes it holds, so that the cost of a clone is what the
+/// clone allocates (resident memory would hide it: the allocator reuses pages that the parse of the
+/// file freed).
+struct CountingAllocator;
+
+static ALLOCATED: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: every call is passed on to `System` unchanged; the counter only observes sizes.
+unsafe impl GlobalAlloc for CountingAllocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATED.fetch_add(layout.size(), Ordering::Relaxed);
+        // SAFETY: the caller upholds `GlobalAlloc::alloc`'s contract, which `System` shares.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        ALLOCATED.fetch_sub(layout.size(), Ordering::Relaxed);
+        // SAFETY: `ptr` was allocated by `System` with `layout`, as the caller guarantees.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATED.fetch_add(new_size, Ordering::Relaxed);
+        ALLOCATED.fetch_sub(layout.size(), Ordering::Relaxed);
+        // SAFETY: as for `dealloc`, and `new_size` is valid for `layout`'s alignment.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
 }
+
+// Where the addon's build makes mimalloc the global allocator (not on Linux), that one stays, and
+// the clone column reads 0.
+#[cfg(not(batchtok_mimalloc))]
+#[global_allocator]
+static GLOBAL: CountingAllocator = CountingAllocator;
 
 /// A worker calling `engine` with a scratch of its own for its whole share, as batchtok's do.
 fn engine_worker<'e>(engine: &'e dyn Engine) -> impl FnMut(&str) + 'e {
@@ -206,18 +246,27 @@ fn main() {
             .encode_mode(None, &AllowedSpecial::None)
             .expect("defaults");
         let main = tokenizer.main_engine();
-        let stable = tokenizer.fallback_engine().expect("a Hugging Face tokenizer");
+        let stable = tokenizer
+            .fallback_engine()
+            .expect("a Hugging Face tokenizer");
         let first = StableTokenizer::from_bytes(json.as_bytes()).expect("loads");
-        let before = resident_bytes();
+        let before = ALLOCATED.load(Ordering::Relaxed);
         let second = first.clone();
-        let clone_mib = resident_bytes().saturating_sub(before) as f64 / (1 << 20) as f64;
+        let clone_mib =
+            ALLOCATED.load(Ordering::Relaxed).saturating_sub(before) as f64 / (1 << 20) as f64;
         let own = [first, second];
         // Every contender gives the reference's ids on these texts.
         let reference = engine_ids(stable, &items);
         assert_eq!(engine_ids(main, &items), reference, "{name}: main engine");
         for (item, ids) in items.iter().zip(&reference) {
-            assert_eq!(own[0].encode_fast(item.as_str(), true).unwrap().get_ids(), ids.as_slice());
-            assert_eq!(tokenizer.encode(item, &mode).unwrap().as_slice(), ids.as_slice());
+            assert_eq!(
+                own[0].encode_fast(item.as_str(), true).unwrap().get_ids(),
+                ids.as_slice()
+            );
+            assert_eq!(
+                tokenizer.encode(item, &mode).unwrap().as_slice(),
+                ids.as_slice()
+            );
         }
         let contenders: Vec<Box<dyn Fn() -> Times + '_>> = vec![
             Box::new(|| run(1, &items, |_| engine_worker(main))),

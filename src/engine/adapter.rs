@@ -69,7 +69,8 @@ fn add_missing_byte_tokens(file: &mut Value, largest_id: u32) -> Option<String> 
     if missing.is_empty() {
         return None;
     }
-    let reachable = |byte: &u8| !byte.is_ascii() || !vocab.contains_key(&char::from(*byte).to_string());
+    let reachable =
+        |byte: &u8| !byte.is_ascii() || !vocab.contains_key(&char::from(*byte).to_string());
     if missing.iter().any(reachable) {
         return None;
     }

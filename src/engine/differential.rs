@@ -552,7 +552,11 @@ fn each_file_is_routed_to_the_engine_that_encodes_it_exactly() {
         ("gpt4o", real_tokenizer("gpt4o"), "pipeline:"),
         ("gpt35turbo", real_tokenizer("gpt35turbo"), "pipeline:"),
         // Byte fallback without `<0x09>`, read in an equivalent form (`adapter.rs`).
-        ("gemini", real_tokenizer("gemini"), "pipeline: tokenizers 1.0.0-rc.3 encodes every text, reading an equivalent form"),
+        (
+            "gemini",
+            real_tokenizer("gemini"),
+            "pipeline: tokenizers 1.0.0-rc.3 encodes every text, reading an equivalent form",
+        ),
     ];
     for (name, json, route) in expected {
         let Some(json) = json else {
@@ -747,7 +751,9 @@ fn byte_fallback_bpe(missing: &[u8], with_controls: bool) -> String {
         add("\t".to_owned());
         add("\n".to_owned());
     }
-    let merges = ["▁ t", "h e", "▁t he", "i n", "▁ a", "a n", "▁a n", "▁an d", "e r", "o n"];
+    let merges = [
+        "▁ t", "h e", "▁t he", "i n", "▁ a", "a n", "▁a n", "▁an d", "e r", "o n",
+    ];
     for merge in merges {
         add(merge.replace(' ', ""));
     }
@@ -792,10 +798,28 @@ fn gpt2_with_prefix_space(normalized: bool, lowercase: bool) -> String {
 /// Texts that start with and without spaces, around added tokens, or are empty: where a prefix
 /// space is or is not added.
 fn prefix_space_inputs(rng: &mut Rng) -> Vec<String> {
-    let mut inputs: Vec<String> = ["", " ", "  ", "a", " a", "\ta", "<|endoftext|>", "<|endoftext|>a"]
-        .map(str::to_owned)
-        .to_vec();
-    inputs.extend(["a<|endoftext|> b", "<s>x</s>", "\t\ta", "\u{a0}a", "12345 678"].map(str::to_owned));
+    let mut inputs: Vec<String> = [
+        "",
+        " ",
+        "  ",
+        "a",
+        " a",
+        "\ta",
+        "<|endoftext|>",
+        "<|endoftext|>a",
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    inputs.extend(
+        [
+            "a<|endoftext|> b",
+            "<s>x</s>",
+            "\t\ta",
+            "\u{a0}a",
+            "12345 678",
+        ]
+        .map(str::to_owned),
+    );
     for _ in 0..2000 {
         let text = random_text(rng);
         inputs.push(format!(" {text}"));
@@ -810,9 +834,18 @@ fn prefix_space_inputs(rng: &mut Rng) -> Vec<String> {
 #[test]
 fn rewritten_files_encode_as_the_reference() {
     let mut files = vec![
-        ("byte fallback lacking <0x09> and <0x0A>", byte_fallback_bpe(&[9, 10], true)),
-        ("gpt2 with add_prefix_space", gpt2_with_prefix_space(false, false)),
-        ("gpt2 with add_prefix_space and a normalizer", gpt2_with_prefix_space(false, true)),
+        (
+            "byte fallback lacking <0x09> and <0x0A>",
+            byte_fallback_bpe(&[9, 10], true),
+        ),
+        (
+            "gpt2 with add_prefix_space",
+            gpt2_with_prefix_space(false, false),
+        ),
+        (
+            "gpt2 with add_prefix_space and a normalizer",
+            gpt2_with_prefix_space(false, true),
+        ),
     ];
     if let Some(gemini) = real_tokenizer("gemini") {
         files.push(("gemini", gemini));
@@ -840,8 +873,13 @@ fn rewritten_files_encode_as_the_reference() {
                     .unwrap()
                     .with_special_text_as_ordinary(!split_special);
                 for text in &inputs {
-                    let reference =
-                        encode(&stable, text, add_special_tokens, split_special, &mut Scratch::engine_pool());
+                    let reference = encode(
+                        &stable,
+                        text,
+                        add_special_tokens,
+                        split_special,
+                        &mut Scratch::engine_pool(),
+                    );
                     let ours = routed
                         .encode(text, &mode)
                         .map(|ids| ids.as_slice().to_vec())
@@ -866,9 +904,21 @@ fn rewritten_files_encode_as_the_reference() {
 #[test]
 fn files_the_rewrite_cannot_keep_exact_stay_on_the_stable_engine() {
     for (name, json, why) in [
-        ("lacking <0x00>", byte_fallback_bpe(&[0], true), "Byte fallback"),
-        ("lacking <0x09> without the tab", byte_fallback_bpe(&[9], false), "Byte fallback"),
-        ("lacking <0xC3>", byte_fallback_bpe(&[0xC3], true), "Byte fallback"),
+        (
+            "lacking <0x00>",
+            byte_fallback_bpe(&[0], true),
+            "Byte fallback",
+        ),
+        (
+            "lacking <0x09> without the tab",
+            byte_fallback_bpe(&[9], false),
+            "Byte fallback",
+        ),
+        (
+            "lacking <0xC3>",
+            byte_fallback_bpe(&[0xC3], true),
+            "Byte fallback",
+        ),
         (
             "add_prefix_space with a normalized added token",
             gpt2_with_prefix_space(true, true),
@@ -881,7 +931,14 @@ fn files_the_rewrite_cannot_keep_exact_stay_on_the_stable_engine() {
         assert!(routing.contains(why), "{name}: {routing}");
         let stable = StableEngine::from_json(&json).unwrap();
         let mode = routed.encode_mode(Some(true), &Default::default()).unwrap();
-        for text in ["a\u{0}b", "tab\there", "café", "the and", "<|endoftext|>", "x<|endoftext|>"] {
+        for text in [
+            "a\u{0}b",
+            "tab\there",
+            "café",
+            "the and",
+            "<|endoftext|>",
+            "x<|endoftext|>",
+        ] {
             assert_eq!(
                 routed.encode(text, &mode).unwrap().as_slice(),
                 ids(&stable, text, true).as_slice(),
