@@ -20,11 +20,14 @@
 //!   character), and no `ignore_merges` (which looks a whole word up in the vocabulary).
 //! - **`ByteLevel` with `add_prefix_space`.** GPT-2 style files (RoBERTa's) set it on the
 //!   `ByteLevel` pre-tokenizer, which the release candidate refuses. The reference adds a space
-//!   before each piece of text between added tokens that does not start with one, then splits and
-//!   maps bytes. A `Metaspace` pre-tokenizer whose replacement is the space itself, with
-//!   `prepend_scheme: "always"` and `split: false`, does exactly that first step (it replaces
-//!   spaces with spaces, and prepends its replacement where a piece does not start with it), so
-//!   the sequence `[Metaspace, ByteLevel without add_prefix_space]` is the same pre-tokenizer.
+//!   before each piece of normalized text between added tokens that does not start with one, then
+//!   splits and maps bytes. The release candidate's `MetaspaceNormalizer` (the form its own upgrade
+//!   pass gives a `Metaspace` pre-tokenizer) with the space itself as replacement and
+//!   `prepend: "always"` does exactly that first step when it is the last normalizer: it replaces
+//!   spaces with spaces, and prepends a space to each piece that does not start with one. It
+//!   applies where the `ByteLevel` is the whole pre-tokenizer (inside a `Sequence`, the space goes
+//!   before each piece an earlier member cut) and no added token is matched in the normalized text
+//!   (one would be cut out after the normalizer has prepended the space).
 
 use serde_json::{Map, Value, json};
 
