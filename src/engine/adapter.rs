@@ -77,10 +77,11 @@ fn add_missing_byte_tokens(file: &mut Value, largest_id: u32) -> Option<String> 
     if missing.iter().any(reachable) {
         return None;
     }
-    let mut id = largest_id.checked_add(1)?;
-    for &byte in &missing {
+    // Every check is made before the file changes, so that it is rewritten whole or not at all.
+    let first_id = largest_id.checked_add(1)?;
+    first_id.checked_add(missing.len() as u32)?;
+    for (&byte, id) in missing.iter().zip(first_id..) {
         vocab.insert(byte_token(byte), json!(id));
-        id = id.checked_add(1)?;
     }
     let names: Vec<String> = missing.iter().map(|&byte| byte_token(byte)).collect();
     Some(format!(
@@ -100,7 +101,8 @@ fn byte_token(byte: u8) -> String {
 /// written. (Inside a `Sequence`, the space goes before each piece the earlier members cut, which
 /// no normalizer can do.)
 fn spell_out_prefix_space(file: &mut Value) -> Option<String> {
-    let pre_tokenizer = file.get_mut("pre_tokenizer")?;
+    let file = file.as_object_mut()?;
+    let pre_tokenizer = file.get("pre_tokenizer")?;
     if pre_tokenizer.get("type").and_then(Value::as_str) != Some("ByteLevel")
         || pre_tokenizer.get("add_prefix_space") != Some(&Value::Bool(true))
     {
@@ -119,17 +121,28 @@ fn spell_out_prefix_space(file: &mut Value) -> Option<String> {
     if normalized_added_token {
         return None;
     }
-    let pre_tokenizer = file.get_mut("pre_tokenizer")?;
-    pre_tokenizer["add_prefix_space"] = Value::Bool(false);
+    // Every check is made before the file changes, so that it is rewritten whole or not at all.
+    file.get_mut("pre_tokenizer")?
+        .as_object_mut()?
+        .insert("add_prefix_space".to_owned(), Value::Bool(false));
     let prefixer = json!({
         "type": "MetaspaceNormalizer",
         "replacement": " ",
         "prepend": "always",
         "drop_whitespace": false,
     });
-    let normalizer = file.get_mut("normalizer")?;
+    let normalizer = file.entry("normalizer").or_insert(Value::Null);
     *normalizer = match normalizer.take() {
         Value::Null => prefixer,
+        Value::Object(mut sequence)
+            if sequence.get("type").and_then(Value::as_str) == Some("Sequence")
+                && sequence.get("normalizers").is_some_and(Value::is_array) =>
+        {
+            if let Some(Value::Array(members)) = sequence.get_mut("normalizers") {
+                members.push(prefixer);
+            }
+            Value::Object(sequence)
+        }
         declared => json!({"type": "Sequence", "normalizers": [declared, prefixer]}),
     };
     Some(

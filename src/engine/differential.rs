@@ -790,7 +790,9 @@ fn gpt2_with_prefix_space(normalized: bool, lowercase: bool) -> String {
     json["pre_tokenizer"]["add_prefix_space"] = serde_json::Value::Bool(true);
     json["added_tokens"][0]["normalized"] = serde_json::Value::Bool(normalized);
     if lowercase {
-        json["normalizer"] = serde_json::json!({"type": "Lowercase"});
+        json["normalizer"] = serde_json::json!({"type": "Sequence", "normalizers": [
+            {"type": "NFC"}, {"type": "Lowercase"},
+        ]});
     }
     json.to_string()
 }
