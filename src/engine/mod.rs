@@ -18,6 +18,7 @@
 //! vocabulary (`vocabulary.rs`). A model folder's config files are read by `model_config.rs`, and
 //! `model_folder.rs` finds a folder or a Hub id in the local Hugging Face cache.
 
+mod adapter;
 mod budget;
 mod chat;
 mod decode_bytes;

@@ -4,9 +4,16 @@
 //! the stable engine whole when the release candidate cannot read it, cannot run it, or reads it
 //! differently, and a text alone where its characters need the reference's Unicode tables:
 //!
-//! - **It refuses the file.** Some legacy shapes have no canonical form yet (a `ByteLevel`
-//!   pre-tokenizer with `add_prefix_space: true`, as RoBERTa's), and it panics on some files (an
-//!   empty vocabulary). The stable engine reads them.
+//! - **It refuses the file.** Two shapes it refuses as written are handed to it in an equivalent
+//!   form first (`adapter.rs` says why each gives the same ids, `differential.rs` checks them): a
+//!   BPE declaring byte fallback whose missing `<0xXX>` tokens the reference never reaches
+//!   (Gemini's lacks `<0x09>` and holds the tab itself), and a `ByteLevel` pre-tokenizer with
+//!   `add_prefix_space: true` (RoBERTa's), spelled as a last normalizer that prepends the space.
+//!   What is left goes to the stable engine: byte fallback missing a byte token the reference does
+//!   reach (it gives the unknown token there, and the release candidate has no such mode);
+//!   `add_prefix_space` inside a `Sequence` (the space goes before each piece an earlier member
+//!   cut, which no normalizer can do) or with an added token matched in the normalized text (the
+//!   prepended space would come before it); and files it panics on (an empty vocabulary).
 //! - **It numbers the added tokens differently.** Both engines give added tokens dense ids from the
 //!   end of the model's vocabulary, whatever ids the file declares (so the reference does too, and
 //!   the embedded OpenAI encodings keep their gapped specials outside the engine). Any difference
@@ -32,6 +39,14 @@
 //!   differently. `unicode_drift.rs` holds both tables; only such a text leaves the fast engine.
 //!   The OpenAI encodings, which have no stable engine, send it to an exact path of their own
 //!   (`openai.rs`).
+//!
+//! What the stable route costs: the stable crate encodes 30 to 60 times slower than the release
+//! candidate on the same texts (`benchmark/results/fallback.md`), since it builds a normalized
+//! string with alignments, offsets and a token string per token for every text. That is why the
+//! rewrites above exist, and no real file measured there stays on it. It shares nothing between
+//! threads that costs it CPU time (a BPE model's word cache is per thread in 0.23; only a Unigram
+//! model's cache is behind a lock), so one engine serves every worker; a clone per thread gains
+//! nothing and costs the whole vocabulary again.
 //!
 //! Only the first three need the stable engine at load. Where the release candidate encodes a
 //! tokenizer's texts, the stable engine is built when a text is first routed to it, or at the first
@@ -62,6 +77,12 @@ pub enum StableNeeded {
 pub enum Route {
     /// Every text goes to the release-candidate engine.
     Pipeline,
+    /// Every text goes to the release-candidate engine, which reads an equivalent form of the
+    /// file (`adapter.rs`).
+    Rewritten {
+        /// What was rewritten, in words.
+        how: Vec<String>,
+    },
     /// Every text goes to the stable engine, for the reason given.
     Stable {
         /// Why, in words.
@@ -142,10 +163,24 @@ impl Route {
         matches!(self, Route::Stable { .. }) || unicode_drift::contains_drift(text)
     }
 
+    /// This route, for a release candidate that read the file as `adapter.rs` rewrote it (`how`,
+    /// empty where it read the file as written).
+    pub fn rewritten(self, how: Vec<String>) -> Route {
+        match self {
+            Route::Pipeline if !how.is_empty() => Route::Rewritten { how },
+            route => route,
+        }
+    }
+
     /// The route in words, for users and tests.
     pub fn describe(&self) -> String {
         match self {
             Route::Pipeline => "pipeline: tokenizers 1.0.0-rc.3 encodes every text".to_owned(),
+            Route::Rewritten { how } => format!(
+                "pipeline: tokenizers 1.0.0-rc.3 encodes every text, reading an equivalent form \
+                 of the file ({})",
+                how.join("; ")
+            ),
             Route::Stable { reason } => {
                 format!("stable: tokenizers 0.23 encodes every text, because {reason}")
             }

@@ -88,8 +88,8 @@ impl<'e> Scratch<'e> {
     }
 
     /// Locks the texts encoded with this scratch took on state shared between threads, the lease
-    /// and its return included; `None` where an engine could not tell (the stable engine's cache
-    /// locks depend on the text).
+    /// and its return included; `None` where an engine could not tell (the stable engine's
+    /// Unigram cache locks depend on the text).
     pub fn locks(&self) -> Option<u64> {
         self.locks
     }

@@ -9,6 +9,7 @@ use tokenizers_stable::utils::truncation::{
 };
 use tokenizers_stable::pre_tokenizer::OffsetType;
 use tokenizers_stable::{Model, PostProcessor, PreTokenizer, Tokenizer as StableTokenizer};
+use tokenizers_stable::models::ModelWrapper;
 
 use super::rows::{self, FilePadding, Side, StableEncoding, Truncation};
 use super::{Engine, Error, ErrorKind, Ids, Scratch};
@@ -77,9 +78,18 @@ fn longest_unigram_piece(json: &str) -> Option<usize> {
 }
 
 /// The stable `Tokenizer`, read from any tokenizer.json the stable release reads.
+///
+/// One engine serves every thread, and shares nothing written per text between them except a
+/// Unigram model's cache: a BPE model keeps its word cache per thread (`BPE_LOCAL_CACHE` in the
+/// crate's `models/bpe/model.rs`), WordPiece and WordLevel keep none, and `encode_fast` runs on the
+/// calling thread alone (the crate's rayon parallelism is only in its batch methods).
+/// `benchmark/fallback.rs` measures one engine on two threads against a clone per thread.
 pub struct StableEngine {
     /// Splits added special tokens out of the text, the stable default.
     splitting: StableTokenizer,
+    /// The model is a Unigram, whose piece cache sits behind a read-write lock shared by every
+    /// thread (taken with `try_read` and `try_write`, once per word).
+    locks_a_shared_cache: bool,
     /// The same tokenizer with `encode_special_tokens` on, made on first use: the flag lives on
     /// the tokenizer, not on the call.
     ordinary: OnceLock<StableTokenizer>,
@@ -115,8 +125,10 @@ impl StableEngine {
                 .map_err(|e| e.to_string())?;
         let file_padding = tokenizer.get_padding().cloned();
         tokenizer.with_padding(None);
+        let locks_a_shared_cache = matches!(tokenizer.get_model(), ModelWrapper::Unigram(_));
         Ok(StableEngine {
             splitting: tokenizer,
+            locks_a_shared_cache,
             ordinary: OnceLock::new(),
             file_padding,
         })
@@ -388,9 +400,11 @@ impl Engine for StableEngine {
         scratch: &mut Scratch<'e>,
         out: &mut Ids,
     ) -> Result<(), Error> {
-        // The stable BPE model reads and fills a word cache behind a read-write lock, once per
-        // word that misses or hits it: a count that depends on the text.
-        scratch.count_unknown_locks();
+        // A Unigram model reads and fills its cache behind a read-write lock, once per word: a
+        // count that depends on the text. The other models take no lock.
+        if self.locks_a_shared_cache {
+            scratch.count_unknown_locks();
+        }
         // The stable crate panics on some post-processor set-ups instead of failing (a template
         // handed more than two encodings by a Sequence reaches a `todo!()` in
         // `processors/template.rs`, found by `tests/parse_fuzz.rs`); a panic must not cross the

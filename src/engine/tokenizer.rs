@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use super::model_config::{ModelConfig, SpecialTokens};
 use super::model_folder::{self, HubOptions, Located, TOKENIZER_FILE};
+use super::adapter;
 use super::openai::{self, ENCODINGS, OpenAiEncoding};
 use super::outline::Outline;
 use super::pipeline::PipelineEngine;
@@ -220,7 +221,7 @@ impl Tokenizer {
     /// tokens' numbering; otherwise it is kept, unread, for the texts routed to the stable engine
     /// and for `decode`, and read on first use.
     fn load(json: String, origin: &str) -> Result<Tokenizer, Error> {
-        let file: serde_json::Value = serde_json::from_str(&json)
+        let mut file: serde_json::Value = serde_json::from_str(&json)
             .map_err(|e| Error::new(ErrorKind::Load, format!("{origin} is not valid JSON: {e}")))?;
         let file_special_tokens = SpecialTokens::from_tokenizer_json(&file);
         let mut tokenizer = Self::load_parsed(json, file, origin)?;
@@ -257,6 +258,7 @@ impl Tokenizer {
             );
             return Self::load_on_stable(json, origin, Some(Route::stable_because(why)));
         }
+        let rewritten = adapter::for_release_candidate(&mut file, outline.largest_id);
         let pipeline = match PipelineEngine::from_value(file) {
             Ok(pipeline) => pipeline,
             Err(why) => {
@@ -265,10 +267,10 @@ impl Tokenizer {
         };
         match Route::for_pipeline(&pipeline, &outline) {
             Ok(route) => Ok(Tokenizer {
+                route: route.rewritten(rewritten),
                 family: Family::HuggingFace,
                 pipeline: Some(pipeline),
                 stable: LazyStable::unread(json),
-                route,
                 vocabulary_size: outline.vocabulary_size,
                 valid_ids: ValidIds::from_ids(outline.ids),
                 ids_per_byte: AtomicU32::new(INITIAL_IDS_PER_BYTE),
@@ -279,7 +281,7 @@ impl Tokenizer {
             Err(StableNeeded::Whole(route)) => Self::load_on_stable(json, origin, Some(route)),
             Err(StableNeeded::ToCompare) => {
                 let stable = Self::read_stable(&json, origin)?;
-                let route = Route::for_loaded(&pipeline, &stable);
+                let route = Route::for_loaded(&pipeline, &stable).rewritten(rewritten);
                 let ids = stable.vocabulary().map(|(_, id)| id).collect();
                 Ok(Tokenizer {
                     family: Family::HuggingFace,
@@ -561,6 +563,13 @@ impl Tokenizer {
                 .expect("the encoding's engine builds, as its tests check"),
             Family::HuggingFace => self.engine_for(""),
         }
+    }
+
+    /// The stable engine, built now if it was not yet, to measure it alone (benchmarks); `None`
+    /// for an OpenAI encoding.
+    #[doc(hidden)]
+    pub fn fallback_engine(&self) -> Option<&dyn Engine> {
+        self.stable.get().map(|stable| stable as &dyn Engine)
     }
 
     /// The engine that encodes `text`.

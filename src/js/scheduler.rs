@@ -65,8 +65,8 @@ pub struct BatchStats {
     /// Locks the tokenizer engine took on state its threads share: 2 for each worker's working
     /// memory, leased from the release-candidate engine once per batch and given back, not per
     /// text (0 for texts an OpenAI encoding's rank engine encodes: it leases nothing); `null`
-    /// where the stable fallback encoded a text (its cache locks depend on the text), or for a
-    /// failed batch.
+    /// where the stable fallback encoded a text with a Unigram model (its cache locks depend on
+    /// the text), or for a failed batch.
     pub engine_locks: Option<f64>,
     /// The batch ran on the calling thread alone and woke no worker (it was small).
     pub inline: bool,

@@ -1,0 +1,98 @@
+// Real model tokenizer.json files, which packages ship: which engine encodes each and why, and
+// id-for-id parity with Python tokenizers 0.23 on each (fixture from scripts/fixtures.py). The
+// files are never committed; `node scripts/real-tokenizers.js` fetches them into
+// .cache/real-tokenizers/, and a file not fetched is skipped with its name.
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+
+import { describe, expect, it } from 'vitest'
+
+import { batchtok, fixture } from './helpers'
+
+type RealFilesFixture = {
+  texts: string[]
+  files: Record<
+    string,
+    {
+      package: string
+      sha256: string
+      withSpecial: number[][]
+      withoutSpecial: number[][]
+      specialTextOrdinary: { cases: number[]; ids: number[][] }
+    }
+  >
+}
+
+const { CACHE_DIR, FILES } = require('../scripts/real-tokenizers.js') as {
+  CACHE_DIR: string
+  FILES: { name: string; package: string; sha256: string }[]
+}
+
+const reference = fixture<RealFilesFixture>('real-files.json')
+
+/**
+ * The route each file takes, and the words that say why. Every file runs on the release
+ * candidate; Gemini's declares byte fallback without a `<0x09>` token (its vocabulary holds the tab
+ * itself), which the release candidate refuses as written and reads in an equivalent form.
+ */
+const ROUTES: Record<string, RegExp> = {
+  llama3: /^pipeline: tokenizers 1\.0\.0-rc\.3 encodes every text$/,
+  qwen3: /^pipeline: tokenizers 1\.0\.0-rc\.3 encodes every text$/,
+  deepseek_v3: /^pipeline: tokenizers 1\.0\.0-rc\.3 encodes every text$/,
+  gemma3: /^pipeline: tokenizers 1\.0\.0-rc\.3 encodes every text$/,
+  llama2: /^pipeline: tokenizers 1\.0\.0-rc\.3 encodes every text$/,
+  gptoss: /^pipeline: tokenizers 1\.0\.0-rc\.3 encodes every text$/,
+  gpt4o: /^pipeline: tokenizers 1\.0\.0-rc\.3 encodes every text$/,
+  gpt35turbo: /^pipeline: tokenizers 1\.0\.0-rc\.3 encodes every text$/,
+  gemini:
+    /^pipeline: tokenizers 1\.0\.0-rc\.3 encodes every text, reading an equivalent form of the file \(the byte-fallback tokens <0x09> it lacks are added under unused ids/,
+}
+
+describe('the real files', () => {
+  it('are the files the fixture was written from, each with a route', () => {
+    expect(Object.keys(reference.files).sort()).toEqual(FILES.map((f) => f.name).sort())
+    expect(Object.keys(ROUTES).sort()).toEqual(FILES.map((f) => f.name).sort())
+    for (const file of FILES) {
+      expect(reference.files[file.name].sha256, file.name).toBe(file.sha256)
+      expect(reference.files[file.name].package, file.name).toBe(file.package)
+    }
+  })
+})
+
+describe.each(FILES.map((f) => f.name))('%s', (name) => {
+  const path = join(CACHE_DIR, `${name}.json`)
+  const fetched = existsSync(path)
+  if (!fetched) console.warn(`${name}: skipped; \`node scripts/real-tokenizers.js\` fetches it`)
+  const tokenizer = fetched ? batchtok.Tokenizer.fromFile(path) : undefined
+  const expected = reference.files[name]
+  const { texts } = reference
+
+  it.runIf(fetched)('is routed to the engine that encodes it exactly, and says why', () => {
+    expect(tokenizer!.routing).toMatch(ROUTES[name])
+  })
+
+  it.runIf(fetched)('encodes every text as Python tokenizers, one at a time', () => {
+    texts.forEach((text, i) => {
+      expect(Array.from(tokenizer!.encode(text)), JSON.stringify(text)).toEqual(expected.withSpecial[i])
+      expect(Array.from(tokenizer!.encode(text, { addSpecialTokens: false })), JSON.stringify(text)).toEqual(
+        expected.withoutSpecial[i],
+      )
+    })
+  })
+
+  it.runIf(fetched)('encodes every text as Python tokenizers, as one batch', async () => {
+    expect((await tokenizer!.encodeBatch(texts)).toArrays()).toEqual(expected.withSpecial)
+    expect((await tokenizer!.encodeBatch(texts, { addSpecialTokens: false })).toArrays()).toEqual(
+      expected.withoutSpecial,
+    )
+  })
+
+  it.runIf(fetched)("encodes special tokens' text as ordinary text as encode_special_tokens does", () => {
+    const { cases, ids } = expected.specialTextOrdinary
+    expect(cases.length).toBeGreaterThan(0)
+    cases.forEach((i, k) => {
+      const got = tokenizer!.encode(texts[i], { addSpecialTokens: false, encodeSpecialTokens: true })
+      expect(Array.from(got), JSON.stringify(texts[i])).toEqual(ids[k])
+    })
+  })
+})

@@ -1,0 +1,153 @@
+//! Equivalent forms of files the release candidate refuses as written.
+//!
+//! Some tokenizer.json files use a shape the release candidate does not read, where the
+//! reference's behaviour is one it runs under another spelling. [`for_release_candidate`] rewrites
+//! the parsed file handed to the release candidate (never the file the stable engine, the
+//! outline or `decode` read) so that it encodes every text as the reference does, and says what it
+//! rewrote. Each rewrite states below why the two forms give the same ids for every text; the
+//! differential tests (`differential.rs`) check them over the corpora and seeded random texts.
+//!
+//! - **Byte fallback with byte tokens missing.** A SentencePiece-style BPE declares
+//!   `byte_fallback`, and its vocabulary lacks some `<0xXX>` tokens (Gemini's lacks `<0x09>`,
+//!   since it holds the tab itself). The release candidate needs all 256 at load. The reference
+//!   falls back to bytes only for a character that is not in the vocabulary, and uses the byte
+//!   tokens only where every byte of that character has one (else the unknown token). A byte
+//!   below 0x80 is the whole UTF-8 form of one character, so where that character is itself a
+//!   token, the reference never looks up its byte token: adding the missing `<0xXX>` under fresh
+//!   ids past the file's largest changes no text's ids. It applies only where every missing byte
+//!   is such a byte, and where nothing else can reach the added tokens: no
+//!   `continuing_subword_prefix` or `end_of_word_suffix` (they change what is looked up for a
+//!   character), and no `ignore_merges` (which looks a whole word up in the vocabulary).
+//! - **`ByteLevel` with `add_prefix_space`.** GPT-2 style files (RoBERTa's) set it on the
+//!   `ByteLevel` pre-tokenizer, which the release candidate refuses. The reference adds a space
+//!   before each piece of normalized text between added tokens that does not start with one, then
+//!   splits and maps bytes. The release candidate's `MetaspaceNormalizer` (the form its own upgrade
+//!   pass gives a `Metaspace` pre-tokenizer) with the space itself as replacement and
+//!   `prepend: "always"` does exactly that first step when it is the last normalizer: it replaces
+//!   spaces with spaces, and prepends a space to each piece that does not start with one. It
+//!   applies where the `ByteLevel` is the whole pre-tokenizer (inside a `Sequence`, the space goes
+//!   before each piece an earlier member cut) and no added token is matched in the normalized text
+//!   (one would be cut out after the normalizer has prepended the space).
+
+use serde_json::{Map, Value, json};
+
+/// Rewrites `file`, a tokenizer.json the release candidate is about to read, into an equivalent
+/// form it reads, where one is known; returns what was rewritten, in words (empty: nothing).
+/// `largest_id` is the largest id the file declares, model and added tokens together.
+pub fn for_release_candidate(file: &mut Value, largest_id: u32) -> Vec<String> {
+    let mut rewritten = Vec::new();
+    if let Some(why) = add_missing_byte_tokens(file, largest_id) {
+        rewritten.push(why);
+    }
+    if let Some(why) = spell_out_prefix_space(file) {
+        rewritten.push(why);
+    }
+    rewritten
+}
+
+/// The byte-fallback rewrite (see the module doc), where it applies.
+fn add_missing_byte_tokens(file: &mut Value, largest_id: u32) -> Option<String> {
+    let model = file.get_mut("model")?.as_object_mut()?;
+    let is_bpe = match model.get("type") {
+        Some(kind) => kind.as_str() == Some("BPE"),
+        None => model.contains_key("merges"),
+    };
+    let set = |model: &Map<String, Value>, key: &str| {
+        model
+            .get(key)
+            .is_some_and(|value| !value.is_null() && value != &Value::Bool(false))
+    };
+    if !is_bpe
+        || model.get("byte_fallback") != Some(&Value::Bool(true))
+        || set(model, "continuing_subword_prefix")
+        || set(model, "end_of_word_suffix")
+        || set(model, "ignore_merges")
+    {
+        return None;
+    }
+    let vocab = model.get_mut("vocab")?.as_object_mut()?;
+    let missing: Vec<u8> = (0..=u8::MAX)
+        .filter(|byte| !vocab.contains_key(&byte_token(*byte)))
+        .collect();
+    if missing.is_empty() {
+        return None;
+    }
+    let reachable =
+        |byte: &u8| !byte.is_ascii() || !vocab.contains_key(&char::from(*byte).to_string());
+    if missing.iter().any(reachable) {
+        return None;
+    }
+    // Every check is made before the file changes, so that it is rewritten whole or not at all.
+    let first_id = largest_id.checked_add(1)?;
+    first_id.checked_add(missing.len() as u32)?;
+    for (&byte, id) in missing.iter().zip(first_id..) {
+        vocab.insert(byte_token(byte), json!(id));
+    }
+    let names: Vec<String> = missing.iter().map(|&byte| byte_token(byte)).collect();
+    Some(format!(
+        "the byte-fallback tokens {} it lacks are added under unused ids; the reference never \
+         reaches them, since the vocabulary holds each of those characters",
+        names.join(", ")
+    ))
+}
+
+/// SentencePiece's name of a byte's token: `<0x09>`.
+fn byte_token(byte: u8) -> String {
+    format!("<0x{byte:02X}>")
+}
+
+/// The `add_prefix_space` rewrite (see the module doc), for a `ByteLevel` pre-tokenizer that is
+/// the file's whole pre-tokenizer, in a file whose added tokens are all matched in the text as
+/// written. (Inside a `Sequence`, the space goes before each piece the earlier members cut, which
+/// no normalizer can do.)
+fn spell_out_prefix_space(file: &mut Value) -> Option<String> {
+    let file = file.as_object_mut()?;
+    let pre_tokenizer = file.get("pre_tokenizer")?;
+    if pre_tokenizer.get("type").and_then(Value::as_str) != Some("ByteLevel")
+        || pre_tokenizer.get("add_prefix_space") != Some(&Value::Bool(true))
+    {
+        return None;
+    }
+    // An added token matched in the normalized text is cut out after the normalizer has run and
+    // before the pre-tokenizer does, so a space the normalizer prepended would sit before it.
+    let normalized_added_token = file
+        .get("added_tokens")
+        .and_then(Value::as_array)
+        .is_some_and(|added| {
+            added
+                .iter()
+                .any(|token| token.get("normalized") != Some(&Value::Bool(false)))
+        });
+    if normalized_added_token {
+        return None;
+    }
+    // Every check is made before the file changes, so that it is rewritten whole or not at all.
+    file.get_mut("pre_tokenizer")?
+        .as_object_mut()?
+        .insert("add_prefix_space".to_owned(), Value::Bool(false));
+    let prefixer = json!({
+        "type": "MetaspaceNormalizer",
+        "replacement": " ",
+        "prepend": "always",
+        "drop_whitespace": false,
+    });
+    let normalizer = file.entry("normalizer").or_insert(Value::Null);
+    *normalizer = match normalizer.take() {
+        Value::Null => prefixer,
+        Value::Object(mut sequence)
+            if sequence.get("type").and_then(Value::as_str) == Some("Sequence")
+                && sequence.get("normalizers").is_some_and(Value::is_array) =>
+        {
+            if let Some(Value::Array(members)) = sequence.get_mut("normalizers") {
+                members.push(prefixer);
+            }
+            Value::Object(sequence)
+        }
+        declared => json!({"type": "Sequence", "normalizers": [declared, prefixer]}),
+    };
+    Some(
+        "its ByteLevel pre-tokenizer's add_prefix_space is spelled as a last normalizer that \
+         prepends a space"
+            .to_owned(),
+    )
+}
