@@ -221,7 +221,7 @@ impl Tokenizer {
     /// tokens' numbering; otherwise it is kept, unread, for the texts routed to the stable engine
     /// and for `decode`, and read on first use.
     fn load(json: String, origin: &str) -> Result<Tokenizer, Error> {
-        let mut file: serde_json::Value = serde_json::from_str(&json)
+        let file: serde_json::Value = serde_json::from_str(&json)
             .map_err(|e| Error::new(ErrorKind::Load, format!("{origin} is not valid JSON: {e}")))?;
         let file_special_tokens = SpecialTokens::from_tokenizer_json(&file);
         let mut tokenizer = Self::load_parsed(json, file, origin)?;
@@ -232,7 +232,7 @@ impl Tokenizer {
     /// [`load`](Self::load) once the file is parsed into `file`.
     fn load_parsed(
         json: String,
-        file: serde_json::Value,
+        mut file: serde_json::Value,
         origin: &str,
     ) -> Result<Tokenizer, Error> {
         let Some(outline) = Outline::read(&file) else {
