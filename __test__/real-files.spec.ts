@@ -37,6 +37,7 @@ const reference = fixture<RealFilesFixture>('real-files.json')
  */
 const ROUTES: Record<string, RegExp> = {
   llama3: /^pipeline: tokenizers 1\.0\.0-rc\.3 encodes every text$/,
+  llama3_1: /^pipeline: tokenizers 1\.0\.0-rc\.3 encodes every text$/,
   qwen3: /^pipeline: tokenizers 1\.0\.0-rc\.3 encodes every text$/,
   deepseek_v3: /^pipeline: tokenizers 1\.0\.0-rc\.3 encodes every text$/,
   gemma3: /^pipeline: tokenizers 1\.0\.0-rc\.3 encodes every text$/,

@@ -539,11 +539,12 @@ fn a_catastrophic_pattern_fails_in_bounded_time_with_a_clear_error() {
 /// A tokenizer the release candidate encodes loads without building the stable engine.
 #[test]
 fn each_file_is_routed_to_the_engine_that_encodes_it_exactly() {
-    let expected: [(&str, Option<String>, &str); 12] = [
+    let expected: [(&str, Option<String>, &str); 13] = [
         ("gpt2", Some(fixture_tokenizer("gpt2")), "pipeline:"),
         ("bert", Some(fixture_tokenizer("bert")), "pipeline:"),
         ("unigram", Some(fixture_tokenizer("unigram")), "pipeline:"),
         ("llama3", real_tokenizer("llama3"), "pipeline:"),
+        ("llama3_1", real_tokenizer("llama3_1"), "pipeline:"),
         ("qwen3", real_tokenizer("qwen3"), "pipeline:"),
         ("deepseek_v3", real_tokenizer("deepseek_v3"), "pipeline:"),
         ("gemma3", real_tokenizer("gemma3"), "pipeline:"),
