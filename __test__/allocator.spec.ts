@@ -8,12 +8,6 @@ import { batchtok, corpus } from './helpers'
 
 const { Tokenizer, Scheduler, allocator, memoryStats, releaseMemory } = batchtok
 
-/** Whether this Node runs on musl: its process report names no glibc. */
-function isMusl(): boolean {
-  const report = process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined
-  return process.platform === 'linux' && !report?.header?.glibcVersionRuntime
-}
-
 /** The allocator build.rs picks for this platform; a build that overrode it with
  * BATCHTOK_ALLOCATOR is tested with the same variable set. */
 function expectedAllocator(): string {
@@ -21,7 +15,7 @@ function expectedAllocator(): string {
   const mimallocByDefault =
     (process.platform === 'darwin' && ['x64', 'arm64'].includes(process.arch)) ||
     (process.platform === 'win32' && process.arch === 'x64') ||
-    (process.platform === 'linux' && process.arch === 'x64' && !isMusl())
+    (process.platform === 'linux' && process.arch === 'x64')
   return mimallocByDefault ? 'mimalloc' : 'system'
 }
 
