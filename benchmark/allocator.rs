@@ -34,7 +34,12 @@ fn cpu_time() -> Duration {
     let fields: Vec<&str> = after.split_whitespace().collect();
     // utime and stime are fields 14 and 15 of the whole line, in clock ticks (100 per second on
     // Linux's every mainstream configuration).
-    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<u64>().ok()).unwrap_or(0);
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
     Duration::from_millis((ticks(11) + ticks(12)) * 10)
 }
 
@@ -72,7 +77,8 @@ fn main() {
     // The stable engine's tokenizer: GPT-2 with `add_prefix_space`, which the release candidate
     // refuses (as in `benchmark/allocator.js`).
     let gpt2 = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("__test__/fixtures/tokenizers/gpt2.json"),
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("__test__/fixtures/tokenizers/gpt2.json"),
     )
     .expect("the GPT-2 fixture");
     let mut json: serde_json::Value = serde_json::from_str(&gpt2).expect("GPT-2 fixture is JSON");
@@ -83,7 +89,11 @@ fn main() {
         "machine: {}; allocator {}; median of {runs} runs",
         machine(),
         // build.rs sets this cfg for every target of the package, the examples included.
-        if cfg!(batchtok_mimalloc) { "mimalloc" } else { "system" }
+        if cfg!(batchtok_mimalloc) {
+            "mimalloc"
+        } else {
+            "system"
+        }
     );
     println!("engine\tworkload\tthreads\tMiB/s\tCPU ms/MiB");
     let engines: [(&str, &Tokenizer, usize); 2] = [
@@ -92,11 +102,13 @@ fn main() {
         ("stable fallback (GPT-2)", &stable, 4),
     ];
     for (engine, tokenizer, share) in engines {
-        assert!(share > 0);
         let mode = tokenizer
             .encode_mode(None, &AllowedSpecial::None)
             .expect("default options");
-        for (workload, min_bytes) in [("documents", DOCUMENT_BYTES), ("short items", SHORT_ITEM_BYTES)] {
+        for (workload, min_bytes) in [
+            ("documents", DOCUMENT_BYTES),
+            ("short items", SHORT_ITEM_BYTES),
+        ] {
             let all = split_at_lines(&text, min_bytes);
             let items = &all[..all.len().div_ceil(share)];
             let mib = items.iter().map(String::len).sum::<usize>() as f64 / f64::from(1 << 20);
