@@ -5,11 +5,6 @@
 //   node scripts/soak.js [--batches 1000] [--settle 100] [--storm 1000] [--cycles 100] [--workers 8] [--seed 1]
 //   node scripts/soak.js --allocators [--batches 10000]
 //
-// With `--allocators`, only the allocator soak runs: `--batches` batches of 2 MB (big.txt's first
-// 2 MB as documents, then as short items) in a fresh process per allocator build and workload
-// (the builds `node benchmark/allocator.js` leaves in .cache/allocator/), RSS sampled after a full
-// GC every 50 batches, its least-squares slope after the warm-up (the first tenth) reported per
-// 1,000 batches. Writes benchmark/results/allocator-soak.md.
 // - soak: first `--settle` rounds of one batch on every scheduler below, unmeasured (`settle` in
 //   scripts/reliability.js: the process's RSS climbs while its threads come up). Then `--batches`
 //   consecutive encodeBatch calls over the whole of big.txt (as documents), with the default
@@ -20,12 +15,17 @@
 //   policy, 30% aborted at random moments; then the process's CPU use while idle.
 // - cancellation latency: batches of 20 MB aborted while running, per policy; and one 20 MB text.
 // - churn: `--cycles` cycles of `--workers` worker_threads, half terminated mid-batch.
+//
+// With `--allocators`, only the allocator soak runs: `--batches` batches of 2 MB (big.txt's first
+// 2 MB as documents, then as short items) in a fresh process per allocator build and workload
+// (the builds `node benchmark/allocator.js` leaves in .cache/allocator/), RSS sampled after a full
+// GC every 50 batches, its least-squares slope after the warm-up (the first tenth) reported per
+// 1,000 batches. Writes benchmark/results/allocator-soak.md.
 
+const { spawnSync } = require('node:child_process')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-
-const { spawnSync } = require('node:child_process')
 
 /** The allocator builds the allocator soak compares, as `node benchmark/allocator.js` builds them. */
 const ALLOCATOR_BUILDS = path.join(__dirname, '..', '.cache', 'allocator')
