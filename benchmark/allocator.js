@@ -80,16 +80,18 @@ const scheduler = new addon.Scheduler({ threads: Number(threads) })
   const result = { allocator: addon.allocator(), routing: tokenizer.routing }
   if (mode === 'throughput') {
     const seconds = []
-    const cpuBefore = process.cpuUsage()
+    const cpuMs = []
     for (let run = 0; run < Number(runs); run++) {
-      const start = process.hrtime.bigint()
+      const [start, cpuBefore] = [process.hrtime.bigint(), process.cpuUsage()]
       await tokenizer.encodeBatch(texts, { scheduler })
       seconds.push(Number(process.hrtime.bigint() - start) / 1e9)
+      const cpu = process.cpuUsage(cpuBefore)
+      cpuMs.push((cpu.user + cpu.system) / 1000)
     }
-    const cpu = process.cpuUsage(cpuBefore)
-    result.cpuMsPerMiB = (cpu.user + cpu.system) / 1000 / ((bytes / 2 ** 20) * Number(runs))
     seconds.sort((a, b) => a - b)
+    cpuMs.sort((a, b) => a - b)
     result.mibPerSecond = bytes / 2 ** 20 / seconds[seconds.length >> 1]
+    result.cpuMsPerMiB = cpuMs[cpuMs.length >> 1] / (bytes / 2 ** 20)
   } else {
     for (let batch = 0; batch < ${STEADY_BATCHES}; batch++) await tokenizer.encodeBatch(texts, { scheduler })
     result.steadyRss = process.memoryUsage().rss
@@ -158,7 +160,7 @@ function main() {
   lines.push('# mimalloc against the system allocator')
   lines.push('')
   lines.push(`Machine: ${os.cpus()[0].model}, nproc ${os.availableParallelism()}, ${os.platform()} ${os.arch()}, Node ${process.version}.`)
-  lines.push(`Command: \`node benchmark/allocator.js --rounds ${rounds}\`. Each cell is the median of ${rounds} rounds, each round a fresh process per variant (the median of 5 \`encodeBatch\` runs for MiB/s, their sum for CPU time), the variants alternating which goes first; the range over the rounds in parentheses. CPU ms/MiB is the process's user and system time per MiB encoded, all threads together: lower is better, and it moves far less than MiB/s when other work shares the machine.`)
+  lines.push(`Command: \`node benchmark/allocator.js --rounds ${rounds}\`. Each cell is the median of ${rounds} rounds, each round a fresh process per variant (the median of 5 \`encodeBatch\` runs, for MiB/s and for CPU time alike), the variants alternating which goes first; the range over the rounds in parentheses. CPU ms/MiB is the process's user and system time per MiB encoded, all threads together: lower is better, and it moves far less than MiB/s when other work shares the machine.`)
   lines.push('')
   lines.push('| engine | workload | threads | mimalloc MiB/s | system MiB/s | mimalloc / system | CPU ms/MiB mimalloc | CPU ms/MiB system | system / mimalloc CPU | peak RSS mimalloc | peak RSS system |')
   lines.push('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |')
