@@ -11,7 +11,7 @@ fn main() {
     // commonly ship, and only with the `mimalloc` feature (on by default). The measurements and
     // how to repeat them: `benchmark/results/allocator.md`.
     //
-    // - x86_64 Linux, glibc: mimalloc. With `no_thp` (Cargo.toml) it is at least level with
+    // - x86_64 Linux, glibc: mimalloc. With `no_thp` (Cargo.toml) it is level with or ahead of
     //   glibc's malloc on both engines at 1 and 2 threads, in CPU time per MiB, and its RSS stays
     //   flat over a long run where glibc's climbs. Without `no_thp` it lost: it asked for
     //   transparent huge pages, and every purged page the next batch touched cost a 2 MiB clear.
