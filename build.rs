@@ -7,18 +7,22 @@ const ALLOCATOR_OVERRIDE: &str = "BATCHTOK_ALLOCATOR";
 fn main() {
     napi_build::setup();
 
-    // mimalloc is the global allocator only where it wins or is what Node addons commonly ship,
-    // and only with the `mimalloc` feature (on by default):
+    // mimalloc is the global allocator where it was measured to win or is what Node addons
+    // commonly ship, and only with the `mimalloc` feature (on by default). The measurements and
+    // how to repeat them: `benchmark/results/allocator.md`.
     //
-    // - Linux: not by default. On x86_64 glibc the default engine (the release candidate's
-    //   pipeline) is slower with mimalloc than with glibc's malloc, though the stable fallback is
-    //   faster (`benchmark/results/allocator.md`). A likely cause: a dlopen'ed addon needs
-    //   mimalloc's local-dynamic TLS model, which costs a `__tls_get_addr` call on every
-    //   allocation; the same code linked into an executable (the Rust benchmarks) is faster with
-    //   mimalloc.
-    // - macOS and x86_64 Windows: mimalloc, as many Node addons ship it; their TLS has no such
-    //   cost. `benchmark/allocator.js` compares the two on any machine.
-    // - Everything else (musl, Windows on arm64, others): the system allocator.
+    // - x86_64 Linux, glibc: mimalloc. With `no_thp` (Cargo.toml) it is level with or ahead of
+    //   glibc's malloc on both engines at 1 and 2 threads, in CPU time per MiB, and its RSS stays
+    //   flat over a long run where glibc's climbs. Without `no_thp` it lost: it asked for
+    //   transparent huge pages, and every purged page the next batch touched cost a 2 MiB clear.
+    // - x86_64 Linux, musl: mimalloc. No musl Node runs on the measuring machine; in a static musl
+    //   executable (`benchmark/allocator.rs`) the engines spend 1.2 to 2.6 times less CPU time per
+    //   MiB with it than with musl's malloc, and a second thread gains little or loses with
+    //   musl's malloc. The release workflow's `allocator` job measures it under Alpine's Node.
+    // - macOS and x86_64 Windows: mimalloc, as many Node addons ship it; the release workflow's
+    //   `allocator` job prints the comparison on those runners.
+    // - Everything else (arm64 Linux, Windows on arm64, others): the system allocator, until the
+    //   release workflow's table shows otherwise.
     //
     // `src/allocator.rs` reads the resulting cfg.
     println!("cargo::rustc-check-cfg=cfg(batchtok_mimalloc)");
@@ -32,6 +36,7 @@ fn main() {
     let by_target = match os.as_str() {
         "macos" => arch == "x86_64" || arch == "aarch64",
         "windows" => env == "msvc" && arch == "x86_64",
+        "linux" => arch == "x86_64" && (env == "gnu" || env == "musl"),
         _ => false,
     };
     let wanted = match std::env::var(ALLOCATOR_OVERRIDE).as_deref() {

@@ -14,7 +14,8 @@ function expectedAllocator(): string {
   if (process.env.BATCHTOK_ALLOCATOR) return process.env.BATCHTOK_ALLOCATOR
   const mimallocByDefault =
     (process.platform === 'darwin' && ['x64', 'arm64'].includes(process.arch)) ||
-    (process.platform === 'win32' && process.arch === 'x64')
+    (process.platform === 'win32' && process.arch === 'x64') ||
+    (process.platform === 'linux' && process.arch === 'x64')
   return mimallocByDefault ? 'mimalloc' : 'system'
 }
 

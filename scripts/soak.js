@@ -3,6 +3,7 @@
 // benchmark/results/soak.md. The short versions of the same runs are __test__/reliability.spec.ts.
 //
 //   node scripts/soak.js [--batches 1000] [--settle 100] [--storm 1000] [--cycles 100] [--workers 8] [--seed 1]
+//   node scripts/soak.js --allocators [--batches 10000]
 //
 // - soak: first `--settle` rounds of one batch on every scheduler below, unmeasured (`settle` in
 //   scripts/reliability.js: the process's RSS climbs while its threads come up). Then `--batches`
@@ -14,10 +15,31 @@
 //   policy, 30% aborted at random moments; then the process's CPU use while idle.
 // - cancellation latency: batches of 20 MB aborted while running, per policy; and one 20 MB text.
 // - churn: `--cycles` cycles of `--workers` worker_threads, half terminated mid-batch.
+//
+// With `--allocators`, only the allocator soak runs: `--batches` batches of 2 MB (big.txt's first
+// 2 MB as documents, then as short items) in a fresh process per allocator build and workload
+// (the builds `node benchmark/allocator.js` leaves in .cache/allocator/), RSS sampled after a full
+// GC every 50 batches, its least-squares slope after the warm-up (the first tenth) reported per
+// 1,000 batches. Writes benchmark/results/allocator-soak.md.
 
+const { spawnSync } = require('node:child_process')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
+
+/** The allocator builds the allocator soak compares, as `node benchmark/allocator.js` builds them. */
+const ALLOCATOR_BUILDS = path.join(__dirname, '..', '.cache', 'allocator')
+/** The `.node` file of one allocator build, or undefined where it was not built. */
+function allocatorBuild(variant) {
+  const dir = path.join(ALLOCATOR_BUILDS, variant)
+  const file = fs.existsSync(dir) && fs.readdirSync(dir).find((name) => name.endsWith('.node'))
+  return file ? path.join(dir, file) : undefined
+}
+// The allocator soak's own process only starts the children, each of which loads one build; it
+// loads one of those builds too, so it runs where the regular build is absent.
+if (process.argv.includes('--allocators') && !process.env.BATCHTOK_ADDON) {
+  process.env.BATCHTOK_ADDON = allocatorBuild('mimalloc') ?? allocatorBuild('system') ?? ''
+}
 
 const runs = require('./reliability.js')
 const corpus = require('./corpus.js')
@@ -30,6 +52,11 @@ const MiB = 2 ** 20
 const POLICIES = ['chunked', 'serial', 'rayon', 'rayon-min-len']
 /** The soak row that returns the allocator's cached memory before each sample. */
 const RELEASED = 'default, `releaseMemory()` before each sample'
+
+const ALLOCATOR_SOAK_RESULTS = path.join(ROOT, 'benchmark', 'results', 'allocator-soak.md')
+/** Bytes of big.txt per allocator-soak batch. */
+const ALLOCATOR_SOAK_BYTES = 2e6
+const ALLOCATOR_SOAK_SAMPLE_EVERY = 50
 
 function flag(name, fallback) {
   const at = process.argv.indexOf(`--${name}`)
@@ -230,7 +257,95 @@ function report(m, soak, storm, cancel, churn, started) {
   return lines.join('\n')
 }
 
+/** The first `ALLOCATOR_SOAK_BYTES` of a cut of big.txt. */
+function soakTexts(workload) {
+  const all = workload === 'documents' ? corpus.bigDocuments() : corpus.bigShortItems()
+  const texts = []
+  let bytes = 0
+  for (const text of all) {
+    if (bytes >= ALLOCATOR_SOAK_BYTES) break
+    texts.push(text)
+    bytes += Buffer.byteLength(text)
+  }
+  return { texts, bytes }
+}
+
+/** The child of the allocator soak: one build (BATCHTOK_ADDON), one workload; prints JSON. */
+async function allocatorSoakChild(workload) {
+  const { texts, bytes } = soakTexts(workload)
+  const warmup = Math.max(ALLOCATOR_SOAK_SAMPLE_EVERY, Math.floor(options.batches / 10))
+  const run = await runs.soak({
+    tokenizer: Tokenizer.fromEncoding('o200k_base'),
+    texts,
+    batches: options.batches,
+    warmup,
+    sampleEvery: ALLOCATOR_SOAK_SAMPLE_EVERY,
+  })
+  const warm = run.samples.find((s) => s.batch > warmup)
+  const last = run.samples[run.samples.length - 1]
+  console.log(
+    JSON.stringify({
+      allocator: batchtok.allocator(),
+      workload,
+      items: texts.length,
+      bytes,
+      mismatches: run.mismatches.length,
+      mibPerS: (bytes * options.batches) / MiB / (run.ms / 1000),
+      rssWarm: warm.rss,
+      rssEnd: last.rss,
+      rssMax: Math.max(...run.samples.map((s) => s.rss)),
+      slopePer1000: run.slopePer100 * 10,
+      minutes: run.ms / 60000,
+    }),
+  )
+}
+
+/** Every allocator build and workload in a fresh process; writes ALLOCATOR_SOAK_RESULTS. */
+function allocatorSoak() {
+  const started = Date.now()
+  const builds = ['mimalloc', 'system'].filter((variant) => allocatorBuild(variant))
+  if (builds.length === 0) throw new Error(`no allocator builds in ${ALLOCATOR_BUILDS}: run \`node benchmark/allocator.js\` first`)
+  const rows = []
+  for (const workload of ['documents', 'short items']) {
+    for (const variant of builds) {
+      const binary = allocatorBuild(variant)
+      log(`allocator soak: ${variant}, ${workload}, ${options.batches} batches`)
+      const child = spawnSync(process.execPath, [__filename, '--allocator-soak-child', workload, '--batches', String(options.batches)], {
+        encoding: 'utf8',
+        env: { ...process.env, BATCHTOK_ADDON: binary },
+      })
+      if (child.status !== 0) throw new Error(`the ${variant} soak failed: ${child.stderr}`)
+      const row = JSON.parse(child.stdout.trim().split('\n').pop())
+      log(`  ${JSON.stringify(row)}`)
+      rows.push(row)
+    }
+  }
+  const m = machine()
+  const lines = [
+    '# Allocator soak (`node scripts/soak.js --allocators`)',
+    '',
+    `Machine: ${m.cpu}, \`nproc\` ${m.nproc}, ${m.memoryGiB} GiB, ${m.platform}, Node ${m.node}. The machine is shared with other builds: MiB/s is indicative only.`,
+    `Command: \`node benchmark/allocator.js\` (builds both allocators), then \`node scripts/soak.js --allocators --batches ${options.batches}\` (${((Date.now() - started) / 60000).toFixed(0)} min in all).`,
+    '',
+    `o200k_base, default scheduler, ${options.batches} consecutive \`encodeBatch\` calls of the first 2 MB of big.txt, cut as documents or as short items, in a fresh process per row. RSS after a full GC every ${ALLOCATOR_SOAK_SAMPLE_EVERY} batches; the slope is a least-squares fit over the samples after the warm-up (the first tenth), in MiB per 1,000 batches. "mismatches": batches whose ids or offsets differ from the first.`,
+    '',
+    '| allocator | workload | items per batch | mismatches | MiB/s | RSS after warm-up | RSS at end | RSS max | RSS slope (MiB / 1,000 batches) | minutes |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    ...rows.map(
+      (r) =>
+        `| ${r.allocator} | ${r.workload} | ${r.items} | ${r.mismatches} | ${r.mibPerS.toFixed(0)} | ${mib(r.rssWarm)} MiB | ${mib(r.rssEnd)} MiB | ${mib(r.rssMax)} MiB | ${(r.slopePer1000 / MiB).toFixed(2)} | ${r.minutes.toFixed(1)} |`,
+    ),
+    '',
+  ]
+  fs.writeFileSync(ALLOCATOR_SOAK_RESULTS, lines.join('\n'))
+  log(`\n${lines.join('\n')}written to ${path.relative(ROOT, ALLOCATOR_SOAK_RESULTS)}`)
+  if (rows.some((r) => r.mismatches > 0)) process.exitCode = 1
+}
+
 async function main() {
+  const childAt = process.argv.indexOf('--allocator-soak-child')
+  if (childAt !== -1) return allocatorSoakChild(process.argv[childAt + 1])
+  if (process.argv.includes('--allocators')) return allocatorSoak()
   const started = Date.now()
   const m = machine()
   log(JSON.stringify({ machine: m, options }))
