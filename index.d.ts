@@ -205,6 +205,27 @@ export declare class Tokenizer {
    */
   whenReady(): Promise<void>
   /**
+   * The named special tokens: a model folder's config files', each unset one from what the
+   * tokenizer.json says (its padding, unknown, classifier and separator tokens). An OpenAI
+   * encoding: `eos` is `<|endoftext|>`, its other named special tokens are `additional`.
+   */
+  get specialTokens(): SpecialTokens
+  /**
+   * The longest input the model takes, from `tokenizer_config.json`'s `model_max_length`;
+   * `null` where there is none or it says "no limit" (transformers' `1e30`).
+   */
+  get modelMaxLength(): number | null
+  /**
+   * The model folder's chat templates, by name (a single unnamed template is `default`);
+   * empty where there are none.
+   */
+  get chatTemplates(): Record<string, string>
+  /**
+   * The folder or file the tokenizer was loaded from; `null` for an embedded encoding or
+   * `fromJSON`.
+   */
+  get source(): string | null
+  /**
    * How many tokens the vocabulary has, added tokens included: Python `tokenizers`'
    * `get_vocab_size(with_added_tokens=True)`; for an OpenAI encoding its ordinary and special
    * tokens. Less than `idLimit` where ids have gaps.
@@ -239,27 +260,6 @@ export declare class Tokenizer {
   getVocab(withAddedTokens?: boolean): Record<string, number>
   /** The added tokens, by id: `{ content, id, special }` (an OpenAI encoding's special tokens). */
   get addedTokens(): Array<AddedToken>
-  /**
-   * The named special tokens: a model folder's config files', each unset one from what the
-   * tokenizer.json says (its padding, unknown, classifier and separator tokens). An OpenAI
-   * encoding: `eos` is `<|endoftext|>`, its other named special tokens are `additional`.
-   */
-  get specialTokens(): SpecialTokens
-  /**
-   * The longest input the model takes, from `tokenizer_config.json`'s `model_max_length`;
-   * `null` where there is none or it says "no limit" (transformers' `1e30`).
-   */
-  get modelMaxLength(): number | null
-  /**
-   * The model folder's chat templates, by name (a single unnamed template is `default`);
-   * empty where there are none.
-   */
-  get chatTemplates(): Record<string, string>
-  /**
-   * The folder or file the tokenizer was loaded from; `null` for an embedded encoding or
-   * `fromJSON`.
-   */
-  get source(): string | null
 }
 
 /** An added token of a Hugging Face tokenizer, or a special token of an OpenAI encoding. */

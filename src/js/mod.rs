@@ -32,6 +32,7 @@ mod tasks;
 mod testing;
 mod texts;
 mod tokenizer;
-// After `tokenizer`: its `#[napi] impl` extends the class declared there, which napi-derive must
+// After `tokenizer`: their `#[napi] impl`s extend the class declared there, which napi-derive must
 // have seen first.
 mod pretrained;
+mod vocabulary;
