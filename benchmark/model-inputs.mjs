@@ -1,6 +1,9 @@
 // Model inputs for a batch: padded input ids and an attention mask (BigInt64Array, what
 // onnxruntime-node's int64 tensors take) for 10,000 short texts (big.txt's items of 100 to 200
-// bytes, about a chat message each) with the WordPiece fixture (bert.json), against:
+// bytes, about a chat message each) with two files, so that both engines' kinds show: the
+// WordPiece fixture (bert.json, padded with its [PAD]) and Llama 3's byte-level BPE (llama3.json,
+// which `node scripts/real-tokenizers.js` fetches; padded with <|end_of_text|>, as the fixtures
+// script pads it), against:
 //
 // - batchtok's encodeBatch on the same texts (ragged ids, no padding): the speed encodeForModel
 //   is held to;
@@ -12,17 +15,20 @@
 //
 // batchtok and the binding run on 2 threads (a Scheduler of 2; RAYON_NUM_THREADS=2), the JS peer
 // on the main thread. Every contender's padded ids and mask are checked equal to encodeForModel's
-// before anything is timed. One tinybench `Bench`, each task one whole batch; the table gives the
-// median and fastest batch and each median over encodeForModel's.
+// before anything is timed. Each sample is one whole batch; the contenders take turns, one batch
+// each per round in an order shuffled anew each round (the machine is shared, and a slow spell
+// then costs every contender alike; so does the garbage the contender before leaves, the order
+// changing who follows whom), for 25 rounds after 2 of warm-up. Each table gives the median and fastest batch
+// and each median over encodeForModel's.
 //
 //   node benchmark/model-inputs.mjs [--quick]
 // writes benchmark/results/model-inputs.md.
 
 import fs from 'node:fs'
+import os from 'node:os'
 import path from 'node:path'
 import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
-import { Bench } from 'tinybench'
 import { describeMachine, packageVersion } from './machine.mjs'
 
 // Read by the binding's thread pool when it starts.
@@ -33,10 +39,21 @@ const HERE = path.dirname(fileURLToPath(import.meta.url))
 const QUICK = process.argv.includes('--quick')
 const THREADS = 2
 const COUNT = 10_000
-const BERT = path.join(HERE, '..', '__test__', 'fixtures', 'tokenizers', 'bert.json')
 
 const { Tokenizer, Scheduler } = require('../index.js')
 const corpus = require('../scripts/corpus.js')
+const { ensureRealTokenizers } = require('../scripts/real-tokenizers.js')
+
+/** Each file: its name, kind, path and the pad token every contender pads with. */
+const FILES = [
+  {
+    name: 'bert.json',
+    kind: 'WordPiece',
+    file: path.join(HERE, '..', '__test__', 'fixtures', 'tokenizers', 'bert.json'),
+    padToken: '[PAD]',
+  },
+  { name: 'llama3.json', kind: 'byte-level BPE', file: ensureRealTokenizers().llama3, padToken: '<|end_of_text|>' },
+]
 
 /** Chat-sized: big.txt's short items of at most this many bytes (a message or two). */
 const MAX_TEXT_BYTES = 200
@@ -44,21 +61,23 @@ const texts = corpus
   .bigShortItems()
   .filter((text) => Buffer.byteLength(text) <= MAX_TEXT_BYTES)
   .slice(0, COUNT)
-const json = JSON.parse(fs.readFileSync(BERT, 'utf8'))
-// Every contender pads to the longest text of the batch with [PAD]; the file's own padding (a fixed
-// 128) and truncation are set aside so that all of them do the same work.
-const PAD_ID = json.padding.pad_id
-const PAD_TOKEN = json.padding.pad_token
-const plain = { ...json, truncation: null, padding: null }
-const padded = { ...plain, padding: { ...json.padding, strategy: 'BatchLongest' } }
-
-const batchtok = Tokenizer.fromJSON(JSON.stringify(padded))
 const scheduler = new Scheduler({ threads: THREADS })
 
-/** Flat row-major ids and mask from one list of ids per text, padded on the right to the longest. */
-function pad(lists) {
+/** The tokenizers of `spec`'s file for every contender, and the pad id. */
+function load(spec) {
+  const json = JSON.parse(fs.readFileSync(spec.file, 'utf8'))
+  const padId = json.added_tokens.find((token) => token.content === spec.padToken)?.id ?? json.model.vocab[spec.padToken]
+  // Every contender pads to the longest text of the batch with the pad token; the file's own
+  // padding and truncation (bert.json's fixed 128) are set aside so that all of them do the same
+  // work.
+  const plain = { ...json, truncation: null, padding: null }
+  const padding = { strategy: 'BatchLongest', direction: 'Right', pad_to_multiple_of: null, pad_id: padId, pad_type_id: 0, pad_token: spec.padToken }
+  return { plain, padId, batchtok: Tokenizer.fromJSON(JSON.stringify({ ...plain, padding })) }
+}
+/** Flat row-major ids and mask from one list of ids per text, padded with `padId` on the right to the longest. */
+function pad(lists, padId) {
   const sequence = Math.max(...lists.map((ids) => ids.length))
-  const inputIds = new BigInt64Array(lists.length * sequence).fill(BigInt(PAD_ID))
+  const inputIds = new BigInt64Array(lists.length * sequence).fill(BigInt(padId))
   const attentionMask = new BigInt64Array(lists.length * sequence)
   lists.forEach((ids, row) => {
     const at = row * sequence
@@ -70,10 +89,11 @@ function pad(lists) {
   return { inputIds, attentionMask, dims: [lists.length, sequence] }
 }
 
-async function contenders() {
+async function contenders(spec) {
+  const { plain, padId, batchtok } = load(spec)
   const { Tokenizer: Binding } = require('tokenizers')
   const binding = Binding.fromString(JSON.stringify(plain))
-  binding.setPadding({ padId: PAD_ID, padToken: PAD_TOKEN })
+  binding.setPadding({ padId, padToken: spec.padToken })
   const { Tokenizer: JsTokenizer } = await import('@huggingface/tokenizers')
   const js = new JsTokenizer(plain, {})
   return {
@@ -96,7 +116,7 @@ async function contenders() {
       })
       return { inputIds, attentionMask, dims: [encodings.length, sequence] }
     },
-    '@huggingface/tokenizers': async () => pad(texts.map((text) => js.encode(text).ids)),
+    '@huggingface/tokenizers': async () => pad(texts.map((text) => js.encode(text).ids), padId),
   }
 }
 
@@ -122,35 +142,74 @@ async function check(runs) {
   return reference.dims
 }
 
-async function main() {
-  const runs = await contenders()
-  const dims = await check(runs)
-  const bench = new Bench({ name: 'model inputs', time: QUICK ? 500 : 4000, iterations: QUICK ? 5 : 20, warmup: true })
-  // Rotated order: each contender runs first in turn across the tasks tinybench interleaves.
+/**
+ * Times every contender `rounds` times, one batch each per round, in an order shuffled each round
+ * (seeded, so runs repeat it), so that the machine's slow spells and the garbage of the contender
+ * before fall on all of them alike. The first two rounds warm up and are not kept.
+ */
+async function interleaved(runs, rounds) {
   const names = Object.keys(runs)
-  for (const name of names) bench.add(name, runs[name])
-  await bench.run()
-  const median = (task) => task.result.latency.p50
-  const base = median(bench.tasks.find((t) => t.name === 'batchtok encodeForModel'))
-  const machine = describeMachine()
-  const bytes = texts.reduce((sum, t) => sum + Buffer.byteLength(t), 0)
-  const versions = ['tokenizers', '@huggingface/tokenizers', 'tinybench'].map((n) => `${n} ${packageVersion(n)}`).join(', ')
-  const lines = [
-    '# Model inputs: padded ids and attention mask',
+  const samples = Object.fromEntries(names.map((name) => [name, []]))
+  let seed = 0x5eed
+  const random = () => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31
+    return seed / 2 ** 31
+  }
+  for (let round = -2; round < rounds; round++) {
+    const order = [...names]
+    for (let i = order.length - 1; i > 0; i--) {
+      const j = Math.floor(random() * (i + 1))
+      ;[order[i], order[j]] = [order[j], order[i]]
+    }
+    for (const name of order) {
+      const start = performance.now()
+      await runs[name]()
+      if (round >= 0) samples[name].push(performance.now() - start)
+    }
+  }
+  return names.map((name) => {
+    const sorted = samples[name].sort((x, y) => x - y)
+    return { name, median: sorted[sorted.length >> 1], fastest: sorted[0] }
+  })
+}
+
+/** One file's table. */
+async function measure(spec) {
+  const runs = await contenders(spec)
+  const dims = await check(runs)
+  const tasks = await interleaved(runs, QUICK ? 5 : 25)
+  const base = tasks.find((t) => t.name === 'batchtok encodeForModel').median
+  return [
+    `## ${spec.name} (${spec.kind})`,
     '',
-    `Machine: ${machine.cpu}, \`nproc\` ${machine.nproc}, ${machine.os}, Node ${machine.node}. Peers: ${versions}.`,
-    `Command: \`node benchmark/model-inputs.mjs${QUICK ? ' --quick' : ''}\` (\`benchmark/model-inputs.mjs\` says how it measures).`,
-    '',
-    `${texts.length.toLocaleString('en')} texts of big.txt (items of at most ${MAX_TEXT_BYTES} bytes ; ${(bytes / 1e6).toFixed(2)} MB), bert.json (WordPiece), padded to the longest: ` +
-      `dims [${dims.join(', ')}], BigInt64Array. batchtok and the binding on ${THREADS} threads, @huggingface/tokenizers on the main thread.`,
+    `Padded to the longest with ${spec.padToken}: dims [${dims.join(', ')}], BigInt64Array.`,
     '',
     '| contender | median batch | fastest batch | texts/s (median) | median / encodeForModel |',
     '| --- | ---: | ---: | ---: | ---: |',
-    ...bench.tasks.map((task) => {
-      const ms = median(task)
-      return `| ${task.name} | ${ms.toFixed(2)} ms | ${task.result.latency.min.toFixed(2)} ms | ${Math.round((COUNT / ms) * 1000).toLocaleString('en')} | ${(ms / base).toFixed(2)} |`
+    ...tasks.map(({ name, median: ms, fastest }) => {
+      return `| ${name} | ${ms.toFixed(2)} ms | ${fastest.toFixed(2)} ms | ${Math.round((COUNT / ms) * 1000).toLocaleString('en')} | ${(ms / base).toFixed(2)} |`
     }),
     '',
+  ]
+}
+
+async function main() {
+  const machine = describeMachine()
+  const bytes = texts.reduce((sum, t) => sum + Buffer.byteLength(t), 0)
+  const versions = ['tokenizers', '@huggingface/tokenizers'].map((n) => `${n} ${packageVersion(n)}`).join(', ')
+  const loadAverage = os.loadavg().map((l) => l.toFixed(2)).join(', ')
+  const tables = []
+  for (const spec of FILES) tables.push(...(await measure(spec)))
+  const lines = [
+    '# Model inputs: padded ids and attention mask',
+    '',
+    `Machine: ${machine.cpu}, \`nproc\` ${machine.nproc}, ${machine.os}, Node ${machine.node}; load average ${loadAverage} (1, 5, 15 min) at the start. Peers: ${versions}.`,
+    `Command: \`node benchmark/model-inputs.mjs${QUICK ? ' --quick' : ''}\` (\`benchmark/model-inputs.mjs\` says how it measures).`,
+    '',
+    `${texts.length.toLocaleString('en')} texts of big.txt (items of at most ${MAX_TEXT_BYTES} bytes; ${(bytes / 1e6).toFixed(2)} MB), ` +
+      `padded to the longest. batchtok and the binding on ${THREADS} threads, @huggingface/tokenizers on the main thread.`,
+    '',
+    ...tables,
   ]
   const out = path.join(HERE, 'results', 'model-inputs.md')
   fs.writeFileSync(out, lines.join('\n'))

@@ -1,11 +1,15 @@
-//! Model inputs for a batch: each worker appends its inputs' rows to its own [`Rows`]; one pass
-//! pads them, in input order, into the rectangle a model takes.
+//! Model inputs for a batch: each worker appends its inputs' rows to its own [`Rows`]; once every
+//! row's length is known, so is the rectangle's, and a second batch pads each chunk's rows
+//! straight into their places in it, on the scheduler's threads.
 
-use std::ops::Range;
+use std::sync::Mutex;
 
 use super::{Failure, Texts};
-use crate::engine::{self, IdElement, ModelInputs, Padding, RowOptions, Rows, Scratch, Tokenizer};
-use crate::scheduler::{Batch, CancelToken, Scheduler};
+use crate::engine::{
+    self, IdElement, Layout, ModelInputs, Padding, Piece, RowOptions, Rows, RowsWindow, Scratch,
+    Tokenizer, Unfilled,
+};
+use crate::scheduler::{Batch, BatchError, CancelToken, Scheduler};
 
 /// The inputs of a call: texts, and pairs of texts, as one [`Texts`].
 #[derive(Debug, Default)]
@@ -108,11 +112,48 @@ impl<'a> Batch for RowsBatch<'a> {
     }
 }
 
+/// Padding every piece's rows into its window of the rectangle, as scheduler work: item `k` pads
+/// piece `k`.
+struct PadBatch<'a, 'w, T> {
+    pieces: &'a [Piece<'a>],
+    layout: &'a Layout<'a>,
+    /// Each piece's window, taken by the one item that writes it.
+    windows: Vec<Mutex<Option<RowsWindow<'w, T>>>>,
+}
+
+impl<T: IdElement> Batch for PadBatch<'_, '_, T> {
+    type Sink = ();
+    type Mark = ();
+
+    fn len(&self) -> usize {
+        self.pieces.len()
+    }
+
+    fn cost(&self, index: usize) -> usize {
+        self.pieces[index].1.len() * self.layout.sequence
+    }
+
+    fn new_sink(&self) {}
+
+    fn mark(&self, _sink: &()) {}
+
+    fn process(&self, index: usize, _sink: &mut ()) -> Result<(), String> {
+        let window = self.windows[index]
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .take()
+            .ok_or("a piece of the model inputs was padded twice")?;
+        let (rows, range, _) = &self.pieces[index];
+        engine::pad_rows(rows, range.clone(), self.layout, window);
+        Ok(())
+    }
+}
+
 /// Encodes every input on `scheduler` and pads the rows into one rectangle, in input order. The
 /// outer error is the batch's (an input failed, or the call was cancelled); the inner one says why
 /// the rows cannot be made a rectangle (rows of different lengths without padding, a row longer
 /// than the fixed length).
-pub fn model_inputs_all<T: IdElement + Default>(
+pub fn model_inputs_all<T: IdElement>(
     scheduler: &Scheduler,
     tokenizer: &Tokenizer,
     inputs: &Inputs,
@@ -126,7 +167,7 @@ pub fn model_inputs_all<T: IdElement + Default>(
         options,
     };
     let output = scheduler.run(&batch, cancel)?;
-    let pieces: Vec<(&Rows, Range<usize>, Range<usize>)> = output
+    let pieces: Vec<Piece<'_>> = output
         .chunks
         .iter()
         .map(|chunk| {
@@ -137,13 +178,44 @@ pub fn model_inputs_all<T: IdElement + Default>(
             )
         })
         .collect();
-    Ok(engine::assemble(&pieces, padding, options.returns))
+    let layout = match engine::layout(&pieces, padding) {
+        Ok(layout) => layout,
+        Err(refused) => return Ok(Err(refused)),
+    };
+    let mut unfilled = Unfilled::new(&layout, options.returns);
+    let windows = unfilled.windows(pieces.iter().map(|(_, rows, _)| rows.len()));
+    let pad = PadBatch {
+        pieces: &pieces,
+        layout: &layout,
+        windows: windows.into_iter().map(|w| Mutex::new(Some(w))).collect(),
+    };
+    // Nothing cancels the padding: it is short next to the encoding before it, and a result that
+    // is ready is better handed over than thrown away.
+    scheduler.run_untracked(&pad, &CancelToken::new())?;
+    let unpadded = pad
+        .windows
+        .iter()
+        .position(|w| w.lock().map_or(true, |w| w.is_some()));
+    if let Some(index) = unpadded {
+        return Err(Failure::Batch(BatchError::ItemFailed {
+            index,
+            message: "a piece of the model inputs was not padded".into(),
+        }));
+    }
+    drop(pad);
+    // SAFETY: the windows' row counts are the pieces', which add up to the layout's rows, and
+    // every window was taken and written by `pad_rows` (checked just above: none is left).
+    let mut inputs = unsafe { unfilled.finish() };
+    if options.returns.overflowing {
+        inputs.overflow_to_sample = Some(engine::overflow_mapping(&pieces));
+    }
+    Ok(Ok(inputs))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::{PadTo, Returns};
+    use crate::engine::{PadTo, Returns, Side, Truncation, TruncationStrategy};
     use crate::scheduler::{Policy, SchedulerConfig};
 
     #[test]
@@ -172,46 +244,75 @@ mod tests {
             alone.push((first, second));
         }
         let inputs = Inputs::new(texts, starts);
-        let options = RowOptions {
-            add_special_tokens: true,
-            split_special: true,
-            truncation: tokenizer.file_truncation(),
-            returns: Returns::default(),
+        // Ids alone (the release candidate's rows), then every optional part with left padding
+        // (the stable engine's rows, overflowing windows included).
+        let everything = Returns {
+            offsets: true,
+            tokens: true,
+            word_ids: true,
+            special_tokens_mask: true,
+            overflowing: true,
         };
-        let padding = tokenizer
-            .resolve_padding(Some(PadTo::Longest), None, None)
-            .unwrap();
-        let one = Scheduler::new(SchedulerConfig {
-            threads: 1,
-            ..SchedulerConfig::default()
-        })
-        .unwrap();
-        let cancel = CancelToken::new();
-        let reference: ModelInputs<i64> =
-            model_inputs_all(&one, &tokenizer, &inputs, &options, padding.as_ref(), &cancel)
-                .unwrap()
+        let cases = [
+            (Returns::default(), None, Side::Right),
+            (
+                everything,
+                Some(Truncation {
+                    max_length: 12,
+                    strategy: TruncationStrategy::LongestFirst,
+                    stride: 2,
+                    direction: Side::Right,
+                }),
+                Side::Left,
+            ),
+        ];
+        for (returns, truncation, side) in cases {
+            let options = RowOptions {
+                add_special_tokens: true,
+                split_special: true,
+                truncation: truncation.or(tokenizer.file_truncation()),
+                returns,
+            };
+            let padding = tokenizer
+                .resolve_padding(Some(PadTo::Longest), Some(8), Some(side))
                 .unwrap();
-        assert_eq!(reference.rows, 400);
-        for policy in Policy::ALL {
-            let scheduler = Scheduler::new(SchedulerConfig {
-                policy,
-                threads: 3,
+            let one = Scheduler::new(SchedulerConfig {
+                threads: 1,
                 ..SchedulerConfig::default()
             })
             .unwrap();
-            let got: ModelInputs<i64> = model_inputs_all(
-                &scheduler,
-                &tokenizer,
-                &inputs,
-                &options,
-                padding.as_ref(),
-                &cancel,
-            )
-            .unwrap()
-            .unwrap();
-            assert_eq!(got.input_ids, reference.input_ids, "{policy}");
-            assert_eq!(got.token_type_ids, reference.token_type_ids, "{policy}");
-            assert_eq!(got.attention_mask, reference.attention_mask, "{policy}");
+            let cancel = CancelToken::new();
+            let reference: ModelInputs<i64> =
+                model_inputs_all(&one, &tokenizer, &inputs, &options, padding.as_ref(), &cancel)
+                    .unwrap()
+                    .unwrap();
+            assert!(reference.rows >= 400);
+            for policy in Policy::ALL {
+                let scheduler = Scheduler::new(SchedulerConfig {
+                    policy,
+                    threads: 3,
+                    ..SchedulerConfig::default()
+                })
+                .unwrap();
+                let got: ModelInputs<i64> = model_inputs_all(
+                    &scheduler,
+                    &tokenizer,
+                    &inputs,
+                    &options,
+                    padding.as_ref(),
+                    &cancel,
+                )
+                .unwrap()
+                .unwrap();
+                assert_eq!(got.input_ids, reference.input_ids, "{policy}");
+                assert_eq!(got.token_type_ids, reference.token_type_ids, "{policy}");
+                assert_eq!(got.attention_mask, reference.attention_mask, "{policy}");
+                assert_eq!(got.offsets, reference.offsets, "{policy}");
+                assert_eq!(got.tokens, reference.tokens, "{policy}");
+                assert_eq!(got.word_ids, reference.word_ids, "{policy}");
+                assert_eq!(got.special_tokens_mask, reference.special_tokens_mask, "{policy}");
+                assert_eq!(got.overflow_to_sample, reference.overflow_to_sample, "{policy}");
+            }
         }
     }
 }

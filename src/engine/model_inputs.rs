@@ -13,6 +13,9 @@
 //! the maximum length; padding pads every row to the longest (or a fixed length), rounded up to a
 //! multiple where asked.
 
+use std::mem::MaybeUninit;
+use std::ops::Range;
+
 use super::rows::{
     FilePadding, Returns, RowOptions, Rows, Side, Truncation, TruncationChoice, TruncationRequest,
 };
@@ -99,13 +102,26 @@ pub struct ModelInputs<T> {
     pub overflow_to_sample: Option<Vec<u32>>,
 }
 
-/// Pads ragged rows (`pieces`, in input order: a worker's rows and the range of its rows and
-/// inputs) into one rectangle.
-pub fn assemble<T: IdElement + Default>(
-    pieces: &[(&Rows, std::ops::Range<usize>, std::ops::Range<usize>)],
-    padding: Option<&Padding>,
-    returns: Returns,
-) -> Result<ModelInputs<T>, Error> {
+/// A worker's rows in input order: its [`Rows`], the range of its rows and the range of its
+/// inputs.
+pub type Piece<'r> = (&'r Rows, Range<usize>, Range<usize>);
+
+/// The shape of the padded rectangle and what fills its padding.
+#[derive(Debug, Clone, Copy)]
+pub struct Layout<'p> {
+    /// How many rows.
+    pub rows: usize,
+    /// The length of every row.
+    pub sequence: usize,
+    pad_id: u32,
+    pad_type_id: u32,
+    left: bool,
+    pad_token: &'p str,
+}
+
+/// The layout `pieces` are padded into under `padding`, or why they cannot be (rows of
+/// different lengths without padding, a row longer than the fixed length).
+pub fn layout<'p>(pieces: &[Piece<'_>], padding: Option<&'p Padding>) -> Result<Layout<'p>, Error> {
     let rows: usize = pieces.iter().map(|(_, rows, _)| rows.len()).sum();
     let lengths = || {
         pieces
@@ -149,86 +165,284 @@ pub fn assemble<T: IdElement + Default>(
             }
         }
     };
-    let cells = rows * sequence;
     let (pad_id, pad_type_id, left) = padding.map_or((0, 0, false), |p| {
         (p.pad_id, p.pad_type_id, p.side == Side::Left)
     });
-    let mut out = ModelInputs {
+    Ok(Layout {
         rows,
         sequence,
-        input_ids: Vec::with_capacity(cells),
-        attention_mask: Vec::with_capacity(cells),
-        token_type_ids: Vec::with_capacity(cells),
-        offsets: returns.offsets.then(|| Vec::with_capacity(cells * 2)),
-        tokens: returns.tokens.then(|| Vec::with_capacity(rows)),
-        word_ids: returns.word_ids.then(|| Vec::with_capacity(cells)),
-        special_tokens_mask: returns.special_tokens_mask.then(|| Vec::with_capacity(cells)),
-        overflow_to_sample: returns.overflowing.then(|| Vec::with_capacity(rows)),
-    };
-    let pad_token = padding.map_or("", |p| p.pad_token.as_str());
-    let mut input = 0u32;
-    for (sink, row_range, input_range) in pieces {
-        if let Some(mapping) = out.overflow_to_sample.as_mut() {
-            for &count in &sink.rows_per_input[input_range.clone()] {
-                mapping.extend(std::iter::repeat_n(input, count as usize));
-                input += 1;
-            }
-        }
-        for row in row_range.clone() {
-            let tokens = sink.range(row);
-            let pad = sequence - tokens.len();
-            let write = |out: &mut ModelInputs<T>, tokens: std::ops::Range<usize>| {
-                out.input_ids
-                    .extend(sink.ids[tokens.clone()].iter().map(|&id| T::of(id)));
-                out.attention_mask
-                    .extend(std::iter::repeat_n(T::of(1), tokens.len()));
-                out.token_type_ids
-                    .extend(sink.type_ids[tokens.clone()].iter().map(|&id| T::of(id)));
-                if let Some(offsets) = out.offsets.as_mut() {
-                    offsets.extend(sink.offsets[tokens.clone()].iter().flatten());
-                }
-                if let Some(word_ids) = out.word_ids.as_mut() {
-                    word_ids.extend_from_slice(&sink.word_ids[tokens.clone()]);
-                }
-                if let Some(mask) = out.special_tokens_mask.as_mut() {
-                    mask.extend_from_slice(&sink.special[tokens.clone()]);
-                }
-            };
-            let write_pad = |out: &mut ModelInputs<T>| {
-                out.input_ids.extend(std::iter::repeat_n(T::of(pad_id), pad));
-                out.attention_mask
-                    .extend(std::iter::repeat_n(T::of(0), pad));
-                out.token_type_ids
-                    .extend(std::iter::repeat_n(T::of(pad_type_id), pad));
-                if let Some(offsets) = out.offsets.as_mut() {
-                    offsets.extend(std::iter::repeat_n(0, pad * 2));
-                }
-                if let Some(word_ids) = out.word_ids.as_mut() {
-                    word_ids.extend(std::iter::repeat_n(-1, pad));
-                }
-                if let Some(mask) = out.special_tokens_mask.as_mut() {
-                    mask.extend(std::iter::repeat_n(1, pad));
-                }
-            };
-            if left {
-                write_pad(&mut out);
-                write(&mut out, tokens.clone());
-            } else {
-                write(&mut out, tokens.clone());
-                write_pad(&mut out);
-            }
-            if let Some(strings) = out.tokens.as_mut() {
-                let text = sink.tokens[tokens].iter().cloned();
-                let pads = std::iter::repeat_n(pad_token.to_owned(), pad);
-                strings.push(if left {
-                    pads.chain(text).collect()
-                } else {
-                    text.chain(pads).collect()
-                });
-            }
+        pad_id,
+        pad_type_id,
+        left,
+        pad_token: padding.map_or("", |p| p.pad_token.as_str()),
+    })
+}
+
+/// The rectangle's arrays, allocated and not yet written: their spare capacity is what
+/// [`windows`](Self::windows) hands out.
+#[derive(Debug)]
+pub struct Unfilled<T> {
+    layout_rows: usize,
+    sequence: usize,
+    input_ids: Vec<T>,
+    attention_mask: Vec<T>,
+    token_type_ids: Vec<T>,
+    offsets: Option<Vec<u32>>,
+    tokens: Option<Vec<Vec<String>>>,
+    word_ids: Option<Vec<i32>>,
+    special_tokens_mask: Option<Vec<u8>>,
+}
+
+/// Consecutive rows of the rectangle, to be written by [`pad_rows`]: each field is the part of
+/// its array those rows cover.
+#[derive(Debug)]
+pub struct RowsWindow<'a, T> {
+    input_ids: &'a mut [MaybeUninit<T>],
+    attention_mask: &'a mut [MaybeUninit<T>],
+    token_type_ids: &'a mut [MaybeUninit<T>],
+    offsets: Option<&'a mut [MaybeUninit<u32>]>,
+    tokens: Option<&'a mut [Vec<String>]>,
+    word_ids: Option<&'a mut [MaybeUninit<i32>]>,
+    special_tokens_mask: Option<&'a mut [MaybeUninit<u8>]>,
+}
+
+/// The first `len` elements of `*slice`, leaving the rest there.
+fn split_front<'a, E>(slice: &mut &'a mut [E], len: usize) -> &'a mut [E] {
+    let (front, rest) = std::mem::take(slice).split_at_mut(len);
+    *slice = rest;
+    front
+}
+
+impl<T: IdElement> Unfilled<T> {
+    /// Room for `layout`'s rectangle and the optional parts `returns` asks for.
+    pub fn new(layout: &Layout<'_>, returns: Returns) -> Unfilled<T> {
+        let cells = layout.rows * layout.sequence;
+        Unfilled {
+            layout_rows: layout.rows,
+            sequence: layout.sequence,
+            input_ids: Vec::with_capacity(cells),
+            attention_mask: Vec::with_capacity(cells),
+            token_type_ids: Vec::with_capacity(cells),
+            offsets: returns.offsets.then(|| Vec::with_capacity(cells * 2)),
+            tokens: returns
+                .tokens
+                .then(|| (0..layout.rows).map(|_| Vec::new()).collect()),
+            word_ids: returns.word_ids.then(|| Vec::with_capacity(cells)),
+            special_tokens_mask: returns
+                .special_tokens_mask
+                .then(|| Vec::with_capacity(cells)),
         }
     }
-    Ok(out)
+
+    /// One window per entry of `row_counts`, covering that many rows each, in order; the counts
+    /// add up to the layout's rows.
+    pub fn windows(
+        &mut self,
+        row_counts: impl IntoIterator<Item = usize>,
+    ) -> Vec<RowsWindow<'_, T>> {
+        let sequence = self.sequence;
+        let cells = self.layout_rows * sequence;
+        let mut ids = &mut self.input_ids.spare_capacity_mut()[..cells];
+        let mut mask = &mut self.attention_mask.spare_capacity_mut()[..cells];
+        let mut types = &mut self.token_type_ids.spare_capacity_mut()[..cells];
+        let mut offsets = self
+            .offsets
+            .as_mut()
+            .map(|v| &mut v.spare_capacity_mut()[..cells * 2]);
+        let mut tokens = self.tokens.as_deref_mut();
+        let mut word_ids = self
+            .word_ids
+            .as_mut()
+            .map(|v| &mut v.spare_capacity_mut()[..cells]);
+        let mut special = self
+            .special_tokens_mask
+            .as_mut()
+            .map(|v| &mut v.spare_capacity_mut()[..cells]);
+        row_counts
+            .into_iter()
+            .map(|rows| {
+                let n = rows * sequence;
+                RowsWindow {
+                    input_ids: split_front(&mut ids, n),
+                    attention_mask: split_front(&mut mask, n),
+                    token_type_ids: split_front(&mut types, n),
+                    offsets: offsets.as_mut().map(|s| split_front(s, n * 2)),
+                    tokens: tokens.as_mut().map(|s| split_front(s, rows)),
+                    word_ids: word_ids.as_mut().map(|s| split_front(s, n)),
+                    special_tokens_mask: special.as_mut().map(|s| split_front(s, n)),
+                }
+            })
+            .collect()
+    }
+
+    /// The rectangle, once its windows are written.
+    ///
+    /// # Safety
+    ///
+    /// [`pad_rows`] has written every window of a set of [`windows`](Self::windows) whose row
+    /// counts add up to the layout's rows: between them they cover every element of every array.
+    pub unsafe fn finish(mut self) -> ModelInputs<T> {
+        let cells = self.layout_rows * self.sequence;
+        // SAFETY: every element below `cells` (`2 * cells` for offsets) was written (the caller's
+        // promise), and the capacities are at least that (`new`).
+        unsafe {
+            self.input_ids.set_len(cells);
+            self.attention_mask.set_len(cells);
+            self.token_type_ids.set_len(cells);
+            if let Some(v) = self.offsets.as_mut() {
+                v.set_len(cells * 2);
+            }
+            if let Some(v) = self.word_ids.as_mut() {
+                v.set_len(cells);
+            }
+            if let Some(v) = self.special_tokens_mask.as_mut() {
+                v.set_len(cells);
+            }
+        }
+        ModelInputs {
+            rows: self.layout_rows,
+            sequence: self.sequence,
+            input_ids: self.input_ids,
+            attention_mask: self.attention_mask,
+            token_type_ids: self.token_type_ids,
+            offsets: self.offsets,
+            tokens: self.tokens,
+            word_ids: self.word_ids,
+            special_tokens_mask: self.special_tokens_mask,
+            overflow_to_sample: None,
+        }
+    }
+}
+
+/// Writes `source` into `out`, each element converted by `f`.
+#[inline]
+fn write_mapped<S: Copy, E>(out: &mut [MaybeUninit<E>], source: &[S], f: impl Fn(S) -> E) {
+    for (cell, &value) in out.iter_mut().zip(source) {
+        cell.write(f(value));
+    }
+}
+
+/// Writes `value` into every element of `out`.
+#[inline]
+fn write_all<E: Copy>(out: &mut [MaybeUninit<E>], value: E) {
+    for cell in out {
+        cell.write(value);
+    }
+}
+
+/// Pads rows `range` of `rows` into `window` (which covers exactly that many rows of
+/// `layout`): every element of the window is written.
+pub fn pad_rows<T: IdElement>(
+    rows: &Rows,
+    range: Range<usize>,
+    layout: &Layout<'_>,
+    window: RowsWindow<'_, T>,
+) {
+    let sequence = layout.sequence;
+    let RowsWindow {
+        input_ids,
+        attention_mask,
+        token_type_ids,
+        mut offsets,
+        mut tokens,
+        mut word_ids,
+        mut special_tokens_mask,
+    } = window;
+    let (pad_id, one, zero, pad_type) = (
+        T::of(layout.pad_id),
+        T::of(1),
+        T::of(0),
+        T::of(layout.pad_type_id),
+    );
+    for (k, row) in range.enumerate() {
+        let span = rows.range(row);
+        let len = span.len();
+        let cells = k * sequence..(k + 1) * sequence;
+        // The row's tokens go to `text`, its padding to `pad`, within the row's cells.
+        let (text, pad) = if layout.left {
+            (sequence - len..sequence, 0..sequence - len)
+        } else {
+            (0..len, len..sequence)
+        };
+        let ids = &mut input_ids[cells.clone()];
+        write_mapped(&mut ids[text.clone()], &rows.ids[span.clone()], T::of);
+        write_all(&mut ids[pad.clone()], pad_id);
+        let mask = &mut attention_mask[cells.clone()];
+        write_all(&mut mask[text.clone()], one);
+        write_all(&mut mask[pad.clone()], zero);
+        let types = &mut token_type_ids[cells.clone()];
+        write_mapped(
+            &mut types[text.clone()],
+            &rows.type_ids[span.clone()],
+            T::of,
+        );
+        write_all(&mut types[pad.clone()], pad_type);
+        if let Some(offsets) = offsets.as_deref_mut() {
+            let row_offsets = &mut offsets[cells.start * 2..cells.end * 2];
+            let flat = rows.offsets[span.clone()].as_flattened();
+            write_mapped(&mut row_offsets[text.start * 2..text.end * 2], flat, |v| v);
+            write_all(&mut row_offsets[pad.start * 2..pad.end * 2], 0);
+        }
+        if let Some(word_ids) = word_ids.as_deref_mut() {
+            let row_words = &mut word_ids[cells.clone()];
+            write_mapped(
+                &mut row_words[text.clone()],
+                &rows.word_ids[span.clone()],
+                |v| v,
+            );
+            write_all(&mut row_words[pad.clone()], -1);
+        }
+        if let Some(mask) = special_tokens_mask.as_deref_mut() {
+            let row_mask = &mut mask[cells.clone()];
+            write_mapped(
+                &mut row_mask[text.clone()],
+                &rows.special[span.clone()],
+                |v| v,
+            );
+            write_all(&mut row_mask[pad.clone()], 1);
+        }
+        if let Some(tokens) = tokens.as_deref_mut() {
+            let strings = rows.tokens[span].iter().cloned();
+            let pads = std::iter::repeat_n(layout.pad_token.to_owned(), pad.len());
+            tokens[k] = if layout.left {
+                pads.chain(strings).collect()
+            } else {
+                strings.chain(pads).collect()
+            };
+        }
+    }
+}
+
+/// The input each row of `pieces` comes from.
+pub fn overflow_mapping(pieces: &[Piece<'_>]) -> Vec<u32> {
+    let mut mapping = Vec::new();
+    let mut input = 0u32;
+    for (sink, _, inputs) in pieces {
+        for &count in &sink.rows_per_input[inputs.clone()] {
+            mapping.extend(std::iter::repeat_n(input, count as usize));
+            input += 1;
+        }
+    }
+    mapping
+}
+
+/// Pads ragged rows (`pieces`, in input order) into one rectangle, on the calling thread.
+pub fn assemble<T: IdElement>(
+    pieces: &[Piece<'_>],
+    padding: Option<&Padding>,
+    returns: Returns,
+) -> Result<ModelInputs<T>, Error> {
+    let layout = layout(pieces, padding)?;
+    let mut unfilled = Unfilled::new(&layout, returns);
+    let windows = unfilled.windows(pieces.iter().map(|(_, rows, _)| rows.len()));
+    for ((rows, range, _), window) in pieces.iter().zip(windows) {
+        pad_rows(rows, range.clone(), &layout, window);
+    }
+    // SAFETY: the windows' row counts are the pieces' and add up to the layout's rows (`layout`
+    // counts them the same way), and `pad_rows` wrote each.
+    let mut inputs = unsafe { unfilled.finish() };
+    inputs.overflow_to_sample = returns.overflowing.then(|| overflow_mapping(pieces));
+    Ok(inputs)
 }
 
 impl Tokenizer {

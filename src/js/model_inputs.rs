@@ -218,7 +218,7 @@ impl ModelInputsCall {
         output
     }
 
-    fn assemble<T: IdElement + Default>(&self) -> TaskOutput<EngineModelInputs<T>> {
+    fn assemble<T: IdElement>(&self) -> TaskOutput<EngineModelInputs<T>> {
         let result = model_inputs_all(
             &self.runner.scheduler,
             &self.tokenizer,
