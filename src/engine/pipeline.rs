@@ -20,6 +20,7 @@ use tokenizers::{
 };
 use tokenizers::utils::search::ReplacePattern;
 
+use super::ascii_fold::AsciiFold;
 use super::rows::{self, FilePadding, RowOptions, Rows, Side, Truncation};
 use super::scratch::{IdleScratches, PipelineScratch, Scratch};
 use super::{Engine, Error, ErrorKind, Ids};
@@ -32,6 +33,9 @@ pub struct PipelineEngine {
     /// No added tokens and no normalizers (the OpenAI encodings): a text goes straight to the
     /// pre-tokenizer, with no search for added tokens that cannot be there.
     plain: bool,
+    /// What the normalizers amount to on ASCII text, where they are known to reduce to a byte
+    /// map (BERT-style files): ASCII segments skip their Unicode tables.
+    ascii_fold: Option<AsciiFold>,
 }
 
 impl PipelineEngine {
@@ -124,6 +128,7 @@ impl PipelineEngine {
         PipelineEngine {
             plain: tokenizer.get_added_vocabulary().is_empty()
                 && tokenizer.get_normalizers().is_empty(),
+            ascii_fold: AsciiFold::of(tokenizer.get_normalizers()),
             tokenizer,
             idle: IdleScratches::default(),
         }
@@ -212,7 +217,10 @@ impl PipelineEngine {
                 }
                 Segment::Text { text, input_offset } => (text, input_offset),
             };
-            let normalized = normalize_all(self.tokenizer.get_normalizers(), raw, input_offset)?;
+            let normalized = match self.ascii_fold.and_then(|fold| fold.apply(raw)) {
+                Some(folded) => folded,
+                None => normalize_all(self.tokenizer.get_normalizers(), raw, input_offset)?,
+            };
             for piece in
                 SpecialSegmentIterator::new(&normalized, added, true, encode_special_tokens)
             {
