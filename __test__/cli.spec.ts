@@ -106,6 +106,28 @@ describe('encode: inputs decode back to the documents', () => {
     expect(ids.map((list) => o200k.decode(list))).toEqual(texts)
   })
 
+  it('JSONL escapes, duplicate keys and blank lines: ids equal encodeBatch of JSON.parse', async () => {
+    // Each text is written back as UTF-8 over its own line (cli/readers.js): escapes that shrink
+    // (\u, surrogate pairs, a lone surrogate), text longer than a short line, a key given twice.
+    const jsonl = [
+      String.raw`{"text":"caf\u00e9 \ud83d\ude00 \"q\" \\ \/ \n\t\r\b\f"}`,
+      '',
+      String.raw`  {"text" : "lone \ud800 surrogate", "id": 1}  `,
+      String.raw`{"text":"first","text":"second, the one JSON.parse keeps"}`,
+      JSON.stringify({ text: 'é'.repeat(300) + '日本語'.repeat(100) }),
+      '   ',
+      JSON.stringify({ text: '' }),
+      JSON.stringify({ text: 'raw 😀 and control characters: ' + '\u0001\u001f'.repeat(50) }),
+    ]
+    writeFileSync(join(work, 'escapes.jsonl'), jsonl.join('\n'))
+    const expected = jsonl.filter((line) => line.trim() !== '').map((line) => JSON.parse(line).text as string)
+    encode(work, ['encode', 'escapes.jsonl', '--encoding', 'o200k_base', '--batch-mib', '0.0001', '-o', 'out/escapes'])
+    encode(work, ['encode', 'escapes.jsonl', '--encoding', 'o200k_base', '-o', 'out/escapes-one'])
+    const want = (await o200k.encodeBatch(expected)).toArrays()
+    expect(readMegatron(join(work, 'out/escapes'))).toEqual(want)
+    expect(readMegatron(join(work, 'out/escapes-one'))).toEqual(want)
+  })
+
   const read = fixture<{ cases: number[]; command: Record<string, string[]>; read: Record<string, { ids: number[][]; binSha256: string; idxSha256: string }> }>(
     'cli/megatron-read.json',
   )

@@ -11,7 +11,11 @@
 //
 //   node benchmark/cold-start.mjs [--rounds N] [--out FILE]
 //
-// Writes benchmark/results/cold-start.md (or FILE). Run `npm run build` first.
+//   node benchmark/cold-start.mjs --baseline-addon OLD.node
+//
+// Writes benchmark/results/cold-start.md (or FILE). Run `npm run build` first. With
+// `--baseline-addon`, the `whenReady` column is also measured, in the same rounds, for another
+// build of the addon (a copy of a `batchtok.*.node` from another commit), to compare the two.
 
 import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
@@ -30,7 +34,25 @@ const TEXT = 'Hello, world! Tokenize me too: 日本語も, and <|endoftext|> as 
 // Each contender's child script: load the library and the encoding as its README shows (CommonJS
 // everywhere, so every library loads the same way), encode TEXT with special-token text as
 // ordinary text, and print the elapsed milliseconds and the ids. `ENCODING` and `TEXT` are
-// defined before the script runs; `clock()` reads the monotonic clock in milliseconds.
+// defined before the script runs; `clock()` reads the monotonic clock in milliseconds. Scripts run
+// in an async function, so they may `await`.
+/**
+ * Not a contender either: the same start, stopped when `whenReady()` resolves, i.e. when the
+ * release-candidate engine is built; `addon` is the package entry or a bare `.node` file.
+ */
+function whenReadyContender(key, addon) {
+  return {
+    key,
+    label: `${key}: the same start, stopped when \`tokenizer.whenReady()\` resolves (the release-candidate engine is built)`,
+    encodings: ENCODINGS,
+    script: `
+      const { Tokenizer } = require(${JSON.stringify(addon)})
+      const tokenizer = Tokenizer.fromEncoding(ENCODING)
+      const ids = tokenizer.encode(TEXT)
+      await tokenizer.whenReady()`,
+  }
+}
+
 const CONTENDERS = [
   {
     key: 'batchtok',
@@ -58,6 +80,7 @@ const CONTENDERS = [
         Atomics.wait(pause, 0, 0, 1)
       }`,
   },
+  whenReadyContender('batchtok whenReady', path.join(ROOT, 'index.js')),
   {
     key: 'gpt-tokenizer',
     label: 'gpt-tokenizer (`gpt-tokenizer/encoding/<name>`)',
@@ -86,11 +109,15 @@ const CONTENDERS = [
 ]
 
 function parseArgs(argv) {
-  const args = { rounds: 15, out: path.join(ROOT, 'benchmark', 'results', 'cold-start.md') }
+  const args = { rounds: 15, out: path.join(ROOT, 'benchmark', 'results', 'cold-start.md'), baselineAddon: null }
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--rounds') args.rounds = Number(argv[++i])
     else if (argv[i] === '--out') args.out = path.resolve(argv[++i])
-    else throw new Error(`unknown argument ${argv[i]}; expected --rounds N or --out FILE`)
+    else if (argv[i] === '--baseline-addon') args.baselineAddon = path.resolve(argv[++i])
+    else throw new Error(`unknown argument ${argv[i]}; expected --rounds N, --out FILE or --baseline-addon FILE`)
+  }
+  if (args.baselineAddon && !fs.existsSync(args.baselineAddon)) {
+    throw new Error(`--baseline-addon ${args.baselineAddon} does not exist; copy a built batchtok.*.node there`)
   }
   if (!Number.isInteger(args.rounds) || args.rounds < 1) {
     throw new Error('--rounds takes a whole number of rounds, 1 or more')
@@ -104,10 +131,15 @@ function sample(contender, encoding) {
     const clock = () => Number(process.hrtime.bigint()) / 1e6
     const ENCODING = ${JSON.stringify(encoding)}
     const TEXT = ${JSON.stringify(TEXT)}
-    const started = clock()
-    ${contender.script}
-    const elapsed = clock() - started
-    process.stdout.write(JSON.stringify({ elapsed, ids: Array.from(ids) }))`
+    ;(async () => {
+      const started = clock()
+      ${contender.script}
+      const elapsed = clock() - started
+      process.stdout.write(JSON.stringify({ elapsed, ids: Array.from(ids) }))
+    })().catch((error) => {
+      console.error(error)
+      process.exitCode = 1
+    })`
   const spawned = process.hrtime.bigint()
   const child = spawnSync(process.execPath, ['-e', script], { cwd: ROOT, encoding: 'utf8' })
   const whole = Number(process.hrtime.bigint() - spawned) / 1e6
@@ -124,6 +156,10 @@ function formatMs(ms) {
 
 function main() {
   const args = parseArgs(process.argv.slice(2))
+  if (args.baselineAddon) {
+    const batchtokAt = CONTENDERS.findIndex((c) => c.key === 'batchtok whenReady')
+    CONTENDERS.splice(batchtokAt + 1, 0, whenReadyContender('baseline whenReady', args.baselineAddon))
+  }
   const cells = []
   for (const contender of CONTENDERS) {
     for (const encoding of contender.encodings) cells.push({ contender, encoding, elapsed: [], whole: [] })
@@ -150,7 +186,7 @@ function main() {
   }
 
   const machine = describeMachine()
-  const versions = CONTENDERS.filter((c) => !c.key.startsWith('batchtok')).map((c) => `${c.key} ${packageVersion(c.key)}`)
+  const versions = CONTENDERS.filter((c) => !c.key.startsWith('batchtok') && !c.key.startsWith('baseline')).map((c) => `${c.key} ${packageVersion(c.key)}`)
   const lines = [
     '# Time to first token',
     '',
@@ -181,12 +217,14 @@ function main() {
     '',
     'n/a: the package has no such encoding. batchtok encodes its first texts with tiktoken\'s own BPE',
     'on the embedded rank table while a thread builds the release-candidate engine, which takes the',
-    'texts once it is ready (`src/engine/openai.rs`): the handover column says when.',
+    'texts once it is ready (`src/engine/openai.rs`): the handover column says when, and the',
+    '`whenReady` column when `whenReady()` resolves.',
+    ...(args.baselineAddon ? ['', `baseline: \`${path.basename(args.baselineAddon)}\`, another build of the addon given with \`--baseline-addon\`.`] : []),
     '',
     `Machine: ${machine.cpu}, nproc ${machine.nproc}, ${machine.memoryGiB} GiB, ${machine.os}; Node ${machine.node};`,
     `${versions.join(', ')}.`,
     '',
-    `Command: \`npm run build && node benchmark/cold-start.mjs --rounds ${args.rounds}\``,
+    `Command: \`npm run build && node benchmark/cold-start.mjs --rounds ${args.rounds}${args.baselineAddon ? ' --baseline-addon BASELINE.node' : ''}\``,
     '',
   )
   fs.mkdirSync(path.dirname(args.out), { recursive: true })

@@ -80,30 +80,44 @@ function readError(input, error) {
   return new InputError(`${input.path}: ${what}; ${hint}`)
 }
 
+/** Lines up to this long are moved down byte by byte in JS; longer ones by `copyWithin`, whose
+ * call costs more than moving a short line. */
+const SHORT_LINE_BYTES = 64
+
 /**
  * Cuts `buffer` (whole lines, the last one possibly without its newline) into lines in place: each
- * line's bytes are moved down over the line ends before it, without its `\n` or `\r\n`.
+ * line's bytes are moved down over the line ends before it, without its `\n` or `\r\n`. One pass:
+ * documents of a few dozen bytes are common, and each native call per line costs about as much as
+ * moving the line.
  * @returns {{ bytes: Buffer, offsets: Uint32Array }}
  */
 function compactLines(buffer) {
-  let lines = 0
-  for (let at = buffer.indexOf(NEWLINE); at !== -1; at = buffer.indexOf(NEWLINE, at + 1)) lines++
-  if (buffer.length > 0 && buffer[buffer.length - 1] !== NEWLINE) lines++
   // A typed array goes to the addon in one piece; a JS array would be read element by element.
-  const offsets = new Uint32Array(lines + 1)
+  let offsets = new Uint32Array(Math.max(16, buffer.length >>> 5))
+  let lines = 0
   let write = 0
   let read = 0
-  for (let line = 1; read < buffer.length; line++) {
+  while (read < buffer.length) {
     const newline = buffer.indexOf(NEWLINE, read)
     const next = newline === -1 ? buffer.length : newline + 1
     let end = newline === -1 ? buffer.length : newline
     if (end > read && buffer[end - 1] === CARRIAGE_RETURN) end--
-    if (write !== read) buffer.copyWithin(write, read, end)
-    write += end - read
-    offsets[line] = write
+    if (write === read) write = end
+    else if (end - read <= SHORT_LINE_BYTES) {
+      for (let at = read; at < end; at++) buffer[write++] = buffer[at]
+    } else {
+      buffer.copyWithin(write, read, end)
+      write += end - read
+    }
+    if (++lines === offsets.length) {
+      const grown = new Uint32Array(offsets.length * 2)
+      grown.set(offsets)
+      offsets = grown
+    }
+    offsets[lines] = write
     read = next
   }
-  return { bytes: buffer.subarray(0, write), offsets }
+  return { bytes: buffer.subarray(0, write), offsets: offsets.slice(0, lines + 1) }
 }
 
 /**
@@ -201,13 +215,22 @@ async function* textBatches(input, options) {
   }
 }
 
-/** JSONL input: the string field `options.field` of each line's object; blank lines are skipped. */
+/**
+ * JSONL input: the string field `options.field` of each line's object; blank lines are skipped.
+ * Each text is written back as UTF-8 over the batch's own bytes, and the batch goes to the addon
+ * as bytes: one pass to write each text, where a batch of JS strings would cost the addon two
+ * (its length, then its bytes) and the stream a third (the byte count). It fits: a JSON string's
+ * UTF-8 is never longer than its literal (an escape is at least as long as what it stands for),
+ * so text `i` ends at or before line `i` does, over lines already parsed.
+ */
 async function* jsonlBatches(input, options) {
   const { field } = options
   for await (const batch of lineBatches(input, options)) {
     checkUtf8(batch)
-    const texts = []
     const { bytes, offsets, source } = batch
+    const textOffsets = new Uint32Array(offsets.length)
+    let texts = 0
+    let written = 0
     for (let i = 0; i + 1 < offsets.length; i++) {
       if (offsets[i] === offsets[i + 1]) continue
       const line = bytes.toString('utf8', offsets[i], offsets[i + 1])
@@ -224,9 +247,10 @@ async function* jsonlBatches(input, options) {
         const what = text === undefined ? `has no "${field}" field` : `has a "${field}" that is ${text === null ? 'null' : typeof text}, not a string`
         throw new InputError(`${placeOf(source, i)}: the record ${what} (it has: ${fields}); name the text field with --field`)
       }
-      texts.push(text)
+      written += bytes.write(text, written, offsets[i + 1] - written)
+      textOffsets[++texts] = written
     }
-    if (texts.length > 0) yield { texts, source }
+    if (texts > 0) yield { bytes: bytes.subarray(0, written), offsets: textOffsets.subarray(0, texts + 1), source }
   }
 }
 

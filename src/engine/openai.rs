@@ -67,6 +67,8 @@ pub struct RankModel {
     name: &'static str,
     /// The compact table, raw-deflated.
     deflated: &'static [u8],
+    /// The merges, as each rank's left-part length, raw-deflated.
+    merge_splits: &'static [u8],
     /// The regex the release candidate's own matcher runs: the fast path.
     pattern: &'static str,
     /// tiktoken's regex, run by tiktoken's regex engine: the slower exact path.
@@ -95,12 +97,14 @@ impl RankModel {
     const fn new(
         name: &'static str,
         deflated: &'static [u8],
+        merge_splits: &'static [u8],
         pattern: &'static str,
         exact_pattern: &'static str,
     ) -> Self {
         RankModel {
             name,
             deflated,
+            merge_splits,
             pattern,
             exact_pattern,
             table: OnceLock::new(),
@@ -165,7 +169,7 @@ impl RankModel {
                 let table = self.table()?;
                 // The build reads only the embedded table; a panic in it is a bug, reported as an
                 // error rather than taking the thread (or the process) down.
-                std::panic::catch_unwind(|| build_tokenizer(table, self.pattern))
+                std::panic::catch_unwind(|| build_tokenizer(table, self.merge_splits, self.pattern))
                     .unwrap_or_else(|_| Err("building the engine panicked".to_owned()))
                     .map(PipelineEngine::from_tokenizer)
                     .map_err(|e| self.corrupt(e))
@@ -212,24 +216,28 @@ impl RankModel {
 static O200K: RankModel = RankModel::new(
     "o200k_base",
     include_bytes!("encodings/o200k_base.ranks.deflate"),
+    include_bytes!("encodings/o200k_base.merges.deflate"),
     O200K_PATTERN,
     O200K_EXACT,
 );
 static CL100K: RankModel = RankModel::new(
     "cl100k_base",
     include_bytes!("encodings/cl100k_base.ranks.deflate"),
+    include_bytes!("encodings/cl100k_base.merges.deflate"),
     CL100K_PATTERN,
     CL100K_EXACT,
 );
 static P50K: RankModel = RankModel::new(
     "p50k_base",
     include_bytes!("encodings/p50k_base.ranks.deflate"),
+    include_bytes!("encodings/p50k_base.merges.deflate"),
     GPT2_PATTERN,
     GPT2_EXACT,
 );
 static R50K: RankModel = RankModel::new(
     "r50k_base",
     include_bytes!("encodings/r50k_base.ranks.deflate"),
+    include_bytes!("encodings/r50k_base.merges.deflate"),
     GPT2_PATTERN,
     GPT2_EXACT,
 );
@@ -455,6 +463,33 @@ fn byte_level(bytes: &[u8]) -> String {
         .collect()
 }
 
+/// A merge: the left and the right part of the token it forms.
+type Merge<'t> = (&'t [u8], &'t [u8]);
+
+/// The merges of `table` from their embedded form (`splits`, raw-deflated: for each rank, the length
+/// of the left part of the merge that forms its token, 0 for none), in merge-rank order: the
+/// merges [`derive_merges`] finds, which `scripts/embed-encodings.js` derives the same way.
+fn embedded_merges<'t>(table: &'t RankTable, splits: &[u8]) -> Result<Vec<Merge<'t>>, String> {
+    let splits = miniz_oxide::inflate::decompress_to_vec(splits)
+        .map_err(|e| format!("its merges do not inflate: {e:?}"))?;
+    if splits.len() != table.len() {
+        return Err(format!("{} merges for {} ranks", splits.len(), table.len()));
+    }
+    let mut merges = Vec::with_capacity(table.len());
+    for (rank, &split) in splits.iter().enumerate() {
+        if split == 0 {
+            continue;
+        }
+        match table.token(rank as u32) {
+            Some(token) if (split as usize) < token.len() => {
+                merges.push(token.split_at(split as usize));
+            }
+            _ => return Err(format!("rank {rank} has no merge at byte {split}")),
+        }
+    }
+    Ok(merges)
+}
+
 /// Merges that make BPE by merge rank reproduce tiktoken's BPE by token rank.
 ///
 /// tiktoken joins, at each step, the adjacent pair whose concatenation has the lowest rank (the
@@ -464,7 +499,11 @@ fn byte_level(bytes: &[u8]) -> String {
 /// of encoding its own bytes, and only if that encoding ends as the token itself. Those merges,
 /// ranked by the token's rank, are the whole merge list (about one per token; every cut of every
 /// token would be twice as many, and the engine's load time grows with them).
-fn derive_merges(table: &RankTable) -> Vec<(&[u8], &[u8])> {
+///
+/// The engine is built from the embedded merges ([`embedded_merges`]): this derivation takes a few
+/// hundred milliseconds for o200k_base. It stays as the definition the tests hold them to.
+#[cfg(test)]
+fn derive_merges(table: &RankTable) -> Vec<Merge<'_>> {
     let mut merges = Vec::with_capacity(table.len());
     let mut cuts = Vec::new();
     for rank in 0..table.len() as u32 {
@@ -482,11 +521,8 @@ fn derive_merges(table: &RankTable) -> Vec<(&[u8], &[u8])> {
 
 /// Encodes `bytes` with tiktoken's BPE; if it ends as one token, returns the pair the last merge
 /// joined. `cuts` is scratch space.
-fn last_merge<'t>(
-    bytes: &'t [u8],
-    table: &RankTable,
-    cuts: &mut Vec<usize>,
-) -> Option<(&'t [u8], &'t [u8])> {
+#[cfg(test)]
+fn last_merge<'t>(bytes: &'t [u8], table: &RankTable, cuts: &mut Vec<usize>) -> Option<Merge<'t>> {
     cuts.clear();
     cuts.extend(0..=bytes.len());
     let mut last = None;
@@ -514,7 +550,11 @@ fn last_merge<'t>(
 #[doc(hidden)]
 pub fn pipeline_tokenizer_for_benchmarks(name: &str) -> Result<PipelineTokenizer, String> {
     let model = find(name).map_err(|e| e.to_string())?.model;
-    build_tokenizer(model.table().map_err(|e| e.to_string())?, model.pattern)
+    build_tokenizer(
+        model.table().map_err(|e| e.to_string())?,
+        model.merge_splits,
+        model.pattern,
+    )
 }
 
 /// A release-candidate engine of the encoding `name` of its own, sharing no state with the one
@@ -528,13 +568,17 @@ pub fn independent_engine_for_benchmarks(name: &str) -> Result<Box<dyn Engine>, 
 
 /// The release candidate's tokenizer of an encoding, built from its rank table.
 ///
-/// The model is built directly from the vocabulary and merges: writing and re-reading them as a
+/// The model is built directly from the vocabulary and the embedded merges: writing and re-reading them as a
 /// tokenizer.json took over a second for o200k_base. The rest of the pipeline (the pre-tokenizer
 /// on the encoding's regex, the byte-level decoder) is read from a small tokenizer.json whose model
 /// is empty. Special tokens are not added tokens: the engine would renumber them densely from the
 /// vocabulary's end (o200k_base's `<|endofprompt|>` is 200018, not 200000), so `special.rs` handles
 /// them around the engine.
-fn build_tokenizer(table: &RankTable, pattern: &str) -> Result<PipelineTokenizer, String> {
+fn build_tokenizer(
+    table: &RankTable,
+    merge_splits: &[u8],
+    pattern: &str,
+) -> Result<PipelineTokenizer, String> {
     let skeleton = skeleton(pattern)?;
     let mut vocab = Vocab::with_capacity(table.len());
     for rank in 0..table.len() as u32 {
@@ -542,7 +586,7 @@ fn build_tokenizer(table: &RankTable, pattern: &str) -> Result<PipelineTokenizer
             vocab.insert(byte_level(token), rank);
         }
     }
-    let merges: Merges = derive_merges(table)
+    let merges: Merges = embedded_merges(table, merge_splits)?
         .into_iter()
         .map(|(l, r)| (byte_level(l), byte_level(r)))
         .collect();
@@ -565,4 +609,36 @@ fn build_tokenizer(table: &RankTable, pattern: &str) -> Result<PipelineTokenizer
         None,
         None,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The embedded merges are the ones `derive_merges` finds, for every table.
+    #[test]
+    fn embedded_merges_equal_the_derivation() {
+        for model in [&O200K, &CL100K, &P50K, &R50K] {
+            let table = model.table().unwrap();
+            let embedded = embedded_merges(table, model.merge_splits).unwrap();
+            let derived = derive_merges(table);
+            assert_eq!(embedded.len(), derived.len(), "{}", model.name);
+            assert!(embedded == derived, "{}: the merges differ", model.name);
+        }
+    }
+
+    /// Merges that do not fit the table are refused with a reason, not built from.
+    #[test]
+    fn merges_that_do_not_fit_the_table_are_refused() {
+        let table = O200K.table().unwrap();
+        let deflate = |splits: &[u8]| miniz_oxide::deflate::compress_to_vec(splits, 6);
+        let short = embedded_merges(table, &deflate(&[0; 3])).unwrap_err();
+        assert!(short.contains("merges for"), "{short}");
+        // Rank 0 is a single byte: no merge can split it.
+        let mut splits = vec![0; table.len()];
+        splits[0] = 1;
+        let inside = embedded_merges(table, &deflate(&splits)).unwrap_err();
+        assert!(inside.contains("rank 0 has no merge"), "{inside}");
+        assert!(embedded_merges(table, b"not deflate").is_err());
+    }
 }
