@@ -14,9 +14,7 @@
 
 import { performance } from 'node:perf_hooks'
 import { freshContenderByKey } from './fresh-contenders.mjs'
-import { readCorpusItems, idsDigest } from './fresh-corpora.mjs'
-
-export const RESULT_PREFIX = 'FRESH_RESULT '
+import { RESULT_PREFIX, readCorpusItems, idsDigest } from './fresh-corpora.mjs'
 
 const collect = globalThis.gc ?? (() => {})
 

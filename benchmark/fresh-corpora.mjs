@@ -13,6 +13,9 @@ const CORPUS_DIR = path.join(ROOT, '.cache', 'corpus')
 
 export const CORPORA = ['prose', 'code', 'multilingual', 'chat']
 
+/** What a child process prints before its JSON result (fresh-child.mjs, fresh_python.py). */
+export const RESULT_PREFIX = 'FRESH_RESULT '
+
 /**
  * A slice's size: a realistic request of ~100 documents of ~6.5 KB. A slice ends at the first item
  * that brings it to this many bytes or to `SLICE_ITEMS` items, so chat slices (50-300-byte items)

@@ -26,7 +26,6 @@ import { fileURLToPath } from 'node:url'
 import { describeMachine, packageVersion } from './machine.mjs'
 import { renderSvg } from './report.mjs'
 import { MiB, median, shuffledOrders } from './stats.mjs'
-import { RESULT_PREFIX } from './fresh-child.mjs'
 import {
   FRESH_PEER_PACKAGES,
   MODELS,
@@ -35,7 +34,7 @@ import {
   freshContenders,
   modelJsonPath,
 } from './fresh-contenders.mjs'
-import { CORPORA, WARMUP_CORPUS, capSlice, cutSlices, ensureCorpora, idsDigest, readCorpus } from './fresh-corpora.mjs'
+import { CORPORA, RESULT_PREFIX, WARMUP_CORPUS, capSlice, cutSlices, ensureCorpora, idsDigest, readCorpus } from './fresh-corpora.mjs'
 
 const HERE = path.dirname(fileURLToPath(import.meta.url))
 const ROOT = path.join(HERE, '..')
@@ -61,18 +60,20 @@ const SETTINGS = QUICK
       repeats: 3,
       slowCapBytes: 64 * 1024,
       out: path.join(HERE, 'results', 'raw', 'fresh-quick'),
+      raw: path.join(HERE, 'results', 'raw', 'fresh-quick.json'),
     }
   : {
       mode: 'full',
       plan: {
         o200k_base: { rounds: 3, slicesPerRound: 2 },
-        cl100k_base: { rounds: 1, slicesPerRound: 2 },
+        cl100k_base: { rounds: 1, slicesPerRound: 1 },
         llama3: { rounds: 1, slicesPerRound: 2 },
         llama2: { rounds: 1, slicesPerRound: 2 },
       },
-      repeats: 4,
-      slowCapBytes: 160 * 1024,
+      repeats: 3,
+      slowCapBytes: 128 * 1024,
       out: path.join(HERE, 'results', 'fresh'),
+      raw: path.join(HERE, 'results', 'raw', 'fresh-full.json'),
     }
 /** Warm-up: at least this many calls on the warm-up slice, more (up to twice) while under warmupMs. */
 const WARMUP = { warmupCalls: 2, warmupMs: 1000 }
@@ -509,8 +510,8 @@ async function main() {
     },
     models,
   }
-  fs.mkdirSync(path.dirname(SETTINGS.out), { recursive: true })
-  fs.writeFileSync(`${SETTINGS.out}.json`, `${JSON.stringify(results, null, 1)}\n`)
+  fs.mkdirSync(path.dirname(SETTINGS.raw), { recursive: true })
+  fs.writeFileSync(SETTINGS.raw, `${JSON.stringify(results, null, 1)}\n`)
   writeReport(results)
 }
 
