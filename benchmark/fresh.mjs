@@ -232,7 +232,7 @@ async function measureModel(model, plan, contenders, python) {
         row.repeated.push(...result.repeated.map((s) => ({ ...s, bytes: byteOf(s) })))
         row.loadMs.push(result.loadMs)
         const difference = firstDifference(contender, result.checks, references[corpus])
-        if (difference) row.problems.push(`ids differ: ${difference}`)
+        if (difference) row.problems.push({ differs: true, detail: difference })
         const fresh = rateStats(row.fresh.slice(-result.fresh.length))
         log(
           `  ${model} ${corpus} round ${round + 1} ${contender.key.padEnd(34)} fresh ${fresh.mibPerSec.toFixed(2).padStart(7)} MiB/s` +
@@ -247,8 +247,8 @@ async function measureModel(model, plan, contenders, python) {
       const row = rows[corpus][c.key]
       const base = { key: c.key, library: c.library, label: c.label, threads: c.threads, kind: c.kind, slow: Boolean(c.slow), lang: c.lang }
       if (c.lang === 'python' && !python) return { ...base, status: 'skipped', detail: 'no Python virtualenv' }
-      const differs = row.problems.find((p) => p.startsWith('ids differ'))
-      if (differs) return { ...base, status: 'differs', detail: differs }
+      const differs = row.problems.find((p) => p.differs)
+      if (differs) return { ...base, status: 'differs', detail: differs.detail }
       if (!row.fresh.length) return { ...base, status: 'failed', detail: row.problems[0] ?? 'no samples' }
       return {
         ...base,
