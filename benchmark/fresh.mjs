@@ -475,6 +475,12 @@ const SVG_COLORS = {
   'tokenizers (Python)': '#ffd43b',
 }
 
+/** The lowest and highest of the 1-, 5- and 15-minute load averages at the start and the end. */
+function loadRange(meta) {
+  const all = [...meta.loadStart, ...meta.loadEnd]
+  return `${Math.min(...all).toFixed(1)}–${Math.max(...all).toFixed(1)}`
+}
+
 /** A row's name in the charts: the library and, for batchtok, the method; the panels are narrow. */
 function chartLabel(row) {
   if (row.library === 'batchtok') return row.label
@@ -497,7 +503,7 @@ function renderMethodSvg(results, method) {
   return renderSvg(chart, {
     colors: SVG_COLORS,
     title: `${method === 'fresh' ? 'Fresh' : 'Repeated'} text, ${HEADLINE}: input MiB/s, median (bar) and min–max (whisker), log scale`,
-    subtitle: `${m.cpu}, nproc ${m.nproc}, load average ${results.meta.loadStart[0].toFixed(1)} at start; ${results.meta.mode} run; threads after ×`,
+    subtitle: `${m.cpu}, nproc ${m.nproc}, load average ${loadRange(results.meta)} (shared machine); ${results.meta.mode} run; threads after ×`,
   })
 }
 
