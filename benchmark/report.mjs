@@ -316,14 +316,19 @@ const COLORS = {
   '@huggingface/tokenizers': '#1a7f37',
 }
 
-function colorOf(row) {
-  if (row.library === 'batchtok') return COLORS[`batchtok ${row.kind}`]
-  return COLORS[row.library] ?? '#6e7781'
+function colorOf(row, colors = COLORS) {
+  if (row.library === 'batchtok') return colors[`batchtok ${row.kind}`]
+  return colors[row.library] ?? '#6e7781'
 }
 
 const escapeXml = (s) => String(s).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
 
-export function renderSvg(results) {
+/**
+ * The chart of the headline encoding's scenarios. `options` lets another benchmark reuse it:
+ * `title` and `subtitle` replace the first two lines, `colors` the libraries' colours (and legend).
+ */
+export function renderSvg(results, options = {}) {
+  const colors = options.colors ?? COLORS
   const scenarios = results.scenarios.filter((s) => s.encoding === results.headlineEncoding)
   const timedRows = scenarios.flatMap((s) => s.rows.filter((r) => r.status === 'timed'))
   const lo = 10 ** Math.floor(Math.log10(Math.min(...timedRows.map((r) => r.mibPerSecMin))))
@@ -335,12 +340,26 @@ export function renderSvg(results) {
   const VALUE_W = 60
   const PANEL_W = LABEL_W + BAR_W + VALUE_W
   const GAP = 30
-  const TOP = 78
   const PANEL_HEAD = 40
   const rowsPerPanel = Math.max(...scenarios.map((s) => s.rows.length))
   const panelH = PANEL_HEAD + rowsPerPanel * ROW + 24
   const columns = 2
   const width = columns * PANEL_W + (columns + 1) * GAP
+  // The legend, wrapped onto as many lines as the libraries need.
+  const legend = []
+  let lx = GAP
+  let ly = 54
+  for (const [name, color] of Object.entries(colors)) {
+    const label = name === 'batchtok encode' ? 'batchtok encodeBatch' : name === 'batchtok count' ? 'batchtok countBatch' : name
+    const step = 24 + label.length * 6
+    if (lx + step > width - GAP && lx > GAP) {
+      lx = GAP
+      ly += 16
+    }
+    legend.push(`<rect x="${lx}" y="${ly}" width="10" height="10" fill="${color}"/><text x="${lx + 14}" y="${ly + 9}">${escapeXml(label)}</text>`)
+    lx += step
+  }
+  const TOP = ly + 24
   const height = TOP + Math.ceil(scenarios.length / columns) * (panelH + GAP) + 10
   const x = (v) => (Math.log10(v / lo) / Math.log10(hi / lo)) * BAR_W
 
@@ -348,16 +367,10 @@ export function renderSvg(results) {
   parts.push(
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="system-ui, -apple-system, Segoe UI, Helvetica, Arial, sans-serif" font-size="11">`,
     `<rect width="100%" height="100%" fill="#ffffff"/>`,
-    `<text x="${GAP}" y="26" font-size="16" font-weight="600">${escapeXml(`Throughput, ${ENCODING_LABELS[results.headlineEncoding]}: input MiB/s, median (bar) and min–max (whisker), log scale`)}</text>`,
-    `<text x="${GAP}" y="44" fill="#57606a">${escapeXml(`${results.meta.machine.cpu}, nproc ${results.meta.machine.nproc}, Node ${results.meta.machine.node}; ${results.meta.mode} run; threads after ×; not timed: ids differ from batchtok's or could not load`)}</text>`,
+    `<text x="${GAP}" y="26" font-size="16" font-weight="600">${escapeXml(options.title ?? `Throughput, ${ENCODING_LABELS[results.headlineEncoding]}: input MiB/s, median (bar) and min–max (whisker), log scale`)}</text>`,
+    `<text x="${GAP}" y="44" fill="#57606a">${escapeXml(options.subtitle ?? `${results.meta.machine.cpu}, nproc ${results.meta.machine.nproc}, Node ${results.meta.machine.node}; ${results.meta.mode} run; threads after ×; not timed: ids differ from batchtok's or could not load`)}</text>`,
   )
-  // Legend.
-  let lx = GAP
-  for (const [name, color] of Object.entries(COLORS)) {
-    const label = name === 'batchtok encode' ? 'batchtok encodeBatch' : name === 'batchtok count' ? 'batchtok countBatch' : name
-    parts.push(`<rect x="${lx}" y="54" width="10" height="10" fill="${color}"/><text x="${lx + 14}" y="63">${escapeXml(label)}</text>`)
-    lx += 24 + label.length * 6
-  }
+  parts.push(...legend)
 
   scenarios.forEach((scenario, index) => {
     const px = GAP + (index % columns) * (PANEL_W + GAP)
@@ -382,7 +395,7 @@ export function renderSvg(results) {
         return
       }
       const w = Math.max(1, x(row.mibPerSec))
-      parts.push(`<rect x="${LABEL_W}" y="${y + 3}" width="${w.toFixed(1)}" height="${ROW - 6}" fill="${colorOf(row)}"/>`)
+      parts.push(`<rect x="${LABEL_W}" y="${y + 3}" width="${w.toFixed(1)}" height="${ROW - 6}" fill="${colorOf(row, colors)}"/>`)
       const a = LABEL_W + x(row.mibPerSecMin)
       const b = LABEL_W + x(row.mibPerSecMax)
       parts.push(`<line x1="${a.toFixed(1)}" y1="${y + ROW / 2}" x2="${b.toFixed(1)}" y2="${y + ROW / 2}" stroke="#24292f"/>`)

@@ -50,7 +50,7 @@ function byteToCharTable() {
 }
 
 /** The rank table of a `tiktoken` encoder file: base64 token → rank. */
-function readRanks(encoding) {
+export function readRanks(encoding) {
   const file = require(`tiktoken/encoders/${encoding}.json`)
   const ranks = new Map()
   // Each line is a placeholder word, the rank of its first token, then consecutive tokens.
