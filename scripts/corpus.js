@@ -105,27 +105,27 @@ function bigTxt() {
 
 /**
  * Cuts `text` into items at line ends: lines (with their `\n`) are appended to the current item
- * until it holds at least `minBytes` UTF-8 bytes; the remainder is the last item.
+ * until it holds at least `minBytes` UTF-8 bytes; the remainder is the last item. Each item is one
+ * slice of `text`, a flat string as `JSON.parse` or `split` would give, not a chain of joined
+ * pieces that V8 must flatten before a native reader can copy it.
  */
 function splitAtLines(text, minBytes) {
   const items = []
-  let current = ''
+  let itemStart = 0
   let bytes = 0
   let start = 0
   while (start < text.length) {
     const nl = text.indexOf('\n', start)
     const end = nl === -1 ? text.length : nl + 1
-    const line = text.slice(start, end)
-    current += line
-    bytes += Buffer.byteLength(line, 'utf8')
+    bytes += Buffer.byteLength(text.slice(start, end), 'utf8')
     start = end
     if (bytes >= minBytes) {
-      items.push(current)
-      current = ''
+      items.push(text.slice(itemStart, end))
+      itemStart = end
       bytes = 0
     }
   }
-  if (current.length > 0) items.push(current)
+  if (itemStart < text.length) items.push(text.slice(itemStart))
   return items
 }
 
