@@ -23,15 +23,16 @@
 // `encodeBatch` on the same texts, in the same process, to show what the changes since gave.
 //
 //   node --expose-gc benchmark/boundary.mjs [--rounds N] [--quick] [--baseline FILE.node]
-// writes benchmark/results/boundary.md.
+// writes its section ("repeated") of benchmark/results/boundary.md; `boundary-fresh.mjs` writes the
+// sections on fresh text.
 
-import fs from 'node:fs'
 import path from 'node:path'
 import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
 import { asUtf8, msSince, sameIds } from './batch-io.mjs'
 import { describeMachine } from './machine.mjs'
 import { median, MiB, shuffledOrders } from './stats.mjs'
+import { writeSection } from './results-file.mjs'
 
 const require = createRequire(import.meta.url)
 const HERE = path.dirname(fileURLToPath(import.meta.url))
@@ -160,7 +161,7 @@ async function main() {
     console.log(line)
     lines.push(line)
   }
-  out('# The JS boundary: batchtok from JS against the engine alone')
+  out('## The same batch again and again: batchtok from JS against the engine alone')
   out()
   out(`Machine: ${machine.cpu}, nproc ${machine.nproc}, ${machine.memoryGiB} GiB, ${machine.os}; Node ${machine.node}.`)
   out(`Medians of ${ROUNDS} interleaved rounds after one warm-up round, the steps in a new order each round; times in ms, and ratios as the median of each round's ratio (paired). In a loop: ${BLOCK} calls of each step in a row per round, the first untimed, as a throughput loop calls a method. Single calls: one call of each step per round, ${globalThis.gc ? 'after a full collection' : 'without a collection between steps (run without --expose-gc)'} (\`node --expose-gc benchmark/boundary.mjs\`).`)
@@ -214,8 +215,8 @@ async function main() {
   }
   if (!QUICK) {
     const target = path.join(HERE, 'results', 'boundary.md')
-    fs.writeFileSync(target, lines.join('\n') + '\n')
-    console.log(`\nwrote ${path.relative(process.cwd(), target)}`)
+    writeSection(target, 'repeated', lines)
+    console.log(`\nwrote section "repeated" of ${path.relative(process.cwd(), target)}`)
   }
 }
 
