@@ -459,8 +459,8 @@ impl Tokenizer {
                 let model = encoding.model;
                 let engine: &dyn Engine = if unicode_drift::contains_drift(text) {
                     model.exact_engine()?
-                } else if let Some(full) = model.full_engine_if_ready() {
-                    full
+                } else if let Some(fast) = model.fast_engine_if_ready(text) {
+                    fast
                 } else {
                     model.first_engine()?
                 };
