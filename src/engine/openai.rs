@@ -187,9 +187,8 @@ impl RankModel {
         self.full.get()?.as_ref().ok()
     }
 
-    /// The engine of the fast path for `text`, if one is built: fastokens where it is built and
-    /// takes the text, else the release candidate (`routing.rs` says why).
-    pub(crate) fn fast_engine_if_ready(&self, text: &str) -> Option<&dyn Engine> {
+    /// The fastokens engine, if it is built and takes `text` (`routing.rs` says which texts).
+    pub(crate) fn fastokens_if_ready(&self, text: &str) -> Option<&dyn Engine> {
         #[cfg(feature = "fastokens")]
         if FastokensEngine::takes(text)
             && let Some(Some(fastokens)) = self.fastokens.get()
@@ -197,7 +196,7 @@ impl RankModel {
             return Some(fastokens);
         }
         let _ = text;
-        self.full_engine_if_ready().map(|full| full as &dyn Engine)
+        None
     }
 
     /// Builds the fastokens engine, once; a failure leaves the release candidate in its place.
