@@ -52,7 +52,7 @@
 //! fastokens would spread them over threads of its own, outside the scheduler. p50k_base and
 //! r50k_base stay where they are: fastokens has no scanner for their pattern. The feature is off
 //! by default, for what the speed costs: the encoding is ready about three times later, the
-//! process holds over 100 MiB more, and every thread that encodes copies a pretoken cache seeded
+//! process holds about 100 MiB more, and every thread that encodes copies a pretoken cache seeded
 //! from the vocabulary (tens of MiB, a tenth of a second or more on its first text), so a fresh
 //! process's first batch on a new thread was slower than the release candidate's.
 //!
