@@ -208,7 +208,8 @@ impl RankModel {
     }
 
     /// Waits until the release-candidate engine is built (starting the build if nothing has), so
-    /// that every text after this goes to it: for measuring that engine alone.
+    /// that every text after this goes to it: for measuring that engine alone. With the
+    /// `fastokens` feature it also waits for fastokens, which then takes the texts it takes.
     pub fn wait_for_full_engine(&'static self) -> Result<(), Error> {
         self.full_engine()?;
         #[cfg(feature = "fastokens")]
