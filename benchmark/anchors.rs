@@ -1,7 +1,7 @@
 //! Engine anchors per core: the fastest published engines for the OpenAI encodings against the
 //! engine batchtok ships, one core each, on the four corpora, on text each engine has not seen.
 //!
-//! `cargo run --release --example anchors [-- --runs N] [--encodings o200k_base,cl100k_base]
+//! `cargo run --release --features anchors --example anchors [-- --runs N] [--encodings o200k_base,cl100k_base]
 //! [--corpora prose,code,multilingual,chat] [--check N] [--limit-bytes B] [--out PATH]`
 //! (this file is `benchmark/anchors.rs`; `node scripts/corpus.js corpora` writes the corpora to
 //! `.cache/corpus/NAME.jsonl`, one JSON string per line, one text per line).
@@ -416,7 +416,7 @@ fn main() {
     writeln!(report, "- Machine: {}", machine()).unwrap();
     writeln!(
         report,
-        "- Command: `cargo run --release --example anchors{}{}`",
+        "- Command: `cargo run --release --features anchors --example anchors{}{}`",
         if command.is_empty() { "" } else { " -- " },
         command
     )
