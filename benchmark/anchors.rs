@@ -126,7 +126,9 @@ impl Contender {
             Contender::Batchtok => {
                 let tokenizer: &'static Tokenizer =
                     Box::leak(Box::new(Tokenizer::from_encoding(encoding).expect("loads")));
-                tokenizer.wait_until_ready().expect("the full engine builds");
+                tokenizer
+                    .wait_until_ready()
+                    .expect("the full engine builds");
                 openai::find(encoding)
                     .expect("embedded")
                     .model
@@ -140,12 +142,14 @@ impl Contender {
                     ids: Ids::default(),
                 })
             }
-            Contender::TiktokenRs => Box::new(TiktokenRs(match encoding {
-                "o200k_base" => tiktoken_rs::o200k_base(),
-                "cl100k_base" => tiktoken_rs::cl100k_base(),
-                other => panic!("tiktoken-rs: no {other}"),
-            }
-            .expect("tiktoken-rs loads"))),
+            Contender::TiktokenRs => Box::new(TiktokenRs(
+                match encoding {
+                    "o200k_base" => tiktoken_rs::o200k_base(),
+                    "cl100k_base" => tiktoken_rs::cl100k_base(),
+                    other => panic!("tiktoken-rs: no {other}"),
+                }
+                .expect("tiktoken-rs loads"),
+            )),
             Contender::BpeOpenai => Box::new(BpeOpenai(match encoding {
                 "o200k_base" => bpe_openai::o200k_base(),
                 "cl100k_base" => bpe_openai::cl100k_base(),
@@ -254,7 +258,8 @@ struct Corpus {
 }
 
 fn read_corpus(name: &'static str, limit_bytes: Option<usize>) -> Corpus {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!(".cache/corpus/{name}.jsonl"));
+    let path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!(".cache/corpus/{name}.jsonl"));
     let file = std::fs::read_to_string(&path).unwrap_or_else(|e| {
         panic!(
             "cannot read {}: {e}; run `node scripts/corpus.js corpora` to write the corpora",
@@ -398,7 +403,12 @@ fn main() {
     );
     println!("{}", machine());
     for c in corpora {
-        println!("{}: {} texts, {:.2} MiB", c.name, c.texts.len(), c.bytes as f64 / MIB);
+        println!(
+            "{}: {} texts, {:.2} MiB",
+            c.name,
+            c.texts.len(),
+            c.bytes as f64 / MIB
+        );
     }
 
     let mut report = String::new();
@@ -447,8 +457,13 @@ fn main() {
             let mut encoder = contender.build(encoding);
             let mut row = Vec::new();
             for corpus in corpora {
-                let (checked, differ, first) =
-                    check(contender, reference.as_mut(), encoder.as_mut(), corpus, samples);
+                let (checked, differ, first) = check(
+                    contender,
+                    reference.as_mut(),
+                    encoder.as_mut(),
+                    corpus,
+                    samples,
+                );
                 row.push((checked, differ));
                 firsts.extend(first);
             }
@@ -462,8 +477,9 @@ fn main() {
         let mut seconds = vec![vec![Vec::new(); corpora.len()]; CONTENDERS.len()];
         let mut loads = vec![Vec::new(); CONTENDERS.len()];
         for round in 0..runs {
-            let corpus_order: Vec<usize> =
-                (0..corpora.len()).map(|i| (i + round) % corpora.len()).collect();
+            let corpus_order: Vec<usize> = (0..corpora.len())
+                .map(|i| (i + round) % corpora.len())
+                .collect();
             for k in 0..CONTENDERS.len() {
                 let ci = (k + round) % CONTENDERS.len();
                 let result = run_round(CONTENDERS[ci], encoding, corpora, corpus_order.clone());
@@ -519,7 +535,6 @@ fn main() {
                 writeln!(report, "- {f}").unwrap();
             }
         }
-
     }
     writeln!(
         report,

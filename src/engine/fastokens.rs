@@ -128,7 +128,8 @@ mod tests {
     fn texts() -> Vec<String> {
         let mut texts = Vec::new();
         for name in ["prose", "code", "multilingual", "chat"] {
-            if let Ok(file) = std::fs::read_to_string(root().join(format!(".cache/corpus/{name}.jsonl")))
+            if let Ok(file) =
+                std::fs::read_to_string(root().join(format!(".cache/corpus/{name}.jsonl")))
             {
                 texts.extend(
                     file.lines()
@@ -152,13 +153,67 @@ mod tests {
     /// unassigned and private-use code points, special-token text.
     fn random_texts(seed: u64, count: usize) -> Vec<String> {
         const PIECES: &[&str] = &[
-            "hello", "World", "don't", "WE'LL", "'S", "'ve", "naïve", "Ångström", " ", "  ", "\t",
-            "\n", "\r\n", "\r", "\n\n", " \n", "\u{a0}", "\u{3000}", "\u{2028}", "\u{85}", "\u{0}",
-            "\u{7f}", "0", "12345", "3.14", "1,000", "日本語", "中文字符", "한국어", "ไทย",
-            "русский", "عربى", "हिन्दी", "👨‍👩‍👧‍👦", "🇫🇷", "👍🏽", "e\u{301}",
-            "a\u{300}\u{301}", "\u{378}", "\u{e000}", "\u{10ffff}", "\u{a7d4}", "\u{1ccda}",
-            "<|endoftext|>", "!!!", "...", "—", "“quoted”", "ﬁ", "Ⅻ", "²", "/", "//", "x/y",
-            "CamelCase", "ALLCAPS", "ǅ", "ǈ", "ʰ", "\u{2d2f}", "  \t\n",
+            "hello",
+            "World",
+            "don't",
+            "WE'LL",
+            "'S",
+            "'ve",
+            "naïve",
+            "Ångström",
+            " ",
+            "  ",
+            "\t",
+            "\n",
+            "\r\n",
+            "\r",
+            "\n\n",
+            " \n",
+            "\u{a0}",
+            "\u{3000}",
+            "\u{2028}",
+            "\u{85}",
+            "\u{0}",
+            "\u{7f}",
+            "0",
+            "12345",
+            "3.14",
+            "1,000",
+            "日本語",
+            "中文字符",
+            "한국어",
+            "ไทย",
+            "русский",
+            "عربى",
+            "हिन्दी",
+            "👨‍👩‍👧‍👦",
+            "🇫🇷",
+            "👍🏽",
+            "e\u{301}",
+            "a\u{300}\u{301}",
+            "\u{378}",
+            "\u{e000}",
+            "\u{10ffff}",
+            "\u{a7d4}",
+            "\u{1ccda}",
+            "<|endoftext|>",
+            "!!!",
+            "...",
+            "—",
+            "“quoted”",
+            "ﬁ",
+            "Ⅻ",
+            "²",
+            "/",
+            "//",
+            "x/y",
+            "CamelCase",
+            "ALLCAPS",
+            "ǅ",
+            "ǈ",
+            "ʰ",
+            "\u{2d2f}",
+            "  \t\n",
         ];
         let mut state = seed;
         let mut next = move |n: usize| {
@@ -168,7 +223,11 @@ mod tests {
             (state.wrapping_mul(0x2545_F491_4F6C_DD1D) % n as u64) as usize
         };
         (0..count)
-            .map(|_| (0..1 + next(16)).map(|_| PIECES[next(PIECES.len())]).collect())
+            .map(|_| {
+                (0..1 + next(16))
+                    .map(|_| PIECES[next(PIECES.len())])
+                    .collect()
+            })
             .collect()
     }
 
@@ -252,7 +311,11 @@ mod tests {
                     }
                 }
             }
-            let shown: Vec<String> = differ.iter().take(20).map(|c| format!("U+{c:04X}")).collect();
+            let shown: Vec<String> = differ
+                .iter()
+                .take(20)
+                .map(|c| format!("U+{c:04X}"))
+                .collect();
             assert!(
                 differ.is_empty(),
                 "{name}: fastokens splits {} code points otherwise than tiktoken: {}",
@@ -265,7 +328,9 @@ mod tests {
     /// A text long enough that fastokens would spread it over threads of its own is not taken.
     #[test]
     fn texts_it_would_spread_over_threads_are_not_taken() {
-        assert!(FastokensEngine::takes(&"a".repeat(WHOLE_TEXT_MAX_BYTES - 1)));
+        assert!(FastokensEngine::takes(
+            &"a".repeat(WHOLE_TEXT_MAX_BYTES - 1)
+        ));
         assert!(!FastokensEngine::takes(&"a".repeat(WHOLE_TEXT_MAX_BYTES)));
     }
 
@@ -300,6 +365,9 @@ mod tests {
     fn decode_round_trips() {
         let engine = engine("cl100k_base");
         let text = "Hello, world! naïve 日本語 👍🏽\n";
-        assert_eq!(engine.decode(&fastokens_ids(&engine, text), false).unwrap(), text);
+        assert_eq!(
+            engine.decode(&fastokens_ids(&engine, text), false).unwrap(),
+            text
+        );
     }
 }

@@ -577,7 +577,11 @@ pub fn independent_engine_for_benchmarks(name: &str) -> Result<Box<dyn Engine>, 
 /// published engines it times from the same table as batchtok's.
 #[doc(hidden)]
 pub fn ranks_for_benchmarks(name: &str) -> Result<Vec<(Vec<u8>, u32)>, String> {
-    let table = find(name).map_err(|e| e.to_string())?.model.table().map_err(|e| e.to_string())?;
+    let table = find(name)
+        .map_err(|e| e.to_string())?
+        .model
+        .table()
+        .map_err(|e| e.to_string())?;
     Ok((0..table.len() as u32)
         .filter_map(|rank| table.token(rank).map(|token| (token.to_vec(), rank)))
         .collect())
