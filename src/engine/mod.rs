@@ -27,6 +27,8 @@ mod decode_bytes;
 mod differential;
 mod disallowed;
 mod error;
+#[cfg(feature = "fastokens")]
+mod fastokens;
 mod ids;
 mod model_config;
 mod model_folder;

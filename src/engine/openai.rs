@@ -30,6 +30,8 @@ use tokenizers::pipeline::{
 use tokenizers::utils::byte_level::BYTES_CHAR_LOOKUP;
 use tokenizers::vocab::bucket_added_vocabulary::AddedVocabulary;
 
+#[cfg(feature = "fastokens")]
+use super::fastokens::FastokensEngine;
 use super::pipeline::PipelineEngine;
 use super::ranks::{RankEngine, RankTable};
 use super::special::SpecialToken;
@@ -80,6 +82,10 @@ pub struct RankModel {
     exact: OnceLock<Result<RankEngine, Error>>,
     /// The release candidate behind `pattern`.
     full: OnceLock<Result<PipelineEngine, Error>>,
+    /// fastokens, where it has a scanner for `pattern` and builds: the engine of the texts it
+    /// takes once built (`fastokens.rs`); `None` where it has none or its build failed.
+    #[cfg(feature = "fastokens")]
+    fastokens: OnceLock<Option<FastokensEngine>>,
     /// Set once a thread is building `full`. Relaxed: it only keeps a second thread from
     /// starting; `full` itself is what hands the engine over.
     building: AtomicBool,
@@ -111,6 +117,8 @@ impl RankModel {
             first: OnceLock::new(),
             exact: OnceLock::new(),
             full: OnceLock::new(),
+            #[cfg(feature = "fastokens")]
+            fastokens: OnceLock::new(),
             building: AtomicBool::new(false),
         }
     }
@@ -183,10 +191,44 @@ impl RankModel {
         self.full.get()?.as_ref().ok()
     }
 
+    /// The fastokens engine, if it is built and takes `text` (`routing.rs` says which texts).
+    pub(crate) fn fastokens_if_ready(&self, text: &str) -> Option<&dyn Engine> {
+        #[cfg(feature = "fastokens")]
+        if FastokensEngine::takes(text)
+            && let Some(Some(fastokens)) = self.fastokens.get()
+        {
+            return Some(fastokens);
+        }
+        let _ = text;
+        None
+    }
+
+    /// Builds the fastokens engine, once; a failure leaves the release candidate in its place.
+    #[cfg(feature = "fastokens")]
+    pub(crate) fn fastokens_engine(&'static self) -> Option<&'static FastokensEngine> {
+        self.fastokens
+            .get_or_init(|| FastokensEngine::new(self.name, self.table().ok()?).ok())
+            .as_ref()
+    }
+
     /// Waits until the release-candidate engine is built (starting the build if nothing has), so
-    /// that every text after this goes to it: for measuring that engine alone.
+    /// that every text after this goes to it: for measuring that engine alone. With the
+    /// `fastokens` feature it also waits for fastokens, which then takes the texts it takes.
     pub fn wait_for_full_engine(&'static self) -> Result<(), Error> {
-        self.full_engine().map(|_| ())
+        self.full_engine()?;
+        #[cfg(feature = "fastokens")]
+        self.fastokens_engine();
+        Ok(())
+    }
+
+    /// Drops the word caches of the release-candidate engine, if it is built, so that the next
+    /// text meets it cold. Not part of the API: `benchmark/anchors.rs` times every engine on text
+    /// it has not seen.
+    #[doc(hidden)]
+    pub fn forget_word_caches_for_benchmarks(&self) {
+        if let Some(full) = self.full_engine_if_ready() {
+            full.forget_idle_scratches();
+        }
     }
 
     /// Both engines of the fast path, the one that encodes first and the release candidate, each
@@ -206,9 +248,13 @@ impl RankModel {
             .name(format!("batchtok-{}", self.name))
             .spawn(move || {
                 let _ = self.full_engine();
+                #[cfg(feature = "fastokens")]
+                let _ = self.fastokens_engine();
             });
         if spawned.is_err() {
             let _ = self.full_engine();
+            #[cfg(feature = "fastokens")]
+            let _ = self.fastokens_engine();
         }
     }
 }
@@ -564,6 +610,21 @@ pub fn pipeline_tokenizer_for_benchmarks(name: &str) -> Result<PipelineTokenizer
 pub fn independent_engine_for_benchmarks(name: &str) -> Result<Box<dyn Engine>, String> {
     pipeline_tokenizer_for_benchmarks(name)
         .map(|tokenizer| Box::new(PipelineEngine::from_tokenizer(tokenizer)) as Box<dyn Engine>)
+}
+
+/// The ordinary tokens of an embedded encoding as `(bytes, rank)` pairs, in rank order: the form
+/// other engines take a rank table in. Not part of the API: `benchmark/anchors.rs` builds the
+/// published engines it times from the same table as batchtok's.
+#[doc(hidden)]
+pub fn ranks_for_benchmarks(name: &str) -> Result<Vec<(Vec<u8>, u32)>, String> {
+    let table = find(name)
+        .map_err(|e| e.to_string())?
+        .model
+        .table()
+        .map_err(|e| e.to_string())?;
+    Ok((0..table.len() as u32)
+        .filter_map(|rank| table.token(rank).map(|token| (token.to_vec(), rank)))
+        .collect())
 }
 
 /// The release candidate's tokenizer of an encoding, built from its rank table.

@@ -134,6 +134,12 @@ impl PipelineEngine {
         }
     }
 
+    /// Drops the working memory no worker holds, and with it the word caches earlier texts
+    /// filled: the next text meets the engine as a fresh process does.
+    pub(super) fn forget_idle_scratches(&self) {
+        while self.idle.take().is_some() {}
+    }
+
     /// New working memory for this engine's model.
     fn new_scratch(&self) -> PipelineScratch {
         PipelineScratch {

@@ -40,6 +40,22 @@
 //!   The OpenAI encodings, which have no stable engine, send it to an exact path of their own
 //!   (`openai.rs`).
 //!
+//! **The OpenAI encodings** (`openai.rs`) have no stable engine: tiktoken's BPE on the rank table
+//! (`ranks.rs`) encodes until the release candidate is built, and behind tiktoken's own regex it
+//! encodes the texts with drifting characters. Built with the `fastokens` cargo feature, o200k_base
+//! (and o200k_harmony, which shares its ranks) and cl100k_base hand every text under 64 KiB to the
+//! `fastokens` crate once it is built, drifting characters included: it reads every Unicode scalar
+//! value as tiktoken does (`fastokens.rs` sweeps them all in ten contexts, and checks the corpora,
+//! the fixture texts and seeded random texts against `tiktoken-rs`), and once a thread has encoded
+//! with it, it encodes 1.3 to 2.8 times as fast per core as the release candidate, from Rust and
+//! from JS (`benchmark/results/anchors.md`). Longer texts stay on the release candidate, because
+//! fastokens would spread them over threads of its own, outside the scheduler. p50k_base and
+//! r50k_base stay where they are: fastokens has no scanner for their pattern. The feature is off
+//! by default, for what the speed costs: the encoding is ready about three times later, the
+//! process holds about 100 MiB more, and every thread that encodes copies a pretoken cache seeded
+//! from the vocabulary (tens of MiB, a tenth of a second or more on its first text), so a fresh
+//! process's first batch on a new thread was slower than the release candidate's.
+//!
 //! What the stable route costs: the stable crate encodes 30 to 60 times slower than the release
 //! candidate on the same texts (`benchmark/results/fallback.md`), since it builds a normalized
 //! string with alignments, offsets and a token string per token for every text. That is why the

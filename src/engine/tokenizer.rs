@@ -454,10 +454,13 @@ impl Tokenizer {
         }
         match self.family {
             Family::OpenAi(encoding) => {
-                // A text with characters the fast path's Unicode tables read differently from
+                // fastokens, where built, reads every character as tiktoken does. Otherwise a
+                // text with characters the fast path's Unicode tables read differently from
                 // tiktoken's goes, whole, to the exact path (see `unicode_drift.rs`).
                 let model = encoding.model;
-                let engine: &dyn Engine = if unicode_drift::contains_drift(text) {
+                let engine: &dyn Engine = if let Some(fastokens) = model.fastokens_if_ready(text) {
+                    fastokens
+                } else if unicode_drift::contains_drift(text) {
                     model.exact_engine()?
                 } else if let Some(full) = model.full_engine_if_ready() {
                     full
