@@ -27,6 +27,7 @@ mod differential;
 mod disallowed;
 mod error;
 mod ids;
+mod loading;
 mod model_config;
 mod model_folder;
 mod model_inputs;

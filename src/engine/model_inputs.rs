@@ -468,7 +468,9 @@ mod tests {
             "model":{{"type":"WordPiece","unk_token":"[UNK]","continuing_subword_prefix":"##","max_input_chars_per_word":100,
               "vocab":{{"[PAD]":0,"[UNK]":1,"[CLS]":2,"[SEP]":3,"word":4,"a":5,"b":6,"##s":7,"😀":8}}}}}}"###
         );
-        Tokenizer::from_json(&json, "test").unwrap()
+        let tokenizer = Tokenizer::from_json(&json, "test").unwrap();
+        tokenizer.wait_until_ready().unwrap();
+        tokenizer
     }
 
     const TRUNCATE_4: &str =
