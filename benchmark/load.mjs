@@ -1,6 +1,12 @@
 // Load time of a Hugging Face tokenizer.json: batchtok's `Tokenizer.fromFile` against Python
-// `tokenizers`' `Tokenizer.from_file`, the `tokenizers` npm binding's `Tokenizer.fromFile` and
-// `@huggingface/tokenizers` (read, `JSON.parse`, `new Tokenizer`).
+// `tokenizers`' `Tokenizer.from_file`, the `tokenizers` npm binding's `Tokenizer.fromFile`,
+// `@huggingface/tokenizers` (read, `JSON.parse`, `new Tokenizer`) and transformers.js
+// (`@huggingface/transformers`: read, `JSON.parse`, `new PreTrainedTokenizer`).
+//
+// batchtok is ready to encode once one engine is built: the stable engine, while the release
+// candidate is built on a thread of its own (`src/engine/loading.rs`). The column `batchtok, whenReady`
+// times the same load on to the end of that build (`await tokenizer.whenReady()`), when the
+// fastest engine encodes.
 //
 // What a server pays at a cold start: each sample is a fresh process that imports its library
 // first (not timed), then times one load from the file's path to a tokenizer ready to encode, then
@@ -68,7 +74,19 @@ const NODE_CONTENDERS = {
     const tokenizer = new Tokenizer(JSON.parse(fs.readFileSync(FILE, 'utf8')), {})
     const ms = Number(process.hrtime.bigint() - started) / 1e6
     const ids = tokenizer.encode(TEXT, { add_special_tokens: false }).ids`,
+  'transformers.js': `
+    const { PreTrainedTokenizer } = require(${JSON.stringify(path.join(ROOT, 'node_modules', '@huggingface', 'transformers'))})
+    const fs = require('node:fs')
+    const started = process.hrtime.bigint()
+    const tokenizer = new PreTrainedTokenizer(JSON.parse(fs.readFileSync(FILE, 'utf8')), {})
+    const ms = Number(process.hrtime.bigint() - started) / 1e6
+    const ids = tokenizer.encode(TEXT, { add_special_tokens: false })`,
 }
+
+NODE_CONTENDERS['batchtok, whenReady'] = NODE_CONTENDERS.batchtok.replace(
+  'const tokenizer = Tokenizer.fromFile(FILE)',
+  'const tokenizer = Tokenizer.fromFile(FILE); await tokenizer.whenReady()',
+)
 
 if (BASELINE) {
   NODE_CONTENDERS['batchtok baseline'] = NODE_CONTENDERS.batchtok.replace(JSON.stringify(ROOT), JSON.stringify(BASELINE))
@@ -156,6 +174,7 @@ const machine = describeMachine()
 const versions = [
   `tokenizers (npm) ${packageVersion('tokenizers')}`,
   `@huggingface/tokenizers ${packageVersion('@huggingface/tokenizers')}`,
+  `transformers.js ${packageVersion('@huggingface/transformers')}`,
   python ? `Python tokenizers ${python}` : 'Python tokenizers not installed',
 ].join(', ')
 const report = `# Load time of a tokenizer.json

@@ -149,9 +149,10 @@ impl Tokenizer {
 
     /// A Hugging Face tokenizer.json read from `path`.
     ///
-    /// Parses the file once and builds the engine that encodes it (the stable engine only where
-    /// something is routed to it); takes a fraction of a second for a large vocabulary, so a
-    /// caller with an event loop runs it on another thread. `Tokenizer` is `Send + Sync`.
+    /// Returns once the stable engine is built, and encodes on it while the release candidate is
+    /// built on a thread of its own (`loading.rs`; [`wait_until_ready`](Self::wait_until_ready)
+    /// waits for it). Takes a fraction of a second for a large vocabulary, so a caller with an
+    /// event loop runs it on another thread. `Tokenizer` is `Send + Sync`.
     pub fn from_file(path: &Path) -> Result<Tokenizer, Error> {
         let json = std::fs::read_to_string(path).map_err(|e| {
             Error::new(
