@@ -232,21 +232,23 @@ pub fn assemble<T: IdElement + Default>(
 }
 
 impl Tokenizer {
-    /// The truncation section of the file, if it has one.
+    /// The truncation section of the file, if it has one. The file's sections are read from the
+    /// stable engine where there is one (it is built at load, the release candidate maybe not
+    /// yet), else from the release candidate.
     pub fn file_truncation(&self) -> Option<Truncation> {
-        match (self.pipeline_engine(), self.family()) {
-            (_, Family::OpenAi(_)) => None,
-            (Some(pipeline), _) => pipeline.file_truncation(),
-            (None, _) => self.stable_engine()?.file_truncation(),
+        match (self.family(), self.stable_engine()) {
+            (Family::OpenAi(_), _) => None,
+            (_, Some(stable)) => stable.file_truncation(),
+            (_, None) => self.built_pipeline_engine()?.file_truncation(),
         }
     }
 
-    /// The padding section of the file, if it has one.
+    /// The padding section of the file, if it has one (read as `file_truncation` reads its).
     pub fn file_padding(&self) -> Option<FilePadding> {
-        match (self.pipeline_engine(), self.family()) {
-            (_, Family::OpenAi(_)) => None,
-            (Some(pipeline), _) => pipeline.file_padding(),
-            (None, _) => self.stable_engine()?.file_padding(),
+        match (self.family(), self.stable_engine()) {
+            (Family::OpenAi(_), _) => None,
+            (_, Some(stable)) => stable.file_padding(),
+            (_, None) => self.built_pipeline_engine()?.file_padding(),
         }
     }
 
@@ -264,12 +266,12 @@ impl Tokenizer {
 
     /// How many tokens the post-processor's template adds around one sequence, or a pair.
     pub fn template_tokens(&self, pair: bool) -> usize {
-        match (self.family(), self.pipeline_engine()) {
+        match (self.family(), self.stable_engine()) {
             (Family::OpenAi(_), _) => 0,
-            (_, Some(pipeline)) => pipeline.template_tokens(pair),
+            (_, Some(stable)) => stable.template_tokens(pair),
             (_, None) => self
-                .stable_engine()
-                .map_or(0, |stable| stable.template_tokens(pair)),
+                .built_pipeline_engine()
+                .map_or(0, |pipeline| pipeline.template_tokens(pair)),
         }
     }
 

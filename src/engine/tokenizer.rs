@@ -483,6 +483,13 @@ impl Tokenizer {
         self.engines.settled()?.pipeline.as_ref()
     }
 
+    /// The release-candidate engine, where the tokenizer has one, waiting for its build: for what
+    /// only it answers (the byte-level bytes of `decode_bytes`), so that an answer never depends
+    /// on how far the build has come.
+    pub(super) fn built_pipeline_engine(&self) -> Option<&PipelineEngine> {
+        self.engines.wait_until_settled().pipeline.as_ref()
+    }
+
     /// The stable engine, where the tokenizer has one (every Hugging Face tokenizer whose file the
     /// stable crate reads).
     pub(super) fn stable_engine(&self) -> Option<&StableEngine> {
