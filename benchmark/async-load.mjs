@@ -9,7 +9,7 @@
 // load. A server's loop stays free when the
 // delay stays near the sampling interval whatever the file's size.
 //
-//   node benchmark/async-load.mjs [--rounds 5] [--write]
+//   node benchmark/async-load.mjs [--rounds 5] [--only name,name] [--write]
 //
 // `--write` writes the table to benchmark/results/async-load.md.
 
@@ -29,9 +29,12 @@ const { ensureRealTokenizers, configPath } = require('../scripts/real-tokenizers
 const args = process.argv.slice(2)
 const ROUNDS = Number(args[args.indexOf('--rounds') + 1] || 0) || 5
 const WRITE = args.includes('--write')
+const ONLY = args.includes('--only') ? args[args.indexOf('--only') + 1].split(',') : null
 
 /** Each model as a folder (its tokenizer.json and tokenizer_config.json) in a temporary place. */
-const files = ensureRealTokenizers()
+const files = Object.fromEntries(
+  Object.entries(ensureRealTokenizers()).filter(([name]) => !ONLY || ONLY.includes(name)),
+)
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'batchtok-async-load-'))
 const folders = {}
 for (const [name, file] of Object.entries(files)) {
@@ -108,7 +111,7 @@ const lines = [
   '',
   `Machine: ${machine.cpu}, nproc ${machine.nproc}, ${machine.os}, Node ${machine.node}; load average`,
   `(1, 5, 15 min) ${loadBefore.map((l) => l.toFixed(2)).join(', ')} before the run and ${os.loadavg().map((l) => l.toFixed(2)).join(', ')} after.`,
-  `Command: \`node benchmark/async-load.mjs --rounds ${ROUNDS}\`. Each cell is the median over ${ROUNDS} rounds`,
+  `Command: \`node benchmark/async-load.mjs --rounds ${ROUNDS}${ONLY ? ` --only ${ONLY.join(',')}` : ''}\`. Each cell is the median over ${ROUNDS} rounds`,
   'of: the load in ms; the p99 and largest gap in ms between the runs of a 1 ms interval timer,',
   'from the start of the load to 20 ms after it (a blocked loop is one gap as long as the load);',
   'and how many times the timer ran during the load. Measured while other builds shared the',
