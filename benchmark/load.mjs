@@ -27,6 +27,7 @@
 
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
+import os from 'node:os'
 import path from 'node:path'
 import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
@@ -135,6 +136,7 @@ const contenders = [...Object.keys(NODE_CONTENDERS)]
 if (python) contenders.push('Python tokenizers')
 else console.error(`Python tokenizers: skipped (no ${path.relative(ROOT, PYTHON)}; scripts/gen-fixtures.sh makes it)`)
 
+const loadBefore = os.loadavg()
 const rows = []
 for (const { name, file } of FILES) {
   const times = Object.fromEntries(contenders.map((c) => [c, []]))
@@ -179,7 +181,8 @@ const versions = [
 ].join(', ')
 const report = `# Load time of a tokenizer.json
 
-Machine: ${machine.cpu}, nproc ${machine.nproc}, ${machine.os}, Node ${machine.node}. ${versions}.
+Machine: ${machine.cpu}, nproc ${machine.nproc}, ${machine.os}, Node ${machine.node}; load average (1, 5, 15 min)
+${loadBefore.map((l) => l.toFixed(2)).join(', ')} before the run, ${os.loadavg().map((l) => l.toFixed(2)).join(', ')} after. ${versions}.
 Command: \`node benchmark/load.mjs --rounds ${ROUNDS}${BASELINE ? ' --baseline DIR' : ''}\`. Each cell is the median load time in ms of
 ${ROUNDS} fresh processes (the fastest in brackets), from the file's path to a tokenizer ready to
 encode; contenders interleave in a new order each round, and every contender's ids for a check text
