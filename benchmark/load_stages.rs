@@ -27,7 +27,10 @@ unsafe extern "C" {
 
 /// The CPU time the calling thread has used, in ms (Linux's `CLOCK_THREAD_CPUTIME_ID`).
 fn thread_cpu_ms() -> f64 {
-    let mut time = Timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut time = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: `time` is a valid, writable `timespec`; clock 3 is CLOCK_THREAD_CPUTIME_ID.
     unsafe { clock_gettime(3, &mut time) };
     time.tv_sec as f64 * 1e3 + time.tv_nsec as f64 / 1e6
@@ -45,7 +48,9 @@ fn main() {
         runs = args[at + 1].parse().expect("--runs takes a number");
         args.drain(at..at + 2);
     }
-    println!("| file | tokenizers 0.23 from_file | batchtok from_file | batchtok ready | release candidate's reader | batchtok from_file, CPU | tokenizers 0.23 from_file, CPU |");
+    println!(
+        "| file | tokenizers 0.23 from_file | batchtok from_file | batchtok ready | release candidate's reader | batchtok from_file, CPU | tokenizers 0.23 from_file, CPU |"
+    );
     println!("| --- | --- | --- | --- | --- | --- | --- |");
     for path in &args {
         let mut times = [const { Vec::new() }; 6];
@@ -91,7 +96,10 @@ fn main() {
             }
         }
         let name = Path::new(path).file_stem().unwrap().to_string_lossy();
-        let cells: Vec<String> = times.iter().map(|t| format!("{:.0}", median(t.clone()))).collect();
+        let cells: Vec<String> = times
+            .iter()
+            .map(|t| format!("{:.0}", median(t.clone())))
+            .collect();
         println!("| {name} | {} |", cells.join(" | "));
     }
 }

@@ -31,7 +31,6 @@ use super::outline::Outline;
 use super::pipeline::PipelineEngine;
 use super::routing::{Route, StableNeeded};
 use super::stable::StableEngine;
-use super::tokenizer::ValidIds;
 use super::{Error, ErrorKind};
 
 /// The longest token, in UTF-8 bytes, handed to the release candidate. Its vocabulary store
@@ -68,6 +67,56 @@ fn yield_to_the_callers_thread() {
         // caller). A failure leaves the priority as it was, which is harmless.
         unsafe {
             nice(BUILD_THREAD_NICENESS);
+        }
+    }
+}
+
+/// A lookup table costs a byte per id up to the largest, a sorted list four bytes per token; the
+/// table is kept while it is at most this many times the list's size, so a vocabulary that
+/// declares a few ids near 2^32 costs memory by its number of tokens, not by the value of its ids.
+const DENSE_TABLE_MAX_WASTE: usize = 16;
+
+/// The ids `decode` accepts.
+#[derive(Debug, Clone)]
+pub(super) enum ValidIds {
+    /// `table[id]`: whether `id` is valid; for vocabularies whose ids are (nearly) dense.
+    Table(Vec<bool>),
+    /// Every valid id, sorted and without duplicates; for sparse ids. Never empty.
+    Sorted(Vec<u32>),
+}
+
+impl ValidIds {
+    /// The valid ids of a vocabulary, in whatever order and with whatever repetitions it lists them.
+    pub(super) fn from_ids(mut ids: Vec<u32>) -> ValidIds {
+        ids.sort_unstable();
+        ids.dedup();
+        match ids.last() {
+            Some(&largest) if (largest as usize) / DENSE_TABLE_MAX_WASTE >= ids.len() * 4 => {
+                ValidIds::Sorted(ids)
+            }
+            largest => {
+                let mut table = vec![false; largest.map_or(0, |&id| id as usize + 1)];
+                for id in ids {
+                    table[id as usize] = true;
+                }
+                ValidIds::Table(table)
+            }
+        }
+    }
+
+    /// Whether `id` is valid.
+    pub(super) fn contains(&self, id: u32) -> bool {
+        match self {
+            ValidIds::Table(table) => table.get(id as usize).copied().unwrap_or(false),
+            ValidIds::Sorted(ids) => ids.binary_search(&id).is_ok(),
+        }
+    }
+
+    /// The largest valid id, if any.
+    pub(super) fn largest(&self) -> Option<u32> {
+        match self {
+            ValidIds::Table(table) => table.iter().rposition(|&valid| valid).map(|id| id as u32),
+            ValidIds::Sorted(ids) => ids.last().copied(),
         }
     }
 }
@@ -160,7 +209,8 @@ impl Engines {
         });
         let json = Arc::new(json);
         let builder = {
-            let (engines, json, origin) = (Arc::clone(&engines), Arc::clone(&json), origin.to_owned());
+            let (engines, json, origin) =
+                (Arc::clone(&engines), Arc::clone(&json), origin.to_owned());
             std::thread::Builder::new()
                 .name("batchtok-load".to_owned())
                 .spawn(move || {
@@ -188,7 +238,9 @@ impl Engines {
         Err(settled.unparsed.clone().unwrap_or_else(|| {
             Error::new(
                 ErrorKind::Load,
-                format!("{origin} is not a tokenizer.json that Hugging Face tokenizers can read: {why}"),
+                format!(
+                    "{origin} is not a tokenizer.json that Hugging Face tokenizers can read: {why}"
+                ),
             )
         }))
     }
@@ -227,9 +279,8 @@ impl Engines {
         let mut file = match parsed {
             Ok(file) => file,
             Err(e) => {
-                let mut settled = Settled::stable(Route::stable_because(format!(
-                    "it is not valid JSON: {e}"
-                )));
+                let mut settled =
+                    Settled::stable(Route::stable_because(format!("it is not valid JSON: {e}")));
                 settled.unparsed = Some(Error::new(
                     ErrorKind::Load,
                     format!("{origin} is not valid JSON: {e}"),

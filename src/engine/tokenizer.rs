@@ -4,8 +4,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, OnceLock};
 
+use super::loading::{Engines, ValidIds, VocabularyIds};
 use super::model_config::{ModelConfig, SpecialTokens};
-use super::loading::{Engines, VocabularyIds};
 use super::model_folder::{self, HubOptions, Located, TOKENIZER_FILE};
 use super::openai::{self, ENCODINGS, OpenAiEncoding};
 use super::pipeline::PipelineEngine;
@@ -65,55 +65,6 @@ const INITIAL_IDS_PER_BYTE: u32 = 1 << (IDS_PER_BYTE_SHIFT - 2);
 /// The most ids per byte a buffer is sized for, however many the last batch had: byte-level BPE
 /// never gives more than one id per byte, and a larger guess would only reserve memory.
 const MAX_IDS_PER_BYTE: u32 = 1 << IDS_PER_BYTE_SHIFT;
-
-/// A lookup table costs a byte per id up to the largest, a sorted list four bytes per token; the
-/// table is kept while it is at most this many times the list's size, so a vocabulary that
-/// declares a few ids near 2^32 costs memory by its number of tokens, not by the value of its ids.
-const DENSE_TABLE_MAX_WASTE: usize = 16;
-
-/// The ids `decode` accepts.
-#[derive(Debug, Clone)]
-pub(super) enum ValidIds {
-    /// `table[id]`: whether `id` is valid; for vocabularies whose ids are (nearly) dense.
-    Table(Vec<bool>),
-    /// Every valid id, sorted and without duplicates; for sparse ids. Never empty.
-    Sorted(Vec<u32>),
-}
-
-impl ValidIds {
-    /// The valid ids of a vocabulary, in whatever order and with whatever repetitions it lists them.
-    pub(super) fn from_ids(mut ids: Vec<u32>) -> ValidIds {
-        ids.sort_unstable();
-        ids.dedup();
-        match ids.last() {
-            Some(&largest) if (largest as usize) / DENSE_TABLE_MAX_WASTE >= ids.len() * 4 => {
-                ValidIds::Sorted(ids)
-            }
-            largest => {
-                let mut table = vec![false; largest.map_or(0, |&id| id as usize + 1)];
-                for id in ids {
-                    table[id as usize] = true;
-                }
-                ValidIds::Table(table)
-            }
-        }
-    }
-
-    fn contains(&self, id: u32) -> bool {
-        match self {
-            ValidIds::Table(table) => table.get(id as usize).copied().unwrap_or(false),
-            ValidIds::Sorted(ids) => ids.binary_search(&id).is_ok(),
-        }
-    }
-
-    /// The largest valid id, if any.
-    fn largest(&self) -> Option<u32> {
-        match self {
-            ValidIds::Table(table) => table.iter().rposition(|&valid| valid).map(|id| id as u32),
-            ValidIds::Sorted(ids) => ids.last().copied(),
-        }
-    }
-}
 
 impl Tokenizer {
     /// An embedded OpenAI encoding by name or alias. Each is built once per process and shared.
@@ -241,10 +192,12 @@ impl Tokenizer {
     pub fn routing(&self) -> String {
         match self.engines.settled() {
             Some(settled) => settled.route.describe(),
-            None => "stable: tokenizers 0.23 encodes every text while the 1.0 release candidate is \
+            None => {
+                "stable: tokenizers 0.23 encodes every text while the 1.0 release candidate is \
                      built on a thread of its own; whenReady() waits for it, and the route then \
                      settles"
-                .to_owned(),
+                    .to_owned()
+            }
         }
     }
 
@@ -464,7 +417,10 @@ impl Tokenizer {
         {
             return pipeline;
         }
-        match (self.engines.stable(), settled.and_then(|s| s.pipeline.as_ref())) {
+        match (
+            self.engines.stable(),
+            settled.and_then(|s| s.pipeline.as_ref()),
+        ) {
             (Some(stable), _) => stable,
             // Where the stable crate refused the file, the load waited for the release
             // candidate, which read it: an answer rather than an error.
