@@ -23,13 +23,7 @@ impl Inputs {
         let ends = texts.ends();
         let cost_ends = starts
             .windows(2)
-            .map(|w| {
-                if w[1] == 0 {
-                    0
-                } else {
-                    ends[w[1] as usize - 1]
-                }
-            })
+            .map(|w| if w[1] == 0 { 0 } else { ends[w[1] as usize - 1] })
             .collect();
         Inputs {
             texts,
@@ -102,13 +96,7 @@ impl<'a> Batch for RowsBatch<'a> {
         let (first, second) = self.inputs.get(index);
         let (rows, inputs) = self.mark(sink);
         self.tokenizer
-            .encode_rows(
-                first,
-                second,
-                self.options,
-                &mut sink.scratch,
-                &mut sink.rows,
-            )
+            .encode_rows(first, second, self.options, &mut sink.scratch, &mut sink.rows)
             .map_err(|e| {
                 sink.rows.truncate_to(rows, inputs);
                 e.to_string()
@@ -164,16 +152,7 @@ mod tests {
         let tokenizer = Tokenizer::from_json(&json, "bert.json").unwrap();
         tokenizer.wait_until_ready().unwrap();
         let mut rng = fastrand::Rng::with_seed(0x40de1);
-        let words = [
-            "the",
-            "model",
-            "inputs",
-            "😀",
-            "naïve",
-            "日本語",
-            "[SEP]",
-            " ",
-        ];
+        let words = ["the", "model", "inputs", "😀", "naïve", "日本語", "[SEP]", " "];
         let mut texts = Texts::default();
         let mut starts = vec![0u32];
         let mut alone = Vec::new();
@@ -185,11 +164,7 @@ mod tests {
                     .join(" ")
             };
             let first = text(&mut rng);
-            let second = if rng.bool() {
-                Some(text(&mut rng))
-            } else {
-                None
-            };
+            let second = if rng.bool() { Some(text(&mut rng)) } else { None };
             texts.push(&first);
             if let Some(second) = &second {
                 texts.push(second);
@@ -213,16 +188,10 @@ mod tests {
         })
         .unwrap();
         let cancel = CancelToken::new();
-        let reference: ModelInputs<i64> = model_inputs_all(
-            &one,
-            &tokenizer,
-            &inputs,
-            &options,
-            padding.as_ref(),
-            &cancel,
-        )
-        .unwrap()
-        .unwrap();
+        let reference: ModelInputs<i64> =
+            model_inputs_all(&one, &tokenizer, &inputs, &options, padding.as_ref(), &cancel)
+                .unwrap()
+                .unwrap();
         assert_eq!(reference.rows, 400);
         for policy in Policy::ALL {
             let scheduler = Scheduler::new(SchedulerConfig {

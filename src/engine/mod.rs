@@ -54,11 +54,11 @@ pub use ids::Ids;
 pub use model_config::{ModelConfig, SpecialTokens};
 pub use model_folder::{HubOptions, Located, file_url_to_path, locate};
 pub use model_inputs::{IdElement, ModelInputs, PadTo, Padding, assemble};
-pub use models::{MODEL_TO_ENCODING, encoding_for_model};
 pub use rows::{
     Returns, RowOptions, Rows, Side, Truncation, TruncationChoice, TruncationRequest,
     TruncationStrategy,
 };
+pub use models::{MODEL_TO_ENCODING, encoding_for_model};
 pub use scratch::Scratch;
 pub use special::find_disallowed_special;
 pub use special::{AllowedSpecial, SpecialToken};

@@ -10,11 +10,7 @@ use crate::engine::{self, PadTo, Padding, Returns, Side, Tokenizer};
 
 /// `'left'` or `'right'` as a side.
 pub fn side(name: &str) -> Side {
-    if name == "left" {
-        Side::Left
-    } else {
-        Side::Right
-    }
+    if name == "left" { Side::Left } else { Side::Right }
 }
 
 /// The option keys `encodeForModel` takes beside `addSpecialTokens`, `encodeSpecialTokens`,
@@ -163,3 +159,4 @@ impl ModelInputOptions {
         tokenizer.resolve_padding(to, self.pad_to_multiple_of, self.pad_side)
     }
 }
+
