@@ -97,7 +97,10 @@ export declare class Tokenizer {
   static fromJSON(json: string): Tokenizer
   /** The encoding's name (`'o200k_base'`), or `'tokenizer.json'` for a Hugging Face tokenizer. */
   get name(): string
-  /** Which engine encodes which texts, and why. */
+  /**
+   * Which engine encodes which texts, and why (for a Hugging Face tokenizer, final once
+   * `whenReady()` has resolved).
+   */
   get routing(): string
   /** The ids of one text, on the calling thread. */
   encode(text: string, options?: EncodeOptions): Uint32Array
@@ -201,7 +204,10 @@ export declare class Tokenizer {
    * `fromModel` return as soon as the rank table is read and encode at once on an engine over
    * it, while the release-candidate engine (several times faster on large inputs) is built on
    * a thread of its own; a bulk job awaits this first so that the build does not compete with
-   * its first batches for the same cores. Resolves at once for a Hugging Face tokenizer.
+   * its first batches for the same cores. A Hugging Face tokenizer likewise encodes as soon as
+   * the stable `tokenizers` 0.23 engine has read its file, and builds the release candidate on a
+   * thread of its own; this resolves once that build has settled `routing`. The ids are the
+   * same before and after.
    */
   whenReady(): Promise<void>
   /**

@@ -243,7 +243,18 @@ describe('whenReady', () => {
     expect(scheduler.stats()!.engineLocks).toBeGreaterThan(0)
   })
 
-  it('resolves at once for a Hugging Face tokenizer', async () => {
-    await expect(hfTokenizer('gpt2').whenReady()).resolves.toBeUndefined()
+  it("resolves once a Hugging Face tokenizer's release candidate is built, with the same ids", async () => {
+    // fromFile returns once the stable engine is built; the release candidate follows on a
+    // thread of its own, and routing says which engine encodes until then.
+    const tokenizer = hfTokenizer('gpt2')
+    const texts = ['Hello, world!', 'naïve café 日本語 12345', ' \u{1F8D1} new in Unicode 17']
+    const before = texts.map((text) => Array.from(tokenizer.encode(text)))
+    expect(tokenizer.routing).toMatch(/^(stable: .* while the 1\.0 release candidate is built|pipeline:)/)
+    await expect(tokenizer.whenReady()).resolves.toBeUndefined()
+    expect(tokenizer.routing).toMatch(/^pipeline: tokenizers 1\.0\.0-rc\.3 encodes every text$/)
+    expect(texts.map((text) => Array.from(tokenizer.encode(text)))).toEqual(before)
+    const scheduler = new batchtok.Scheduler({ threads: 1, policy: 'serial' })
+    await tokenizer.encodeBatch(['plain text'], { scheduler })
+    expect(scheduler.stats()!.engineLocks).toBeGreaterThan(0)
   })
 })

@@ -68,7 +68,8 @@ describe.each(FILES.map((f) => f.name))('%s', (name) => {
   const expected = reference.files[name]
   const { texts } = reference
 
-  it.runIf(fetched)('is routed to the engine that encodes it exactly, and says why', () => {
+  it.runIf(fetched)('is routed to the engine that encodes it exactly, and says why', async () => {
+    await tokenizer!.whenReady()
     expect(tokenizer!.routing).toMatch(ROUTES[name])
   })
 

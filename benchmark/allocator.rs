@@ -84,6 +84,9 @@ fn main() {
     let mut json: serde_json::Value = serde_json::from_str(&gpt2).expect("GPT-2 fixture is JSON");
     json["pre_tokenizer"]["add_prefix_space"] = serde_json::Value::Bool(true);
     let stable = Tokenizer::from_json(&json.to_string(), "gpt2 add_prefix_space").expect("loads");
+    stable
+        .wait_until_ready()
+        .expect("the release candidate's build settles");
     let o200k = Tokenizer::from_encoding("o200k_base").expect("o200k_base loads");
     println!(
         "machine: {}; allocator {}; median of {runs} runs",

@@ -1,5 +1,6 @@
 // The event loop while a large tokenizer.json loads: `Tokenizer.fromFile` (on the main thread)
-// against `Tokenizer.load` and `Tokenizer.fromPretrained` (parsed on a libuv thread).
+// against `Tokenizer.load` and `Tokenizer.fromPretrained` (parsed on a libuv thread), and
+// `Tokenizer.load` followed by `whenReady()` (the release candidate's build, on a thread of its own).
 //
 // For each real model file (`node scripts/real-tokenizers.js` fetches them) and each loader, a
 // round loads the file once while a 1 ms interval timer notes the gaps between its runs; the
@@ -8,7 +9,7 @@
 // load. A server's loop stays free when the
 // delay stays near the sampling interval whatever the file's size.
 //
-//   node benchmark/async-load.mjs [--rounds 5] [--write]
+//   node benchmark/async-load.mjs [--rounds 5] [--only name,name] [--write]
 //
 // `--write` writes the table to benchmark/results/async-load.md.
 
@@ -28,9 +29,12 @@ const { ensureRealTokenizers, configPath } = require('../scripts/real-tokenizers
 const args = process.argv.slice(2)
 const ROUNDS = Number(args[args.indexOf('--rounds') + 1] || 0) || 5
 const WRITE = args.includes('--write')
+const ONLY = args.includes('--only') ? args[args.indexOf('--only') + 1].split(',') : null
 
 /** Each model as a folder (its tokenizer.json and tokenizer_config.json) in a temporary place. */
-const files = ensureRealTokenizers()
+const files = Object.fromEntries(
+  Object.entries(ensureRealTokenizers()).filter(([name]) => !ONLY || ONLY.includes(name)),
+)
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'batchtok-async-load-'))
 const folders = {}
 for (const [name, file] of Object.entries(files)) {
@@ -44,6 +48,13 @@ const LOADERS = {
   'fromFile (sync)': async (name) => Tokenizer.fromFile(files[name]),
   'load (async)': (name) => Tokenizer.load(files[name]),
   'fromPretrained (async)': (name) => Tokenizer.fromPretrained(folders[name]),
+  // On to the end of the release candidate's build, which runs on a thread of its own once the
+  // stable engine is built.
+  'load + whenReady (async)': async (name) => {
+    const tokenizer = await Tokenizer.load(files[name])
+    await tokenizer.whenReady()
+    return tokenizer
+  },
 }
 
 /** How long the loop is watched after a load ends, so that a blocked loop's delay is recorded. */
@@ -70,6 +81,8 @@ async function observe(load) {
   const runsDuringLoad = runs
   await new Promise((resolve) => setTimeout(resolve, SETTLE_MS))
   clearInterval(timer)
+  // The next load starts once this one's background build is over, so that builds never overlap.
+  await tokenizer.whenReady()
   if (tokenizer.vocabSize === 0) throw new Error('empty vocabulary')
   gaps.sort((a, b) => a - b)
   const p99 = gaps[Math.min(gaps.length - 1, Math.floor(gaps.length * 0.99))]
@@ -77,6 +90,7 @@ async function observe(load) {
 }
 
 const names = Object.keys(files)
+const loadBefore = os.loadavg()
 const loaderNames = Object.keys(LOADERS)
 const samples = {}
 for (const name of names) for (const loader of loaderNames) samples[`${name}/${loader}`] = []
@@ -95,8 +109,9 @@ const machine = describeMachine()
 const lines = [
   '# The event loop during a tokenizer load',
   '',
-  `Machine: ${machine.cpu}, nproc ${machine.nproc}, ${machine.os}, Node ${machine.node}.`,
-  `Command: \`node benchmark/async-load.mjs --rounds ${ROUNDS}\`. Each cell is the median over ${ROUNDS} rounds`,
+  `Machine: ${machine.cpu}, nproc ${machine.nproc}, ${machine.os}, Node ${machine.node}; load average`,
+  `(1, 5, 15 min) ${loadBefore.map((l) => l.toFixed(2)).join(', ')} before the run and ${os.loadavg().map((l) => l.toFixed(2)).join(', ')} after.`,
+  `Command: \`node benchmark/async-load.mjs --rounds ${ROUNDS}${ONLY ? ` --only ${ONLY.join(',')}` : ''}\`. Each cell is the median over ${ROUNDS} rounds`,
   'of: the load in ms; the p99 and largest gap in ms between the runs of a 1 ms interval timer,',
   'from the start of the load to 20 ms after it (a blocked loop is one gap as long as the load);',
   'and how many times the timer ran during the load. Measured while other builds shared the',

@@ -240,6 +240,9 @@ fn main() {
     );
     for (name, json) in files(only.as_deref()) {
         let tokenizer = Tokenizer::from_json(&json, &name).expect("loads");
+        tokenizer
+            .wait_until_ready()
+            .expect("the release candidate's build settles");
         let route = tokenizer.routing();
         let route = route.split(':').next().unwrap_or("").to_owned();
         let mode = tokenizer

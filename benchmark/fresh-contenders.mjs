@@ -10,6 +10,7 @@
 // `slow` peers run at a few MiB/s or less: fresh.mjs caps the bytes of each of their samples.
 // Python's contenders are listed here too (lang 'python'); fresh_python.py runs them.
 
+import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { createRequire } from 'node:module'
@@ -30,6 +31,8 @@ const CACHE_DIR = path.join(ROOT, '.cache', 'fresh')
  */
 export const TRANSFORMERS_DIR = path.join(ROOT, '.cache', 'fresh-peers')
 export const TRANSFORMERS_PACKAGE = '@huggingface/transformers@4.3.1'
+/** Where transformers.js's package lies once installed. */
+export const TRANSFORMERS_ENTRY = path.join(TRANSFORMERS_DIR, 'node_modules', '@huggingface', 'transformers')
 
 /**
  * The models: an OpenAI encoding (batchtok's embedded one, the tiktoken family's own ranks) with
@@ -46,6 +49,23 @@ export const modelJsonPath = (model) => path.join(REAL, `${MODELS[model].file}.j
 export const modelConfigPath = (model) => path.join(REAL, `${MODELS[model].file}.tokenizer_config.json`)
 const isOpenAi = (model) => Boolean(MODELS[model].encoding)
 const isEncoding = (...names) => (model) => names.includes(MODELS[model].encoding)
+
+/** transformers.js in its own folder (see TRANSFORMERS_DIR), installed from the registry once. */
+export function ensureTransformers(log = console.log) {
+  if (transformersVersion() === TRANSFORMERS_PACKAGE.split('@').pop()) return
+  log(`installing ${TRANSFORMERS_PACKAGE} into ${path.relative(ROOT, TRANSFORMERS_DIR)} (scripts off)`)
+  fs.mkdirSync(TRANSFORMERS_DIR, { recursive: true })
+  fs.writeFileSync(path.join(TRANSFORMERS_DIR, 'package.json'), '{ "private": true }\n')
+  execFileSync('npm', ['install', '--prefix', TRANSFORMERS_DIR, '--ignore-scripts', '--no-audit', '--no-fund', '--save-exact', TRANSFORMERS_PACKAGE], {
+    stdio: 'inherit',
+  })
+}
+
+/** The version of transformers.js installed in TRANSFORMERS_DIR, or null. */
+export function transformersVersion() {
+  const manifest = path.join(TRANSFORMERS_ENTRY, 'package.json')
+  return fs.existsSync(manifest) ? JSON.parse(fs.readFileSync(manifest, 'utf8')).version : null
+}
 
 /**
  * The encoding as a `.tiktoken` rank file (base64 token, space, rank; the format OpenAI publishes),
@@ -153,7 +173,7 @@ const PEERS = [
     slow: true,
     supports: () => true,
     async open(model) {
-      const entry = path.join(TRANSFORMERS_DIR, 'node_modules', '@huggingface', 'transformers')
+      const entry = TRANSFORMERS_ENTRY
       const { PreTrainedTokenizer } = createRequire(path.join(entry, 'package.json'))('@huggingface/transformers')
       // The class AutoTokenizer builds from a model folder, given the folder's two files.
       const tokenizer = new PreTrainedTokenizer(readJson(modelJsonPath(model)), readJson(modelConfigPath(model)))

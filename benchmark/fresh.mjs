@@ -29,10 +29,10 @@ import { MiB, median, shuffledOrders } from './stats.mjs'
 import {
   FRESH_PEER_PACKAGES,
   MODELS,
-  TRANSFORMERS_DIR,
-  TRANSFORMERS_PACKAGE,
+  ensureTransformers,
   freshContenders,
   modelJsonPath,
+  transformersVersion,
 } from './fresh-contenders.mjs'
 import { CORPORA, RESULT_PREFIX, WARMUP_CORPUS, capSlice, cutSlices, ensureCorpora, idsDigest, readCorpus } from './fresh-corpora.mjs'
 
@@ -92,19 +92,6 @@ const GOALS = { gptTokenizer: 25, binding: 40, twoThreads: 1.8 }
 const log = (...args) => console.log(...args)
 
 // ---- setup ----------------------------------------------------------------------------------
-
-/** transformers.js in its own folder (see TRANSFORMERS_DIR), installed from the registry once. */
-function ensureTransformers() {
-  const marker = path.join(TRANSFORMERS_DIR, 'node_modules', '@huggingface', 'transformers', 'package.json')
-  const wanted = TRANSFORMERS_PACKAGE.split('@').pop()
-  if (fs.existsSync(marker) && JSON.parse(fs.readFileSync(marker, 'utf8')).version === wanted) return
-  log(`installing ${TRANSFORMERS_PACKAGE} into ${path.relative(ROOT, TRANSFORMERS_DIR)} (scripts off)`)
-  fs.mkdirSync(TRANSFORMERS_DIR, { recursive: true })
-  fs.writeFileSync(path.join(TRANSFORMERS_DIR, 'package.json'), '{ "private": true }\n')
-  execFileSync('npm', ['install', '--prefix', TRANSFORMERS_DIR, '--ignore-scripts', '--no-audit', '--no-fund', '--save-exact', TRANSFORMERS_PACKAGE], {
-    stdio: 'inherit',
-  })
-}
 
 function pythonVersions() {
   if (!fs.existsSync(PYTHON)) return null
@@ -514,7 +501,7 @@ async function main() {
   const loadStart = os.loadavg()
   ensureCorpora()
   require('../scripts/real-tokenizers.js').ensureRealTokenizers()
-  ensureTransformers()
+  ensureTransformers(log)
   const python = pythonVersions()
   if (!python) log(`Python contenders skipped: no virtualenv at ${PYTHON} (scripts/gen-fixtures.sh makes one; BATCHTOK_PYTHON names another)`)
 
@@ -529,8 +516,7 @@ async function main() {
     models[model] = await measureModel(model, plan, mine, python)
   }
   const peerVersions = FRESH_PEER_PACKAGES.map((name) => ({ name, version: packageVersion(name) }))
-  const transformersPkg = path.join(TRANSFORMERS_DIR, 'node_modules', '@huggingface', 'transformers', 'package.json')
-  peerVersions.push({ name: '@huggingface/transformers', version: JSON.parse(fs.readFileSync(transformersPkg, 'utf8')).version })
+  peerVersions.push({ name: '@huggingface/transformers', version: transformersVersion() })
   const results = {
     meta: {
       mode: SETTINGS.mode,

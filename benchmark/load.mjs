@@ -1,6 +1,12 @@
 // Load time of a Hugging Face tokenizer.json: batchtok's `Tokenizer.fromFile` against Python
-// `tokenizers`' `Tokenizer.from_file`, the `tokenizers` npm binding's `Tokenizer.fromFile` and
-// `@huggingface/tokenizers` (read, `JSON.parse`, `new Tokenizer`).
+// `tokenizers`' `Tokenizer.from_file`, the `tokenizers` npm binding's `Tokenizer.fromFile`,
+// `@huggingface/tokenizers` (read, `JSON.parse`, `new Tokenizer`) and transformers.js
+// (`@huggingface/transformers`: read, `JSON.parse`, `new PreTrainedTokenizer`).
+//
+// batchtok is ready to encode once one engine is built: the stable engine, while the release
+// candidate is built on a thread of its own (`src/engine/loading.rs`). The column `batchtok, whenReady`
+// times the same load on to the end of that build (`await tokenizer.whenReady()`), when the
+// fastest engine encodes.
 //
 // What a server pays at a cold start: each sample is a fresh process that imports its library
 // first (not timed), then times one load from the file's path to a tokenizer ready to encode, then
@@ -21,10 +27,12 @@
 
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
+import os from 'node:os'
 import path from 'node:path'
 import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
 import { describeMachine, packageVersion } from './machine.mjs'
+import { TRANSFORMERS_ENTRY, ensureTransformers, transformersVersion } from './fresh-contenders.mjs'
 import { median, shuffledOrders } from './stats.mjs'
 
 const require = createRequire(import.meta.url)
@@ -68,7 +76,19 @@ const NODE_CONTENDERS = {
     const tokenizer = new Tokenizer(JSON.parse(fs.readFileSync(FILE, 'utf8')), {})
     const ms = Number(process.hrtime.bigint() - started) / 1e6
     const ids = tokenizer.encode(TEXT, { add_special_tokens: false }).ids`,
+  'transformers.js': `
+    const { PreTrainedTokenizer } = require(${JSON.stringify(TRANSFORMERS_ENTRY)})
+    const fs = require('node:fs')
+    const started = process.hrtime.bigint()
+    const tokenizer = new PreTrainedTokenizer(JSON.parse(fs.readFileSync(FILE, 'utf8')), {})
+    const ms = Number(process.hrtime.bigint() - started) / 1e6
+    const ids = tokenizer.encode(TEXT, { add_special_tokens: false })`,
 }
+
+NODE_CONTENDERS['batchtok, whenReady'] = NODE_CONTENDERS.batchtok.replace(
+  'const tokenizer = Tokenizer.fromFile(FILE)',
+  'const tokenizer = Tokenizer.fromFile(FILE); await tokenizer.whenReady()',
+)
 
 if (BASELINE) {
   NODE_CONTENDERS['batchtok baseline'] = NODE_CONTENDERS.batchtok.replace(JSON.stringify(ROOT), JSON.stringify(BASELINE))
@@ -112,11 +132,13 @@ function sample(contender, file) {
   return JSON.parse(out.trim().split('\n').pop())
 }
 
+ensureTransformers()
 const python = pythonVersion()
 const contenders = [...Object.keys(NODE_CONTENDERS)]
 if (python) contenders.push('Python tokenizers')
 else console.error(`Python tokenizers: skipped (no ${path.relative(ROOT, PYTHON)}; scripts/gen-fixtures.sh makes it)`)
 
+const loadBefore = os.loadavg()
 const rows = []
 for (const { name, file } of FILES) {
   const times = Object.fromEntries(contenders.map((c) => [c, []]))
@@ -156,11 +178,13 @@ const machine = describeMachine()
 const versions = [
   `tokenizers (npm) ${packageVersion('tokenizers')}`,
   `@huggingface/tokenizers ${packageVersion('@huggingface/tokenizers')}`,
+  `transformers.js ${transformersVersion()}`,
   python ? `Python tokenizers ${python}` : 'Python tokenizers not installed',
 ].join(', ')
 const report = `# Load time of a tokenizer.json
 
-Machine: ${machine.cpu}, nproc ${machine.nproc}, ${machine.os}, Node ${machine.node}. ${versions}.
+Machine: ${machine.cpu}, nproc ${machine.nproc}, ${machine.os}, Node ${machine.node}; load average (1, 5, 15 min)
+${loadBefore.map((l) => l.toFixed(2)).join(', ')} before the run, ${os.loadavg().map((l) => l.toFixed(2)).join(', ')} after. ${versions}.
 Command: \`node benchmark/load.mjs --rounds ${ROUNDS}${BASELINE ? ' --baseline DIR' : ''}\`. Each cell is the median load time in ms of
 ${ROUNDS} fresh processes (the fastest in brackets), from the file's path to a tokenizer ready to
 encode; contenders interleave in a new order each round, and every contender's ids for a check text

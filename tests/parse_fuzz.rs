@@ -97,6 +97,9 @@ fn load_and_use(json: String, seed: u64) -> Outcome {
                 return Ok(None);
             }
         };
+        // The release candidate is built on a thread of its own: its panics, caught there, belong
+        // to the load.
+        tokenizer.wait_until_ready().map_err(|e| e.to_string())?;
         let routing = tokenizer.routing();
         // Panics raised while loading were caught by batchtok (the release candidate's refusal);
         // from here on, any panic would be an escaped one.
@@ -737,7 +740,11 @@ fn decode_cases() -> Vec<DecodeCase> {
         let edges = oracle.get_added_tokens_decoder().into_keys().collect();
         cases.push(DecodeCase {
             name,
-            tokenizer: Arc::new(Tokenizer::from_json(&json, name).unwrap()),
+            tokenizer: Arc::new({
+                let tokenizer = Tokenizer::from_json(&json, name).unwrap();
+                tokenizer.wait_until_ready().unwrap();
+                tokenizer
+            }),
             oracle: DecodeOracle::HuggingFace(oracle),
             edges,
         });

@@ -222,6 +222,7 @@ mod tests {
     fn every_policy_gives_the_rows_of_one_input_at_a_time_in_input_order() {
         let json = std::fs::read_to_string("__test__/fixtures/tokenizers/bert.json").unwrap();
         let tokenizer = Tokenizer::from_json(&json, "bert.json").unwrap();
+        tokenizer.wait_until_ready().unwrap();
         let mut rng = fastrand::Rng::with_seed(0x40de1);
         let words = ["the", "model", "inputs", "😀", "naïve", "日本語", "[SEP]", " "];
         let mut texts = Texts::default();

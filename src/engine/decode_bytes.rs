@@ -63,7 +63,11 @@ impl Tokenizer {
     /// byte-level BPE, the UTF-8 of `decode`.
     pub fn decode_bytes(&self, ids: &[u32], skip_special_tokens: bool) -> Result<Vec<u8>, Error> {
         self.check_ids(ids)?;
-        match (self.family(), self.pipeline_engine()) {
+        let pipeline = match self.family() {
+            Family::OpenAi(_) => None,
+            Family::HuggingFace => self.built_pipeline_engine(),
+        };
+        match (self.family(), pipeline) {
             (Family::OpenAi(encoding), _) => {
                 let table = TokenBytes::of(encoding)?;
                 let mut out = Vec::with_capacity(ids.len() * 4);

@@ -176,6 +176,7 @@ fn disagreements(name: &str, json: &str) -> (Vec<String>, usize, usize) {
     let pipeline = PipelineEngine::from_json(json).unwrap();
     let stable = StableEngine::from_json(json).unwrap();
     let routed = Tokenizer::from_json(json, name).unwrap();
+    routed.wait_until_ready().unwrap();
     let mode = routed.encode_mode(Some(true), &Default::default()).unwrap();
     let mut inputs = corpus();
     let mut rng = Rng(0x5EED_0000 ^ name.len() as u64);
@@ -493,6 +494,7 @@ fn split_patterns_encode_as_the_reference_on_either_engine() {
         let json = byte_level_with_splits(&splits);
         let stable = StableEngine::from_json(&json).unwrap();
         let routed = Tokenizer::from_json(&json, name).unwrap();
+        routed.wait_until_ready().unwrap();
         let routing = routed.routing();
         if expect_native {
             assert!(routing.starts_with("pipeline:"), "{name}: {routing}");
@@ -522,6 +524,7 @@ fn split_patterns_encode_as_the_reference_on_either_engine() {
 fn a_catastrophic_pattern_fails_in_bounded_time_with_a_clear_error() {
     let json = byte_level_with_splits(&[(r"(a|b|ab)*bc", "Isolated", false)]);
     let tokenizer = Tokenizer::from_json(&json, "catastrophic").unwrap();
+    tokenizer.wait_until_ready().unwrap();
     let mode = tokenizer
         .encode_mode(Some(true), &Default::default())
         .unwrap();
@@ -565,27 +568,75 @@ fn each_file_is_routed_to_the_engine_that_encodes_it_exactly() {
             continue;
         };
         let tokenizer = Tokenizer::from_json(&json, name).unwrap();
-        let routing = tokenizer.routing();
-        eprintln!("{name}: {routing}");
-        assert!(routing.starts_with(route), "{name}: {routing}");
-        assert_eq!(
-            tokenizer.stable_engine_built(),
-            route.starts_with("stable:"),
-            "{name}: the stable engine is built only where the route needs it"
-        );
-        // A text the release candidate reads otherwise than the reference builds it on demand.
+        let texts = ["plain text", " \u{1f8d1} new in Unicode 17", "\u{20c1}100"];
         let mode = tokenizer
             .encode_mode(Some(true), &Default::default())
             .unwrap();
+        // Encoded at once, on whichever engine is built by then (the stable engine while the
+        // release candidate is being built).
+        let early: Vec<Vec<u32>> = texts
+            .iter()
+            .map(|text| tokenizer.encode(text, &mode).unwrap().as_slice().to_vec())
+            .collect();
+        assert!(tokenizer.stable_engine_built(), "{name}");
+        tokenizer.wait_until_ready().unwrap();
+        let routing = tokenizer.routing();
+        eprintln!("{name}: {routing}");
+        assert!(routing.starts_with(route), "{name}: {routing}");
+        // The ready tokenizer sends a text the release candidate reads otherwise than the
+        // reference (characters new in Unicode 17) to the stable engine.
         let stable = StableEngine::from_json(&json).unwrap();
-        for text in ["plain text", " \u{1f8d1} new in Unicode 17", "\u{20c1}100"] {
+        for (text, early) in texts.iter().zip(early) {
+            let reference = ids(&stable, text, true);
+            assert_eq!(early, reference.as_slice(), "{name}: {text:?} before the build");
             assert_eq!(
                 tokenizer.encode(text, &mode).unwrap().as_slice(),
-                ids(&stable, text, true).as_slice(),
+                reference.as_slice(),
                 "{name}: {text:?}"
             );
         }
-        assert!(tokenizer.stable_engine_built(), "{name}");
+    }
+}
+
+/// A tokenizer encodes from the moment it is loaded, on the stable engine until the release
+/// candidate is built, and a text gets the same ids before and after the build: the texts of the
+/// fixture, encoded while a thread keeps encoding them across the build, all equal the ids the
+/// ready tokenizer gives.
+#[test]
+fn a_text_gets_the_same_ids_before_and_after_the_release_candidate_is_built() {
+    let texts = super::test_fixtures::fixture_texts();
+    for name in ["gpt2", "bert", "unigram"] {
+        let path = root()
+            .join("__test__/fixtures/tokenizers")
+            .join(format!("{name}.json"));
+        let tokenizer = Tokenizer::from_file(&path).unwrap();
+        let mode = tokenizer
+            .encode_mode(Some(true), &Default::default())
+            .unwrap();
+        let encode_all = || -> Vec<Vec<u32>> {
+            texts
+                .iter()
+                .map(|text| tokenizer.encode(text, &mode).unwrap().as_slice().to_vec())
+                .collect()
+        };
+        let mut rounds = Vec::new();
+        let (mut before, mut after) = (0, 0);
+        // Rounds run until a round starts on a ready tokenizer.
+        loop {
+            let ready_at_start = tokenizer.is_ready();
+            rounds.push(encode_all());
+            if ready_at_start {
+                after += 1;
+                break;
+            }
+            before += 1;
+        }
+        assert!(tokenizer.routing().starts_with("pipeline:"), "{name}");
+        let ready = encode_all();
+        for (round, ids) in rounds.iter().enumerate() {
+            assert_eq!(ids, &ready, "{name}: round {round}");
+        }
+        eprintln!("{name}: {before} rounds began before the build was done, {after} after");
     }
 }
 
@@ -645,6 +696,7 @@ fn unicode_probe_code_points_new_in_17_encode_as_the_reference() {
     for (name, json) in unicode_probe_tokenizers() {
         let stable = StableEngine::from_json(&json).unwrap();
         let routed = Tokenizer::from_json(&json, name).unwrap();
+        routed.wait_until_ready().unwrap();
         let mode = routed.encode_mode(Some(true), &Default::default()).unwrap();
         let mut wrong = Vec::new();
         for &c in &new_in_17 {
@@ -858,12 +910,12 @@ fn rewritten_files_encode_as_the_reference() {
     for (name, json) in files {
         let stable = StableEngine::from_json(&json).unwrap();
         let routed = Tokenizer::from_json(&json, name).unwrap();
+        routed.wait_until_ready().unwrap();
         let routing = routed.routing();
         assert!(
             routing.starts_with("pipeline:") && routing.contains("equivalent form"),
             "{name}: {routing}"
         );
-        assert!(!routed.stable_engine_built(), "{name}");
         let mut inputs = corpus();
         let mut rng = Rng(0x5EED_ADA9 ^ name.len() as u64);
         inputs.extend((0..20_000).map(|_| random_text(&mut rng)));
@@ -929,6 +981,7 @@ fn files_the_rewrite_cannot_keep_exact_stay_on_the_stable_engine() {
         ),
     ] {
         let routed = Tokenizer::from_json(&json, name).unwrap();
+        routed.wait_until_ready().unwrap();
         let routing = routed.routing();
         assert!(routing.starts_with("stable:"), "{name}: {routing}");
         assert!(routing.contains(why), "{name}: {routing}");

@@ -30,6 +30,7 @@ mod error;
 #[cfg(feature = "fastokens")]
 mod fastokens;
 mod ids;
+mod loading;
 mod model_config;
 mod model_folder;
 mod model_inputs;

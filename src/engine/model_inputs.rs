@@ -446,21 +446,23 @@ pub fn assemble<T: IdElement>(
 }
 
 impl Tokenizer {
-    /// The truncation section of the file, if it has one.
+    /// The truncation section of the file, if it has one. The file's sections are read from the
+    /// stable engine where there is one (it is built at load, the release candidate maybe not
+    /// yet), else from the release candidate.
     pub fn file_truncation(&self) -> Option<Truncation> {
-        match (self.pipeline_engine(), self.family()) {
-            (_, Family::OpenAi(_)) => None,
-            (Some(pipeline), _) => pipeline.file_truncation(),
-            (None, _) => self.stable_engine()?.file_truncation(),
+        match (self.family(), self.stable_engine()) {
+            (Family::OpenAi(_), _) => None,
+            (_, Some(stable)) => stable.file_truncation(),
+            (_, None) => self.built_pipeline_engine()?.file_truncation(),
         }
     }
 
-    /// The padding section of the file, if it has one.
+    /// The padding section of the file, if it has one (read as `file_truncation` reads its).
     pub fn file_padding(&self) -> Option<FilePadding> {
-        match (self.pipeline_engine(), self.family()) {
-            (_, Family::OpenAi(_)) => None,
-            (Some(pipeline), _) => pipeline.file_padding(),
-            (None, _) => self.stable_engine()?.file_padding(),
+        match (self.family(), self.stable_engine()) {
+            (Family::OpenAi(_), _) => None,
+            (_, Some(stable)) => stable.file_padding(),
+            (_, None) => self.built_pipeline_engine()?.file_padding(),
         }
     }
 
@@ -478,12 +480,12 @@ impl Tokenizer {
 
     /// How many tokens the post-processor's template adds around one sequence, or a pair.
     pub fn template_tokens(&self, pair: bool) -> usize {
-        match (self.family(), self.pipeline_engine()) {
+        match (self.family(), self.stable_engine()) {
             (Family::OpenAi(_), _) => 0,
-            (_, Some(pipeline)) => pipeline.template_tokens(pair),
+            (_, Some(stable)) => stable.template_tokens(pair),
             (_, None) => self
-                .stable_engine()
-                .map_or(0, |stable| stable.template_tokens(pair)),
+                .built_pipeline_engine()
+                .map_or(0, |pipeline| pipeline.template_tokens(pair)),
         }
     }
 
@@ -682,7 +684,9 @@ mod tests {
             "model":{{"type":"WordPiece","unk_token":"[UNK]","continuing_subword_prefix":"##","max_input_chars_per_word":100,
               "vocab":{{"[PAD]":0,"[UNK]":1,"[CLS]":2,"[SEP]":3,"word":4,"a":5,"b":6,"##s":7,"😀":8}}}}}}"###
         );
-        Tokenizer::from_json(&json, "test").unwrap()
+        let tokenizer = Tokenizer::from_json(&json, "test").unwrap();
+        tokenizer.wait_until_ready().unwrap();
+        tokenizer
     }
 
     const TRUNCATE_4: &str =

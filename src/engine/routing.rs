@@ -64,9 +64,9 @@
 //! model's cache is behind a lock), so one engine serves every worker; a clone per thread gains
 //! nothing and costs the whole vocabulary again.
 //!
-//! Only the first three need the stable engine at load. Where the release candidate encodes a
-//! tokenizer's texts, the stable engine is built when a text is first routed to it, or at the first
-//! `decode` (see `LazyStable` in `tokenizer.rs`).
+//! The route is settled once the release candidate is built, on a thread of its own; until then
+//! the stable engine, built first, encodes every text (`loading.rs` says why), and `routing` says
+//! so.
 //!
 //! The differential test (`differential.rs`) runs both engines on the fixture tokenizers over the
 //! fixture texts, the corpora and seeded random texts of the classes where engines tend to differ

@@ -120,7 +120,7 @@ impl StableEngine {
         }
         // Whatever else the stable crate panics on is a refusal too, as for the release candidate.
         let mut tokenizer =
-            std::panic::catch_unwind(|| StableTokenizer::from_bytes(json.as_bytes()))
+            std::panic::catch_unwind(|| json.parse::<StableTokenizer>())
                 .map_err(|_| "it panicked while reading the file".to_owned())?
                 .map_err(|e| e.to_string())?;
         let file_padding = tokenizer.get_padding().cloned();

@@ -280,7 +280,10 @@ mod tests {
                 "fuse_unk": true, "byte_fallback": true, "ignore_merges": false,
                 "vocab": vocab, "merges": merges},
         });
-        Tokenizer::from_json(&json.to_string(), "the byte-fallback test tokenizer").unwrap()
+        let tokenizer =
+            Tokenizer::from_json(&json.to_string(), "the byte-fallback test tokenizer").unwrap();
+        tokenizer.wait_until_ready().unwrap();
+        tokenizer
     }
 
     fn tokenizers() -> Vec<(String, std::sync::Arc<Tokenizer>)> {

@@ -29,10 +29,12 @@ pub fn fixture_texts() -> Vec<String> {
 
 /// One of the fixture tokenizer.json files (`gpt2`, `bert`, `unigram`), loaded.
 pub fn fixture_tokenizer(name: &str) -> Tokenizer {
-    Tokenizer::from_file(
+    let tokenizer = Tokenizer::from_file(
         &root()
             .join("__test__/fixtures/tokenizers")
             .join(format!("{name}.json")),
     )
-    .unwrap()
+    .unwrap();
+    tokenizer.wait_until_ready().unwrap();
+    tokenizer
 }

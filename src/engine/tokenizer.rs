@@ -2,15 +2,13 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, OnceLock};
 
+use super::loading::{Engines, ValidIds, VocabularyIds};
 use super::model_config::{ModelConfig, SpecialTokens};
 use super::model_folder::{self, HubOptions, Located, TOKENIZER_FILE};
-use super::adapter;
 use super::openai::{self, ENCODINGS, OpenAiEncoding};
-use super::outline::Outline;
 use super::pipeline::PipelineEngine;
-use super::routing::{Route, StableNeeded};
 use super::special::{self, AllowedSpecial, Segment, SpecialToken};
 use super::stable::StableEngine;
 use super::unicode_drift;
@@ -43,24 +41,14 @@ pub struct EncodeMode {
 /// A tokenizer: one or two engines and the route between them.
 pub struct Tokenizer {
     family: Family,
-    /// The release-candidate engine, where it loaded the file (a Hugging Face tokenizer; an OpenAI
-    /// encoding's engines belong to its `RankModel`, shared by every tokenizer of it).
-    pipeline: Option<PipelineEngine>,
-    /// The stable engine: every Hugging Face tokenizer has one (decoding and the inputs routed to
-    /// it), built on first use where the release candidate encodes the tokenizer's texts; the
-    /// OpenAI encodings need none.
-    stable: LazyStable,
-    route: Route,
-    /// The ids `decode` accepts.
-    valid_ids: ValidIds,
+    /// A Hugging Face tokenizer's engines (the stable engine, built at load; the release
+    /// candidate, built on a thread of its own), its route and vocabulary (`loading.rs`). An
+    /// OpenAI encoding's engines belong to its `RankModel`, shared by every tokenizer of it; its
+    /// `Engines` holds only its vocabulary.
+    engines: Arc<Engines>,
     /// Ids per byte of text in the last batch recorded, in units of 2^-16: what the next batch's
     /// buffers are sized by (see [`Tokenizer::expected_ids`]).
     ids_per_byte: AtomicU32,
-    /// How many tokens the vocabulary has, added tokens included, as Python `tokenizers`'
-    /// `get_vocab_size(with_added_tokens=True)` counts them (see `vocabulary.rs`).
-    vocabulary_size: usize,
-    /// What the tokenizer.json itself says of its special tokens (Hugging Face tokenizers).
-    file_special_tokens: SpecialTokens,
     /// The model folder's config files, where the tokenizer was loaded from a folder.
     model_config: Option<ModelConfig>,
     /// The file or folder it was loaded from, if any.
@@ -77,66 +65,6 @@ const INITIAL_IDS_PER_BYTE: u32 = 1 << (IDS_PER_BYTE_SHIFT - 2);
 /// The most ids per byte a buffer is sized for, however many the last batch had: byte-level BPE
 /// never gives more than one id per byte, and a larger guess would only reserve memory.
 const MAX_IDS_PER_BYTE: u32 = 1 << IDS_PER_BYTE_SHIFT;
-
-/// The longest token, in UTF-8 bytes, handed to the release candidate. Its vocabulary store
-/// panics on a token over 65535 bytes, and it may hold a token in its byte-level form, up to twice
-/// the UTF-8 length; half the limit is therefore safe. No real tokenizer has tokens anywhere near
-/// this long, so the stable engine (exact, slower) loses nothing by taking such a file.
-const PIPELINE_MAX_TOKEN_BYTES: usize = 65535 / 2;
-
-/// The largest id handed to the release candidate. Its BPE loader fills a table of one `u32` per
-/// id up to the largest (64 MiB at this bound); real vocabularies end far below it (the largest
-/// known have a few hundred thousand tokens), and a file beyond it goes to the stable engine.
-const PIPELINE_MAX_ID: u32 = (1 << 24) - 1;
-
-/// A lookup table costs a byte per id up to the largest, a sorted list four bytes per token; the
-/// table is kept while it is at most this many times the list's size, so a vocabulary that
-/// declares a few ids near 2^32 costs memory by its number of tokens, not by the value of its ids.
-const DENSE_TABLE_MAX_WASTE: usize = 16;
-
-/// The ids `decode` accepts.
-#[derive(Debug)]
-enum ValidIds {
-    /// `table[id]`: whether `id` is valid; for vocabularies whose ids are (nearly) dense.
-    Table(Vec<bool>),
-    /// Every valid id, sorted and without duplicates; for sparse ids. Never empty.
-    Sorted(Vec<u32>),
-}
-
-impl ValidIds {
-    /// The valid ids of a vocabulary, in whatever order and with whatever repetitions it lists them.
-    fn from_ids(mut ids: Vec<u32>) -> ValidIds {
-        ids.sort_unstable();
-        ids.dedup();
-        match ids.last() {
-            Some(&largest) if (largest as usize) / DENSE_TABLE_MAX_WASTE >= ids.len() * 4 => {
-                ValidIds::Sorted(ids)
-            }
-            largest => {
-                let mut table = vec![false; largest.map_or(0, |&id| id as usize + 1)];
-                for id in ids {
-                    table[id as usize] = true;
-                }
-                ValidIds::Table(table)
-            }
-        }
-    }
-
-    fn contains(&self, id: u32) -> bool {
-        match self {
-            ValidIds::Table(table) => table.get(id as usize).copied().unwrap_or(false),
-            ValidIds::Sorted(ids) => ids.binary_search(&id).is_ok(),
-        }
-    }
-
-    /// The largest valid id, if any.
-    fn largest(&self) -> Option<u32> {
-        match self {
-            ValidIds::Table(table) => table.iter().rposition(|&valid| valid).map(|id| id as u32),
-            ValidIds::Sorted(ids) => ids.last().copied(),
-        }
-    }
-}
 
 impl Tokenizer {
     /// An embedded OpenAI encoding by name or alias. Each is built once per process and shared.
@@ -158,13 +86,11 @@ impl Tokenizer {
                 encoding.model.build_full_engine_in_background();
                 Ok(Arc::new(Tokenizer {
                     family: Family::OpenAi(encoding),
-                    pipeline: None,
-                    stable: LazyStable::none(),
-                    route: Route::Pipeline,
-                    vocabulary_size: valid_ids.iter().filter(|&&valid| valid).count(),
-                    valid_ids: ValidIds::Table(valid_ids),
+                    engines: Arc::new(Engines::for_encoding(VocabularyIds {
+                        size: valid_ids.iter().filter(|&&valid| valid).count(),
+                        valid: ValidIds::Table(valid_ids),
+                    })),
                     ids_per_byte: AtomicU32::new(INITIAL_IDS_PER_BYTE),
-                    file_special_tokens: SpecialTokens::default(),
                     model_config: None,
                     source: None,
                 }))
@@ -174,9 +100,10 @@ impl Tokenizer {
 
     /// A Hugging Face tokenizer.json read from `path`.
     ///
-    /// Parses the file once and builds the engine that encodes it (the stable engine only where
-    /// something is routed to it); takes a fraction of a second for a large vocabulary, so a
-    /// caller with an event loop runs it on another thread. `Tokenizer` is `Send + Sync`.
+    /// Returns once the stable engine is built, and encodes on it while the release candidate is
+    /// built on a thread of its own (`loading.rs`; [`wait_until_ready`](Self::wait_until_ready)
+    /// waits for it). Takes a fraction of a second for a large vocabulary, so a caller with an
+    /// event loop runs it on another thread. `Tokenizer` is `Send + Sync`.
     pub fn from_file(path: &Path) -> Result<Tokenizer, Error> {
         let json = std::fs::read_to_string(path).map_err(|e| {
             Error::new(
@@ -215,148 +142,44 @@ impl Tokenizer {
         Self::load(json.to_owned(), origin)
     }
 
-    /// Reads a tokenizer.json: one parse, whose tree the release candidate's reader and
-    /// batchtok's outline (ids, added tokens) both take. The stable crate reads the text only
-    /// where the release candidate cannot take the file, or the outline cannot settle the added
-    /// tokens' numbering; otherwise it is kept, unread, for the texts routed to the stable engine
-    /// and for `decode`, and read on first use.
+    /// Reads a tokenizer.json: builds the stable engine here and the release candidate on a
+    /// thread of its own, and returns once one of them encodes every text (`loading.rs`).
     fn load(json: String, origin: &str) -> Result<Tokenizer, Error> {
-        let file: serde_json::Value = serde_json::from_str(&json)
-            .map_err(|e| Error::new(ErrorKind::Load, format!("{origin} is not valid JSON: {e}")))?;
-        let file_special_tokens = SpecialTokens::from_tokenizer_json(&file);
-        let mut tokenizer = Self::load_parsed(json, file, origin)?;
-        tokenizer.file_special_tokens = file_special_tokens;
-        Ok(tokenizer)
-    }
-
-    /// [`load`](Self::load) once the file is parsed into `file`.
-    fn load_parsed(
-        json: String,
-        mut file: serde_json::Value,
-        origin: &str,
-    ) -> Result<Tokenizer, Error> {
-        let Some(outline) = Outline::read(&file) else {
-            drop(file);
-            return Self::load_on_stable(json, origin, None);
-        };
-        // Checked before the release candidate sees the file: it would panic on such a token, and
-        // although that panic is caught, its message would reach the user's stderr.
-        if outline.longest_token > PIPELINE_MAX_TOKEN_BYTES {
-            let why = format!(
-                "a token is {} bytes long; it holds tokens of up to {PIPELINE_MAX_TOKEN_BYTES} bytes",
-                outline.longest_token
-            );
-            return Self::load_on_stable(json, origin, Some(Route::stable_because(why)));
-        }
-        if outline.largest_id > PIPELINE_MAX_ID {
-            // The release candidate's BPE loader fills a table as long as the largest id (16 GiB
-            // for an id near 2^32, found by the parse fuzz); the stable crate keys ids by hash.
-            let why = format!(
-                "its largest id is {}; it builds tables as long as the largest id, and batchtok \
-                 lets it load ids up to {PIPELINE_MAX_ID}",
-                outline.largest_id
-            );
-            return Self::load_on_stable(json, origin, Some(Route::stable_because(why)));
-        }
-        let rewritten = adapter::for_release_candidate(&mut file, outline.largest_id);
-        let pipeline = match PipelineEngine::from_value(file) {
-            Ok(pipeline) => pipeline,
-            Err(why) => {
-                return Self::load_on_stable(json, origin, Some(Route::stable_because(why)));
-            }
-        };
-        match Route::for_pipeline(&pipeline, &outline) {
-            Ok(route) => Ok(Tokenizer {
-                route: route.rewritten(rewritten),
-                family: Family::HuggingFace,
-                pipeline: Some(pipeline),
-                stable: LazyStable::unread(json),
-                vocabulary_size: outline.vocabulary_size,
-                valid_ids: ValidIds::from_ids(outline.ids),
-                ids_per_byte: AtomicU32::new(INITIAL_IDS_PER_BYTE),
-                file_special_tokens: SpecialTokens::default(),
-                model_config: None,
-                source: None,
-            }),
-            Err(StableNeeded::Whole(route)) => Self::load_on_stable(json, origin, Some(route)),
-            Err(StableNeeded::ToCompare) => {
-                let stable = Self::read_stable(&json, origin)?;
-                let route = Route::for_loaded(&pipeline, &stable).rewritten(rewritten);
-                let ids = stable.vocabulary().map(|(_, id)| id).collect();
-                Ok(Tokenizer {
-                    family: Family::HuggingFace,
-                    pipeline: Some(pipeline),
-                    vocabulary_size: stable.vocabulary_size(),
-                    stable: LazyStable::read(stable),
-                    route,
-                    valid_ids: ValidIds::from_ids(ids),
-                    ids_per_byte: AtomicU32::new(INITIAL_IDS_PER_BYTE),
-                    file_special_tokens: SpecialTokens::default(),
-                    model_config: None,
-                    source: None,
-                })
-            }
-        }
-    }
-
-    /// A tokenizer whose every text the stable engine encodes, for `route`; with no route, the
-    /// release candidate is not tried, and the route says the file has a shape batchtok's outline
-    /// does not read.
-    fn load_on_stable(
-        json: String,
-        origin: &str,
-        route: Option<Route>,
-    ) -> Result<Tokenizer, Error> {
-        let stable = Self::read_stable(&json, origin)?;
-        let route = route.unwrap_or_else(|| {
-            Route::stable_because(
-                "its vocabulary or added tokens have a shape batchtok does not read for it"
-                    .to_owned(),
-            )
-        });
-        let ids = stable.vocabulary().map(|(_, id)| id).collect();
         Ok(Tokenizer {
             family: Family::HuggingFace,
-            pipeline: None,
-            vocabulary_size: stable.vocabulary_size(),
-            stable: LazyStable::read(stable),
-            route,
-            valid_ids: ValidIds::from_ids(ids),
+            engines: Engines::load(json, origin)?,
             ids_per_byte: AtomicU32::new(INITIAL_IDS_PER_BYTE),
-            file_special_tokens: SpecialTokens::default(),
             model_config: None,
             source: None,
-        })
-    }
-
-    /// The stable crate's reading of `json`, or the load error that names `origin`.
-    fn read_stable(json: &str, origin: &str) -> Result<StableEngine, Error> {
-        StableEngine::from_json(json).map_err(|e| {
-            Error::new(
-                ErrorKind::Load,
-                format!(
-                    "{origin} is not a tokenizer.json that Hugging Face tokenizers can read: {e}"
-                ),
-            )
         })
     }
 
     /// Waits until the tokenizer's fastest engine encodes every text. An OpenAI encoding starts
     /// on an engine over its rank table and builds the release-candidate engine on a thread of its
     /// own; this returns when that build is done (starting it if nothing has). A Hugging Face
-    /// tokenizer is ready once loaded.
+    /// tokenizer starts on the stable engine and builds the release candidate on a thread of its
+    /// own (`loading.rs`); this returns when that build has settled the route.
     pub fn wait_until_ready(&self) -> Result<(), Error> {
         match self.family {
             Family::OpenAi(encoding) => encoding.model.wait_for_full_engine(),
-            Family::HuggingFace => Ok(()),
+            Family::HuggingFace => {
+                self.engines.wait_until_settled();
+                Ok(())
+            }
         }
     }
 
-    /// Whether the stable engine has been built (tests and benchmarks: it is built only where
-    /// something needs it).
+    /// Whether the stable engine has been built (tests and benchmarks).
     #[doc(hidden)]
     pub fn stable_engine_built(&self) -> bool {
-        self.stable.is_built()
+        self.engines.stable().is_some()
+    }
+
+    /// Whether the release candidate's build has settled the route (tests: a Hugging Face
+    /// tokenizer encodes on the stable engine until then).
+    #[doc(hidden)]
+    pub fn is_ready(&self) -> bool {
+        self.engines.settled().is_some()
     }
 
     /// Which family the tokenizer belongs to.
@@ -364,9 +187,18 @@ impl Tokenizer {
         self.family
     }
 
-    /// Which engine encodes what, and why, in words.
+    /// Which engine encodes what, and why, in words: while the release candidate of a Hugging
+    /// Face tokenizer is being built, the stable engine encodes every text, and this says so.
     pub fn routing(&self) -> String {
-        self.route.describe()
+        match self.engines.settled() {
+            Some(settled) => settled.route.describe(),
+            None => {
+                "stable: tokenizers 0.23 encodes every text while the 1.0 release candidate is \
+                     built on a thread of its own; whenReady() waits for it, and the route then \
+                     settles"
+                    .to_owned()
+            }
+        }
     }
 
     /// What the model folder's config files say, where the tokenizer was loaded from a folder
@@ -386,7 +218,9 @@ impl Tokenizer {
     /// the bound does not fit a `u32`. Where ids have gaps this is more than
     /// [`vocabulary_size`](Self::vocabulary_size); for an OpenAI encoding it is tiktoken's `n_vocab`.
     pub fn id_limit(&self) -> u32 {
-        self.valid_ids
+        self.engines
+            .vocabulary()
+            .valid
             .largest()
             .map_or(0, |largest| largest.saturating_add(1))
     }
@@ -524,7 +358,7 @@ impl Tokenizer {
     /// Decodes ids to text; an id that is not in the vocabulary is an error naming it and its index.
     pub fn decode(&self, ids: &[u32], skip_special_tokens: bool) -> Result<String, Error> {
         self.check_ids(ids)?;
-        match (self.family, self.stable.get(), &self.pipeline) {
+        match (self.family, self.stable_engine(), self.pipeline_engine()) {
             (Family::OpenAi(encoding), _, _) => decode_around_specials(
                 encoding.model.first_engine()?,
                 encoding.specials(),
@@ -539,12 +373,9 @@ impl Tokenizer {
 
     /// An error naming the first id of `ids` that is not in the vocabulary, and its index.
     pub(super) fn check_ids(&self, ids: &[u32]) -> Result<(), Error> {
-        if let Some((index, &id)) = ids
-            .iter()
-            .enumerate()
-            .find(|&(_, &id)| !self.valid_ids.contains(id))
-        {
-            let range = match self.valid_ids.largest() {
+        let valid = &self.engines.vocabulary().valid;
+        if let Some((index, &id)) = ids.iter().enumerate().find(|&(_, &id)| !valid.contains(id)) {
+            let range = match valid.largest() {
                 Some(largest) => format!("ids run from 0 to {largest}"),
                 None => "the vocabulary is empty".to_owned(),
             };
@@ -556,7 +387,8 @@ impl Tokenizer {
         Ok(())
     }
 
-    /// The engine that encodes ordinary text, to measure it alone (benchmarks).
+    /// The engine that encodes ordinary text once the tokenizer is ready, to measure it alone
+    /// (benchmarks); waits for the build.
     #[doc(hidden)]
     pub fn main_engine(&self) -> &dyn Engine {
         match self.family {
@@ -564,29 +396,39 @@ impl Tokenizer {
                 .model
                 .full_engine()
                 .expect("the encoding's engine builds, as its tests check"),
-            Family::HuggingFace => self.engine_for(""),
+            Family::HuggingFace => {
+                self.engines.wait_until_settled();
+                self.engine_for("")
+            }
         }
     }
 
-    /// The stable engine, built now if it was not yet, to measure it alone (benchmarks); `None`
-    /// for an OpenAI encoding.
+    /// The stable engine, to measure it alone (benchmarks); `None` for an OpenAI encoding.
     #[doc(hidden)]
     pub fn fallback_engine(&self) -> Option<&dyn Engine> {
-        self.stable.get().map(|stable| stable as &dyn Engine)
+        self.stable_engine().map(|stable| stable as &dyn Engine)
     }
 
-    /// The engine that encodes `text`.
+    /// The engine that encodes `text`: the stable engine until the release candidate is built,
+    /// then the route's choice.
     #[inline]
     fn engine_for(&self, text: &str) -> &dyn Engine {
-        match &self.pipeline {
-            Some(pipeline) if !self.route.wants_stable(text) => pipeline,
-            // A stable engine that cannot be built leaves the text to the release candidate,
-            // which has read the file: an answer rather than an error (see `LazyStable`).
-            pipeline => match (self.stable.get(), pipeline) {
-                (Some(stable), _) => stable,
-                (None, Some(pipeline)) => pipeline,
-                (None, None) => unreachable!("a tokenizer has at least one engine"),
-            },
+        let settled = self.engines.settled();
+        if let Some(settled) = settled
+            && let Some(pipeline) = &settled.pipeline
+            && !settled.route.wants_stable(text)
+        {
+            return pipeline;
+        }
+        match (
+            self.engines.stable(),
+            settled.and_then(|s| s.pipeline.as_ref()),
+        ) {
+            (Some(stable), _) => stable,
+            // Where the stable crate refused the file, the load waited for the release
+            // candidate, which read it: an answer rather than an error.
+            (None, Some(pipeline)) => pipeline,
+            (None, None) => unreachable!("a loaded tokenizer has at least one engine"),
         }
     }
 }
@@ -594,30 +436,43 @@ impl Tokenizer {
 /// What the engine's other modules (counting within a budget, decoding to bytes or in a stream,
 /// chat) read of a tokenizer.
 impl Tokenizer {
-    /// The release-candidate engine, where the tokenizer has one.
+    /// The release-candidate engine, where the tokenizer has one and it is built (until then,
+    /// the stable engine answers for the file).
     pub(super) fn pipeline_engine(&self) -> Option<&PipelineEngine> {
-        self.pipeline.as_ref()
+        self.engines.settled()?.pipeline.as_ref()
     }
 
-    /// The stable engine, where the tokenizer has one (every Hugging Face tokenizer).
+    /// The release-candidate engine, where the tokenizer has one, waiting for its build: for what
+    /// only it answers (the byte-level bytes of `decode_bytes`), so that an answer never depends
+    /// on how far the build has come.
+    pub(super) fn built_pipeline_engine(&self) -> Option<&PipelineEngine> {
+        self.engines.wait_until_settled().pipeline.as_ref()
+    }
+
+    /// The stable engine, where the tokenizer has one (every Hugging Face tokenizer whose file the
+    /// stable crate reads).
     pub(super) fn stable_engine(&self) -> Option<&StableEngine> {
-        self.stable.get()
+        self.engines.stable()
     }
 
     /// What the tokenizer.json itself says of its special tokens.
     pub(super) fn file_special_tokens(&self) -> &SpecialTokens {
-        &self.file_special_tokens
+        self.engines.file_special_tokens()
     }
 
     /// The number of tokens, as [`vocabulary_size`](Self::vocabulary_size) reports it.
     pub(super) fn stored_vocabulary_size(&self) -> usize {
-        self.vocabulary_size
+        self.engines.vocabulary().size
     }
 
-    /// Whether `text` goes to the stable engine (see `routing.rs`).
+    /// Whether `text` goes to the stable engine (see `routing.rs`): every text until the release
+    /// candidate is built.
     #[inline]
     pub(super) fn wants_stable(&self, text: &str) -> bool {
-        self.pipeline.is_none() || self.route.wants_stable(text)
+        match self.engines.settled() {
+            Some(settled) => settled.pipeline.is_none() || settled.route.wants_stable(text),
+            None => true,
+        }
     }
 }
 
@@ -674,69 +529,6 @@ impl EncodeMode {
     }
 }
 
-/// The stable engine of a tokenizer, built when first needed.
-///
-/// Building it reads the whole file again and costs about as much as the release candidate's own
-/// load, so a tokenizer the release candidate encodes keeps only the file's text, and the first
-/// text routed to the stable engine (or the first `decode`) builds it; the threads that need it at
-/// that moment wait for the one building it. The text is dropped once read.
-///
-/// The release candidate can read a file the stable crate refuses; there the engine stays absent,
-/// and whatever needed it falls back to the release candidate, so a file that loaded never fails at
-/// encode time for it.
-struct LazyStable {
-    /// The file's text, until the engine is built from it; `None` where it was built at load or
-    /// there is none (the OpenAI encodings).
-    source: Mutex<Option<String>>,
-    /// The engine, once built; `None` inside where it could not be built.
-    engine: OnceLock<Option<StableEngine>>,
-}
-
-impl LazyStable {
-    /// No stable engine, ever.
-    fn none() -> Self {
-        LazyStable {
-            source: Mutex::new(None),
-            engine: OnceLock::from(None),
-        }
-    }
-
-    /// An engine already built.
-    fn read(engine: StableEngine) -> Self {
-        LazyStable {
-            source: Mutex::new(None),
-            engine: OnceLock::from(Some(engine)),
-        }
-    }
-
-    /// An engine to build from `json` when first needed.
-    fn unread(json: String) -> Self {
-        LazyStable {
-            source: Mutex::new(Some(json)),
-            engine: OnceLock::new(),
-        }
-    }
-
-    /// The engine, built now if it was not yet; `None` where there is none.
-    fn get(&self) -> Option<&StableEngine> {
-        self.engine
-            .get_or_init(|| {
-                let json = self
-                    .source
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .take()?;
-                StableEngine::from_json(&json).ok()
-            })
-            .as_ref()
-    }
-
-    /// Whether the engine has been built (or found impossible to build).
-    fn is_built(&self) -> bool {
-        self.engine.get().is_some_and(Option::is_some)
-    }
-}
-
 /// Decodes ids of an OpenAI encoding, whose special tokens the engine does not know: the runs of
 /// ordinary ids are decoded by the engine and the special tokens spelled in between (or left out).
 fn decode_around_specials(
@@ -787,7 +579,8 @@ mod tests {
     fn ids_near_2_pow_32_cost_memory_by_count_not_value() {
         let json = word_level(r#"{"[UNK]":0,"a":1,"b":4000000000}"#, "[]");
         let tokenizer = Tokenizer::from_json(&json, "test").unwrap();
-        assert!(matches!(tokenizer.valid_ids, ValidIds::Sorted(ref ids) if ids.len() == 3));
+        let valid = &tokenizer.engines.vocabulary().valid;
+        assert!(matches!(valid, ValidIds::Sorted(ids) if ids.len() == 3));
         assert_eq!(tokenizer.id_limit(), 4_000_000_001);
         let mode = tokenizer
             .encode_mode(Some(false), &AllowedSpecial::None)
@@ -866,7 +659,8 @@ mod tests {
                 continue;
             };
             let stable = StableEngine::from_json(&json).unwrap();
-            let pipeline = tokenizer
+            let settled = tokenizer.engines.wait_until_settled();
+            let pipeline = settled
                 .pipeline
                 .as_ref()
                 .expect("the release candidate reads it");
@@ -876,7 +670,7 @@ mod tests {
                 stable.vocabulary_size(),
                 "{json}"
             );
-            if !tokenizer.stable_engine_built() {
+            if settled.trusts_outline {
                 trusted += 1;
                 assert_eq!(pipeline.added_tokens(), stable.added_tokens(), "{json}");
             } else {
@@ -928,6 +722,7 @@ mod tests {
         })
         .to_string();
         let tokenizer = Tokenizer::from_json(&json, "the test file").unwrap();
+        tokenizer.wait_until_ready().unwrap();
         assert!(
             tokenizer.routing().contains("largest id is 4294967295"),
             "{}",
@@ -942,14 +737,15 @@ mod tests {
 
     #[test]
     fn a_token_too_long_for_the_release_candidate_goes_to_the_stable_engine() {
-        let long = "x".repeat(PIPELINE_MAX_TOKEN_BYTES + 1);
+        let long = "x".repeat(super::super::loading::PIPELINE_MAX_TOKEN_BYTES + 1);
         let added = format!(
             r#"[{{"id":2,"content":"{long}","single_word":false,"lstrip":false,"rstrip":false,
             "normalized":false,"special":true}}]"#
         );
         let tokenizer =
             Tokenizer::from_json(&word_level(r#"{"[UNK]":0,"a":1}"#, &added), "test").unwrap();
-        assert!(tokenizer.pipeline.is_none());
+        tokenizer.wait_until_ready().unwrap();
+        assert!(tokenizer.pipeline_engine().is_none());
         assert!(
             tokenizer.routing().contains("bytes long"),
             "{}",

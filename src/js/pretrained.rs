@@ -212,7 +212,10 @@ impl Tokenizer {
     /// `fromModel` return as soon as the rank table is read and encode at once on an engine over
     /// it, while the release-candidate engine (several times faster on large inputs) is built on
     /// a thread of its own; a bulk job awaits this first so that the build does not compete with
-    /// its first batches for the same cores. Resolves at once for a Hugging Face tokenizer.
+    /// its first batches for the same cores. A Hugging Face tokenizer likewise encodes as soon as
+    /// the stable `tokenizers` 0.23 engine has read its file, and builds the release candidate on a
+    /// thread of its own; this resolves once that build has settled `routing`. The ids are the
+    /// same before and after.
     #[napi(catch_unwind, ts_return_type = "Promise<void>")]
     pub fn when_ready<'env>(&self, env: &'env Env) -> napi::Result<Unknown<'env>> {
         promise(env, || Ok(ReadyTask(Arc::clone(&self.tokenizer))))

@@ -255,7 +255,8 @@ impl Tokenizer {
         }
     }
 
-    /// Which engine encodes which texts, and why.
+    /// Which engine encodes which texts, and why (for a Hugging Face tokenizer, final once
+    /// `whenReady()` has resolved).
     #[napi(getter)]
     pub fn routing(&self) -> String {
         self.tokenizer.routing()
