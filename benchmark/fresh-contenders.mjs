@@ -25,14 +25,19 @@ const REAL = path.join(ROOT, '.cache', 'real-tokenizers')
 const CACHE_DIR = path.join(ROOT, '.cache', 'fresh')
 
 /**
- * Where transformers.js is installed. It is not a devDependency: with onnxruntime-node, the ONNX
- * web runtime and sharp it is about 470 MB, and onnxruntime-node's install script downloads GPU
- * libraries; only its tokenizer is measured, so fresh.mjs installs it here with scripts off.
+ * Peers installed beside the repo rather than as devDependencies, each at an exact version:
+ * transformers.js, which with onnxruntime-node, the ONNX web runtime and sharp is about 470 MB
+ * (onnxruntime-node's install script downloads GPU libraries; only its tokenizer is measured, so
+ * it is installed with scripts off), and `@anysphere/tiktoken-node`, whose platform packages
+ * other than linux-x64-gnu the registry here lacks, which a lock file that `npm ci` checks cannot
+ * express. `ensureSidePeers` installs them into `.cache/fresh-peers/`.
  */
-export const TRANSFORMERS_DIR = path.join(ROOT, '.cache', 'fresh-peers')
-export const TRANSFORMERS_PACKAGE = '@huggingface/transformers@4.3.1'
+export const SIDE_PEERS_DIR = path.join(ROOT, '.cache', 'fresh-peers')
+export const SIDE_PEERS = { '@huggingface/transformers': '4.3.1', '@anysphere/tiktoken-node': '0.2.1' }
+/** A side peer's package folder. */
+export const sidePeerEntry = (name) => path.join(SIDE_PEERS_DIR, 'node_modules', ...name.split('/'))
 /** Where transformers.js's package lies once installed. */
-export const TRANSFORMERS_ENTRY = path.join(TRANSFORMERS_DIR, 'node_modules', '@huggingface', 'transformers')
+export const TRANSFORMERS_ENTRY = sidePeerEntry('@huggingface/transformers')
 
 /**
  * The models: an OpenAI encoding (batchtok's embedded one, the tiktoken family's own ranks) with
@@ -50,20 +55,24 @@ export const modelConfigPath = (model) => path.join(REAL, `${MODELS[model].file}
 const isOpenAi = (model) => Boolean(MODELS[model].encoding)
 const isEncoding = (...names) => (model) => names.includes(MODELS[model].encoding)
 
-/** transformers.js in its own folder (see TRANSFORMERS_DIR), installed from the registry once. */
-export function ensureTransformers(log = console.log) {
-  if (transformersVersion() === TRANSFORMERS_PACKAGE.split('@').pop()) return
-  log(`installing ${TRANSFORMERS_PACKAGE} into ${path.relative(ROOT, TRANSFORMERS_DIR)} (scripts off)`)
-  fs.mkdirSync(TRANSFORMERS_DIR, { recursive: true })
-  fs.writeFileSync(path.join(TRANSFORMERS_DIR, 'package.json'), '{ "private": true }\n')
-  execFileSync('npm', ['install', '--prefix', TRANSFORMERS_DIR, '--ignore-scripts', '--no-audit', '--no-fund', '--save-exact', TRANSFORMERS_PACKAGE], {
+/** Installs the side peers (see SIDE_PEERS_DIR) from the registry, once. */
+export function ensureSidePeers(log = console.log) {
+  const missing = Object.entries(SIDE_PEERS).filter(([name, version]) => sidePeerVersion(name) !== version)
+  if (missing.length === 0) return
+  const specs = missing.map(([name, version]) => `${name}@${version}`)
+  log(`installing ${specs.join(', ')} into ${path.relative(ROOT, SIDE_PEERS_DIR)} (scripts off)`)
+  fs.mkdirSync(SIDE_PEERS_DIR, { recursive: true })
+  if (!fs.existsSync(path.join(SIDE_PEERS_DIR, 'package.json'))) {
+    fs.writeFileSync(path.join(SIDE_PEERS_DIR, 'package.json'), '{ "private": true }\n')
+  }
+  execFileSync('npm', ['install', '--prefix', SIDE_PEERS_DIR, '--ignore-scripts', '--no-audit', '--no-fund', '--save-exact', ...specs], {
     stdio: 'inherit',
   })
 }
 
-/** The version of transformers.js installed in TRANSFORMERS_DIR, or null. */
-export function transformersVersion() {
-  const manifest = path.join(TRANSFORMERS_ENTRY, 'package.json')
+/** The version of a side peer installed in SIDE_PEERS_DIR, or null. */
+export function sidePeerVersion(name) {
+  const manifest = path.join(sidePeerEntry(name), 'package.json')
   return fs.existsSync(manifest) ? JSON.parse(fs.readFileSync(manifest, 'utf8')).version : null
 }
 
@@ -206,7 +215,7 @@ const PEERS = [
     kind: 'encode',
     supports: isEncoding('o200k_base', 'cl100k_base'),
     async open(model) {
-      const tiktoken = require('@anysphere/tiktoken-node')
+      const tiktoken = require(sidePeerEntry('@anysphere/tiktoken-node'))
       const tokenizer = tiktoken.getTokenizer()
       const encoding = { o200k_base: tiktoken.SupportedEncoding.O200k, cl100k_base: tiktoken.SupportedEncoding.Cl100k }[MODELS[model].encoding]
       const ordinary = tiktoken.SpecialTokenAction.NormalText
@@ -330,7 +339,6 @@ export const FRESH_PEER_PACKAGES = [
   'tokenizers',
   '@huggingface/tokenizers',
   '@lenml/tokenizers',
-  '@anysphere/tiktoken-node',
   'tiktoken-node',
   'kitoken',
   'ai-tokenizer',

@@ -29,10 +29,11 @@ import { MiB, median, shuffledOrders } from './stats.mjs'
 import {
   FRESH_PEER_PACKAGES,
   MODELS,
-  ensureTransformers,
+  SIDE_PEERS,
+  ensureSidePeers,
   freshContenders,
   modelJsonPath,
-  transformersVersion,
+  sidePeerVersion,
 } from './fresh-contenders.mjs'
 import { CORPORA, RESULT_PREFIX, WARMUP_CORPUS, capSlice, cutSlices, ensureCorpora, idsDigest, readCorpus } from './fresh-corpora.mjs'
 
@@ -501,7 +502,7 @@ async function main() {
   const loadStart = os.loadavg()
   ensureCorpora()
   require('../scripts/real-tokenizers.js').ensureRealTokenizers()
-  ensureTransformers(log)
+  ensureSidePeers(log)
   const python = pythonVersions()
   if (!python) log(`Python contenders skipped: no virtualenv at ${PYTHON} (scripts/gen-fixtures.sh makes one; BATCHTOK_PYTHON names another)`)
 
@@ -516,7 +517,7 @@ async function main() {
     models[model] = await measureModel(model, plan, mine, python)
   }
   const peerVersions = FRESH_PEER_PACKAGES.map((name) => ({ name, version: packageVersion(name) }))
-  peerVersions.push({ name: '@huggingface/transformers', version: transformersVersion() })
+  for (const name of Object.keys(SIDE_PEERS)) peerVersions.push({ name, version: sidePeerVersion(name) })
   const results = {
     meta: {
       mode: SETTINGS.mode,

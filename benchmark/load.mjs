@@ -32,7 +32,7 @@ import path from 'node:path'
 import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
 import { describeMachine, packageVersion } from './machine.mjs'
-import { TRANSFORMERS_ENTRY, ensureTransformers, transformersVersion } from './fresh-contenders.mjs'
+import { TRANSFORMERS_ENTRY, ensureSidePeers, sidePeerVersion } from './fresh-contenders.mjs'
 import { median, shuffledOrders } from './stats.mjs'
 
 const require = createRequire(import.meta.url)
@@ -132,7 +132,7 @@ function sample(contender, file) {
   return JSON.parse(out.trim().split('\n').pop())
 }
 
-ensureTransformers()
+ensureSidePeers()
 const python = pythonVersion()
 const contenders = [...Object.keys(NODE_CONTENDERS)]
 if (python) contenders.push('Python tokenizers')
@@ -178,7 +178,7 @@ const machine = describeMachine()
 const versions = [
   `tokenizers (npm) ${packageVersion('tokenizers')}`,
   `@huggingface/tokenizers ${packageVersion('@huggingface/tokenizers')}`,
-  `transformers.js ${transformersVersion()}`,
+  `transformers.js ${sidePeerVersion('@huggingface/transformers')}`,
   python ? `Python tokenizers ${python}` : 'Python tokenizers not installed',
 ].join(', ')
 const report = `# Load time of a tokenizer.json
