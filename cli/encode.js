@@ -13,7 +13,11 @@ const { fingerprint, readCheckpoint, writeCheckpoint } = require('./checkpoint')
 const { createProgress } = require('./progress')
 const { UsageError } = require('./errors')
 
-/** Input size from which a run waits for an OpenAI encoding's full engine before encoding. */
+/**
+ * Input size from which a run waits for the tokenizer's fastest engine (`whenReady()`: an OpenAI
+ * encoding's full engine, a tokenizer.json's release candidate) before encoding: on smaller inputs
+ * the first engine finishes sooner than the build.
+ */
 const WAIT_FOR_ENGINE_BYTES = 32 << 20
 
 /** Text per batch. Two batches encode at once (see batchtok/stream); at 1 MiB each the
@@ -158,7 +162,7 @@ async function runEncode(patterns, options) {
     } catch (error) {
       throw writeError(error)
     }
-    if (loaded.openai && partBytes(parts) >= WAIT_FOR_ENGINE_BYTES) await loaded.tokenizer.whenReady()
+    if (partBytes(parts) >= WAIT_FOR_ENGINE_BYTES) await loaded.tokenizer.whenReady()
     encodingStarted = Date.now()
     const batches = skipDocuments(
       planBatches(parts, { docPerFile: options.docPerFile, field: options.field, batchBytes, progress: state }),
