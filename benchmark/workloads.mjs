@@ -38,18 +38,6 @@ function firstBytes(items, limit) {
   return out
 }
 
-/** A small seeded generator (mulberry32): enough to place the big items, and reproducible. */
-function seededRandom(seed) {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32
-  }
-}
-
 /**
  * A few ~1 MiB stretches of big.txt placed at seeded positions among thousands of short items: the
  * batch where splitting by item count leaves one thread holding a huge item at the end.
@@ -57,7 +45,7 @@ function seededRandom(seed) {
 function skewed({ big, short }) {
   const bigItems = corpus.splitAtLines(corpus.bigTxt(), SKEWED_BIG_BYTES).slice(0, big)
   const items = corpus.bigShortItems().slice(0, short)
-  const random = seededRandom(SKEWED_SEED)
+  const random = corpus.seededRandom(SKEWED_SEED)
   for (const item of bigItems) items.splice(Math.floor(random() * (items.length + 1)), 0, item)
   return items
 }

@@ -214,7 +214,10 @@ function mailBodies() {
   return bodies
 }
 
-/** A small seeded generator of uniform floats in [0, 1) (mulberry32), so cuts are reproducible. */
+/**
+ * A small seeded generator of uniform floats in [0, 1) (mulberry32): the same seed gives the same
+ * cuts, workloads and storms, so a run can be replayed.
+ */
 function seededRandom(seed) {
   let state = seed >>> 0
   return () => {
@@ -325,6 +328,7 @@ module.exports = {
   CORPUS_NAMES,
   corpus,
   writeCorpora,
+  seededRandom,
 }
 
 if (require.main === module) {

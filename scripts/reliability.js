@@ -13,6 +13,7 @@ const vm = require('node:vm')
 const { Worker } = require('node:worker_threads')
 
 const addon = require('../__test__/load-addon.cjs')
+const { seededRandom } = require('./corpus.js')
 
 /**
  * A digest of everything a `BatchEncoding` says: sha256 over its offsets' bytes, then its ids'
@@ -40,18 +41,6 @@ function fixtureDigest(batch) {
     hash.update(new Uint8Array(ids.buffer, ids.byteOffset + offsets[i] * 4, count[0] * 4))
   }
   return hash.digest('hex')
-}
-
-/** A seeded PRNG (mulberry32): the same seed gives the same storm, so a failure can be replayed. */
-function prng(seed) {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
 }
 
 let collect
@@ -173,7 +162,7 @@ function stormCases({ docs, short, count, seed }) {
   const policies = ['chunked', 'serial', 'rayon', 'rayon-min-len']
   const schedulers = [undefined, ...policies.map((policy) => new Scheduler({ policy }))]
   const serial = new Scheduler({ policy: 'serial', threads: 1 })
-  const random = prng(seed)
+  const random = seededRandom(seed)
   const pick = (n) => Math.floor(random() * n)
   const cases = Array.from({ length: count }, (_, i) => {
     const tokenizer = tokenizers[i % tokenizers.length]
@@ -197,7 +186,7 @@ function stormCases({ docs, short, count, seed }) {
  * @param {{ calls: number, seed: number, cases: { tokenizer: any, texts: string[], expected: string, scheduler?: any }[], abortShare?: number, maxAbortDelayMs?: number }} plan
  */
 async function storm({ calls, seed, cases, abortShare = 0.3, maxAbortDelayMs = 200 }) {
-  const random = prng(seed)
+  const random = seededRandom(seed)
   const outcome = {
     calls,
     settled: 0,
@@ -313,7 +302,7 @@ function startWorker(workerData) {
  * RSS is sampled after each cycle (after a full GC).
  */
 async function churn({ cycles, workers, encoding, texts, expected, seed, maxKillDelayMs = 30, onCycle }) {
-  const random = prng(seed)
+  const random = seededRandom(seed)
   const outcome = { cycles, started: 0, terminated: 0, survivors: 0, correct: 0, wrong: [], rss: [] }
   for (let cycle = 0; cycle < cycles; cycle++) {
     const pool = await Promise.all(
@@ -370,4 +359,4 @@ async function abortLatency({ tokenizer, texts, scheduler, delayMs }) {
   }
 }
 
-module.exports = { digest, fixtureDigest, prng, gcNow, slope, settle, soak, stormCases, storm, cpuShare, poolCpuShare, churn, abortLatency }
+module.exports = { digest, fixtureDigest, prng: seededRandom, gcNow, slope, settle, soak, stormCases, storm, cpuShare, poolCpuShare, churn, abortLatency }

@@ -27,7 +27,13 @@ impl Inputs {
         let ends = texts.ends();
         let cost_ends = starts
             .windows(2)
-            .map(|w| if w[1] == 0 { 0 } else { ends[w[1] as usize - 1] })
+            .map(|w| {
+                if w[1] == 0 {
+                    0
+                } else {
+                    ends[w[1] as usize - 1]
+                }
+            })
             .collect();
         Inputs {
             texts,
@@ -100,7 +106,13 @@ impl<'a> Batch for RowsBatch<'a> {
         let (first, second) = self.inputs.get(index);
         let (rows, inputs) = self.mark(sink);
         self.tokenizer
-            .encode_rows(first, second, self.options, &mut sink.scratch, &mut sink.rows)
+            .encode_rows(
+                first,
+                second,
+                self.options,
+                &mut sink.scratch,
+                &mut sink.rows,
+            )
             .map_err(|e| {
                 sink.rows.truncate_to(rows, inputs);
                 e.to_string()
@@ -224,7 +236,16 @@ mod tests {
         let tokenizer = Tokenizer::from_json(&json, "bert.json").unwrap();
         tokenizer.wait_until_ready().unwrap();
         let mut rng = fastrand::Rng::with_seed(0x40de1);
-        let words = ["the", "model", "inputs", "😀", "naïve", "日本語", "[SEP]", " "];
+        let words = [
+            "the",
+            "model",
+            "inputs",
+            "😀",
+            "naïve",
+            "日本語",
+            "[SEP]",
+            " ",
+        ];
         let mut texts = Texts::default();
         let mut starts = vec![0u32];
         let mut alone = Vec::new();
@@ -236,7 +257,11 @@ mod tests {
                     .join(" ")
             };
             let first = text(&mut rng);
-            let second = if rng.bool() { Some(text(&mut rng)) } else { None };
+            let second = if rng.bool() {
+                Some(text(&mut rng))
+            } else {
+                None
+            };
             texts.push(&first);
             if let Some(second) = &second {
                 texts.push(second);
@@ -283,10 +308,16 @@ mod tests {
             })
             .unwrap();
             let cancel = CancelToken::new();
-            let reference: ModelInputs<i64> =
-                model_inputs_all(&one, &tokenizer, &inputs, &options, padding.as_ref(), &cancel)
-                    .unwrap()
-                    .unwrap();
+            let reference: ModelInputs<i64> = model_inputs_all(
+                &one,
+                &tokenizer,
+                &inputs,
+                &options,
+                padding.as_ref(),
+                &cancel,
+            )
+            .unwrap()
+            .unwrap();
             assert!(reference.rows >= 400);
             for policy in Policy::ALL {
                 let scheduler = Scheduler::new(SchedulerConfig {
@@ -311,8 +342,14 @@ mod tests {
                 assert_eq!(got.offsets, reference.offsets, "{policy}");
                 assert_eq!(got.tokens, reference.tokens, "{policy}");
                 assert_eq!(got.word_ids, reference.word_ids, "{policy}");
-                assert_eq!(got.special_tokens_mask, reference.special_tokens_mask, "{policy}");
-                assert_eq!(got.overflow_to_sample, reference.overflow_to_sample, "{policy}");
+                assert_eq!(
+                    got.special_tokens_mask, reference.special_tokens_mask,
+                    "{policy}"
+                );
+                assert_eq!(
+                    got.overflow_to_sample, reference.overflow_to_sample,
+                    "{policy}"
+                );
             }
         }
     }

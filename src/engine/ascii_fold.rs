@@ -187,7 +187,10 @@ mod tests {
     #[test]
     fn unchanged_text_is_borrowed() {
         let fold = AsciiFold::of(&[PipelineNormalizer::Bert(BertNormalizer::default())]).unwrap();
-        assert!(matches!(fold.apply("already lower"), Some(Cow::Borrowed(_))));
+        assert!(matches!(
+            fold.apply("already lower"),
+            Some(Cow::Borrowed(_))
+        ));
         assert!(matches!(fold.apply("Not lower"), Some(Cow::Owned(_))));
     }
 }

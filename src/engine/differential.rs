@@ -588,7 +588,11 @@ fn each_file_is_routed_to_the_engine_that_encodes_it_exactly() {
         let stable = StableEngine::from_json(&json).unwrap();
         for (text, early) in texts.iter().zip(early) {
             let reference = ids(&stable, text, true);
-            assert_eq!(early, reference.as_slice(), "{name}: {text:?} before the build");
+            assert_eq!(
+                early,
+                reference.as_slice(),
+                "{name}: {text:?} before the build"
+            );
             assert_eq!(
                 tokenizer.encode(text, &mode).unwrap().as_slice(),
                 reference.as_slice(),

@@ -469,13 +469,15 @@ impl Tokenizer {
     /// The `model_max_length` of the model's `tokenizer_config.json`, where the tokenizer was
     /// loaded with one.
     pub fn model_max_length(&self) -> Option<usize> {
-        self.model_config().and_then(|config| config.model_max_length)
+        self.model_config()
+            .and_then(|config| config.model_max_length)
     }
 
     /// The pad token of the model's configuration (`tokenizer_config.json`,
     /// `special_tokens_map.json`), where the tokenizer was loaded with one.
     fn config_pad_token(&self) -> Option<String> {
-        self.model_config().and_then(|config| config.special_tokens.pad.clone())
+        self.model_config()
+            .and_then(|config| config.special_tokens.pad.clone())
     }
 
     /// How many tokens the post-processor's template adds around one sequence, or a pair.
@@ -733,9 +735,7 @@ mod tests {
                 None,
             )
             .unwrap();
-        let ids = tokenizer
-            .encode(&text, &mode.with_truncation(six))
-            .unwrap();
+        let ids = tokenizer.encode(&text, &mode.with_truncation(six)).unwrap();
         assert_eq!(ids.as_slice(), [2, 4, 4, 4, 4, 3]);
     }
 
@@ -757,8 +757,14 @@ mod tests {
             stride: None,
             direction: None,
         };
-        let error = tokenizer.resolve_truncation(&short, false, None).unwrap_err();
-        assert!(error.message().contains("less than the 2 tokens"), "{}", error.message());
+        let error = tokenizer
+            .resolve_truncation(&short, false, None)
+            .unwrap_err();
+        assert!(
+            error.message().contains("less than the 2 tokens"),
+            "{}",
+            error.message()
+        );
     }
 
     #[test]
@@ -827,9 +833,12 @@ mod tests {
             .resolve_padding(Some(PadTo::Longest), None, None)
             .unwrap()
             .unwrap();
-        let inputs: ModelInputs<u32> =
-            assemble(&[(&rows, 0..rows.ends.len(), 0..2)], Some(&padding), options.returns)
-                .unwrap();
+        let inputs: ModelInputs<u32> = assemble(
+            &[(&rows, 0..rows.ends.len(), 0..2)],
+            Some(&padding),
+            options.returns,
+        )
+        .unwrap();
         assert_eq!(inputs.overflow_to_sample.as_deref(), Some(&[0, 0, 1][..]));
         assert_eq!(inputs.sequence, 5);
         let offsets = inputs.offsets.unwrap();
@@ -849,10 +858,20 @@ mod tests {
     #[test]
     fn rows_of_different_lengths_without_padding_are_refused() {
         let tokenizer = bert("null", "null");
-        let rows = rows_of(&tokenizer, &[("a", None), ("a b", None)], &RowOptions::default());
+        let rows = rows_of(
+            &tokenizer,
+            &[("a", None), ("a b", None)],
+            &RowOptions::default(),
+        );
         let error = assemble::<i64>(&[(&rows, 0..2, 0..2)], None, Returns::default()).unwrap_err();
-        assert!(error.message().contains("padding: 'longest'"), "{}", error.message());
-        let error = tokenizer.resolve_padding(Some(PadTo::Longest), None, None).unwrap_err();
+        assert!(
+            error.message().contains("padding: 'longest'"),
+            "{}",
+            error.message()
+        );
+        let error = tokenizer
+            .resolve_padding(Some(PadTo::Longest), None, None)
+            .unwrap_err();
         assert_eq!(error.kind(), ErrorKind::NotConfigured);
     }
 

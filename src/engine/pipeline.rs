@@ -14,11 +14,11 @@ use tokenizers::pipeline::{
     normalize_all,
 };
 use tokenizers::pre_tokenizers::split::{Search, Split, SplitPattern};
+use tokenizers::utils::search::ReplacePattern;
 use tokenizers::{
     PaddingDirection, PaddingStrategy, TruncationDirection, TruncationParams, TruncationStrategy,
     truncate_pair,
 };
-use tokenizers::utils::search::ReplacePattern;
 
 use super::ascii_fold::AsciiFold;
 use super::rows::{self, FilePadding, RowOptions, Rows, Side, Truncation};
@@ -94,9 +94,14 @@ impl PipelineEngine {
             for split_special in [true, false] {
                 out.clear();
                 let truncation = self.tokenizer.get_truncation();
-                if let Err(e) =
-                    self.encode_with(text, true, split_special, truncation, &mut scratch, &mut out)
-                {
+                if let Err(e) = self.encode_with(
+                    text,
+                    true,
+                    split_special,
+                    truncation,
+                    &mut scratch,
+                    &mut out,
+                ) {
                     failure.get_or_insert_with(|| format!("encoding {text:?} failed: {e}"));
                 }
             }
@@ -419,9 +424,8 @@ impl PipelineEngine {
         scratch: &mut Scratch<'e>,
         rows: &mut Rows,
     ) -> Result<(), Error> {
-        let failed = |e: tokenizers::Error| {
-            Error::new(ErrorKind::Engine, format!("encoding failed: {e}"))
-        };
+        let failed =
+            |e: tokenizers::Error| Error::new(ErrorKind::Engine, format!("encoding failed: {e}"));
         let mut own = None;
         let held = match scratch.leased_from(&self.idle, || self.new_scratch()) {
             Some(held) => held,

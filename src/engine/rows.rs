@@ -188,7 +188,12 @@ impl Rows {
 
     /// Appends a stable engine's encoding as one row, and its overflowing windows as the rows
     /// after it, in the reference's order.
-    pub(super) fn push_stable(&mut self, encoding: &StableEncoding, texts: [&str; 2], returns: Returns) -> u32 {
+    pub(super) fn push_stable(
+        &mut self,
+        encoding: &StableEncoding,
+        texts: [&str; 2],
+        returns: Returns,
+    ) -> u32 {
         let mut rows = 0;
         let mut pending = vec![encoding];
         while let Some(encoding) = pending.pop() {
@@ -266,4 +271,3 @@ impl Utf16Cursor {
         self.units
     }
 }
-

@@ -3,13 +3,13 @@
 use std::panic::AssertUnwindSafe;
 use std::sync::OnceLock;
 
+use tokenizers_stable::models::ModelWrapper;
+use tokenizers_stable::pre_tokenizer::OffsetType;
 use tokenizers_stable::utils::padding::{PaddingDirection, PaddingParams, PaddingStrategy};
 use tokenizers_stable::utils::truncation::{
     TruncationDirection, TruncationParams, TruncationStrategy, truncate_encodings,
 };
-use tokenizers_stable::pre_tokenizer::OffsetType;
 use tokenizers_stable::{Model, PostProcessor, PreTokenizer, Tokenizer as StableTokenizer};
-use tokenizers_stable::models::ModelWrapper;
 
 use super::rows::{self, FilePadding, Side, StableEncoding, Truncation};
 use super::{Engine, Error, ErrorKind, Ids, Scratch};
@@ -119,10 +119,9 @@ impl StableEngine {
             ));
         }
         // Whatever else the stable crate panics on is a refusal too, as for the release candidate.
-        let mut tokenizer =
-            std::panic::catch_unwind(|| json.parse::<StableTokenizer>())
-                .map_err(|_| "it panicked while reading the file".to_owned())?
-                .map_err(|e| e.to_string())?;
+        let mut tokenizer = std::panic::catch_unwind(|| json.parse::<StableTokenizer>())
+            .map_err(|_| "it panicked while reading the file".to_owned())?
+            .map_err(|e| e.to_string())?;
         let file_padding = tokenizer.get_padding().cloned();
         tokenizer.with_padding(None);
         let locks_a_shared_cache = matches!(tokenizer.get_model(), ModelWrapper::Unigram(_));
@@ -297,9 +296,7 @@ impl StableEngine {
                     pre_tokenizer.pre_tokenize(&mut pretokenized)?;
                 }
                 let limit = truncation
-                    .filter(|t| {
-                        t.strategy != rows::TruncationStrategy::OnlySecond || type_id != 0
-                    })
+                    .filter(|t| t.strategy != rows::TruncationStrategy::OnlySecond || type_id != 0)
                     .map(|t| (t.max_length, stable_truncation(t).direction));
                 tokenizer
                     .get_model()

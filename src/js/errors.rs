@@ -76,10 +76,9 @@ pub fn range_error(env: &Env, message: &str) -> napi::Error {
 /// An engine error as a JS error.
 pub fn from_engine(env: &Env, error: &engine::Error) -> napi::Error {
     let class = match error.kind() {
-        ErrorKind::Load
-        | ErrorKind::Engine
-        | ErrorKind::Disallowed
-        | ErrorKind::NotConfigured => ErrorClass::Error,
+        ErrorKind::Load | ErrorKind::Engine | ErrorKind::Disallowed | ErrorKind::NotConfigured => {
+            ErrorClass::Error
+        }
         ErrorKind::OutOfRange => ErrorClass::Range,
         ErrorKind::InvalidOption => ErrorClass::Type,
     };

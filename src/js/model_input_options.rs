@@ -10,7 +10,11 @@ use crate::engine::{self, PadTo, Padding, Returns, Side, Tokenizer};
 
 /// `'left'` or `'right'` as a side.
 pub fn side(name: &str) -> Side {
-    if name == "left" { Side::Left } else { Side::Right }
+    if name == "left" {
+        Side::Left
+    } else {
+        Side::Right
+    }
 }
 
 /// The option keys `encodeForModel` takes beside `addSpecialTokens`, `encodeSpecialTokens`,
@@ -159,4 +163,3 @@ impl ModelInputOptions {
         tokenizer.resolve_padding(to, self.pad_to_multiple_of, self.pad_side)
     }
 }
-

@@ -3,9 +3,7 @@
 
 use std::sync::Arc;
 
-use napi::bindgen_prelude::{
-    BigInt64Array, Either3, Int32Array, Uint8Array, Uint32Array, Unknown,
-};
+use napi::bindgen_prelude::{BigInt64Array, Either3, Int32Array, Uint8Array, Uint32Array, Unknown};
 use napi::{Env, Task};
 use napi_derive::napi;
 
@@ -235,12 +233,22 @@ impl ModelInputsCall {
     }
 
     /// The JS object of `output`, or the error to reject or throw with.
-    pub fn settle(&self, env: &Env, output: TaskOutput<AnyModelInputs>) -> napi::Result<ModelInputs> {
-        Ok(match output.into_result(env, self.abort_listener.as_ref())? {
-            AnyModelInputs::Int64(inputs) => to_js(inputs, |v| Either3::A(BigInt64Array::new(v))),
-            AnyModelInputs::Int32(inputs) => to_js(inputs, |v| Either3::B(Int32Array::new(v))),
-            AnyModelInputs::Uint32(inputs) => to_js(inputs, |v| Either3::C(Uint32Array::new(v))),
-        })
+    pub fn settle(
+        &self,
+        env: &Env,
+        output: TaskOutput<AnyModelInputs>,
+    ) -> napi::Result<ModelInputs> {
+        Ok(
+            match output.into_result(env, self.abort_listener.as_ref())? {
+                AnyModelInputs::Int64(inputs) => {
+                    to_js(inputs, |v| Either3::A(BigInt64Array::new(v)))
+                }
+                AnyModelInputs::Int32(inputs) => to_js(inputs, |v| Either3::B(Int32Array::new(v))),
+                AnyModelInputs::Uint32(inputs) => {
+                    to_js(inputs, |v| Either3::C(Uint32Array::new(v)))
+                }
+            },
+        )
     }
 }
 

@@ -13,10 +13,10 @@ use super::args::{
     bool_option, choice, choice_option, describe, options_object, property, string, whole_number,
 };
 use super::errors::{from_engine, range_error, type_error};
+use super::model_input_options::{MODEL_INPUT_KEYS, ModelInputOptions, side};
 use super::raw;
 use super::scheduler::{Runner, Scheduler as JsScheduler};
 use super::signal::Signal;
-use super::model_input_options::{MODEL_INPUT_KEYS, ModelInputOptions, side};
 use crate::engine::{AllowedSpecial, EncodeMode, Tokenizer, TruncationRequest, TruncationStrategy};
 
 /// Options of `encode`, `count` and `isWithinTokenLimit`.
@@ -217,7 +217,9 @@ impl Takes {
             Takes::Truncate => [&["from"][..], &MODE_KEYS[..3]].concat(),
             Takes::Decode => vec!["skipSpecialTokens", "signal"],
             Takes::Chat => vec!["model"],
-            Takes::ModelInputs => [&MODE_KEYS[..2], &["truncation"], &MODEL_INPUT_KEYS[..]].concat(),
+            Takes::ModelInputs => {
+                [&MODE_KEYS[..2], &["truncation"], &MODEL_INPUT_KEYS[..]].concat()
+            }
         };
         if let Takes::Batch | Takes::ModelInputs = self {
             keys.extend(["signal", "scheduler"]);
@@ -256,14 +258,12 @@ impl<'env> Options<'env> {
         takes: Takes,
     ) -> napi::Result<Options<'env>> {
         let keys = takes.keys();
-        let counts = method.starts_with("count")
-            || method == "isWithinTokenLimit"
-            || method == "truncate";
+        let counts =
+            method.starts_with("count") || method == "isWithinTokenLimit" || method == "truncate";
         let Some(object) = options_object(env, value, method, &keys)? else {
             return Ok(Options {
                 counts,
-                model_inputs: matches!(takes, Takes::ModelInputs)
-                    .then(ModelInputOptions::default),
+                model_inputs: matches!(takes, Takes::ModelInputs).then(ModelInputOptions::default),
                 ..Options::default()
             });
         };

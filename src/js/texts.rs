@@ -154,12 +154,19 @@ pub fn texts_from_utf8(env: &Env, bytes: &Unknown, offsets: &Unknown) -> napi::R
 /// Reads `encodeForModel`'s inputs, an array whose elements are strings or pairs
 /// `[text, textPair]`, into one `Texts` and where each input starts in it (`starts[i]..starts[i +
 /// 1]`: one text, or two); `what` names the argument in errors.
-pub fn inputs_from_array(env: &Env, value: &Unknown, what: &str) -> napi::Result<(Texts, Vec<u32>)> {
+pub fn inputs_from_array(
+    env: &Env,
+    value: &Unknown,
+    what: &str,
+) -> napi::Result<(Texts, Vec<u32>)> {
     let expected = "expected a string or a pair [text, textPair] of strings";
     if !value.is_array()? {
         return Err(type_error(
             env,
-            &format!("{what} is {}; expected an array of strings or of pairs [text, textPair]", describe(value)),
+            &format!(
+                "{what} is {}; expected an array of strings or of pairs [text, textPair]",
+                describe(value)
+            ),
         ));
     }
     let len =
@@ -173,8 +180,8 @@ pub fn inputs_from_array(env: &Env, value: &Unknown, what: &str) -> napi::Result
         let name = || format!("{what}[{index}]");
         let element = raw::element(env, value, index).map_err(|code| failed(env, code, &name))?;
         if element.get_type()? == napi::ValueType::Object && element.is_array()? {
-            let pair_len = raw::array_length(env, &element)
-                .map_err(|code| failed(env, code, &name))?;
+            let pair_len =
+                raw::array_length(env, &element).map_err(|code| failed(env, code, &name))?;
             if pair_len != 2 {
                 return Err(type_error(
                     env,
@@ -183,7 +190,8 @@ pub fn inputs_from_array(env: &Env, value: &Unknown, what: &str) -> napi::Result
             }
             for side in 0..2 {
                 let name = || format!("{what}[{index}][{side}]");
-                let text = raw::element(env, &element, side).map_err(|code| failed(env, code, &name))?;
+                let text =
+                    raw::element(env, &element, side).map_err(|code| failed(env, code, &name))?;
                 push_string(env, &text, &name, &mut writer)?;
             }
             count += 2;
