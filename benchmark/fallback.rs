@@ -31,7 +31,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use batchtok::engine::{AllowedSpecial, Engine, Ids, Scratch, Tokenizer};
-use corpus::{DOCUMENT_BYTES, big_txt, machine, median, split_at_lines};
+use corpus::{DOCUMENT_BYTES, big_txt, machine, median, split_at_lines, thread_cpu_seconds};
 use tokenizers_stable::Tokenizer as StableTokenizer;
 
 const DEFAULT_RUNS: usize = 5;
@@ -44,34 +44,6 @@ const DEFAULT_BYTES: usize = 2_000_000;
 struct Times {
     wall: f64,
     cpu: f64,
-}
-
-#[repr(C)]
-struct Timespec {
-    tv_sec: i64,
-    tv_nsec: i64,
-}
-
-unsafe extern "C" {
-    fn clock_gettime(clock: i32, time: *mut Timespec) -> i32;
-}
-
-/// Linux's clock of the CPU time the calling thread has used.
-const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
-
-/// The CPU time the calling thread has used, in seconds. CPU time separates what threads cost
-/// each other (more CPU for the same work) from a machine that others keep busy (the same CPU,
-/// more wall time), which matters on a shared machine.
-fn thread_cpu_seconds() -> f64 {
-    let mut time = Timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `time` is a valid, writable `struct timespec` (two 64-bit fields on the 64-bit Linux
-    // targets this benchmark runs on), and the clock id is one Linux defines.
-    let status = unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut time) };
-    assert_eq!(status, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID) fails");
-    time.tv_sec as f64 + time.tv_nsec as f64 * 1e-9
 }
 
 /// Runs `worker(t)`'s closure over thread `t`'s share of `items` on `threads` threads.

@@ -10,35 +10,18 @@
 //!
 //! `cargo run --release --example load_stages -- [--runs N] FILE...`
 
+#[allow(dead_code)]
+#[path = "corpus.rs"]
+mod corpus;
+
 use std::path::Path;
 use std::time::Instant;
 
 use batchtok::engine::Tokenizer;
 
-#[repr(C)]
-struct Timespec {
-    tv_sec: i64,
-    tv_nsec: i64,
-}
-
-unsafe extern "C" {
-    fn clock_gettime(clock: i32, time: *mut Timespec) -> i32;
-}
-
-/// The CPU time the calling thread has used, in ms (Linux's `CLOCK_THREAD_CPUTIME_ID`).
+/// The CPU time the calling thread has used, in ms.
 fn thread_cpu_ms() -> f64 {
-    let mut time = Timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `time` is a valid, writable `timespec`; clock 3 is CLOCK_THREAD_CPUTIME_ID.
-    unsafe { clock_gettime(3, &mut time) };
-    time.tv_sec as f64 * 1e3 + time.tv_nsec as f64 / 1e6
-}
-
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
+    corpus::thread_cpu_seconds() * 1e3
 }
 
 fn main() {
@@ -98,7 +81,7 @@ fn main() {
         let name = Path::new(path).file_stem().unwrap().to_string_lossy();
         let cells: Vec<String> = times
             .iter()
-            .map(|t| format!("{:.0}", median(t.clone())))
+            .map(|t| format!("{:.0}", corpus::median(t)))
             .collect();
         println!("| {name} | {} |", cells.join(" | "));
     }

@@ -90,17 +90,12 @@ mod tests {
     //! texts of the classes where engines differ, and every Unicode scalar value in contexts where
     //! its class decides a cut.
 
-    use std::path::PathBuf;
-
     use super::*;
     use crate::engine::openai;
+    use crate::engine::test_fixtures::{fixture_texts, root};
     use crate::engine::{AllowedSpecial, Tokenizer};
 
     const ENCODINGS: [&str; 2] = ["o200k_base", "cl100k_base"];
-
-    fn root() -> PathBuf {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-    }
 
     fn engine(name: &'static str) -> FastokensEngine {
         let model = openai::find(name).unwrap().model;
@@ -123,8 +118,8 @@ mod tests {
         ids.into_vec()
     }
 
-    /// Texts of the four corpora (`node scripts/corpus.js corpora`), the fixture texts and the
-    /// real text files the JS tests read, where present.
+    /// Texts of the four corpora (`node scripts/corpus.js corpora`), where present, and the
+    /// fixture texts.
     fn texts() -> Vec<String> {
         let mut texts = Vec::new();
         for name in ["prose", "code", "multilingual", "chat"] {
@@ -138,13 +133,7 @@ mod tests {
                 );
             }
         }
-        let fixtures: serde_json::Value = serde_json::from_str(
-            &std::fs::read_to_string(root().join("__test__/fixtures/texts.json")).unwrap(),
-        )
-        .unwrap();
-        for case in fixtures["cases"].as_array().unwrap() {
-            texts.push(case["text"].as_str().unwrap().to_owned());
-        }
+        texts.extend(fixture_texts());
         texts
     }
 
