@@ -644,6 +644,12 @@ export interface SpecialTokens {
   mask?: string
   /** Further special tokens. */
   additional: Array<string>
+  /**
+   * Special tokens the model names for itself (`tokenizer_config.json`'s
+   * `extra_special_tokens` object, as `{ image_token: '<image>' }`), keyed as the file names
+   * them; chat templates see each as a variable of that name.
+   */
+  extra: Record<string, string>
 }
 
 /** Options of `truncate`: those of `encode`, and which end is kept. */

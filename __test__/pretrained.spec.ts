@@ -163,7 +163,7 @@ function folder(name: string, files: Record<string, string | { copy: string }>):
 const readConfig = (name: string) => JSON.parse(readFileSync(realTokenizers.configPath(name), 'utf8'))
 
 describe('a model folder: tokenizer.json with tokenizer_config.json', () => {
-  const models = ['qwen3', 'llama3', 'deepseek_v3', 'gpt4o']
+  const models = ['qwen3', 'llama3', 'deepseek_v3', 'gpt4o', 'gemma3']
   const dirs: Record<string, string> = {}
   beforeAll(() => {
     for (const name of models) {
@@ -192,6 +192,9 @@ describe('a model folder: tokenizer.json with tokenizer_config.json', () => {
     expect(tokens.eos).toBe(tokenOf(config.eos_token))
     expect(tokens.pad).toBe(tokenOf(config.pad_token))
     expect(tokens.additional).toEqual(config.additional_special_tokens ?? [])
+    const extra = config.extra_special_tokens
+    const named = extra != null && !Array.isArray(extra) ? Object.entries(extra).map(([key, token]) => [key, tokenOf(token)]) : []
+    expect(tokens.extra).toEqual(Object.fromEntries(named))
     expect(tokenizer.chatTemplates).toEqual(config.chat_template ? { default: config.chat_template } : {})
     expect(tokenizer.source).toBe(dirs[name])
     const fromFile = Tokenizer.fromFile(real[name])
@@ -222,12 +225,27 @@ describe('a model folder: tokenizer.json with tokenizer_config.json', () => {
       pad: '[PAD]',
       unk: '[UNK]',
       additional: ['[X]'],
+      extra: {},
     })
+  })
+
+  it("extra_special_tokens as an object: the model's own named tokens, each a template variable", () => {
+    const dir = folder('model-extra-tokens', {
+      'tokenizer.json': { copy: fixturePath('bert') },
+      'tokenizer_config.json': JSON.stringify({
+        extra_special_tokens: { image_token: '[MASK]', boi_token: { content: '[CLS]' } },
+        chat_template: '{{ boi_token }}{{ image_token }}{{ messages[0].content }}',
+      }),
+    })
+    const tokenizer = Tokenizer.fromPretrainedSync(dir)
+    expect(tokenizer.specialTokens.extra).toEqual({ boi_token: '[CLS]', image_token: '[MASK]' })
+    expect(tokenizer.specialTokens.additional).toEqual([])
+    expect(tokenizer.applyChatTemplate([{ role: 'user', content: 'hi' }])).toBe('[CLS][MASK]hi')
   })
 
   it('a bare tokenizer.json names the tokens it declares itself', () => {
     const bert = Tokenizer.fromFile(fixturePath('bert'))
-    expect(bert.specialTokens).toEqual({ pad: '[PAD]', unk: '[UNK]', additional: [] })
+    expect(bert.specialTokens).toEqual({ pad: '[PAD]', unk: '[UNK]', additional: [], extra: {} })
     const json = '{"version":"1.0","model":{"type":"WordLevel","vocab":{"a":0},"unk_token":"a"}}'
     expect(Tokenizer.fromJSON(json).source).toBeNull()
   })

@@ -11,6 +11,8 @@ export interface ChatTemplateSpecialTokens {
   cls?: string
   mask?: string
   additional?: readonly string[]
+  /** The model's own named tokens, each a template variable of its name (`image_token`). */
+  extra?: Readonly<Record<string, string>>
 }
 
 /** A conversation rendered by a template's Jinja `source`, without a tokenizer. */

@@ -312,10 +312,14 @@ function selectChatTemplate(templates, chatTemplate, tools, where) {
   )
 }
 
-/** The template variables of the special tokens (`{ bos: '<s>' }` → `{ bos_token: '<s>' }`). */
+/**
+ * The template variables of the special tokens (`{ bos: '<s>' }` → `{ bos_token: '<s>' }`), and
+ * the model's own named ones under their names (`extra: { image_token: '<image>' }`).
+ */
 function specialTokenVariables(specialTokens) {
   const out = {}
   if (specialTokens == null) return out
+  Object.assign(out, specialTokens.extra)
   for (const [field, variable] of SPECIAL_TOKEN_VARIABLES) {
     if (typeof specialTokens[field] === 'string') out[variable] = specialTokens[field]
   }

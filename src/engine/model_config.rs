@@ -17,6 +17,7 @@
 //!   their template in; transformers' tokenizers do not read it. It is read here only where no
 //!   other file has a template, so that a processor's folder still has one.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
@@ -62,6 +63,10 @@ pub struct SpecialTokens {
     pub mask: Option<String>,
     /// Further special tokens, in the order the file lists them, without repeats.
     pub additional: Vec<String>,
+    /// Special tokens a model names for itself (`extra_special_tokens` as an object, such as a
+    /// vision model's `{"image_token": "<image>"}`), keyed by the config's name. transformers
+    /// makes each an attribute of the tokenizer and a variable of its chat template.
+    pub extra: BTreeMap<String, String>,
 }
 
 /// The named fields of [`SpecialTokens`] with their keys in the config files.
@@ -102,6 +107,11 @@ impl SpecialTokens {
         }
         if self.additional.is_empty() {
             self.additional = fallback.additional.clone();
+        }
+        for (name, token) in &fallback.extra {
+            self.extra
+                .entry(name.clone())
+                .or_insert_with(|| token.clone());
         }
         self
     }
@@ -347,6 +357,14 @@ fn apply_special_tokens(
     }
     // transformers 5 renamed the list `extra_special_tokens`; an object under that name maps
     // model-specific names to tokens, which are not part of the list.
+    if let Some(Value::Object(named)) = object.get("extra_special_tokens") {
+        let key = "extra_special_tokens";
+        for (name, value) in named {
+            if let Some(text) = token_text(value, Place { path, key })? {
+                tokens.extra.insert(name.clone(), text);
+            }
+        }
+    }
     for key in ["additional_special_tokens", "extra_special_tokens"] {
         match object.get(key) {
             None | Some(Value::Null | Value::Object(_)) => {}
@@ -475,6 +493,31 @@ mod tests {
             config.chat_template(DEFAULT_TEMPLATE),
             Some("{{ bos_token }}")
         );
+    }
+
+    #[test]
+    fn an_extra_special_tokens_object_names_model_tokens() {
+        let folder = Folder::with(&[(
+            TOKENIZER_CONFIG_FILE,
+            r#"{"boi_token": "<start_of_image>",
+                "extra_special_tokens": {"boi_token": "<start_of_image>",
+                                         "image_token": {"content": "<image_soft_token>"},
+                                         "video_token": null}}"#,
+        )]);
+        let tokens = ModelConfig::read(&folder.0).unwrap().special_tokens;
+        let extra: Vec<(&str, &str)> = tokens
+            .extra
+            .iter()
+            .map(|(name, token)| (name.as_str(), token.as_str()))
+            .collect();
+        assert_eq!(
+            extra,
+            [
+                ("boi_token", "<start_of_image>"),
+                ("image_token", "<image_soft_token>")
+            ]
+        );
+        assert!(tokens.additional.is_empty());
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! model-config getters. Finding a folder or a Hub id is the engine's (`engine::locate`); this
 //! file reads the arguments and hands the work to a libuv thread for the async loaders.
 
+use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -37,6 +38,10 @@ pub struct SpecialTokens {
     pub mask: Option<String>,
     /// Further special tokens.
     pub additional: Vec<String>,
+    /// Special tokens the model names for itself (`tokenizer_config.json`'s
+    /// `extra_special_tokens` object, as `{ image_token: '<image>' }`), keyed as the file names
+    /// them; chat templates see each as a variable of that name.
+    pub extra: BTreeMap<String, String>,
 }
 
 /// What a loader reads: a model folder, a Hub id or a file.
@@ -145,6 +150,7 @@ fn to_js_special_tokens(tokens: engine::SpecialTokens) -> SpecialTokens {
         cls: tokens.cls,
         mask: tokens.mask,
         additional: tokens.additional,
+        extra: tokens.extra,
     }
 }
 
