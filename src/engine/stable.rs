@@ -33,26 +33,32 @@ const UNIGRAM_MAX_PIECE_BYTES: usize = 1024;
 const MAX_NESTING: usize = 100;
 
 /// What a pass over a tokenizer.json's bytes learns: its deepest nesting, and the length of its
-/// longest string literal as spelled (never shorter than the string's UTF-8 bytes).
+/// longest string literal as spelled (never shorter than the string's UTF-8 bytes). Most of a
+/// file's bytes are inside strings (the vocabulary, the merges), which are crossed from escape to
+/// escape with `memchr` rather than byte by byte.
 fn shape(json: &str) -> (usize, usize) {
+    let bytes = json.as_bytes();
     let (mut deepest, mut depth, mut longest) = (0, 0_usize, 0);
-    let (mut start, mut in_string, mut escaped) = (0, false, false);
-    for (at, byte) in json.bytes().enumerate() {
-        if in_string {
-            if escaped {
-                escaped = false;
-            } else if byte == b'\\' {
-                escaped = true;
-            } else if byte == b'"' {
-                in_string = false;
-                longest = longest.max(at - start);
-            }
-            continue;
-        }
-        match byte {
+    let mut at = 0;
+    while at < bytes.len() {
+        match bytes[at] {
             b'"' => {
-                in_string = true;
-                start = at + 1;
+                let start = at + 1;
+                let mut cursor = start;
+                let closing = loop {
+                    let rest = bytes.get(cursor..).unwrap_or_default();
+                    match memchr::memchr2(b'"', b'\\', rest) {
+                        // An escape: the byte after the backslash is never the closing quote.
+                        Some(offset) if rest[offset] == b'\\' => cursor += offset + 2,
+                        Some(offset) => break Some(cursor + offset),
+                        None => break None,
+                    }
+                };
+                // An unterminated string ends the file: nothing after it is structure.
+                let Some(closing) = closing else { break };
+                longest = longest.max(closing - start);
+                at = closing + 1;
+                continue;
             }
             b'[' | b'{' => {
                 depth += 1;
@@ -61,6 +67,7 @@ fn shape(json: &str) -> (usize, usize) {
             b']' | b'}' => depth = depth.saturating_sub(1),
             _ => {}
         }
+        at += 1;
     }
     (deepest, longest)
 }
@@ -522,5 +529,15 @@ mod tests {
         // Strings do not nest, whatever brackets they hold.
         let brackets = unigram_with_piece_of(0).replace(r#"["",-2.0]"#, r#"["[[[[{{{{",-2.0]"#);
         assert_eq!(shape(&brackets).0, 4);
+    }
+
+    #[test]
+    fn shape_reads_escapes_and_stops_at_an_unterminated_string() {
+        // The escaped quote and backslash are inside the string; the brackets after it count.
+        assert_eq!(shape(r#"{"a\"[\\": [[1]]}"#), (3, 6));
+        assert_eq!(shape(r#"["\\"]"#), (1, 2));
+        assert_eq!(shape(r#"[["ab", "abc"#), (2, 2));
+        assert_eq!(shape(r#"["\"#), (1, 0));
+        assert_eq!(shape(""), (0, 0));
     }
 }
