@@ -1,10 +1,10 @@
 //! Loading a Hugging Face tokenizer.json: ready to encode as soon as one engine is built.
 //!
-//! The two engines cost very different amounts to build. The stable crate reads a file in about
-//! the time Python `tokenizers`' `from_file` takes (it is the same code); the release candidate's
-//! reader builds more tables (its BPE merge tables and their perfect hash) and takes about twice
-//! as long, on top of the upgrade of an older file to its canonical form
-//! (`benchmark/results/load.md`). So a load builds the stable engine on the caller's thread and
+//! The two engines cost very different amounts to build. The stable engine is read in less than
+//! the time Python `tokenizers`' `from_file` takes (the same crate, its BPE model read without the
+//! crate's generic detours: `stable_reader.rs`); the release candidate's reader builds more tables
+//! (its BPE merge tables and their perfect hash) and takes two to three times as long, on top of
+//! the upgrade of an older file to its canonical form (`benchmark/results/load.md`). So a load builds the stable engine on the caller's thread and
 //! the release candidate on a thread of its own, started first so that the two builds overlap:
 //! the tokenizer is returned, and encodes, once the stable engine is built, and every text goes to
 //! the stable engine, the reference itself, until the release candidate is built and its route

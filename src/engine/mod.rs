@@ -44,6 +44,7 @@ mod rows;
 mod scratch;
 mod special;
 mod stable;
+mod stable_reader;
 mod stream_decode;
 #[cfg(test)]
 mod test_fixtures;

@@ -12,7 +12,7 @@ use tokenizers_stable::utils::truncation::{
 use tokenizers_stable::{Model, PostProcessor, PreTokenizer, Tokenizer as StableTokenizer};
 
 use super::rows::{self, FilePadding, Side, StableEncoding, Truncation};
-use super::{Engine, Error, ErrorKind, Ids, Scratch};
+use super::{Engine, Error, ErrorKind, Ids, Scratch, stable_reader};
 
 /// The longest Unigram piece accepted, in UTF-8 bytes. The stable crate keeps the pieces in a trie
 /// with a node per byte, which it clones and drops recursively (`models/unigram/trie.rs`), so the
@@ -126,9 +126,8 @@ impl StableEngine {
             ));
         }
         // Whatever else the stable crate panics on is a refusal too, as for the release candidate.
-        let mut tokenizer = std::panic::catch_unwind(|| json.parse::<StableTokenizer>())
-            .map_err(|_| "it panicked while reading the file".to_owned())?
-            .map_err(|e| e.to_string())?;
+        let mut tokenizer = std::panic::catch_unwind(|| stable_reader::read(json))
+            .map_err(|_| "it panicked while reading the file".to_owned())??;
         let file_padding = tokenizer.get_padding().cloned();
         tokenizer.with_padding(None);
         let locks_a_shared_cache = matches!(tokenizer.get_model(), ModelWrapper::Unigram(_));
