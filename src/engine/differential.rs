@@ -956,6 +956,65 @@ fn rewritten_files_encode_as_the_reference() {
     }
 }
 
+/// SentencePiece-style files, whose pre-tokens the release candidate cuts before each word marker
+/// (`marker_cuts.rs`), give the stable reference's ids, with and without template tokens, a file
+/// with a merge across a marker (`e▁`: not cut after an `e`) included.
+#[test]
+fn marker_cut_files_encode_as_the_reference() {
+    let crossing = {
+        let mut file: serde_json::Value =
+            serde_json::from_str(&byte_fallback_bpe(&[], true)).unwrap();
+        let next = file["model"]["vocab"].as_object().unwrap().len();
+        file["model"]["vocab"]["e▁"] = serde_json::json!(next);
+        file["model"]["merges"]
+            .as_array_mut()
+            .unwrap()
+            .push(serde_json::json!("e ▁"));
+        file.to_string()
+    };
+    let mut files = vec![
+        (
+            "byte fallback BPE",
+            byte_fallback_bpe(&[], true),
+            Some(true),
+        ),
+        ("a merge across a marker", crossing, Some(true)),
+    ];
+    for name in ["llama2", "gemma3", "gemini"] {
+        match real_tokenizer(name) {
+            // Gemini's file is read through the adapter, not by `PipelineEngine::from_json`.
+            Some(json) => files.push((name, json, (name != "gemini").then_some(true))),
+            None => eprintln!("{name}: skipped; `node scripts/real-tokenizers.js` fetches it"),
+        }
+    }
+    for (name, json, cuts) in files {
+        if let Some(cuts) = cuts {
+            let pipeline = PipelineEngine::from_json(&json).unwrap();
+            assert_eq!(pipeline.cuts_before_word_markers(), cuts, "{name}");
+        }
+        let stable = StableEngine::from_json(&json).unwrap();
+        let routed = Tokenizer::from_json(&json, name).unwrap();
+        routed.wait_until_ready().unwrap();
+        assert!(routed.routing().starts_with("pipeline:"), "{name}");
+        let mut inputs = corpus();
+        let mut rng = Rng(0x5EED_C075 ^ name.len() as u64);
+        inputs.extend((0..20_000).map(|_| random_text(&mut rng)));
+        for add_special_tokens in [true, false] {
+            let mode = routed
+                .encode_mode(Some(add_special_tokens), &Default::default())
+                .unwrap();
+            for text in &inputs {
+                assert_eq!(
+                    routed.encode(text, &mode).unwrap().as_slice(),
+                    ids(&stable, text, add_special_tokens),
+                    "{name}: add_special_tokens {add_special_tokens}, text {text:?}"
+                );
+            }
+        }
+        eprintln!("{name}: {} texts equal, twice", inputs.len());
+    }
+}
+
 /// Where the rewrite would change ids, the file stays on the stable engine: a byte token missing
 /// for a character the vocabulary lacks (U+0000 here, or any byte of a multi-byte character) is
 /// the reference's way to the unknown token, and an added token matched in the normalized text

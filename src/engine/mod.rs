@@ -31,6 +31,7 @@ mod error;
 mod fastokens;
 mod ids;
 mod loading;
+mod marker_cuts;
 mod model_config;
 mod model_folder;
 mod model_inputs;

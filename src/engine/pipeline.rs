@@ -21,6 +21,7 @@ use tokenizers::{
 };
 
 use super::ascii_fold::AsciiFold;
+use super::marker_cuts::MarkerCuts;
 use super::rows::{self, FilePadding, RowOptions, Rows, Side, Truncation};
 use super::scratch::{IdleScratches, PipelineScratch, Scratch};
 use super::{Engine, Error, ErrorKind, Ids};
@@ -36,6 +37,9 @@ pub struct PipelineEngine {
     /// What the normalizers amount to on ASCII text, where they are known to reduce to a byte
     /// map (BERT-style files): ASCII segments skip their Unicode tables.
     ascii_fold: Option<AsciiFold>,
+    /// Where pre-tokens are cut before a word marker `▁` that no merge crosses
+    /// (`marker_cuts.rs`): SentencePiece-style files.
+    marker_cuts: Option<MarkerCuts>,
 }
 
 impl PipelineEngine {
@@ -58,10 +62,14 @@ impl PipelineEngine {
             if file.get("version").and_then(Value::as_str) != Some("2.0") {
                 tokenizers::canonicalize_value(&mut file).map_err(|e| e.to_string())?;
             }
+            let marker_cuts = file.get("model").and_then(MarkerCuts::of);
             let canonical = serde_json::to_string(&file).map_err(|e| e.to_string())?;
             drop(file);
             let tokenizer = tokenizers::from_json(&canonical).map_err(|e| e.to_string())?;
-            Ok(PipelineEngine::from_tokenizer(tokenizer))
+            Ok(PipelineEngine {
+                marker_cuts,
+                ..PipelineEngine::from_tokenizer(tokenizer)
+            })
         };
         std::panic::catch_unwind(AssertUnwindSafe(read))
             .unwrap_or_else(|_| Err("it panicked while reading the file".to_owned()))
@@ -136,6 +144,7 @@ impl PipelineEngine {
             ascii_fold: AsciiFold::of(tokenizer.get_normalizers()),
             tokenizer,
             idle: IdleScratches::default(),
+            marker_cuts: None,
         }
     }
 
@@ -145,12 +154,19 @@ impl PipelineEngine {
         while self.idle.take().is_some() {}
     }
 
+    /// Whether pre-tokens are cut before word markers (`marker_cuts.rs`).
+    #[cfg(test)]
+    pub(super) fn cuts_before_word_markers(&self) -> bool {
+        self.marker_cuts.is_some()
+    }
+
     /// New working memory for this engine's model.
     fn new_scratch(&self) -> PipelineScratch {
         PipelineScratch {
             model: self.tokenizer.get_model().init_scratch(),
             split: PreTokenizerScratch::default(),
             spans: Vec::new(),
+            cut_spans: Vec::new(),
         }
     }
 
@@ -267,9 +283,17 @@ impl PipelineEngine {
             &mut scratch.split,
             &mut scratch.spans,
         )?;
+        let spans = match &self.marker_cuts {
+            Some(cuts) => {
+                scratch.cut_spans.clear();
+                cuts.cut(text, &scratch.spans, &mut scratch.cut_spans);
+                &scratch.cut_spans
+            }
+            None => &scratch.spans,
+        };
         self.tokenizer
             .get_model()
-            .tokenize_spans(text, &scratch.spans, &mut scratch.model, out)
+            .tokenize_spans(text, spans, &mut scratch.model, out)
     }
 }
 

@@ -28,6 +28,8 @@ pub(super) struct PipelineScratch {
     pub(super) split: PreTokenizerScratch,
     /// The pre-tokens of the text being encoded.
     pub(super) spans: Vec<Span>,
+    /// The pre-tokens cut before word markers, where the engine cuts them (`marker_cuts.rs`).
+    pub(super) cut_spans: Vec<Span>,
 }
 
 /// The scratches of one engine that no thread holds. The most recently given back is on top and
