@@ -1,11 +1,14 @@
 // Throughput per tokenizer.json at 1 and 2 threads: batchtok's `encodeBatch` against Python
 // `tokenizers`' `encode_batch` and the `tokenizers` npm binding's `encodeBatch`.
 //
-// Input: the first `--bytes` of big.txt cut at lines into documents of at least 6.5 KB (as
-// benchmark/corpus.rs cuts them for benchmark/fallback.rs), encoded with the template tokens,
-// padding off. Each sample is a fresh process that loads the file (not timed; batchtok waits for
-// `whenReady()`), encodes the documents once to warm up, then times `--runs` encodes and reports
-// their median and a digest of the ids, which must equal batchtok's. The thread count is batchtok's
+// Input: big.txt cut at lines into documents of at least 6.5 KB (as benchmark/corpus.rs cuts them
+// for benchmark/fallback.rs), in `--runs` + 1 consecutive batches of about `--bytes` each, encoded
+// with the template tokens, padding off. Each sample is a fresh process that loads the file (not
+// timed; batchtok waits for `whenReady()`), encodes the first batch to warm up, then times one
+// encode of each other batch and reports their median and a digest of the first batch's ids,
+// which must equal batchtok's. Every timed batch is text the process has not encoded before, so
+// no word cache holds it (the method of `benchmark/fresh.mjs`): an engine's cache keyed on whole
+// texts, which a tokenizer.json without a pre-tokenizer gives it, would otherwise time lookups. The thread count is batchtok's
 // `Scheduler({ threads })`, and rayon's `RAYON_NUM_THREADS` for the two others (read once per
 // process, hence a process per sample). Per file, the six contenders run in a new order each
 // round; a cell is the median over rounds, in MiB/s. The machine's load average is printed before
@@ -50,53 +53,62 @@ const FILES = [
   ...Object.entries(ensureRealTokenizers()).map(([name, file]) => ({ name, file })),
 ].filter(({ name }) => !ONLY || ONLY.some((only) => name.startsWith(only)))
 
-/** big.txt's first `BYTES`, cut at lines into documents of at least `DOCUMENT_BYTES`. */
-function documents() {
+/** big.txt cut at lines into documents of at least `DOCUMENT_BYTES`, in `RUNS + 1` batches of
+ * about `BYTES` each. */
+function batches() {
   const text = fs.readFileSync(path.join(ROOT, '.cache', 'corpus', 'big.txt'), 'utf8')
   const lines = text.split('\n').map((line, i, all) => (i < all.length - 1 ? `${line}\n` : line))
   const items = []
-  let current = ''
+  let current = []
+  let bytes = 0
   for (const line of lines) {
-    current += line
-    if (Buffer.byteLength(current) >= DOCUMENT_BYTES) {
-      items.push(current)
-      current = ''
+    current.push(line)
+    bytes += Buffer.byteLength(line)
+    if (bytes >= DOCUMENT_BYTES) {
+      items.push(current.join(''))
+      current = []
+      bytes = 0
     }
   }
-  if (current) items.push(current)
-  const kept = []
+  const sets = [[]]
   let total = 0
   for (const item of items) {
+    if (total >= BYTES) {
+      if (sets.length === RUNS + 1) break
+      sets.push([])
+      total = 0
+    }
+    sets.at(-1).push(item)
     total += Buffer.byteLength(item)
-    if (total > BYTES) break
-    kept.push(item)
   }
-  return kept
+  if (sets.length < RUNS + 1 || total < BYTES) {
+    throw new Error(`big.txt holds fewer than ${RUNS + 1} batches of ${BYTES} bytes; lower --bytes or --runs`)
+  }
+  return sets
 }
 
-const docs = documents()
-const MIB = docs.reduce((n, d) => n + Buffer.byteLength(d), 0) / 2 ** 20
+const sets = batches()
+const MIB = sets.slice(1).reduce((n, set) => n + set.reduce((m, d) => m + Buffer.byteLength(d), 0), 0) / RUNS / 2 ** 20
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'batchtok-files-'))
 const DOCS = path.join(work, 'docs.json')
-fs.writeFileSync(DOCS, JSON.stringify(docs))
+fs.writeFileSync(DOCS, JSON.stringify(sets))
 
-// Each child prints `{ seconds, digest }`: the median time of RUNS encodes, and the ids' count
-// and a checksum of them in order.
+// Each child prints `{ seconds, digest }`: the median time of its encodes of the batches after the
+// first, and the first batch's ids' count and a checksum of them in order.
 const NODE_COMMON = `
   const fs = require('node:fs')
-  const docs = JSON.parse(fs.readFileSync(process.env.DOCS, 'utf8'))
-  const RUNS = Number(process.env.RUNS)
+  const sets = JSON.parse(fs.readFileSync(process.env.DOCS, 'utf8'))
   function digest(lists) {
     let count = 0, sum = 0
     for (const ids of lists) for (const id of ids) { count++; sum = (sum * 31 + id) % 4294967291 }
     return count + ':' + sum
   }
   async function time(run) {
-    const first = await run()
+    const first = await run(sets[0])
     const seconds = []
-    for (let i = 0; i < RUNS; i++) {
+    for (const docs of sets.slice(1)) {
       const started = process.hrtime.bigint()
-      await run()
+      await run(docs)
       seconds.push(Number(process.hrtime.bigint() - started) / 1e9)
     }
     seconds.sort((a, b) => a - b)
@@ -110,23 +122,23 @@ const NODE_CONTENDERS = {
     await tokenizer.whenReady()
     const scheduler = new Scheduler({ threads: Number(process.env.THREADS) })
     // The ids stay in the batch's one Uint32Array, as a caller reads them; the digest iterates its views.
-    await time(() => tokenizer.encodeBatch(docs, { scheduler }))`,
+    await time((docs) => tokenizer.encodeBatch(docs, { scheduler }))`,
   'tokenizers (npm)': `
     const { Tokenizer } = require(${JSON.stringify(path.join(ROOT, 'node_modules', 'tokenizers'))})
     const tokenizer = Tokenizer.fromFile(process.env.FILE)
     tokenizer.disablePadding()
-    await time(async () => (await tokenizer.encodeBatch(docs)).map((e) => e.getIds()))`,
+    await time(async (docs) => (await tokenizer.encodeBatch(docs)).map((e) => e.getIds()))`,
 }
 
 const PYTHON_CONTENDER = `
 import json, os, statistics, time
 from tokenizers import Tokenizer
-docs = json.load(open(os.environ["DOCS"], encoding="utf-8"))
+sets = json.load(open(os.environ["DOCS"], encoding="utf-8"))
 tokenizer = Tokenizer.from_file(os.environ["FILE"])
 tokenizer.no_padding()
-first = tokenizer.encode_batch(docs, add_special_tokens=True)
+first = tokenizer.encode_batch(sets[0], add_special_tokens=True)
 seconds = []
-for _ in range(int(os.environ["RUNS"])):
+for docs in sets[1:]:
     started = time.perf_counter()
     tokenizer.encode_batch(docs, add_special_tokens=True)
     seconds.append(time.perf_counter() - started)
@@ -144,7 +156,7 @@ const LIBRARIES = ['batchtok', 'tokenizers (npm)', ...(python ? ['Python tokeniz
 const CONTENDERS = LIBRARIES.flatMap((library) => [1, 2].map((threads) => ({ library, threads })))
 
 function sample({ library, threads }, file) {
-  const env = { ...process.env, FILE: file, DOCS, RUNS: String(RUNS), THREADS: String(threads), RAYON_NUM_THREADS: String(threads) }
+  const env = { ...process.env, FILE: file, DOCS, THREADS: String(threads), RAYON_NUM_THREADS: String(threads) }
   const out =
     library === 'Python tokenizers'
       ? execFileSync(PYTHON, ['-c', PYTHON_CONTENDER], { encoding: 'utf8', env })
@@ -157,7 +169,7 @@ function sample({ library, threads }, file) {
 }
 
 const loadBefore = os.loadavg()
-console.error(`${docs.length} documents, ${MIB.toFixed(2)} MiB; load average ${loadBefore.map((l) => l.toFixed(2)).join(' ')}`)
+console.error(`${RUNS + 1} batches of ${sets[1].length} documents, ${MIB.toFixed(2)} MiB; load average ${loadBefore.map((l) => l.toFixed(2)).join(' ')}`)
 const rows = []
 for (const { name, file } of FILES) {
   const rates = CONTENDERS.map(() => [])
@@ -207,9 +219,10 @@ Machine: ${machine.cpu}, nproc ${machine.nproc}, ${machine.os}, Node ${machine.n
 ${loadAfter.map((l) => l.toFixed(2)).join(', ')} after. tokenizers (npm) ${packageVersion('tokenizers')}${python ? ', Python tokenizers from scripts/.venv' : ''}.
 Command: \`node benchmark/files.mjs --rounds ${ROUNDS} --runs ${RUNS} --bytes ${BYTES}\`.
 
-Input: ${docs.length} documents of big.txt (${MIB.toFixed(2)} MiB), with the template tokens. Each cell is
-the median over ${ROUNDS} rounds of a fresh process's median of ${RUNS} encodes, in MiB/s; the six
-contenders run in a new order each round, and every contender's ids equal batchtok's (a cell says
+Input: big.txt in ${RUNS + 1} batches of ${sets[1].length} documents (${MIB.toFixed(2)} MiB each), with the
+template tokens. Each cell is the median over ${ROUNDS} rounds of a fresh process's median time of
+${RUNS} encodes, in MiB/s; a process warms up on the first batch and times one encode of each other
+batch, text it has not encoded before. The six contenders run in a new order each round, and every contender's ids equal batchtok's (a cell says
 where they do not). "x Python" is batchtok's rate over Python's at the same thread count;
 efficiency is the 2-thread rate over twice the 1-thread rate.
 
