@@ -1,4 +1,4 @@
-//! The inputs, the machine description and the thread-CPU clock shared by the Rust benchmarks in this folder
+//! The inputs and the machine description shared by the Rust benchmarks in this folder
 //! (`scheduler.rs`, `simulate.rs`), included by each with `#[path]`: Cargo treats only the files
 //! named in `[[example]]` as programs.
 //!
@@ -175,32 +175,4 @@ pub fn median(samples: &[f64]) -> f64 {
     let mut sorted = samples.to_vec();
     sorted.sort_by(f64::total_cmp);
     sorted[sorted.len() / 2]
-}
-
-#[repr(C)]
-struct Timespec {
-    tv_sec: i64,
-    tv_nsec: i64,
-}
-
-unsafe extern "C" {
-    fn clock_gettime(clock: i32, time: *mut Timespec) -> i32;
-}
-
-/// Linux's clock of the CPU time the calling thread has used.
-const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
-
-/// The CPU time the calling thread has used, in seconds (Linux). CPU time separates what threads
-/// cost each other (more CPU for the same work) from a machine that others keep busy (the same
-/// CPU, more wall time), which matters on a shared machine.
-pub fn thread_cpu_seconds() -> f64 {
-    let mut time = Timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `time` is a valid, writable `struct timespec` (two 64-bit fields on the 64-bit Linux
-    // targets these benchmarks run on), and the clock id is one Linux defines.
-    let status = unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut time) };
-    assert_eq!(status, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID) fails");
-    time.tv_sec as f64 + time.tv_nsec as f64 * 1e-9
 }

@@ -23,6 +23,8 @@
 #[allow(dead_code)]
 #[path = "corpus.rs"]
 mod corpus;
+#[path = "cpu_time.rs"]
+mod cpu_time;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
@@ -31,7 +33,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use batchtok::engine::{AllowedSpecial, Engine, Ids, Scratch, Tokenizer};
-use corpus::{DOCUMENT_BYTES, big_txt, machine, median, split_at_lines, thread_cpu_seconds};
+use corpus::{DOCUMENT_BYTES, big_txt, machine, median, split_at_lines};
+use cpu_time::thread_cpu_seconds;
 use tokenizers_stable::Tokenizer as StableTokenizer;
 
 const DEFAULT_RUNS: usize = 5;

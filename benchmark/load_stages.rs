@@ -13,6 +13,8 @@
 #[allow(dead_code)]
 #[path = "corpus.rs"]
 mod corpus;
+#[path = "cpu_time.rs"]
+mod cpu_time;
 
 use std::path::Path;
 use std::time::Instant;
@@ -21,7 +23,7 @@ use batchtok::engine::Tokenizer;
 
 /// The CPU time the calling thread has used, in ms.
 fn thread_cpu_ms() -> f64 {
-    corpus::thread_cpu_seconds() * 1e3
+    cpu_time::thread_cpu_seconds() * 1e3
 }
 
 fn main() {
