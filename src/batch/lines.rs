@@ -1,0 +1,554 @@
+//! Documents cut out of whole lines of bytes (text, one document per line, or JSON Lines), and
+//! their encoding, both on the scheduler's threads.
+//!
+//! A caller that reads a file hands over its bytes as they are, a batch of whole lines; the lines
+//! are cut, checked to be UTF-8 and, for JSON Lines, read for their text field here, in parallel,
+//! rather than by the caller one line at a time. The bytes are cut into segments of whole lines
+//! (a scheduler batch, one item per segment), each segment's documents go into its worker's own
+//! [`Texts`], and those are joined in order into the batch that [`encode_all`] encodes.
+//!
+//! A line ends at `\n`; a `\r` before it (or at the very end) is not part of the line. In text
+//! the line is the document, blank or not. In JSON Lines a blank line (only whitespace, as
+//! JavaScript's `trim` sees it) is skipped, and every other line must be a JSON record whose
+//! field is a string ([`jsonl`](super::jsonl)).
+
+use std::fmt;
+
+use super::jsonl::{self, RecordError};
+use super::{Encoded, Failure, Texts, encode_all};
+use crate::engine::{EncodeMode, Tokenizer};
+use crate::scheduler::{Batch, BatchError, CancelToken, Scheduler};
+
+/// Bytes per segment of lines: large enough that the per-segment work (a claim, a UTF-8 check)
+/// is small beside it, small enough that a batch of a few MiB makes dozens of segments to share.
+const SEGMENT_BYTES: usize = 64 << 10;
+
+/// How the lines hold the documents.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LineFormat {
+    /// Each line is one document.
+    Text,
+    /// Each non-blank line is a JSON record; the document is its string field `field`.
+    Jsonl {
+        /// The field that holds the text.
+        field: String,
+    },
+}
+
+/// Why a line gives no document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LineError {
+    /// The line is not UTF-8: `valid_up_to` bytes of it are.
+    NotUtf8 { valid_up_to: usize },
+    /// The JSON Lines record gives no text.
+    Record(RecordError),
+}
+
+impl fmt::Display for LineError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LineError::NotUtf8 { valid_up_to } => {
+                write!(
+                    f,
+                    "the text is not UTF-8 (from byte {valid_up_to} of the line)"
+                )
+            }
+            LineError::Record(error) => error.fmt(f),
+        }
+    }
+}
+
+/// Why [`encode_lines`] produced nothing.
+#[derive(Debug)]
+pub enum LinesFailure {
+    /// Line `line` (0-based, counting every line of the bytes) gives no document.
+    Line { line: usize, error: LineError },
+    /// The document of line `line` failed to encode (`failure` names the document's index).
+    Document { line: usize, failure: Failure },
+    /// The batch as a whole failed (cancelled, too large).
+    Batch(Failure),
+}
+
+/// The ids of the documents of a batch of lines.
+#[derive(Debug, Default)]
+pub struct LinesEncoded {
+    /// The ids, and one boundary per document (`documents + 1`).
+    pub encoded: Encoded,
+    /// The documents' UTF-8 bytes in all.
+    pub text_bytes: usize,
+}
+
+/// Cuts the documents out of `bytes` (whole lines, the last perhaps without its `\n`) and encodes
+/// them with `tokenizer` on `scheduler`: the result is as [`encode_all`]'s over the documents.
+pub fn encode_lines(
+    scheduler: &Scheduler,
+    tokenizer: &Tokenizer,
+    bytes: &[u8],
+    format: &LineFormat,
+    mode: &EncodeMode,
+    cancel: &CancelToken,
+) -> Result<LinesEncoded, LinesFailure> {
+    let texts = documents(scheduler, bytes, format, cancel)?;
+    let text_bytes = texts.total_bytes();
+    match encode_all(scheduler, tokenizer, &texts, mode, cancel) {
+        Ok(encoded) => Ok(LinesEncoded {
+            encoded,
+            text_bytes,
+        }),
+        Err(failure) => match &failure {
+            Failure::Batch(
+                BatchError::ItemFailed { index, .. } | BatchError::Panicked { index, .. },
+            ) => Err(LinesFailure::Document {
+                line: line_of_document(bytes, format, *index),
+                failure,
+            }),
+            _ => Err(LinesFailure::Batch(failure)),
+        },
+    }
+}
+
+/// The documents of `bytes` as one [`Texts`], cut on `scheduler`'s threads.
+pub fn documents(
+    scheduler: &Scheduler,
+    bytes: &[u8],
+    format: &LineFormat,
+    cancel: &CancelToken,
+) -> Result<Texts, LinesFailure> {
+    let cut = CutLines {
+        bytes,
+        format,
+        segment_ends: segment_ends(bytes, SEGMENT_BYTES),
+    };
+    let output = match scheduler.run_untracked(&cut, cancel) {
+        Ok(output) => output,
+        Err(BatchError::Cancelled) => {
+            return Err(LinesFailure::Batch(Failure::Batch(BatchError::Cancelled)));
+        }
+        // A segment failed: the first failing line may lie in a segment no thread reached, so
+        // look for it in order.
+        Err(error) => {
+            return Err(match first_line_error(bytes, format) {
+                Some((line, error)) => LinesFailure::Line { line, error },
+                None => LinesFailure::Batch(Failure::Batch(error)),
+            });
+        }
+    };
+    let (count, total) = output.sinks.iter().fold((0, 0), |(count, total), sink| {
+        (count + sink.len(), total + sink.total_bytes())
+    });
+    let mut texts = Texts::with_capacity(count, total);
+    for chunk in &output.chunks {
+        let sink = &output.sinks[chunk.sink];
+        for index in chunk.start..chunk.end {
+            texts.push(sink.get(index));
+        }
+    }
+    Ok(texts)
+}
+
+/// Where each segment ends: after the first `\n` at or past every `segment` bytes, and at the
+/// end of `bytes`; so each segment is whole lines.
+fn segment_ends(bytes: &[u8], segment: usize) -> Vec<usize> {
+    let mut ends = Vec::with_capacity(bytes.len() / segment + 1);
+    let mut from = 0;
+    while from < bytes.len() {
+        let probe = (from + segment).min(bytes.len()) - 1;
+        let end = memchr::memchr(b'\n', &bytes[probe..]).map_or(bytes.len(), |at| probe + at + 1);
+        ends.push(end);
+        from = end;
+    }
+    ends
+}
+
+/// The lines of `bytes`, each without its `\n` and a `\r` before it.
+fn lines(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut rest = bytes;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let (line, next) = match memchr::memchr(b'\n', rest) {
+            Some(at) => (&rest[..at], &rest[at + 1..]),
+            None => (rest, &rest[rest.len()..]),
+        };
+        rest = next;
+        Some(line.strip_suffix(b"\r").unwrap_or(line))
+    })
+}
+
+/// Whether a JSON Lines line is blank: only characters JavaScript's `trim` removes (Unicode
+/// White_Space but U+0085, and U+FEFF).
+#[inline]
+fn is_blank(line: &[u8]) -> bool {
+    // Most lines start with `{`: one byte decides.
+    if !line
+        .iter()
+        .all(|&b| matches!(b, b' ' | b'\t' | 0x0b | 0x0c | b'\r') || b >= 0x80)
+    {
+        return false;
+    }
+    std::str::from_utf8(line).is_ok_and(|line| {
+        line.chars()
+            .all(|c| c == '\u{feff}' || (c.is_whitespace() && c != '\u{85}'))
+    })
+}
+
+/// Appends the document of one line (UTF-8 already checked) to `texts`, or skips a blank JSON
+/// Lines line; `scratch` holds a record's decoded text meanwhile.
+#[inline]
+fn push_document(
+    line: &[u8],
+    format: &LineFormat,
+    texts: &mut Texts,
+    scratch: &mut Vec<u8>,
+) -> Result<(), LineError> {
+    match format {
+        LineFormat::Text => {
+            texts.push(std::str::from_utf8(line).map_err(|e| LineError::NotUtf8 {
+                valid_up_to: e.valid_up_to(),
+            })?);
+        }
+        LineFormat::Jsonl { field } => {
+            if is_blank(line) {
+                return Ok(());
+            }
+            scratch.clear();
+            jsonl::string_field(line, field, scratch).map_err(LineError::Record)?;
+            // Decoding UTF-8 input writes UTF-8 (a lone surrogate as U+FFFD); checked all the
+            // same, since `Texts` relies on it.
+            texts.push(
+                std::str::from_utf8(scratch).map_err(|e| LineError::NotUtf8 {
+                    valid_up_to: e.valid_up_to(),
+                })?,
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The first line of `bytes` that gives no document, in order; `None` if every line does.
+#[cold]
+fn first_line_error(bytes: &[u8], format: &LineFormat) -> Option<(usize, LineError)> {
+    let (mut texts, mut scratch) = (Texts::default(), Vec::new());
+    lines(bytes).enumerate().find_map(|(index, line)| {
+        let checked = std::str::from_utf8(line).map_err(|e| LineError::NotUtf8 {
+            valid_up_to: e.valid_up_to(),
+        });
+        let result = checked.and_then(|_| push_document(line, format, &mut texts, &mut scratch));
+        texts = Texts::default();
+        result.err().map(|error| (index, error))
+    })
+}
+
+/// The line (0-based, every line counted) that holds document `document`.
+#[cold]
+fn line_of_document(bytes: &[u8], format: &LineFormat, document: usize) -> usize {
+    match format {
+        LineFormat::Text => document,
+        LineFormat::Jsonl { .. } => lines(bytes)
+            .enumerate()
+            .filter(|(_, line)| !is_blank(line))
+            .nth(document)
+            .map_or(document, |(index, _)| index),
+    }
+}
+
+/// Cutting the documents out of segments of whole lines, as scheduler work: item `k` is segment
+/// `k`, its cost its bytes.
+struct CutLines<'a> {
+    bytes: &'a [u8],
+    format: &'a LineFormat,
+    /// Where each segment ends in `bytes`; segment `k` starts where `k - 1` ends (0 for the
+    /// first). Also the running totals of the costs.
+    segment_ends: Vec<usize>,
+}
+
+/// A worker's documents, and its scratch buffer for a record's text.
+struct CutSink {
+    texts: Texts,
+    scratch: Vec<u8>,
+}
+
+impl Batch for CutLines<'_> {
+    type Sink = CutSink;
+    type Mark = usize;
+
+    fn len(&self) -> usize {
+        self.segment_ends.len()
+    }
+
+    fn cost(&self, index: usize) -> usize {
+        self.segment(index).len()
+    }
+
+    fn cumulative_costs(&self) -> Option<&[usize]> {
+        Some(&self.segment_ends)
+    }
+
+    fn new_sink(&self) -> CutSink {
+        CutSink {
+            texts: Texts::default(),
+            scratch: Vec::new(),
+        }
+    }
+
+    fn mark(&self, sink: &CutSink) -> usize {
+        sink.texts.len()
+    }
+
+    fn process(&self, index: usize, sink: &mut CutSink) -> Result<(), String> {
+        let segment = self.segment(index);
+        // One check for the whole segment: a line break is ASCII, so every line of a UTF-8
+        // segment is UTF-8 on its own. A failing segment is searched line by line afterwards.
+        if std::str::from_utf8(segment).is_err() {
+            return Err("not UTF-8".to_owned());
+        }
+        for line in lines(segment) {
+            push_document(line, self.format, &mut sink.texts, &mut sink.scratch)
+                .map_err(|error| error.to_string())?;
+        }
+        Ok(())
+    }
+}
+
+impl CutLines<'_> {
+    fn segment(&self, index: usize) -> &[u8] {
+        let start = if index == 0 {
+            0
+        } else {
+            self.segment_ends[index - 1]
+        };
+        &self.bytes[start..self.segment_ends[index]]
+    }
+}
+
+impl CutSink {
+    fn len(&self) -> usize {
+        self.texts.len()
+    }
+
+    fn total_bytes(&self) -> usize {
+        self.texts.total_bytes()
+    }
+
+    fn get(&self, index: usize) -> &str {
+        self.texts.get(index)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::AllowedSpecial;
+    use crate::scheduler::{Policy, SchedulerConfig};
+
+    fn jsonl() -> LineFormat {
+        LineFormat::Jsonl {
+            field: "text".to_owned(),
+        }
+    }
+
+    /// The documents of `bytes` cut in order on one thread, as the reference.
+    fn documents_in_order(bytes: &[u8], format: &LineFormat) -> Vec<String> {
+        let mut texts = Texts::default();
+        let mut scratch = Vec::new();
+        for line in lines(bytes) {
+            push_document(line, format, &mut texts, &mut scratch).unwrap();
+        }
+        (0..texts.len()).map(|i| texts.get(i).to_owned()).collect()
+    }
+
+    fn cut(bytes: &[u8], format: &LineFormat, threads: usize) -> Result<Vec<String>, LinesFailure> {
+        let scheduler = Scheduler::new(SchedulerConfig {
+            threads,
+            ..SchedulerConfig::default()
+        })
+        .unwrap();
+        let texts = documents(&scheduler, bytes, format, &CancelToken::new())?;
+        Ok((0..texts.len()).map(|i| texts.get(i).to_owned()).collect())
+    }
+
+    #[test]
+    fn lines_end_at_newlines_without_their_carriage_returns() {
+        let bytes = b"a\r\nb\n\nc\r\r\n \n\rd\re";
+        assert_eq!(
+            cut(bytes, &LineFormat::Text, 2).unwrap(),
+            ["a", "b", "", "c\r", " ", "\rd\re"]
+        );
+        assert_eq!(cut(b"last\r", &LineFormat::Text, 1).unwrap(), ["last"]);
+        assert_eq!(cut(b"x\n", &LineFormat::Text, 1).unwrap(), ["x"]);
+        assert!(cut(b"", &LineFormat::Text, 1).unwrap().is_empty());
+        assert_eq!(cut(b"\n", &LineFormat::Text, 1).unwrap(), [""]);
+    }
+
+    #[test]
+    fn blank_jsonl_lines_are_skipped_as_trim_sees_them() {
+        let bytes = "{\"text\":\"a\"}\n\n  \t\r\n\u{a0}\u{3000}\u{feff}\n{\"text\":\"b\"}\r\n{\"text\":\"c\"}";
+        assert_eq!(cut(bytes.as_bytes(), &jsonl(), 2).unwrap(), ["a", "b", "c"]);
+        // U+0085 is not whitespace to `trim`: that line is a (malformed) record.
+        let failure = cut("{\"text\":\"a\"}\n\u{85}\n".as_bytes(), &jsonl(), 1).unwrap_err();
+        assert!(matches!(
+            failure,
+            LinesFailure::Line {
+                line: 1,
+                error: LineError::Record(RecordError::Malformed { .. })
+            }
+        ));
+    }
+
+    #[test]
+    fn segments_are_whole_lines_that_cover_the_bytes() {
+        let mut rng = fastrand::Rng::with_seed(0x11e5);
+        for _ in 0..200 {
+            let len = rng.usize(0..400);
+            let bytes: Vec<u8> = (0..len)
+                .map(|_| if rng.u8(0..8) == 0 { b'\n' } else { b'x' })
+                .collect();
+            let segment = rng.usize(1..50);
+            let ends = segment_ends(&bytes, segment);
+            let mut start = 0;
+            for &end in &ends {
+                assert!(end > start && end <= bytes.len());
+                assert!(end == bytes.len() || bytes[end - 1] == b'\n');
+                start = end;
+            }
+            assert_eq!(start, bytes.len());
+        }
+    }
+
+    #[test]
+    fn many_segments_on_many_threads_keep_the_order() {
+        let mut rng = fastrand::Rng::with_seed(0x5e9);
+        let words = ["a", "日本", " ", "\u{1f642}", "\r", "x"];
+        let mut text = String::new();
+        let mut records = String::new();
+        for i in 0..20_000 {
+            let line: String = (0..rng.usize(0..40))
+                .map(|_| words[rng.usize(0..words.len())])
+                .collect();
+            let line = line.trim_end_matches('\r');
+            text.push_str(line);
+            text.push_str(if i % 3 == 0 { "\r\n" } else { "\n" });
+            records.push_str(&format!("{{\"n\":{i},\"text\":{}}}\n", json_string(line)));
+            if i % 7 == 0 {
+                records.push('\n');
+            }
+        }
+        for (bytes, format) in [
+            (text.as_bytes(), LineFormat::Text),
+            (records.as_bytes(), jsonl()),
+        ] {
+            assert!(bytes.len() > 4 * SEGMENT_BYTES);
+            let expected = documents_in_order(bytes, &format);
+            for threads in [1, 2, 5] {
+                assert_eq!(cut(bytes, &format, threads).unwrap(), expected);
+            }
+        }
+    }
+
+    fn json_string(text: &str) -> String {
+        let mut out = String::from("\"");
+        for c in text.chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+                c => out.push(c),
+            }
+        }
+        out.push('"');
+        out
+    }
+
+    #[test]
+    fn the_first_failing_line_is_named_whichever_thread_finds_one() {
+        // Good lines, then a bad one in a late segment and another in an early one.
+        let good = "{\"text\":\"fine\"}\n".repeat(20_000);
+        let mut bytes = good.clone().into_bytes();
+        let early = 3_000;
+        let early_at = early * 16;
+        bytes[early_at + 9] = 0xff;
+        let late_at = 15_000 * 16;
+        bytes[late_at..late_at + 3].copy_from_slice(b"{{{");
+        for threads in [1, 2, 4] {
+            match cut(&bytes, &jsonl(), threads) {
+                Err(LinesFailure::Line { line, error }) => {
+                    assert_eq!(line, early);
+                    assert_eq!(error, LineError::NotUtf8 { valid_up_to: 9 });
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        match cut(b"a\nb\n\xffc\n", &LineFormat::Text, 2) {
+            Err(LinesFailure::Line { line: 2, .. }) => {}
+            other => panic!("{other:?}"),
+        }
+        match cut(b"{\"text\":1}\n", &jsonl(), 1) {
+            Err(LinesFailure::Line {
+                line: 0,
+                error: LineError::Record(RecordError::NotString { .. }),
+            }) => {}
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn encodes_as_encode_all_over_the_same_documents() {
+        let tokenizer = Tokenizer::from_encoding("o200k_base").unwrap();
+        let mode = tokenizer.encode_mode(None, &AllowedSpecial::None).unwrap();
+        let records: String = (0..5000)
+            .map(|i| format!("{{\"text\":\"record {i}: caf\\u00e9 \\ud83d\\ude00\"}}\n\n"))
+            .collect();
+        let expected_texts = documents_in_order(records.as_bytes(), &jsonl());
+        let mut texts = Texts::default();
+        expected_texts.iter().for_each(|t| texts.push(t));
+        for policy in Policy::ALL {
+            let scheduler = Scheduler::new(SchedulerConfig {
+                policy,
+                threads: 3,
+                ..SchedulerConfig::default()
+            })
+            .unwrap();
+            let cancel = CancelToken::new();
+            let expected = encode_all(&scheduler, &tokenizer, &texts, &mode, &cancel).unwrap();
+            let got = encode_lines(
+                &scheduler,
+                &tokenizer,
+                records.as_bytes(),
+                &jsonl(),
+                &mode,
+                &cancel,
+            )
+            .unwrap();
+            assert_eq!(got.encoded.ids, expected.ids, "{policy}");
+            assert_eq!(got.encoded.offsets, expected.offsets, "{policy}");
+            assert_eq!(got.text_bytes, texts.total_bytes());
+        }
+    }
+
+    #[test]
+    fn a_document_that_fails_to_encode_names_its_line() {
+        let tokenizer = Tokenizer::from_encoding("o200k_base").unwrap();
+        // A mode that refuses special-token text, as `disallowedSpecial: 'all'` asks.
+        let disallowed = tokenizer
+            .disallowed_special(&AllowedSpecial::None, &AllowedSpecial::All)
+            .unwrap();
+        let mode = tokenizer
+            .encode_mode(None, &AllowedSpecial::None)
+            .unwrap()
+            .with_disallowed_special(disallowed);
+        let bytes = b"{\"text\":\"a\"}\n\n\n{\"text\":\"<|endoftext|>\"}\n";
+        let scheduler = Scheduler::new(SchedulerConfig::default()).unwrap();
+        match encode_lines(
+            &scheduler,
+            &tokenizer,
+            bytes,
+            &jsonl(),
+            &mode,
+            &CancelToken::new(),
+        ) {
+            Err(LinesFailure::Document { line: 3, .. }) => {}
+            other => panic!("{other:?}"),
+        }
+    }
+}
