@@ -34,5 +34,6 @@ mod texts;
 mod tokenizer;
 // After `tokenizer`: their `#[napi] impl`s extend the class declared there, which napi-derive must
 // have seen first.
+mod lines;
 mod pretrained;
 mod vocabulary;
