@@ -478,6 +478,8 @@ export interface LinesEncoding {
   offsets: Uint32Array
   /** The documents' text in UTF-8 bytes, line ends and JSON left out. */
   textBytes: number
+  /** The lines `bytes` held, blank ones included: where the next batch of a file starts. */
+  lines: number
 }
 
 /** How `encodeLines`'s bytes hold the documents. */

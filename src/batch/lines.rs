@@ -76,6 +76,8 @@ pub struct LinesEncoded {
     pub encoded: Encoded,
     /// The documents' UTF-8 bytes in all.
     pub text_bytes: usize,
+    /// The lines of the bytes, blank ones included.
+    pub lines: usize,
 }
 
 /// Cuts the documents out of `bytes` (whole lines, the last perhaps without its `\n`) and encodes
@@ -94,6 +96,7 @@ pub fn encode_lines(
         Ok(encoded) => Ok(LinesEncoded {
             encoded,
             text_bytes,
+            lines: line_count(bytes),
         }),
         Err(failure) => match &failure {
             Failure::Batch(
@@ -158,6 +161,12 @@ fn segment_ends(bytes: &[u8], segment: usize) -> Vec<usize> {
         from = end;
     }
     ends
+}
+
+/// How many lines `bytes` holds: one per `\n`, and the last if it has none.
+fn line_count(bytes: &[u8]) -> usize {
+    memchr::memchr_iter(b'\n', bytes).count()
+        + usize::from(bytes.last().is_some_and(|&b| b != b'\n'))
 }
 
 /// The lines of `bytes`, each without its `\n` and a `\r` before it.
@@ -379,6 +388,16 @@ mod tests {
         assert_eq!(cut(b"x\n", &LineFormat::Text, 1).unwrap(), ["x"]);
         assert!(cut(b"", &LineFormat::Text, 1).unwrap().is_empty());
         assert_eq!(cut(b"\n", &LineFormat::Text, 1).unwrap(), [""]);
+        for (bytes, count) in [
+            (&b""[..], 0),
+            (b"\n", 1),
+            (b"a", 1),
+            (b"a\n\nb", 3),
+            (b"a\r\n", 1),
+        ] {
+            assert_eq!(line_count(bytes), count, "{bytes:?}");
+            assert_eq!(lines(bytes).count(), count, "{bytes:?}");
+        }
     }
 
     #[test]
@@ -523,6 +542,7 @@ mod tests {
             assert_eq!(got.encoded.ids, expected.ids, "{policy}");
             assert_eq!(got.encoded.offsets, expected.offsets, "{policy}");
             assert_eq!(got.text_bytes, texts.total_bytes());
+            assert_eq!(got.lines, 10_000);
         }
     }
 

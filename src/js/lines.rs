@@ -8,7 +8,7 @@ use napi::bindgen_prelude::{TypedArrayType, Uint32Array, Unknown};
 use napi::{Env, JsValue, Task, ValueType};
 use napi_derive::napi;
 
-use super::args::{choice_option, describe, options_object, property, string};
+use super::args::{choice, describe, options_object, property, string};
 use super::errors::{ErrorClass, from_failure, js_error, type_error};
 use super::options::{Options, Takes};
 use super::raw::{self, ErrorConstructor};
@@ -46,6 +46,8 @@ pub struct LinesEncoding {
     pub offsets: Uint32Array,
     /// The documents' text in UTF-8 bytes, line ends and JSON left out.
     pub text_bytes: f64,
+    /// The lines `bytes` held, blank ones included: where the next batch of a file starts.
+    pub lines: f64,
 }
 
 /// The keys of `encodeLines`'s format argument.
@@ -62,7 +64,9 @@ fn read_format(env: &Env, value: Unknown) -> napi::Result<LineFormat> {
     }
     let object = options_object(env, Some(value), "encodeLines's format", FORMAT_KEYS)?
         .expect("checked to be an object");
-    let format = choice_option(env, &object, c"format", &["lines", "jsonl"])?;
+    let format = property(env, &object, c"format")?
+        .map(|format| choice(env, &format, "format.format", &["lines", "jsonl"]))
+        .transpose()?;
     let field = property(env, &object, c"field")?
         .map(|field| string(env, &field, "format.field"))
         .transpose()?;
@@ -130,10 +134,12 @@ impl LinesCall {
             Ok(LinesEncoded {
                 encoded,
                 text_bytes,
+                lines,
             }) => Ok(LinesEncoding {
                 ids: Uint32Array::new(encoded.ids),
                 offsets: Uint32Array::new(encoded.offsets),
                 text_bytes: text_bytes as f64,
+                lines: lines as f64,
             }),
             Err(LinesFailure::Line { line, error }) => Err(line_error(env, line, &error)),
             Err(LinesFailure::Document { line, failure }) => {
