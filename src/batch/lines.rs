@@ -3,9 +3,10 @@
 //!
 //! A caller that reads a file hands over its bytes as they are, a batch of whole lines; the lines
 //! are cut, checked to be UTF-8 and, for JSON Lines, read for their text field here, in parallel,
-//! rather than by the caller one line at a time. The bytes are cut into segments of whole lines
-//! (a scheduler batch, one item per segment), each segment's documents go into its worker's own
-//! [`Texts`], and those are joined in order into the batch that [`encode_all`] encodes.
+//! rather than by the caller one line at a time. The bytes are cut into segments of whole lines,
+//! one scheduler item each, and a worker encodes each document of its segment as it cuts it out,
+//! into the same per-worker id buffers as [`encode_all`](super::encode_all): the documents are
+//! never copied, which keeps both the time and the memory a batch takes down.
 //!
 //! A line ends at `\n`; a `\r` before it (or at the very end) is not part of the line. In text
 //! the line is the document, blank or not. In JSON Lines a blank line (only whitespace, as
@@ -14,14 +15,16 @@
 
 use std::fmt;
 
+use super::encode::{IdSink, assemble_ids, ids_in};
 use super::jsonl::{self, RecordError};
-use super::{Encoded, Failure, Texts, encode_all};
+use super::{Encoded, Failure};
 use crate::engine::{EncodeMode, Tokenizer};
 use crate::scheduler::{Batch, BatchError, CancelToken, Scheduler};
 
 /// Bytes per segment of lines: large enough that the per-segment work (a claim, a UTF-8 check)
-/// is small beside it, small enough that a batch of a few MiB makes dozens of segments to share.
-const SEGMENT_BYTES: usize = 64 << 10;
+/// is small beside encoding it, small enough that a batch of 1 MiB makes dozens of segments, so
+/// that the threads finish it together.
+const SEGMENT_BYTES: usize = 16 << 10;
 
 /// How the lines hold the documents.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,7 +84,8 @@ pub struct LinesEncoded {
 }
 
 /// Cuts the documents out of `bytes` (whole lines, the last perhaps without its `\n`) and encodes
-/// them with `tokenizer` on `scheduler`: the result is as [`encode_all`]'s over the documents.
+/// them with `tokenizer` on `scheduler`: the result is [`encode_all`](super::encode_all)'s over
+/// the same documents.
 pub fn encode_lines(
     scheduler: &Scheduler,
     tokenizer: &Tokenizer,
@@ -90,39 +94,17 @@ pub fn encode_lines(
     mode: &EncodeMode,
     cancel: &CancelToken,
 ) -> Result<LinesEncoded, LinesFailure> {
-    let texts = documents(scheduler, bytes, format, cancel)?;
-    let text_bytes = texts.total_bytes();
-    match encode_all(scheduler, tokenizer, &texts, mode, cancel) {
-        Ok(encoded) => Ok(LinesEncoded {
-            encoded,
-            text_bytes,
-            lines: line_count(bytes),
-        }),
-        Err(failure) => match &failure {
-            Failure::Batch(
-                BatchError::ItemFailed { index, .. } | BatchError::Panicked { index, .. },
-            ) => Err(LinesFailure::Document {
-                line: line_of_document(bytes, format, *index),
-                failure,
-            }),
-            _ => Err(LinesFailure::Batch(failure)),
-        },
-    }
-}
-
-/// The documents of `bytes` as one [`Texts`], cut on `scheduler`'s threads.
-pub fn documents(
-    scheduler: &Scheduler,
-    bytes: &[u8],
-    format: &LineFormat,
-    cancel: &CancelToken,
-) -> Result<Texts, LinesFailure> {
-    let cut = CutLines {
+    let batch = LinesBatch {
         bytes,
         format,
         segment_ends: segment_ends(bytes, SEGMENT_BYTES),
+        tokenizer,
+        mode,
+        sink_capacity: scheduler.max_sinks().map_or(0, |sinks| {
+            tokenizer.expected_ids(bytes.len()) / sinks.max(1)
+        }),
     };
-    let output = match scheduler.run_untracked(&cut, cancel) {
+    let output = match scheduler.run(&batch, cancel) {
         Ok(output) => output,
         Err(BatchError::Cancelled) => {
             return Err(LinesFailure::Batch(Failure::Batch(BatchError::Cancelled)));
@@ -130,23 +112,21 @@ pub fn documents(
         // A segment failed: the first failing line may lie in a segment no thread reached, so
         // look for it in order.
         Err(error) => {
-            return Err(match first_line_error(bytes, format) {
-                Some((line, error)) => LinesFailure::Line { line, error },
-                None => LinesFailure::Batch(Failure::Batch(error)),
-            });
+            return Err(first_failure(bytes, format, tokenizer, mode)
+                .unwrap_or(LinesFailure::Batch(Failure::Batch(error))));
         }
     };
-    let (count, total) = output.sinks.iter().fold((0, 0), |(count, total), sink| {
-        (count + sink.len(), total + sink.total_bytes())
-    });
-    let mut texts = Texts::with_capacity(count, total);
-    for chunk in &output.chunks {
-        let sink = &output.sinks[chunk.sink];
-        for index in chunk.start..chunk.end {
-            texts.push(sink.get(index));
-        }
-    }
-    Ok(texts)
+    let text_bytes = output.sinks.iter().map(|sink| sink.text_bytes).sum();
+    let documents = output.sinks.iter().map(|sink| sink.ids.mark().1).sum();
+    let id_sinks: Vec<IdSink> = output.sinks.into_iter().map(|sink| sink.ids).collect();
+    tokenizer.record_batch(text_bytes, ids_in(&id_sinks));
+    let encoded =
+        assemble_ids(scheduler, id_sinks, output.chunks, documents).map_err(LinesFailure::Batch)?;
+    Ok(LinesEncoded {
+        encoded,
+        text_bytes,
+        lines: line_count(bytes),
+    })
 }
 
 /// Where each segment ends: after the first `\n` at or past every `segment` bytes, and at the
@@ -202,85 +182,94 @@ fn is_blank(line: &[u8]) -> bool {
     })
 }
 
-/// Appends the document of one line (UTF-8 already checked) to `texts`, or skips a blank JSON
-/// Lines line; `scratch` holds a record's decoded text meanwhile.
+/// The document of one line (UTF-8 already checked), or `None` for a blank JSON Lines line;
+/// `scratch` holds a record's decoded text.
 #[inline]
-fn push_document(
-    line: &[u8],
+fn document_of<'l>(
+    line: &'l [u8],
     format: &LineFormat,
-    texts: &mut Texts,
-    scratch: &mut Vec<u8>,
-) -> Result<(), LineError> {
-    match format {
-        LineFormat::Text => {
-            texts.push(std::str::from_utf8(line).map_err(|e| LineError::NotUtf8 {
-                valid_up_to: e.valid_up_to(),
-            })?);
-        }
+    scratch: &'l mut Vec<u8>,
+) -> Result<Option<&'l str>, LineError> {
+    let text = match format {
+        LineFormat::Text => line,
         LineFormat::Jsonl { field } => {
             if is_blank(line) {
-                return Ok(());
+                return Ok(None);
             }
             scratch.clear();
             jsonl::string_field(line, field, scratch).map_err(LineError::Record)?;
-            // Decoding UTF-8 input writes UTF-8 (a lone surrogate as U+FFFD); checked all the
-            // same, since `Texts` relies on it.
-            texts.push(
-                std::str::from_utf8(scratch).map_err(|e| LineError::NotUtf8 {
-                    valid_up_to: e.valid_up_to(),
-                })?,
-            );
+            scratch
+        }
+    };
+    // A line of a UTF-8 segment is UTF-8, and decoding UTF-8 JSON writes UTF-8 (a lone surrogate
+    // as U+FFFD); checked all the same, as the engine takes a `str`.
+    std::str::from_utf8(text)
+        .map(Some)
+        .map_err(|e| LineError::NotUtf8 {
+            valid_up_to: e.valid_up_to(),
+        })
+}
+
+/// Why the batch failed, found line by line in order: the first line that gives no document, or
+/// whose document fails to encode; `None` if none does.
+#[cold]
+fn first_failure(
+    bytes: &[u8],
+    format: &LineFormat,
+    tokenizer: &Tokenizer,
+    mode: &EncodeMode,
+) -> Option<LinesFailure> {
+    let mut scratch = Vec::new();
+    let mut document = 0;
+    for (line, bytes) in lines(bytes).enumerate() {
+        let text = std::str::from_utf8(bytes)
+            .map_err(|e| LineError::NotUtf8 {
+                valid_up_to: e.valid_up_to(),
+            })
+            .and_then(|_| document_of(bytes, format, &mut scratch));
+        match text {
+            Err(error) => return Some(LinesFailure::Line { line, error }),
+            Ok(None) => {}
+            Ok(Some(text)) => {
+                // Only a failure is wanted: a fresh sink per document keeps no ids.
+                if let Err(message) = IdSink::with_capacity(0).encode(tokenizer, text, mode) {
+                    let failure = Failure::Batch(BatchError::ItemFailed {
+                        index: document,
+                        message,
+                    });
+                    return Some(LinesFailure::Document { line, failure });
+                }
+                document += 1;
+            }
         }
     }
-    Ok(())
+    None
 }
 
-/// The first line of `bytes` that gives no document, in order; `None` if every line does.
-#[cold]
-fn first_line_error(bytes: &[u8], format: &LineFormat) -> Option<(usize, LineError)> {
-    let (mut texts, mut scratch) = (Texts::default(), Vec::new());
-    lines(bytes).enumerate().find_map(|(index, line)| {
-        let checked = std::str::from_utf8(line).map_err(|e| LineError::NotUtf8 {
-            valid_up_to: e.valid_up_to(),
-        });
-        let result = checked.and_then(|_| push_document(line, format, &mut texts, &mut scratch));
-        texts = Texts::default();
-        result.err().map(|error| (index, error))
-    })
-}
-
-/// The line (0-based, every line counted) that holds document `document`.
-#[cold]
-fn line_of_document(bytes: &[u8], format: &LineFormat, document: usize) -> usize {
-    match format {
-        LineFormat::Text => document,
-        LineFormat::Jsonl { .. } => lines(bytes)
-            .enumerate()
-            .filter(|(_, line)| !is_blank(line))
-            .nth(document)
-            .map_or(document, |(index, _)| index),
-    }
-}
-
-/// Cutting the documents out of segments of whole lines, as scheduler work: item `k` is segment
-/// `k`, its cost its bytes.
-struct CutLines<'a> {
+/// Cutting the documents out of segments of whole lines and encoding them, as scheduler work:
+/// item `k` is segment `k`, its cost its bytes.
+struct LinesBatch<'a> {
     bytes: &'a [u8],
     format: &'a LineFormat,
     /// Where each segment ends in `bytes`; segment `k` starts where `k - 1` ends (0 for the
     /// first). Also the running totals of the costs.
     segment_ends: Vec<usize>,
+    tokenizer: &'a Tokenizer,
+    mode: &'a EncodeMode,
+    /// Ids each worker's buffer starts with room for.
+    sink_capacity: usize,
 }
 
-/// A worker's documents, and its scratch buffer for a record's text.
-struct CutSink {
-    texts: Texts,
+/// A worker's ids, its scratch buffer for a record's text, and the text bytes it encoded.
+struct LinesSink<'a> {
+    ids: IdSink<'a>,
     scratch: Vec<u8>,
+    text_bytes: usize,
 }
 
-impl Batch for CutLines<'_> {
-    type Sink = CutSink;
-    type Mark = usize;
+impl<'a> Batch for LinesBatch<'a> {
+    type Sink = LinesSink<'a>;
+    type Mark = (usize, usize);
 
     fn len(&self) -> usize {
         self.segment_ends.len()
@@ -294,18 +283,19 @@ impl Batch for CutLines<'_> {
         Some(&self.segment_ends)
     }
 
-    fn new_sink(&self) -> CutSink {
-        CutSink {
-            texts: Texts::default(),
+    fn new_sink(&self) -> LinesSink<'a> {
+        LinesSink {
+            ids: IdSink::with_capacity(self.sink_capacity),
             scratch: Vec::new(),
+            text_bytes: 0,
         }
     }
 
-    fn mark(&self, sink: &CutSink) -> usize {
-        sink.texts.len()
+    fn mark(&self, sink: &LinesSink<'a>) -> (usize, usize) {
+        sink.ids.mark()
     }
 
-    fn process(&self, index: usize, sink: &mut CutSink) -> Result<(), String> {
+    fn process(&self, index: usize, sink: &mut LinesSink<'a>) -> Result<(), String> {
         let segment = self.segment(index);
         // One check for the whole segment: a line break is ASCII, so every line of a UTF-8
         // segment is UTF-8 on its own. A failing segment is searched line by line afterwards.
@@ -313,14 +303,22 @@ impl Batch for CutLines<'_> {
             return Err("not UTF-8".to_owned());
         }
         for line in lines(segment) {
-            push_document(line, self.format, &mut sink.texts, &mut sink.scratch)
+            let document = document_of(line, self.format, &mut sink.scratch)
                 .map_err(|error| error.to_string())?;
+            if let Some(text) = document {
+                sink.ids.encode(self.tokenizer, text, self.mode)?;
+                sink.text_bytes += text.len();
+            }
         }
         Ok(())
     }
+
+    fn locks_taken(&self, sink: &LinesSink<'a>) -> Option<u64> {
+        sink.ids.locks()
+    }
 }
 
-impl CutLines<'_> {
+impl LinesBatch<'_> {
     fn segment(&self, index: usize) -> &[u8] {
         let start = if index == 0 {
             0
@@ -331,23 +329,10 @@ impl CutLines<'_> {
     }
 }
 
-impl CutSink {
-    fn len(&self) -> usize {
-        self.texts.len()
-    }
-
-    fn total_bytes(&self) -> usize {
-        self.texts.total_bytes()
-    }
-
-    fn get(&self, index: usize) -> &str {
-        self.texts.get(index)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::batch::{Texts, encode_all};
     use crate::engine::AllowedSpecial;
     use crate::scheduler::{Policy, SchedulerConfig};
 
@@ -359,22 +344,43 @@ mod tests {
 
     /// The documents of `bytes` cut in order on one thread, as the reference.
     fn documents_in_order(bytes: &[u8], format: &LineFormat) -> Vec<String> {
-        let mut texts = Texts::default();
         let mut scratch = Vec::new();
-        for line in lines(bytes) {
-            push_document(line, format, &mut texts, &mut scratch).unwrap();
-        }
-        (0..texts.len()).map(|i| texts.get(i).to_owned()).collect()
+        lines(bytes)
+            .filter_map(|line| {
+                document_of(line, format, &mut scratch)
+                    .unwrap()
+                    .map(str::to_owned)
+            })
+            .collect()
     }
 
+    fn o200k() -> &'static Tokenizer {
+        static TOKENIZER: std::sync::OnceLock<std::sync::Arc<Tokenizer>> =
+            std::sync::OnceLock::new();
+        TOKENIZER.get_or_init(|| Tokenizer::from_encoding("o200k_base").unwrap())
+    }
+
+    /// Encodes `bytes` on `threads`, checks the ids against `encode_all`'s over the reference
+    /// documents, and returns those documents.
     fn cut(bytes: &[u8], format: &LineFormat, threads: usize) -> Result<Vec<String>, LinesFailure> {
         let scheduler = Scheduler::new(SchedulerConfig {
             threads,
             ..SchedulerConfig::default()
         })
         .unwrap();
-        let texts = documents(&scheduler, bytes, format, &CancelToken::new())?;
-        Ok((0..texts.len()).map(|i| texts.get(i).to_owned()).collect())
+        let tokenizer = o200k();
+        let mode = tokenizer.encode_mode(None, &AllowedSpecial::None).unwrap();
+        let cancel = CancelToken::new();
+        let got = encode_lines(&scheduler, tokenizer, bytes, format, &mode, &cancel)?;
+        let documents = documents_in_order(bytes, format);
+        let mut texts = Texts::default();
+        documents.iter().for_each(|document| texts.push(document));
+        let expected = encode_all(&scheduler, tokenizer, &texts, &mode, &cancel).unwrap();
+        assert_eq!(got.encoded.offsets, expected.offsets);
+        assert_eq!(got.encoded.ids, expected.ids);
+        assert_eq!(got.text_bytes, texts.total_bytes());
+        assert_eq!(got.lines, lines(bytes).count());
+        Ok(documents)
     }
 
     #[test]
@@ -457,7 +463,7 @@ mod tests {
             (text.as_bytes(), LineFormat::Text),
             (records.as_bytes(), jsonl()),
         ] {
-            assert!(bytes.len() > 4 * SEGMENT_BYTES);
+            assert!(bytes.len() > 16 * SEGMENT_BYTES);
             let expected = documents_in_order(bytes, &format);
             for threads in [1, 2, 5] {
                 assert_eq!(cut(bytes, &format, threads).unwrap(), expected);
