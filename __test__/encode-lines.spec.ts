@@ -2,9 +2,13 @@
 // `encodeUtf8Batch`'s over the documents JS itself cuts out of the same lines (split at `\n`, a
 // `\r` before it dropped; for JSONL, `JSON.parse(line)[field]` of every line `trim` leaves
 // non-empty), and a line that gives no document is named by its index.
+import { createRequire } from 'node:module'
 import { describe, expect, it } from 'vitest'
 
 import { batchtok, corpus } from './helpers'
+
+const require = createRequire(import.meta.url)
+const stream = require('../stream/index.js') as typeof import('../stream/index')
 
 const { Tokenizer, Scheduler } = batchtok
 const o200k = Tokenizer.fromEncoding('o200k_base')
@@ -164,5 +168,27 @@ describe('arguments', () => {
   it('an aborted signal rejects with an AbortError', async () => {
     const error = await o200k.encodeLines(Buffer.from('a\n'), { format: 'lines' }, { signal: AbortSignal.abort() }).catch((e) => e)
     expect(error.name).toBe('AbortError')
+  })
+})
+
+describe('batchtok/stream', () => {
+  it('takes batches of lines, with an EOS id, and a failing batch rejects with its source', async () => {
+    const batches = [
+      { lines: Buffer.from('one\ntwo\n'), format: 'lines' as const, source: 'a' },
+      { lines: Buffer.from('{"text":"three"}\n\n'), format: 'jsonl' as const, field: 'text', source: 'b' },
+    ]
+    const out = []
+    for await (const batch of stream.encodeBatches(o200k, batches, { eosId: 199999 })) out.push(batch)
+    expect(out.map((b) => [b.documents, b.lines, b.bytes, b.source])).toEqual([
+      [2, 2, 6, 'a'],
+      [1, 2, 5, 'b'],
+    ])
+    expect(Array.from(out[1].ids)).toEqual([...o200k.encode('three'), 199999])
+    const failing = [{ lines: Buffer.from('{"text":1}\n'), format: 'jsonl' as const, field: 'text', source: { file: 'x' } }]
+    const error = await (async () => {
+      for await (const _ of stream.encodeBatches(o200k, failing)) void _
+    })().catch((e) => e)
+    expect(error.lineIndex).toBe(0)
+    expect(error.source).toEqual({ file: 'x' })
   })
 })

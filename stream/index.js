@@ -32,8 +32,9 @@ const DEFAULT_BATCH_DOCUMENTS = 1 << 16
  * @typedef {{ ids: Uint32Array, offsets: Uint32Array, documents: number, bytes: number, lines?: number }} TokenBatch
  */
 
-/** How many documents `batch` holds. */
+/** How many documents `batch` holds (`NaN` for a batch of lines: known once it is encoded). */
 function documentsIn(batch) {
+  if (batch.lines) return NaN
   return batch.texts ? batch.texts.length : batch.offsets.length - 1
 }
 
