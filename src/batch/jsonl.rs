@@ -13,8 +13,9 @@
 //! - nesting has no depth limit (skipping is iterative);
 //! - numbers are checked for their syntax only, so `1e400` is a number, as JSON.parse's Infinity.
 //!
-//! The record's bytes must be UTF-8 already (the caller checks whole segments at once), so only
-//! ASCII needs looking at here.
+//! The record comes as a `str` (the caller checks whole segments of lines at once), so only ASCII
+//! needs looking at here, and every slice copied out of it starts and ends at ASCII: the text
+//! comes out as a `String` with no second check.
 
 use std::fmt;
 
@@ -54,11 +55,11 @@ impl fmt::Display for RecordError {
     }
 }
 
-/// Appends to `out` the text of the string field `field` of the JSON record `line` (UTF-8), as
+/// Appends to `out` the text of the string field `field` of the JSON record `line`, as
 /// `JSON.parse(line)[field]` reads it. On an error `out` is left as it was.
-pub fn string_field(line: &[u8], field: &str, out: &mut Vec<u8>) -> Result<(), RecordError> {
+pub fn string_field(line: &str, field: &str, out: &mut String) -> Result<(), RecordError> {
     let start = out.len();
-    let result = Reader::new(line).record(field.as_bytes(), out, start);
+    let result = Reader::new(line).record(field, out, start);
     match result {
         Ok(Found::String) => Ok(()),
         Ok(found) => {
@@ -86,7 +87,7 @@ enum Found {
 /// The missing-field or not-a-string error, with the record's fields listed: read again, since
 /// only a failing record needs its keys.
 #[cold]
-fn field_error(line: &[u8], field: &str, found: Found) -> RecordError {
+fn field_error(line: &str, field: &str, found: Found) -> RecordError {
     let has = match found {
         Found::Nothing { top } if top != "object" => top.to_owned(),
         _ => Reader::new(line).keys().join(", "),
@@ -106,6 +107,7 @@ fn field_error(line: &[u8], field: &str, found: Found) -> RecordError {
 
 /// A cursor over one record.
 struct Reader<'a> {
+    text: &'a str,
     bytes: &'a [u8],
     at: usize,
     /// The open arrays (`[`) and objects (`{`) of the value being skipped.
@@ -113,9 +115,10 @@ struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
-    fn new(bytes: &'a [u8]) -> Self {
+    fn new(text: &'a str) -> Self {
         Reader {
-            bytes,
+            text,
+            bytes: text.as_bytes(),
             at: 0,
             open: Vec::new(),
         }
@@ -155,15 +158,15 @@ impl<'a> Reader<'a> {
     /// Reads the whole record; the field's last string value is left in `out` from `start`.
     fn record(
         &mut self,
-        field: &[u8],
-        out: &mut Vec<u8>,
+        field: &str,
+        out: &mut String,
         start: usize,
     ) -> Result<Found, RecordError> {
         self.skip_whitespace();
         let found = if self.peek() == Some(b'{') {
             self.at += 1;
             let mut found = Found::Nothing { top: "object" };
-            let mut key = Vec::new();
+            let mut key = String::new();
             self.skip_whitespace();
             if self.peek() == Some(b'}') {
                 self.at += 1;
@@ -333,7 +336,7 @@ impl<'a> Reader<'a> {
 
     /// The rest of a string whose opening quote is read: checked, and decoded into `out` where
     /// one is given.
-    fn string(&mut self, mut out: Option<&mut Vec<u8>>) -> Result<(), RecordError> {
+    fn string(&mut self, mut out: Option<&mut String>) -> Result<(), RecordError> {
         loop {
             let rest = &self.bytes[self.at..];
             let Some(stop) = memchr::memchr2(b'"', b'\\', rest) else {
@@ -346,7 +349,9 @@ impl<'a> Reader<'a> {
                 return self.expected("no control character in a string (write it escaped)");
             }
             if let Some(out) = out.as_deref_mut() {
-                out.extend_from_slice(run);
+                // From after a quote or an escape to before a quote or a backslash: ASCII at both
+                // ends, so character boundaries.
+                out.push_str(&self.text[self.at..self.at + stop]);
             }
             self.at += stop + 1;
             if rest[stop] == b'"' {
@@ -357,7 +362,7 @@ impl<'a> Reader<'a> {
     }
 
     /// One escape, its backslash read.
-    fn escape(&mut self, out: Option<&mut Vec<u8>>) -> Result<(), RecordError> {
+    fn escape(&mut self, out: Option<&mut String>) -> Result<(), RecordError> {
         let simple = match self.peek() {
             Some(b'"') => b'"',
             Some(b'\\') => b'\\',
@@ -382,8 +387,7 @@ impl<'a> Reader<'a> {
                     _ => unit,
                 };
                 if let Some(out) = out {
-                    let c = char::from_u32(code).unwrap_or(char::REPLACEMENT_CHARACTER);
-                    out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+                    out.push(char::from_u32(code).unwrap_or(char::REPLACEMENT_CHARACTER));
                 }
                 return Ok(());
             }
@@ -391,7 +395,7 @@ impl<'a> Reader<'a> {
         };
         self.at += 1;
         if let Some(out) = out {
-            out.push(simple);
+            out.push(char::from(simple));
         }
         Ok(())
     }
@@ -442,7 +446,7 @@ impl<'a> Reader<'a> {
             Some(b'{') => self.at += 1,
             _ => return Vec::new(),
         }
-        let mut key = Vec::new();
+        let mut key = String::new();
         loop {
             self.skip_whitespace();
             if self.peek() != Some(b'"') {
@@ -453,7 +457,7 @@ impl<'a> Reader<'a> {
             if self.string(Some(&mut key)).is_err() || self.eat(b':', "").is_err() {
                 break;
             }
-            let name = String::from_utf8_lossy(&key).into_owned();
+            let name = key.clone();
             match array_index(&name) {
                 Some(index) if !indices.contains(&index) => indices.push(index),
                 Some(_) => {}
@@ -497,15 +501,15 @@ mod tests {
     use super::*;
 
     fn field(line: &str, name: &str) -> Result<String, RecordError> {
-        let mut out = b"kept".to_vec();
-        let result = string_field(line.as_bytes(), name, &mut out);
+        let mut out = String::from("kept");
+        let result = string_field(line, name, &mut out);
         match result {
             Ok(()) => {
-                assert!(out.starts_with(b"kept"));
-                Ok(String::from_utf8(out[4..].to_vec()).unwrap())
+                assert!(out.starts_with("kept"));
+                Ok(out[4..].to_owned())
             }
             Err(error) => {
-                assert_eq!(out, b"kept", "an error leaves the output as it was");
+                assert_eq!(out, "kept", "an error leaves the output as it was");
                 Err(error)
             }
         }

@@ -149,8 +149,35 @@ fn line_count(bytes: &[u8]) -> usize {
         + usize::from(bytes.last().is_some_and(|&b| b != b'\n'))
 }
 
-/// The lines of `bytes`, each without its `\n` and a `\r` before it.
-fn lines(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
+/// The lines of `text`, each without its `\n` and a `\r` before it: the line ends found a word at
+/// a time over the whole text, not one search per line.
+fn lines(text: &str) -> impl Iterator<Item = &str> {
+    let mut ends = memchr::memchr_iter(b'\n', text.as_bytes());
+    let mut start = 0;
+    let mut done = text.is_empty();
+    std::iter::from_fn(move || {
+        if done {
+            return None;
+        }
+        // A line end is ASCII, so a character boundary.
+        let line = match ends.next() {
+            Some(end) => {
+                let line = &text[start..end];
+                start = end + 1;
+                done = start == text.len();
+                line
+            }
+            None => {
+                done = true;
+                &text[start..]
+            }
+        };
+        Some(line.strip_suffix('\r').unwrap_or(line))
+    })
+}
+
+/// [`lines`] over bytes that may not be UTF-8, for finding the line that is not.
+fn byte_lines(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
     let mut rest = bytes;
     std::iter::from_fn(move || {
         if rest.is_empty() {
@@ -168,46 +195,34 @@ fn lines(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
 /// Whether a JSON Lines line is blank: only characters JavaScript's `trim` removes (Unicode
 /// White_Space but U+0085, and U+FEFF).
 #[inline]
-fn is_blank(line: &[u8]) -> bool {
+fn is_blank(line: &str) -> bool {
     // Most lines start with `{`: one byte decides.
-    if !line
-        .iter()
-        .all(|&b| matches!(b, b' ' | b'\t' | 0x0b | 0x0c | b'\r') || b >= 0x80)
-    {
-        return false;
-    }
-    std::str::from_utf8(line).is_ok_and(|line| {
-        line.chars()
+    line.bytes()
+        .all(|b| matches!(b, b' ' | b'\t' | 0x0b | 0x0c | b'\r') || b >= 0x80)
+        && line
+            .chars()
             .all(|c| c == '\u{feff}' || (c.is_whitespace() && c != '\u{85}'))
-    })
 }
 
-/// The document of one line (UTF-8 already checked), or `None` for a blank JSON Lines line;
-/// `scratch` holds a record's decoded text.
+/// The document of one line, or `None` for a blank JSON Lines line; `scratch` holds a record's
+/// decoded text.
 #[inline]
 fn document_of<'l>(
-    line: &'l [u8],
+    line: &'l str,
     format: &LineFormat,
-    scratch: &'l mut Vec<u8>,
+    scratch: &'l mut String,
 ) -> Result<Option<&'l str>, LineError> {
-    let text = match format {
-        LineFormat::Text => line,
+    match format {
+        LineFormat::Text => Ok(Some(line)),
         LineFormat::Jsonl { field } => {
             if is_blank(line) {
                 return Ok(None);
             }
             scratch.clear();
             jsonl::string_field(line, field, scratch).map_err(LineError::Record)?;
-            scratch
+            Ok(Some(scratch))
         }
-    };
-    // A line of a UTF-8 segment is UTF-8, and decoding UTF-8 JSON writes UTF-8 (a lone surrogate
-    // as U+FFFD); checked all the same, as the engine takes a `str`.
-    std::str::from_utf8(text)
-        .map(Some)
-        .map_err(|e| LineError::NotUtf8 {
-            valid_up_to: e.valid_up_to(),
-        })
+    }
 }
 
 /// Why the batch failed, found line by line in order: the first line that gives no document, or
@@ -219,14 +234,14 @@ fn first_failure(
     tokenizer: &Tokenizer,
     mode: &EncodeMode,
 ) -> Option<LinesFailure> {
-    let mut scratch = Vec::new();
+    let mut scratch = String::new();
     let mut document = 0;
-    for (line, bytes) in lines(bytes).enumerate() {
+    for (line, bytes) in byte_lines(bytes).enumerate() {
         let text = std::str::from_utf8(bytes)
             .map_err(|e| LineError::NotUtf8 {
                 valid_up_to: e.valid_up_to(),
             })
-            .and_then(|_| document_of(bytes, format, &mut scratch));
+            .and_then(|line| document_of(line, format, &mut scratch));
         match text {
             Err(error) => return Some(LinesFailure::Line { line, error }),
             Ok(None) => {}
@@ -263,7 +278,7 @@ struct LinesBatch<'a> {
 /// A worker's ids, its scratch buffer for a record's text, and the text bytes it encoded.
 struct LinesSink<'a> {
     ids: IdSink<'a>,
-    scratch: Vec<u8>,
+    scratch: String,
     text_bytes: usize,
 }
 
@@ -286,7 +301,7 @@ impl<'a> Batch for LinesBatch<'a> {
     fn new_sink(&self) -> LinesSink<'a> {
         LinesSink {
             ids: IdSink::with_capacity(self.sink_capacity),
-            scratch: Vec::new(),
+            scratch: String::new(),
             text_bytes: 0,
         }
     }
@@ -296,12 +311,11 @@ impl<'a> Batch for LinesBatch<'a> {
     }
 
     fn process(&self, index: usize, sink: &mut LinesSink<'a>) -> Result<(), String> {
-        let segment = self.segment(index);
         // One check for the whole segment: a line break is ASCII, so every line of a UTF-8
         // segment is UTF-8 on its own. A failing segment is searched line by line afterwards.
-        if std::str::from_utf8(segment).is_err() {
+        let Ok(segment) = std::str::from_utf8(self.segment(index)) else {
             return Err("not UTF-8".to_owned());
-        }
+        };
         for line in lines(segment) {
             let document = document_of(line, self.format, &mut sink.scratch)
                 .map_err(|error| error.to_string())?;
@@ -344,8 +358,8 @@ mod tests {
 
     /// The documents of `bytes` cut in order on one thread, as the reference.
     fn documents_in_order(bytes: &[u8], format: &LineFormat) -> Vec<String> {
-        let mut scratch = Vec::new();
-        lines(bytes)
+        let mut scratch = String::new();
+        lines(std::str::from_utf8(bytes).unwrap())
             .filter_map(|line| {
                 document_of(line, format, &mut scratch)
                     .unwrap()
@@ -379,7 +393,7 @@ mod tests {
         assert_eq!(got.encoded.offsets, expected.offsets);
         assert_eq!(got.encoded.ids, expected.ids);
         assert_eq!(got.text_bytes, texts.total_bytes());
-        assert_eq!(got.lines, lines(bytes).count());
+        assert_eq!(got.lines, byte_lines(bytes).count());
         Ok(documents)
     }
 
@@ -402,7 +416,9 @@ mod tests {
             (b"a\r\n", 1),
         ] {
             assert_eq!(line_count(bytes), count, "{bytes:?}");
-            assert_eq!(lines(bytes).count(), count, "{bytes:?}");
+            assert_eq!(byte_lines(bytes).count(), count, "{bytes:?}");
+            let text = std::str::from_utf8(bytes).unwrap();
+            assert!(lines(text).eq(byte_lines(bytes).map(|l| std::str::from_utf8(l).unwrap())));
         }
     }
 
@@ -419,6 +435,28 @@ mod tests {
                 error: LineError::Record(RecordError::Malformed { .. })
             }
         ));
+    }
+
+    #[test]
+    fn lines_agree_with_a_plain_split() {
+        let mut rng = fastrand::Rng::with_seed(0x5917);
+        let pieces = ["a", "\n", "\r", "\r\n", "é", " "];
+        for _ in 0..2000 {
+            let text: String = (0..rng.usize(0..20))
+                .map(|_| pieces[rng.usize(0..pieces.len())])
+                .collect();
+            let mut expected: Vec<&str> = text.split('\n').collect();
+            if expected.last() == Some(&"") {
+                expected.pop();
+            }
+            let expected: Vec<&str> = expected
+                .iter()
+                .map(|line| line.strip_suffix('\r').unwrap_or(line))
+                .collect();
+            assert_eq!(lines(&text).collect::<Vec<_>>(), expected, "{text:?}");
+            assert_eq!(byte_lines(text.as_bytes()).count(), expected.len());
+            assert_eq!(line_count(text.as_bytes()), expected.len());
+        }
     }
 
     #[test]
