@@ -207,12 +207,14 @@ async function runEncode(patterns, options) {
       progress.update(state)
       if (resumable && Date.now() - lastCheckpoint >= intervalMs) saveCheckpoint()
     }
+    await writer.settle()
     try {
       writer.finish()
     } catch (error) {
       throw writeError(error)
     }
   } finally {
+    await writer.settle()
     writer.close()
     progress.stop()
   }
