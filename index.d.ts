@@ -183,6 +183,22 @@ export declare class Tokenizer {
   /** `decodeBatch` on the calling thread. */
   decodeBatchSync(lists: ReadonlyArray<Uint32Array | readonly number[]>, options?: DecodeOptions): Array<string>
   /**
+   * Encodes the documents of `bytes`, whole lines as a file holds them (the last may lack its
+   * `
+  `; a `\r` before a `
+  ` is not part of the line): with `{ format: 'lines' }` each line
+   * is a document; with `{ format: 'jsonl', field }` each non-blank line is a JSON record whose
+   * string field `field` is the document, read as `JSON.parse` reads it. The lines are cut,
+   * checked and read on the scheduler's threads, not the calling one; the bytes are copied
+   * once. The ids equal `encodeUtf8Batch`'s over the same documents.
+   *
+   * A line that is not UTF-8, not JSON, or has no string `field` rejects with an `Error` whose
+   * `lineIndex` is the line's index in `bytes` (0-based, every line counted), `code` is
+   * `'ERR_NOT_UTF8'`, `'ERR_MALFORMED_JSON'`, `'ERR_MISSING_FIELD'` or `'ERR_FIELD_NOT_STRING'`
+   * and `reason` says what is wrong; the first such line in order is named.
+   */
+  encodeLines(bytes: Uint8Array, format: LinesFormat, options?: BatchOptions): Promise<LinesEncoding>
+  /**
    * A model folder (its `tokenizer.json`, with `tokenizer_config.json`,
    * `special_tokens_map.json` and `chat_template.jinja` where present), a `tokenizer.json`, or a
    * Hub id (`'org/name'`) found in the local Hugging Face cache (`options.cacheDir`, else
@@ -450,6 +466,32 @@ export declare function encodingForModel(model: string): string
 
 /** The names `Tokenizer.fromEncoding` takes: every embedded encoding and its aliases. */
 export declare function encodings(): Array<string>
+
+/**
+ * The ids of the documents of `encodeLines`: document `i`'s ids are
+ * `ids.subarray(offsets[i], offsets[i + 1])`.
+ */
+export interface LinesEncoding {
+  /** Every document's ids, back to back. */
+  ids: Uint32Array
+  /** One boundary per document, and one more: `documents + 1`. */
+  offsets: Uint32Array
+  /** The documents' text in UTF-8 bytes, line ends and JSON left out. */
+  textBytes: number
+  /** The lines `bytes` held, blank ones included: where the next batch of a file starts. */
+  lines: number
+}
+
+/** How `encodeLines`'s bytes hold the documents. */
+export interface LinesFormat {
+  /**
+   * `'lines'`: each line is a document (a blank line is an empty one). `'jsonl'`: each line is
+   * a JSON record whose string field `field` is the document; blank lines are skipped.
+   */
+  format: 'lines' | 'jsonl'
+  /** The text field of a `'jsonl'` record. */
+  field?: string
+}
 
 /** The allocator's memory figures (mimalloc), or the operating system's (system allocator). */
 export declare function memoryStats(): MemoryStats

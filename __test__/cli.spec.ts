@@ -231,6 +231,25 @@ describe('bad input: a message naming the file and line, non-zero exit, no outpu
     expect(existsSync(join(work, 'out/bad.bin'))).toBe(false)
   })
 
+  it('a bad line deep in a file read in many batches, and in a shard, is named by its line', () => {
+    // Small batches: the line number is counted across batches the addon cut.
+    const records = Array.from({ length: 6000 }, (_, i) => (i % 5 === 4 ? '' : JSON.stringify({ id: i, text: `document ${i}` })))
+    records[4321] = '{"id": 4321, "text": oops}'
+    writeFileSync(join(work, 'deep.jsonl'), records.join('\r\n') + '\r\n')
+    const whole = cli(work, ['encode', 'deep.jsonl', '--field', 'text', '--batch-mib', '0.01', '--encoding', 'o200k_base', '-o', 'out/deep'])
+    expect(whole.status).toBe(1)
+    expect(whole.stderr).toMatch(/deep\.jsonl:4322: malformed JSON .*; fix or remove the line/)
+    // The second of two shards counts its lines from the first line that starts in its range.
+    const bytes = readFileSync(join(work, 'deep.jsonl'))
+    const rangeStart = Math.floor(bytes.length / 2)
+    const firstLineAt = bytes.indexOf(10, rangeStart - 1) + 1
+    const badAt = bytes.indexOf('{"id": 4321')
+    const line = bytes.subarray(firstLineAt, badAt).toString().split('\n').length
+    const shard = cli(work, ['encode', 'deep.jsonl', '--field', 'text', '--batch-mib', '0.01', '--shard', '1/2', '--encoding', 'o200k_base', '-o', 'out/deep1'])
+    expect(shard.status).toBe(1)
+    expect(shard.stderr).toMatch(new RegExp(`deep\\.jsonl: line ${line} after byte ${rangeStart}: malformed JSON`))
+  })
+
   it('invalid UTF-8 names the line', () => {
     writeFileSync(join(work, 'latin1.txt'), Buffer.concat([Buffer.from('fine\nalso fine\n'), Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a])]))
     const run = cli(work, ['encode', 'latin1.txt', '--encoding', 'o200k_base', '-o', 'out/latin1'])

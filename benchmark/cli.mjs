@@ -1,15 +1,18 @@
 // End-to-end `batchtok encode` against `encodeUtf8Batch` on the same bytes held in memory.
 //
-//   node benchmark/cli.mjs [--mib 300] [--rounds 3] [--threads 2] [--out benchmark/results/cli.md]
+//   node benchmark/cli.mjs [--mib 300] [--rounds 5] [--threads 2] [--baseline-cli DIR/cli/batchtok.js]
+//                          [--out benchmark/results/cli.md]
 //
-// Inputs are built in a temporary folder (never committed) from big.txt (scripts/corpus.js),
-// repeated to size: `lines.txt`, one document per line of big.txt (short documents, ~50 bytes:
-// the most per-document work), and `docs.jsonl`, big.txt's ~6.5 KB documents as JSONL records.
-// Each round runs, in rotated order, the CLI as a child process (o200k_base, Megatron output,
-// the given threads) and, in this process, encodeUtf8Batch over the documents' bytes in one call
-// on a warm engine with the same threads. Before timing, the CLI's ids are checked equal to the
-// in-memory ids. Reported: median seconds and MiB/s of input, the CLI's ratio to in-memory (end
-// to end, and from its first batch on), and the CLI's peak RSS.
+// Inputs are built in a temporary folder (never committed) from the four corpora of
+// scripts/corpus.js (prose, code, multilingual, chat), their items taken in turn so that the
+// kinds mix, repeated to size: `lines.txt`, every line of every item a document (text input), and
+// `docs.jsonl`, every item one record `{"id", "text", "corpus"}` (JSONL input, `--field text`).
+// Each round runs, in a shuffled order, the CLI as a child process (o200k_base, Megatron output,
+// the given threads), a baseline CLI where one is given (another checkout's cli/, e.g. main's, to
+// compare builds side by side), and, in this process, encodeUtf8Batch over the documents' bytes
+// in one call on a warm engine with the same threads. Before timing, each CLI's ids are checked
+// equal to the in-memory ids. Reported: median seconds and MiB/s of input, each CLI's ratio to
+// in-memory (end to end, and from its first batch on), its start, and its peak RSS.
 
 import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
@@ -19,13 +22,13 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 import { describeMachine } from './machine.mjs'
-import { median, MiB } from './stats.mjs'
+import { median, MiB, shuffledOrders } from './stats.mjs'
 
 const require = createRequire(import.meta.url)
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..')
 const CLI = path.join(ROOT, 'cli', 'batchtok.js')
 const { Tokenizer, Scheduler } = require('../index.js')
-const corpus = require('../scripts/corpus.js')
+const { CORPUS_NAMES, corpus } = require('../scripts/corpus.js')
 
 const args = process.argv.slice(2)
 const option = (name, fallback) => {
@@ -33,9 +36,21 @@ const option = (name, fallback) => {
   return at === -1 ? fallback : args[at + 1]
 }
 const targetMiB = Number(option('mib', 300))
-const rounds = Number(option('rounds', 3))
+const rounds = Number(option('rounds', 5))
 const threads = Number(option('threads', 2))
+const baselineCli = option('baseline-cli', null)
 const outFile = option('out', null)
+
+/** The corpora's items, taken in turn (one of each corpus, then the next of each…). */
+function mixedItems() {
+  const lists = CORPUS_NAMES.map((name) => ({ name, items: corpus(name) }))
+  const longest = Math.max(...lists.map((list) => list.items.length))
+  const mixed = []
+  for (let i = 0; i < longest; i++) {
+    for (const { name, items } of lists) if (i < items.length) mixed.push({ corpus: name, id: `${name}-${i}`, text: items[i] })
+  }
+  return mixed
+}
 
 /** Writes `piece` repeated until the file reaches `bytes`; returns the file's size. */
 function writeRepeated(file, piece, bytes) {
@@ -46,109 +61,117 @@ function writeRepeated(file, piece, bytes) {
   return size
 }
 
-/** The documents of each input as one buffer of UTF-8 and its offsets, as the CLI reads them. */
+/** The documents of each input, as the CLI reads them (its own code left out), as one buffer of
+ * UTF-8 and its offsets. */
 function inMemoryDocuments(kind, file) {
-  const bytes = fs.readFileSync(file)
-  if (kind === 'lines') {
-    // The CLI drops each line's newline; so do these offsets' texts, by moving bytes down.
-    const text = bytes.toString('utf8').split('\n')
-    if (text.at(-1) === '') text.pop()
-    return utf8Of(text)
-  }
-  const texts = bytes
-    .toString('utf8')
-    .split('\n')
-    .filter((line) => line !== '')
-    .map((line) => JSON.parse(line).text)
-  return utf8Of(texts)
-}
-
-function utf8Of(texts) {
+  const lines = fs.readFileSync(file, 'utf8').split('\n')
+  if (lines.at(-1) === '') lines.pop()
+  const texts =
+    kind === 'lines'
+      ? lines.map((line) => (line.endsWith('\r') ? line.slice(0, -1) : line))
+      : lines.filter((line) => line.trim() !== '').map((line) => JSON.parse(line).text)
   const buffers = texts.map((text) => Buffer.from(text))
   const offsets = new Uint32Array(buffers.length + 1)
   buffers.forEach((buffer, i) => (offsets[i + 1] = offsets[i] + buffer.length))
   return { bytes: Buffer.concat(buffers), offsets }
 }
 
-/** Runs the CLI once; returns its summary. */
-function runCli(work, file, extra = []) {
+/** Runs the CLI at `cliPath` once; returns its summary. */
+function runCli(cliPath, work, input, extra = []) {
   const result = spawnSync(
     process.execPath,
-    [CLI, 'encode', file, '--encoding', 'o200k_base', '--threads', String(threads), '-o', path.join(work, 'out'), '--force', '-q', '--summary', ...extra],
+    [cliPath, 'encode', input.file, ...input.args, '--encoding', 'o200k_base', '--threads', String(threads), '-o', path.join(work, 'out'), '--force', '-q', '--summary', ...extra],
     { encoding: 'utf8', maxBuffer: 1 << 20 },
   )
-  if (result.status !== 0) throw new Error(`the CLI failed: ${result.stderr}`)
+  if (result.status !== 0) throw new Error(`${cliPath} failed: ${result.stderr}`)
   return JSON.parse(result.stdout.trim())
 }
 
+/** Whether two Uint32Arrays hold the same ids. */
+function sameIds(a, b) {
+  return a.length === b.length && Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength))
+}
+
+const clis = [{ key: 'cli', name: 'CLI', path: CLI }]
+if (baselineCli) clis.push({ key: 'baseline', name: 'baseline CLI', path: path.resolve(baselineCli) })
+
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'batchtok-bench-cli-'))
 try {
-  const big = corpus.bigTxt ? corpus.bigTxt() : fs.readFileSync(path.join(ROOT, '.cache/corpus/big.txt'), 'utf8')
-  const jsonl = corpus.bigDocuments().map((text) => JSON.stringify({ text })).join('\n') + '\n'
+  const items = mixedItems()
+  const textPiece = items.map((item) => item.text.replace(/\n$/, '')).join('\n') + '\n'
+  const jsonlPiece = items.map((item) => JSON.stringify({ id: item.id, text: item.text, corpus: item.corpus })).join('\n') + '\n'
   const inputs = [
-    { kind: 'lines', name: 'big.txt lines (~50 B documents), text', file: path.join(work, 'lines.txt'), piece: big.endsWith('\n') ? big : `${big}\n` },
-    { kind: 'jsonl', name: 'big.txt ~6.5 KB documents, JSONL', file: path.join(work, 'docs.jsonl'), piece: jsonl },
+    { kind: 'lines', name: 'text, a document per line', file: path.join(work, 'lines.txt'), piece: textPiece, args: [] },
+    { kind: 'jsonl', name: 'JSONL, a document per record', file: path.join(work, 'docs.jsonl'), piece: jsonlPiece, args: ['--field', 'text'] },
   ]
   const tokenizer = Tokenizer.fromEncoding('o200k_base')
+  await tokenizer.whenReady()
   const scheduler = new Scheduler({ threads })
   const rows = []
   for (const input of inputs) {
     const size = writeRepeated(input.file, input.piece, targetMiB * MiB)
     const memory = inMemoryDocuments(input.kind, input.file)
-    // Warm the engine, and check the CLI's ids against the in-memory ids before timing.
+    const documents = memory.offsets.length - 1
+    // Warm the engine, and check each CLI's ids against the in-memory ids before timing.
     const reference = await tokenizer.encodeUtf8Batch(memory.bytes, memory.offsets, { scheduler })
-    runCli(work, input.file, ['--output-format', 'flat'])
-    const flat = fs.readFileSync(path.join(work, 'out.bin'))
-    const cliIds = new Uint32Array(flat.buffer, flat.byteOffset, flat.length / 4)
-    if (cliIds.length !== reference.ids.length || !Buffer.from(cliIds.buffer, cliIds.byteOffset, cliIds.byteLength).equals(Buffer.from(reference.ids.buffer, reference.ids.byteOffset, reference.ids.byteLength))) {
-      throw new Error(`${input.name}: the CLI's ids differ from encodeUtf8Batch's`)
+    for (const cli of clis) {
+      runCli(cli.path, work, input, ['--output-format', 'flat'])
+      const flat = fs.readFileSync(path.join(work, 'out.bin'))
+      if (!sameIds(new Uint32Array(flat.buffer, flat.byteOffset, flat.length / 4), reference.ids)) {
+        throw new Error(`${input.name}: ${cli.name}'s ids differ from encodeUtf8Batch's`)
+      }
     }
-    const samples = { cli: [], cliEncoding: [], memory: [], rss: [] }
+    const contenders = [...clis.map((cli) => cli.key), 'memory']
+    const samples = Object.fromEntries(contenders.map((key) => [key, { seconds: [], fromFirstBatch: [], startup: [], rss: [] }]))
+    const nextOrder = shuffledOrders(contenders.length, 20)
     for (let round = 0; round < rounds; round++) {
-      const order = round % 2 === 0 ? ['cli', 'memory'] : ['memory', 'cli']
-      for (const contender of order) {
-        if (contender === 'cli') {
-          const summary = runCli(work, input.file)
-          samples.cli.push(summary.seconds)
-          samples.cliEncoding.push(summary.seconds - summary.startupSeconds)
-          samples.rss.push(summary.peakRssMiB)
-        } else {
+      for (const index of nextOrder()) {
+        const key = contenders[index]
+        if (key === 'memory') {
           const started = performance.now()
           await tokenizer.encodeUtf8Batch(memory.bytes, memory.offsets, { scheduler })
-          samples.memory.push((performance.now() - started) / 1000)
+          samples.memory.seconds.push((performance.now() - started) / 1000)
+        } else {
+          const summary = runCli(clis.find((cli) => cli.key === key).path, work, input)
+          samples[key].seconds.push(summary.seconds)
+          samples[key].fromFirstBatch.push(summary.seconds - summary.startupSeconds)
+          samples[key].startup.push(summary.startupSeconds)
+          samples[key].rss.push(summary.peakRssMiB)
         }
       }
     }
-    const mib = size / MiB
-    const cli = median(samples.cli)
-    const cliEncoding = median(samples.cliEncoding)
-    const memorySeconds = median(samples.memory)
-    rows.push({
-      name: input.name,
-      mib,
-      cli,
-      cliEncoding,
-      memory: memorySeconds,
-      ratio: memorySeconds / cli,
-      ratioEncoding: memorySeconds / cliEncoding,
-      rss: Math.max(...samples.rss),
-    })
+    const memorySeconds = median(samples.memory.seconds)
+    for (const cli of clis) {
+      const s = samples[cli.key]
+      rows.push({
+        input: input.name,
+        cli: cli.name,
+        mib: size / MiB,
+        documents,
+        seconds: median(s.seconds),
+        fromFirstBatch: median(s.fromFirstBatch),
+        startup: median(s.startup),
+        memory: memorySeconds,
+        rss: Math.max(...s.rss),
+      })
+    }
   }
   const machine = describeMachine()
+  const command = `node benchmark/cli.mjs --mib ${targetMiB} --rounds ${rounds} --threads ${threads}${baselineCli ? ' --baseline-cli BASE/cli/batchtok.js' : ''}`
   const lines = [
     '# `batchtok encode` end to end vs `encodeUtf8Batch` in memory',
     '',
-    `Command: \`node benchmark/cli.mjs --mib ${targetMiB} --rounds ${rounds} --threads ${threads}\``,
+    `Command: \`${command}\``,
     '',
-    `Machine: ${machine.cpu}, nproc ${machine.nproc}, ${machine.memoryGiB} GiB, ${machine.os}, Node ${machine.node}. The machine is shared: medians of ${rounds} rotated rounds.`,
+    `Machine: ${machine.cpu}, nproc ${machine.nproc}, ${machine.memoryGiB} GiB, ${machine.os}, Node ${machine.node}. Medians of ${rounds} rounds in shuffled order.`,
     '',
-    `o200k_base, ${threads} threads. CLI: a child process from start to exit (reading, batching, encoding, writing the Megatron .bin/.idx, fsync), and from its first batch on (after loading and waiting for the full engine). In memory: one \`encodeUtf8Batch\` call over the same documents' bytes on a warm engine. The CLI's ids are checked equal to the in-memory ids first.`,
+    `o200k_base, ${threads} threads. Input: the four corpora (prose, code, multilingual, chat; scripts/corpus.js), their items in turn, repeated to size; text has every line of every item as a document, JSONL every item as a record \`{"id", "text", "corpus"}\`. CLI: a child process from start to exit (loading, waiting for the full engine, reading, encoding, writing the Megatron .bin/.idx, fsync), and from its first batch on. In memory: one \`encodeUtf8Batch\` call over the same documents' bytes on a warm engine. Each CLI's ids are checked equal to the in-memory ids first.`,
     '',
-    '| input | MiB | CLI s | CLI MiB/s | CLI from first batch s | in memory s | in memory MiB/s | CLI / in memory | from first batch / in memory | CLI peak RSS MiB |',
-    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    '| input | MiB | documents | run | s | MiB/s | start s | from first batch s | in memory s | in memory MiB/s | run / in memory | from first batch / in memory | peak RSS MiB |',
+    '| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...rows.map(
       (r) =>
-        `| ${r.name} | ${r.mib.toFixed(0)} | ${r.cli.toFixed(2)} | ${(r.mib / r.cli).toFixed(1)} | ${r.cliEncoding.toFixed(2)} | ${r.memory.toFixed(2)} | ${(r.mib / r.memory).toFixed(1)} | ${r.ratio.toFixed(2)}x | ${r.ratioEncoding.toFixed(2)}x | ${r.rss} |`,
+        `| ${r.input} | ${r.mib.toFixed(0)} | ${r.documents} | ${r.cli} | ${r.seconds.toFixed(2)} | ${(r.mib / r.seconds).toFixed(1)} | ${r.startup.toFixed(2)} | ${r.fromFirstBatch.toFixed(2)} | ${r.memory.toFixed(2)} | ${(r.mib / r.memory).toFixed(1)} | ${(r.memory / r.seconds).toFixed(2)}x | ${(r.memory / r.fromFirstBatch).toFixed(2)}x | ${r.rss} |`,
     ),
     '',
   ]

@@ -12,6 +12,7 @@ const { OutputWriter } = require('./output')
 const { fingerprint, readCheckpoint, writeCheckpoint } = require('./checkpoint')
 const { createProgress } = require('./progress')
 const { UsageError } = require('./errors')
+const { lineError, skipLines } = require('./readers')
 
 /**
  * Input size from which a run waits for the tokenizer's fastest engine (`whenReady()`: an OpenAI
@@ -29,28 +30,51 @@ const CLI_BATCH_BYTES = 1 << 20
 const OUTPUT_FORMATS = ['megatron', 'flat']
 
 /**
- * Drops the first `count` documents of `batches` (those a resumed run has already written).
+ * Drops the first `count` documents of `batches` (those a resumed run has already written). A
+ * batch of lines is counted here, in JS, only while documents are left to drop.
  * @param {AsyncIterable<object>} batches
  * @param {number} count
  */
 async function* skipDocuments(batches, count) {
   let left = count
   for await (const batch of batches) {
+    if (left === 0) {
+      yield batch
+      continue
+    }
+    if (batch.lines) {
+      const skipped = skipLines(batch, left)
+      left -= skipped.documents
+      if (skipped.end === batch.lines.length) {
+        batch.source.settle(skipped.lines)
+        continue
+      }
+      batch.source.skipped = skipped.lines
+      yield { ...batch, lines: batch.lines.subarray(skipped.end) }
+      continue
+    }
     const documents = batch.texts ? batch.texts.length : batch.offsets.length - 1
     if (left >= documents) {
       left -= documents
       continue
     }
-    if (left > 0) {
-      const source = { ...batch.source, firstLine: batch.source.firstLine + left }
-      batch = batch.texts
-        ? { texts: batch.texts.slice(left), source }
-        : { bytes: batch.bytes, offsets: batch.offsets.slice(left), source }
-      left = 0
-    }
-    yield batch
+    const source = { ...batch.source, firstLine: batch.source.firstLine + left }
+    yield batch.texts
+      ? { texts: batch.texts.slice(left), source }
+      : { bytes: batch.bytes, offsets: batch.offsets.slice(left), source }
+    left = 0
   }
   if (left > 0) throw new UsageError(`the checkpoint counts more documents than the input holds; delete the checkpoint to start over`)
+}
+
+/** Passes `batches` on, rewriting an error that names a line of a batch into one naming its file
+ * and line. */
+async function* mapLineErrors(batches) {
+  try {
+    yield* batches
+  } catch (error) {
+    throw lineError(error, error?.source) ?? error
+  }
 }
 
 /** Rewrites a file-system error on `file` into a message that says what to do. */
@@ -168,7 +192,10 @@ async function runEncode(patterns, options) {
       planBatches(parts, { docPerFile: options.docPerFile, field: options.field, batchBytes, progress: state }),
       state.documents,
     )
-    for await (const batch of encodeBatches(loaded.tokenizer, batches, { scheduler, eosId, batchBytes })) {
+    const encoded = encodeBatches(loaded.tokenizer, batches, { scheduler, eosId, batchBytes })
+    for await (const batch of mapLineErrors(encoded)) {
+      // The next batch's first line is this one's first plus its lines.
+      if (batch.lines !== undefined) batch.source.settle(batch.lines)
       try {
         await writer.write(batch)
       } catch (error) {
@@ -180,12 +207,14 @@ async function runEncode(patterns, options) {
       progress.update(state)
       if (resumable && Date.now() - lastCheckpoint >= intervalMs) saveCheckpoint()
     }
+    await writer.settle()
     try {
       writer.finish()
     } catch (error) {
       throw writeError(error)
     }
   } finally {
+    await writer.settle()
     writer.close()
     progress.stop()
   }

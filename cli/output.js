@@ -7,6 +7,13 @@ const fs = require('node:fs')
 const path = require('node:path')
 const { megatronDtype, writeIndex } = require('./megatron')
 
+/**
+ * Bytes written to a file between two data syncs started in the background: the data is made
+ * durable as it goes, on a libuv thread while the encoding runs, so the sync at the end of a run
+ * (or at a checkpoint) has little left to write instead of the whole output.
+ */
+const SYNC_EVERY_BYTES = 64 << 20
+
 /** The files and element type of each output format, for `prefix`. */
 function outputLayout(format, prefix, vocabSize) {
   if (format === 'megatron') {
@@ -39,6 +46,9 @@ class OutputWriter {
     if (format === 'megatron') this.partials.lengths = `${prefix}.lengths.partial`
     this.fds = {}
     this.sizes = {}
+    this.unsynced = 0
+    /** The background data sync running, if one is. */
+    this.syncing = null
   }
 
   /** Opens the partial files: empty, or cut back to `sizes` (a checkpoint's) to resume. */
@@ -96,6 +106,20 @@ class OutputWriter {
       written += bytesWritten
     }
     this.sizes[key] += buffer.length
+    this.unsynced += buffer.length
+    if (this.unsynced >= SYNC_EVERY_BYTES && this.syncing === null) {
+      this.unsynced = 0
+      const fd = this.fds[key]
+      // An error here is met again, and reported, by the sync that counts (`sync`).
+      this.syncing = new Promise((resolve) => fs.fdatasync(fd, () => resolve())).then(() => {
+        this.syncing = null
+      })
+    }
+  }
+
+  /** Waits for a background data sync to end (before the files are closed). */
+  async settle() {
+    if (this.syncing) await this.syncing
   }
 
   /** Makes what was written durable (before a checkpoint names it). */

@@ -1,7 +1,9 @@
 'use strict'
 // Reading inputs into document batches (see batchtok/stream's DocumentBatch). Text and JSONL are
-// read as bytes and cut at line ends; a batch's bytes go to encodeUtf8Batch without a JS string
-// per line. Each batch carries a `source` ({ file, firstLine, rangeStart }) for error messages.
+// read as bytes and handed over as batches of whole lines: the addon cuts the lines, reads the
+// JSONL field and checks the UTF-8 on the scheduler's threads (`encodeLines`), so the event loop
+// only reads and finds a batch's last line end. Each batch carries a `source` ({ file,
+// firstLine, rangeStart }) for error messages.
 
 const fs = require('node:fs')
 const zlib = require('node:zlib')
@@ -12,7 +14,6 @@ const { InputError, placeOf } = require('./errors')
 /** Read size: large reads keep the event loop's share of the work small. */
 const READ_CHUNK_BYTES = 1 << 20
 const NEWLINE = 10
-const CARRIAGE_RETURN = 13
 
 /**
  * A zstd decompressor as a Node Transform: Node's own where it has one (22.15 / 23.8 on), else
@@ -80,50 +81,56 @@ function readError(input, error) {
   return new InputError(`${input.path}: ${what}; ${hint}`)
 }
 
-/** Lines up to this long are moved down byte by byte in JS; longer ones by `copyWithin`, whose
- * call costs more than moving a short line. */
-const SHORT_LINE_BYTES = 64
-
 /**
- * Cuts `buffer` (whole lines, the last one possibly without its newline) into lines in place: each
- * line's bytes are moved down over the line ends before it, without its `\n` or `\r\n`. One pass:
- * documents of a few dozen bytes are common, and each native call per line costs about as much as
- * moving the line.
- * @returns {{ bytes: Buffer, offsets: Uint32Array }}
+ * Where a batch of lines starts, for messages. Its first line number is known only once the
+ * lines of the batches before it are counted, which the addon does as it encodes them
+ * (`encodeLines`'s `lines`): `settle(lines)` records this batch's count, in batch order, and a
+ * settled batch lets go of the one before it.
  */
-function compactLines(buffer) {
-  // A typed array goes to the addon in one piece; a JS array would be read element by element.
-  let offsets = new Uint32Array(Math.max(16, buffer.length >>> 5))
-  let lines = 0
-  let write = 0
-  let read = 0
-  while (read < buffer.length) {
-    const newline = buffer.indexOf(NEWLINE, read)
-    const next = newline === -1 ? buffer.length : newline + 1
-    let end = newline === -1 ? buffer.length : newline
-    if (end > read && buffer[end - 1] === CARRIAGE_RETURN) end--
-    if (write === read) write = end
-    else if (end - read <= SHORT_LINE_BYTES) {
-      for (let at = read; at < end; at++) buffer[write++] = buffer[at]
-    } else {
-      buffer.copyWithin(write, read, end)
-      write += end - read
-    }
-    if (++lines === offsets.length) {
-      const grown = new Uint32Array(offsets.length * 2)
-      grown.set(offsets)
-      offsets = grown
-    }
-    offsets[lines] = write
-    read = next
+class LineSource {
+  /**
+   * @param {string} file
+   * @param {number} rangeStart the raw byte where the part starts (a shard's range)
+   * @param {LineSource | null} previous the batch before this one in the same part
+   * @param {number} [start] the number of the batch's first line, where it is known
+   */
+  constructor(file, rangeStart, previous, start) {
+    this.file = file
+    this.rangeStart = rangeStart
+    this.previous = previous
+    this.knownStart = start
+    /** Lines at the batch's start that a resumed run does not hand over (`skipDocuments`). */
+    this.skipped = 0
+    /** The batch's lines, once settled. */
+    this.lines = undefined
   }
-  return { bytes: buffer.subarray(0, write), offsets: offsets.slice(0, lines + 1) }
+
+  /** The number of the batch's first line as read (counted from the part's start). */
+  get start() {
+    if (this.knownStart === undefined) {
+      this.knownStart = this.previous.start + this.previous.lines
+      this.previous = null
+    }
+    return this.knownStart
+  }
+
+  /** The number of the first line handed over, which `placeOf` counts from. */
+  get firstLine() {
+    return this.start + this.skipped
+  }
+
+  /** Records that the lines handed over were `lines` lines. */
+  settle(lines) {
+    this.lines = this.skipped + lines
+    void this.start
+  }
 }
 
 /**
  * The lines of `input` whose first byte lies in `[start, end)` (raw byte positions; a range other
- * than the whole file only for uncompressed files), in batches of about `batchBytes`.
- * @returns {AsyncGenerator<{ bytes: Buffer, offsets: Uint32Array, source: object }>}
+ * than the whole file only for uncompressed files), in batches of whole lines of about
+ * `batchBytes`, as read: the addon cuts them (`encodeLines`), on the scheduler's threads.
+ * @returns {AsyncGenerator<{ lines: Buffer, source: LineSource }>}
  */
 async function* lineBatches(input, { start = 0, end = Infinity, batchBytes, progress }) {
   // From `start - 1`, so that a line starting exactly at `start` is seen to start there.
@@ -133,16 +140,14 @@ async function* lineBatches(input, { start = 0, end = Infinity, batchBytes, prog
   let carry = null
   let pieces = []
   let pieceBytes = 0
-  let firstLine = 1
+  let source = null
   let done = false
-  const emit = (final) => {
-    const buffer = pieces.length === 1 ? pieces[0] : Buffer.concat(pieces, pieceBytes)
+  const emit = () => {
+    const lines = pieces.length === 1 ? pieces[0] : Buffer.concat(pieces, pieceBytes)
     pieces = []
     pieceBytes = 0
-    const { bytes, offsets } = compactLines(buffer)
-    const source = { file: input.path, firstLine, rangeStart: start, final }
-    firstLine += offsets.length - 1
-    return { bytes, offsets, source }
+    source = new LineSource(input.path, start, source, source ? undefined : 1)
+    return { lines, source }
   }
   const stream = openBytes(input, readFrom, progress)
   try {
@@ -181,7 +186,7 @@ async function* lineBatches(input, { start = 0, end = Infinity, batchBytes, prog
         pieces.push(whole)
         pieceBytes += whole.length
       }
-      if (pieceBytes >= batchBytes) yield emit(false)
+      if (pieceBytes >= batchBytes) yield emit()
       if (done) break
     }
   } catch (error) {
@@ -193,65 +198,58 @@ async function* lineBatches(input, { start = 0, end = Infinity, batchBytes, prog
     pieces.push(carry)
     pieceBytes += carry.length
   }
-  if (pieceBytes > 0) yield emit(true)
-}
-
-/** Throws an InputError naming the first line of `batch` that is not UTF-8. */
-function checkUtf8(batch) {
-  if (isUtf8(batch.bytes)) return
-  const { offsets } = batch
-  for (let i = 0; i + 1 < offsets.length; i++) {
-    if (!isUtf8(batch.bytes.subarray(offsets[i], offsets[i + 1]))) {
-      throw new InputError(`${placeOf(batch.source, i)}: the text is not UTF-8; convert the file to UTF-8 (iconv -f <encoding> -t utf-8)`)
-    }
-  }
+  if (pieceBytes > 0) yield emit()
 }
 
 /** Text input: one document per line. */
 async function* textBatches(input, options) {
-  for await (const batch of lineBatches(input, options)) {
-    checkUtf8(batch)
-    yield batch
-  }
+  for await (const { lines, source } of lineBatches(input, options)) yield { lines, format: 'lines', source }
+}
+
+/** JSONL input: the string field `options.field` of each line's record; blank lines are skipped. */
+async function* jsonlBatches(input, options) {
+  const { field } = options
+  for await (const { lines, source } of lineBatches(input, options)) yield { lines, format: 'jsonl', field, source }
+}
+
+/** What to do about a line that gives no document, by `encodeLines`'s error code. */
+const LINE_ADVICE = {
+  ERR_NOT_UTF8: 'convert the file to UTF-8 (iconv -f <encoding> -t utf-8)',
+  ERR_MALFORMED_JSON: 'fix or remove the line',
+  ERR_MISSING_FIELD: 'name the text field with --field',
+  ERR_FIELD_NOT_STRING: 'name the text field with --field',
 }
 
 /**
- * JSONL input: the string field `options.field` of each line's object; blank lines are skipped.
- * Each text is written back as UTF-8 over the batch's own bytes, and the batch goes to the addon
- * as bytes: one pass to write each text, where a batch of JS strings would cost the addon two
- * (its length, then its bytes) and the stream a third (the byte count). It fits: a JSON string's
- * UTF-8 is never longer than its literal (an escape is at least as long as what it stands for),
- * so text `i` ends at or before line `i` does, over lines already parsed.
+ * The InputError for `encodeLines`'s `error` on a batch from `source`, naming the file and line;
+ * `null` when the error names no line.
  */
-async function* jsonlBatches(input, options) {
-  const { field } = options
-  for await (const batch of lineBatches(input, options)) {
-    checkUtf8(batch)
-    const { bytes, offsets, source } = batch
-    const textOffsets = new Uint32Array(offsets.length)
-    let texts = 0
-    let written = 0
-    for (let i = 0; i + 1 < offsets.length; i++) {
-      if (offsets[i] === offsets[i + 1]) continue
-      const line = bytes.toString('utf8', offsets[i], offsets[i + 1])
-      if (line.trim() === '') continue
-      let record
-      try {
-        record = JSON.parse(line)
-      } catch (error) {
-        throw new InputError(`${placeOf(source, i)}: malformed JSON (${error.message}); fix or remove the line`)
-      }
-      const text = record !== null && typeof record === 'object' ? record[field] : undefined
-      if (typeof text !== 'string') {
-        const fields = record !== null && typeof record === 'object' ? Object.keys(record).join(', ') : typeof record
-        const what = text === undefined ? `has no "${field}" field` : `has a "${field}" that is ${text === null ? 'null' : typeof text}, not a string`
-        throw new InputError(`${placeOf(source, i)}: the record ${what} (it has: ${fields}); name the text field with --field`)
-      }
-      written += bytes.write(text, written, offsets[i + 1] - written)
-      textOffsets[++texts] = written
-    }
-    if (texts > 0) yield { bytes: bytes.subarray(0, written), offsets: textOffsets.subarray(0, texts + 1), source }
+function lineError(error, source) {
+  if (!(source instanceof LineSource) || typeof error?.lineIndex !== 'number') return null
+  const advice = LINE_ADVICE[error.code] ?? 'fix or remove the line'
+  const reason = error.code === 'ERR_NOT_UTF8' ? 'the text is not UTF-8' : error.reason
+  return new InputError(`${placeOf(source, error.lineIndex)}: ${reason}; ${advice}`)
+}
+
+/**
+ * How many documents and lines the first `documents` documents of a lines batch take, and where
+ * they end: for a resumed run, which skips the documents it has written. Read in JS, once per
+ * run, so kept simple: a line of JSONL is a document unless blank.
+ * @returns {{ documents: number, lines: number, end: number }}
+ */
+function skipLines(batch, documents) {
+  const bytes = batch.lines
+  let read = 0
+  let lines = 0
+  let counted = 0
+  while (read < bytes.length && counted < documents) {
+    const newline = bytes.indexOf(NEWLINE, read)
+    const next = newline === -1 ? bytes.length : newline + 1
+    if (batch.format === 'lines' || bytes.toString('utf8', read, next).trim() !== '') counted++
+    lines++
+    read = next
   }
+  return { documents: counted, lines, end: read }
 }
 
 /** Whole files as documents (`--doc-per-file`), several small files to a batch. */
@@ -320,4 +318,4 @@ async function* parquetBatches(input, options) {
   }
 }
 
-module.exports = { lineBatches, textBatches, jsonlBatches, fileBatches, parquetBatches, compactLines, openBytes }
+module.exports = { lineBatches, textBatches, jsonlBatches, fileBatches, parquetBatches, openBytes, LineSource, lineError, skipLines }

@@ -1,11 +1,16 @@
 import type { Transform } from 'node:stream'
 import type { Scheduler, Tokenizer } from '../index'
 
-/** One batch of documents prepared for the addon: UTF-8 bytes with `documents + 1` boundaries, or
- * JS strings. `source` is passed on to the batch's `TokenBatch` untouched. */
+/** One batch of documents prepared for the addon: UTF-8 bytes with `documents + 1` boundaries, JS
+ * strings, or whole lines as a file holds them (`Tokenizer.encodeLines`: a document per line, or a
+ * JSONL record's string `field` per non-blank line, cut and read on the scheduler's threads).
+ * `source` is passed on to the batch's `TokenBatch` untouched, and to the error it rejects with,
+ * as the error's `source`. */
 export type DocumentBatch =
   | { bytes: Uint8Array; offsets: Uint32Array | readonly number[]; source?: unknown }
   | { texts: readonly string[]; source?: unknown }
+  | { lines: Uint8Array; format: 'lines'; source?: unknown }
+  | { lines: Uint8Array; format: 'jsonl'; field: string; source?: unknown }
 
 /** The ids of one batch: document `i`'s ids are `ids.subarray(offsets[i], offsets[i + 1])`. */
 export interface TokenBatch {
@@ -15,6 +20,8 @@ export interface TokenBatch {
   documents: number
   /** The documents' UTF-8 bytes. */
   bytes: number
+  /** For a batch of lines, how many lines it held, blank ones included. */
+  lines?: number
   /** The input batch's `source`, if it had one. */
   source?: unknown
 }
@@ -63,5 +70,5 @@ export function createEncodeStream(tokenizer: Tokenizer, options?: EncodeStreamO
 
 export const DEFAULT_BATCH_BYTES: number
 export const DEFAULT_BATCH_DOCUMENTS: number
-/** How many documents a `DocumentBatch` holds. */
+/** How many documents a `DocumentBatch` holds (`NaN` for a batch of lines: known once encoded). */
 export function documentsIn(batch: DocumentBatch): number

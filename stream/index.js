@@ -18,18 +18,23 @@ const DEFAULT_BATCH_BYTES = 4 << 20
 const DEFAULT_BATCH_DOCUMENTS = 1 << 16
 
 /**
- * One batch of documents, prepared for the addon: either UTF-8 bytes with `documents + 1`
- * boundaries (`encodeUtf8Batch`), or JS strings (`encodeBatch`).
- * @typedef {{ bytes: Uint8Array, offsets: Uint32Array | number[] } | { texts: string[] }} DocumentBatch
+ * One batch of documents, prepared for the addon: UTF-8 bytes with `documents + 1` boundaries
+ * (`encodeUtf8Batch`), JS strings (`encodeBatch`), or whole lines of bytes as a file holds them,
+ * a document per line or a JSONL field per record (`encodeLines`, which cuts and reads them on
+ * the scheduler's threads).
+ * @typedef {{ bytes: Uint8Array, offsets: Uint32Array | number[] } | { texts: string[] }
+ *   | { lines: Uint8Array, format: 'lines' | 'jsonl', field?: string }} DocumentBatch
  */
 
 /**
- * The ids of one batch: document `i`'s ids are `ids.subarray(offsets[i], offsets[i + 1])`.
- * @typedef {{ ids: Uint32Array, offsets: Uint32Array, documents: number, bytes: number }} TokenBatch
+ * The ids of one batch: document `i`'s ids are `ids.subarray(offsets[i], offsets[i + 1])`;
+ * `bytes` is the documents' UTF-8 text; `lines`, for a batch of lines, how many it held.
+ * @typedef {{ ids: Uint32Array, offsets: Uint32Array, documents: number, bytes: number, lines?: number }} TokenBatch
  */
 
-/** How many documents `batch` holds. */
+/** How many documents `batch` holds (`NaN` for a batch of lines: known once it is encoded). */
 function documentsIn(batch) {
+  if (batch.lines) return NaN
   return batch.texts ? batch.texts.length : batch.offsets.length - 1
 }
 
@@ -63,7 +68,9 @@ function withEos({ ids, offsets }, eosId) {
 }
 
 /**
- * Starts encoding one batch; the promise resolves to its `TokenBatch`.
+ * Starts encoding one batch; the promise resolves to its `TokenBatch`. A rejection carries the
+ * batch's `source` (where it has one) as the error's `source`, so that an error naming a line of
+ * a batch of lines (`lineIndex`) can be placed in its file.
  * @param {import('../index').Tokenizer} tokenizer
  * @param {DocumentBatch} batch
  * @param {EncodeStreamOptions} options
@@ -74,7 +81,17 @@ async function encodeOne(tokenizer, batch, options) {
   if (options.signal) batchOptions.signal = options.signal
   if (options.encodeOptions) Object.assign(batchOptions, options.encodeOptions)
   let encoding
-  if (batch.bytes) {
+  if (batch.lines) {
+    const format = batch.format === 'jsonl' ? { format: 'jsonl', field: batch.field } : { format: 'lines' }
+    try {
+      encoding = await tokenizer.encodeLines(batch.lines, format, batchOptions)
+    } catch (error) {
+      if (batch.source !== undefined && error !== null && typeof error === 'object') error.source ??= batch.source
+      throw error
+    }
+    const { ids, offsets } = options.eosId === undefined ? encoding : withEos(encoding, options.eosId)
+    return { ids, offsets, documents: offsets.length - 1, bytes: encoding.textBytes, lines: encoding.lines, source: batch.source }
+  } else if (batch.bytes) {
     const base = batch.offsets[0]
     // The addon reads offsets from 0; a batch cut out of a larger buffer is rebased.
     const bytes = base === 0 ? batch.bytes : batch.bytes.subarray(base)

@@ -2,7 +2,7 @@
 
 use super::{Failure, Texts, assemble};
 use crate::engine::{EncodeMode, Ids, Scratch, Tokenizer};
-use crate::scheduler::{Batch, CancelToken, Scheduler};
+use crate::scheduler::{Batch, CancelToken, Chunk, Scheduler};
 
 /// The ids of a whole batch: `ids[offsets[i]..offsets[i + 1]]` are the ids of text `i`.
 #[derive(Debug, Default)]
@@ -28,6 +28,45 @@ pub struct IdSink<'a> {
     ids: Ids,
     counts: Vec<u32>,
     scratch: Scratch<'a>,
+}
+
+impl<'a> IdSink<'a> {
+    /// An empty sink whose id buffer starts with room for `capacity` ids.
+    pub(super) fn with_capacity(capacity: usize) -> Self {
+        IdSink {
+            ids: Ids::with_capacity(capacity),
+            counts: Vec::new(),
+            scratch: Scratch::new(),
+        }
+    }
+
+    /// Where the sink ends: its ids and its texts.
+    #[inline]
+    pub(super) fn mark(&self) -> (usize, usize) {
+        (self.ids.len(), self.counts.len())
+    }
+
+    /// Appends the ids of `text`; on an error the sink is left as it was.
+    #[inline]
+    pub(super) fn encode(
+        &mut self,
+        tokenizer: &'a Tokenizer,
+        text: &str,
+        mode: &EncodeMode,
+    ) -> Result<(), String> {
+        let before = self.ids.len();
+        if let Err(e) = tokenizer.encode_into(text, mode, &mut self.scratch, &mut self.ids) {
+            self.ids.truncate(before);
+            return Err(e.to_string());
+        }
+        self.counts.push((self.ids.len() - before) as u32);
+        Ok(())
+    }
+
+    /// The engine locks the sink's working memory took.
+    pub(super) fn locks(&self) -> Option<u64> {
+        self.scratch.locks()
+    }
 }
 
 impl<'a> EncodeBatch<'a> {
@@ -70,36 +109,21 @@ impl<'a> Batch for EncodeBatch<'a> {
     }
 
     fn new_sink(&self) -> IdSink<'a> {
-        IdSink {
-            ids: Ids::with_capacity(self.sink_capacity),
-            counts: Vec::new(),
-            scratch: Scratch::new(),
-        }
+        IdSink::with_capacity(self.sink_capacity)
     }
 
     #[inline]
     fn mark(&self, sink: &IdSink<'a>) -> (usize, usize) {
-        (sink.ids.len(), sink.counts.len())
+        sink.mark()
     }
 
     #[inline]
     fn process(&self, index: usize, sink: &mut IdSink<'a>) -> Result<(), String> {
-        let before = sink.ids.len();
-        if let Err(e) = self.tokenizer.encode_into(
-            self.texts.get(index),
-            self.mode,
-            &mut sink.scratch,
-            &mut sink.ids,
-        ) {
-            sink.ids.truncate(before);
-            return Err(e.to_string());
-        }
-        sink.counts.push((sink.ids.len() - before) as u32);
-        Ok(())
+        sink.encode(self.tokenizer, self.texts.get(index), self.mode)
     }
 
     fn locks_taken(&self, sink: &IdSink<'a>) -> Option<u64> {
-        sink.scratch.locks()
+        sink.locks()
     }
 }
 
@@ -115,10 +139,24 @@ pub fn encode_all(
         &EncodeBatch::new(tokenizer, texts, mode, scheduler.max_sinks()),
         cancel,
     )?;
-    let (mut sinks, chunks) = (output.sinks, output.chunks);
-    let len = texts.len();
-    let total: usize = sinks.iter().map(|s| s.ids.len()).sum();
-    tokenizer.record_batch(texts.total_bytes(), total);
+    tokenizer.record_batch(texts.total_bytes(), ids_in(&output.sinks));
+    assemble_ids(scheduler, output.sinks, output.chunks, texts.len())
+}
+
+/// The ids the sinks hold in all.
+pub(super) fn ids_in(sinks: &[IdSink]) -> usize {
+    sinks.iter().map(|s| s.ids.len()).sum()
+}
+
+/// The ids of `len` texts, from the sinks of a finished run whose chunks `chunks` index, put
+/// together in input order.
+pub(super) fn assemble_ids(
+    scheduler: &Scheduler,
+    mut sinks: Vec<IdSink>,
+    chunks: Vec<Chunk<(usize, usize)>>,
+    len: usize,
+) -> Result<Encoded, Failure> {
+    let total = ids_in(&sinks);
     if total > u32::MAX as usize {
         return Err(Failure::TooLarge { ids: total });
     }

@@ -6,11 +6,15 @@
 mod assemble;
 mod count;
 mod encode;
+mod jsonl;
+mod lines;
 mod model_inputs;
 mod texts;
 
 pub use count::{CountBatch, count_all};
 pub use encode::{EncodeBatch, Encoded, encode_all};
+pub use jsonl::RecordError;
+pub use lines::{LineError, LineFormat, LinesEncoded, LinesFailure, encode_lines};
 pub use model_inputs::{Inputs, model_inputs_all};
 pub use texts::{Texts, TextsWriter, Utf8BatchError};
 

@@ -5,7 +5,8 @@
 //! the module functions (`models.rs`: encodings and models;
 //! `allocator.rs`: the allocator). Beside them: the readers of arguments and options
 //! (`args.rs`, `options.rs`), the reading of texts (`texts.rs`), the calls behind the batch
-//! methods and their async tasks (`tasks.rs`; `model_inputs.rs` for `encodeForModel`, with the
+//! methods and their async tasks (`tasks.rs`; `lines.rs` for `encodeLines`, with the object it
+//! returns and the errors that name a line; `model_inputs.rs` for `encodeForModel`, with the
 //! object it returns, and `model_input_options.rs` for its own options), the listener on a caller's `AbortSignal`
 //! (`signal.rs`), the mapping of failures to JS error classes (`errors.rs`), and `raw.rs`, the
 //! only file with `unsafe`: every direct Node-API call, behind a safe function.
@@ -34,5 +35,6 @@ mod texts;
 mod tokenizer;
 // After `tokenizer`: their `#[napi] impl`s extend the class declared there, which napi-derive must
 // have seen first.
+mod lines;
 mod pretrained;
 mod vocabulary;

@@ -402,6 +402,15 @@ pub fn create_string<'env>(env: &Env, text: &str) -> napi::Result<Unknown<'env>>
     Ok(same_scope(env, value))
 }
 
+/// The JS number `number`.
+pub fn create_number<'env>(env: &Env, number: f64) -> napi::Result<Unknown<'env>> {
+    let mut value = ptr::null_mut();
+    // SAFETY: module docs; `value` is valid for writes.
+    status(unsafe { sys::napi_create_double(env.raw(), number, &mut value) })
+        .map_err(|code| failed(code, "create a number"))?;
+    Ok(same_scope(env, value))
+}
+
 /// The JS error classes batchtok throws.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorConstructor {

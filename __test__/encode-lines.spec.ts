@@ -1,0 +1,194 @@
+// `encodeLines`: whole lines of bytes, text or JSON Lines, cut and read by the addon. Its ids are
+// `encodeUtf8Batch`'s over the documents JS itself cuts out of the same lines (split at `\n`, a
+// `\r` before it dropped; for JSONL, `JSON.parse(line)[field]` of every line `trim` leaves
+// non-empty), and a line that gives no document is named by its index.
+import { createRequire } from 'node:module'
+import { describe, expect, it } from 'vitest'
+
+import { batchtok, corpus } from './helpers'
+
+const require = createRequire(import.meta.url)
+const stream = require('../stream/index.js') as typeof import('../stream/index')
+
+const { Tokenizer, Scheduler } = batchtok
+const o200k = Tokenizer.fromEncoding('o200k_base')
+
+/** The lines of `bytes` as the CLI has always cut them. */
+function linesOf(text: string): string[] {
+  const lines = text.split('\n')
+  if (lines.at(-1) === '') lines.pop()
+  return lines.map((line) => (line.endsWith('\r') ? line.slice(0, -1) : line))
+}
+
+/** The documents of JSONL `text` as JSON.parse reads them. */
+function recordsOf(text: string, field = 'text'): string[] {
+  return linesOf(text)
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line)[field] as string)
+}
+
+/** `encodeUtf8Batch`'s ids and offsets over `documents`. */
+async function reference(documents: string[], scheduler?: InstanceType<typeof Scheduler>) {
+  const buffers = documents.map((document) => Buffer.from(document, 'utf8'))
+  const offsets = new Uint32Array(buffers.length + 1)
+  buffers.forEach((buffer, i) => (offsets[i + 1] = offsets[i] + buffer.length))
+  const encoding = await o200k.encodeUtf8Batch(Buffer.concat(buffers), offsets, scheduler ? { scheduler } : {})
+  return { ids: encoding.ids, offsets: encoding.offsets, textBytes: offsets[buffers.length] }
+}
+
+async function expectSameAsUtf8Batch(bytes: Buffer, documents: string[], format: Parameters<typeof o200k.encodeLines>[1], scheduler?: InstanceType<typeof Scheduler>) {
+  const got = await o200k.encodeLines(bytes, format, scheduler ? { scheduler } : {})
+  const expected = await reference(documents, scheduler)
+  // As bytes: one comparison, rather than one per id.
+  const bytesOf = (array: Uint32Array) => Buffer.from(array.buffer, array.byteOffset, array.byteLength)
+  expect(got.offsets.length).toBe(expected.offsets.length)
+  expect(bytesOf(got.offsets).equals(bytesOf(expected.offsets))).toBe(true)
+  expect(got.ids.length).toBe(expected.ids.length)
+  expect(bytesOf(got.ids).equals(bytesOf(expected.ids))).toBe(true)
+  expect(got.textBytes).toBe(expected.textBytes)
+  expect(got.lines).toBe(linesOf(bytes.toString('utf8')).length)
+}
+
+describe('ids equal encodeUtf8Batch over the same documents', () => {
+  // Real text from every script the corpora hold, cut to lines, a few MiB so that the lines are
+  // cut in many segments on several threads.
+  const items = [...corpus.bigDocuments().slice(0, 300), ...corpus.udhrDocuments().slice(0, 200).map((d) => d.text)]
+  const text = items.join('\n') + '\n'
+  const jsonl = items.map((item, i) => JSON.stringify(i % 2 ? { id: i, text: item, meta: { n: [i, null, true] } } : { text: item, id: `d${i}` })).join('\n') + '\n'
+
+  it.each([
+    ['1 thread', () => new Scheduler({ threads: 1 })],
+    ['3 threads', () => new Scheduler({ threads: 3 })],
+    ['the default scheduler', () => undefined],
+  ])('text and JSONL from the corpora, %s', async (_name, make) => {
+    const scheduler = make()
+    await expectSameAsUtf8Batch(Buffer.from(text), linesOf(text), { format: 'lines' }, scheduler)
+    await expectSameAsUtf8Batch(Buffer.from(jsonl), recordsOf(jsonl), { format: 'jsonl', field: 'text' }, scheduler)
+  })
+
+  it('CRLF line ends, blank lines, a last line without its newline', async () => {
+    const text = 'first\r\n\r\n \t \nsecond line\rwith a CR inside\n\nlast, no newline\r'
+    await expectSameAsUtf8Batch(Buffer.from(text), linesOf(text), { format: 'lines' })
+    expect(linesOf(text)).toEqual(['first', '', ' \t ', 'second line\rwith a CR inside', '', 'last, no newline'])
+    const jsonl = '{"text":"a"}\r\n\r\n   \n\u00a0\u3000\ufeff\n{"text":"b"}\n\t\n{"text":"c"}'
+    await expectSameAsUtf8Batch(Buffer.from(jsonl), ['a', 'b', 'c'], { format: 'jsonl', field: 'text' })
+    await expectSameAsUtf8Batch(Buffer.alloc(0), [], { format: 'lines' })
+  })
+
+  it('JSON escapes, non-ASCII, duplicate keys and other fields as JSON.parse reads them', async () => {
+    const records = [
+      String.raw`{"text":"tab\tnew\nline \"quoted\" back\\slash \/ \b\f\r"}`,
+      String.raw`{"text":"\u00e9\u65e5\ud83d\ude00 caf\u00E9"}`,
+      '{"text":"日本語のテキスト ✓ émoji 🙂"}',
+      // Lone surrogates: JSON.parse keeps them; written as UTF-8 they are U+FFFD.
+      String.raw`{"text":"a\ud800b\udc00c\ud800\u0041"}`,
+      '{"text":"first","text":"last wins"}',
+      '{"te\\u0078t":"an escaped key"}',
+      '{"id":1e400,"nested":[[[{"text":"not this one"}]]],"text":"this one","tail":{}}',
+      '  {"text" :  "spaces around"  }  ',
+    ]
+    const jsonl = records.join('\n')
+    const documents = recordsOf(jsonl)
+    expect(documents[3]).toBe('a\ud800b\udc00c\ud800A')
+    expect(documents[4]).toBe('last wins')
+    await expectSameAsUtf8Batch(Buffer.from(jsonl), documents, { format: 'jsonl', field: 'text' })
+  })
+
+  it('another field name', async () => {
+    const jsonl = '{"body":"x","text":1}\n{"body":"y"}\n'
+    await expectSameAsUtf8Batch(Buffer.from(jsonl), ['x', 'y'], { format: 'jsonl', field: 'body' })
+  })
+
+  it('agrees with encodeUtf8Batch under special-token options', async () => {
+    const text = 'a <|endoftext|> b\nplain\n'
+    const got = await o200k.encodeLines(Buffer.from(text), { format: 'lines' }, { allowedSpecial: 'all' })
+    const expected = await o200k.encodeUtf8Batch(Buffer.from('a <|endoftext|> bplain'), [0, 17, 22], { allowedSpecial: 'all' })
+    expect(Array.from(got.ids)).toEqual(Array.from(expected.ids))
+  })
+})
+
+describe('a line that gives no document rejects naming its index', () => {
+  const cases: [string, Buffer, Parameters<typeof o200k.encodeLines>[1], number, string, RegExp][] = [
+    ['not UTF-8', Buffer.concat([Buffer.from('ok\nfine\n'), Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]), Buffer.from('\xff\n', 'latin1')]), { format: 'lines' }, 2, 'ERR_NOT_UTF8', /^line 3: the text is not UTF-8/],
+    ['not UTF-8 in a record', Buffer.concat([Buffer.from('{"text":"a"}\n{"text":"'), Buffer.from([0xc3]), Buffer.from('"}\n')]), { format: 'jsonl', field: 'text' }, 1, 'ERR_NOT_UTF8', /^line 2: the text is not UTF-8/],
+    ['malformed JSON', Buffer.from('{"text":"a"}\n\n{"text": oops}\n{"text": 1}\n'), { format: 'jsonl', field: 'text' }, 2, 'ERR_MALFORMED_JSON', /^line 3: malformed JSON \(expected a value at column 10\); fix or remove the line$/],
+    ['a raw control character in a string', Buffer.from('{"text":"a\tb"}\n'), { format: 'jsonl', field: 'text' }, 0, 'ERR_MALFORMED_JSON', /^line 1: malformed JSON/],
+    ['a missing field', Buffer.from('{"text":"a"}\r\n{"body":"b","2":0,"id":3}\n'), { format: 'jsonl', field: 'text' }, 1, 'ERR_MISSING_FIELD', /^line 2: the record has no "text" field \(it has: 2, body, id\)/],
+    ['a record that is not an object', Buffer.from('[1,2]\n'), { format: 'jsonl', field: 'text' }, 0, 'ERR_MISSING_FIELD', /the record has no "text" field \(it has: 0, 1\)/],
+    ['a field that is not a string', Buffer.from('\n{"text":null}\n'), { format: 'jsonl', field: 'text' }, 1, 'ERR_FIELD_NOT_STRING', /^line 2: the record has a "text" that is null, not a string \(it has: text\)/],
+    ['the last of a duplicate key not a string', Buffer.from('{"text":"a","text":[1]}\n'), { format: 'jsonl', field: 'text' }, 0, 'ERR_FIELD_NOT_STRING', /that is object, not a string/],
+  ]
+  it.each(cases)('%s', async (_name, bytes, format, lineIndex, code, message) => {
+    const error = await o200k.encodeLines(bytes, format).then(
+      () => null,
+      (e: Error & { lineIndex: number; code: string; reason: string }) => e,
+    )
+    expect(error).toBeInstanceOf(Error)
+    expect(error!.message).toMatch(message)
+    expect(error!.lineIndex).toBe(lineIndex)
+    expect(error!.code).toBe(code)
+    expect(error!.message).toContain(error!.reason)
+  })
+
+  it('the first bad line in order, in a batch cut over several threads', async () => {
+    const good = '{"text":"some words here"}\n'.repeat(40_000)
+    const lines = good.split('\n')
+    lines[30_000] = '{"text": late}'
+    lines[2_000] = '{"text": early}'
+    const bytes = Buffer.from(lines.join('\n'))
+    for (const threads of [1, 2, 4]) {
+      const error = await o200k.encodeLines(bytes, { format: 'jsonl', field: 'text' }, { scheduler: new Scheduler({ threads }) }).catch((e) => e)
+      expect(error.lineIndex).toBe(2_000)
+    }
+  })
+
+  it('a document the encoding refuses names its line', async () => {
+    const error = await o200k
+      .encodeLines(Buffer.from('{"text":"a"}\n\n{"text":"<|endoftext|>"}\n'), { format: 'jsonl', field: 'text' }, { disallowedSpecial: 'all' })
+      .catch((e) => e)
+    expect(error.lineIndex).toBe(2)
+    expect(error.code).toBe('ERR_ENCODE')
+  })
+})
+
+describe('arguments', () => {
+  it.each([
+    ['bytes that are a string', () => o200k.encodeLines('a' as never, { format: 'lines' }), TypeError, /bytes is a string; expected a Uint8Array/],
+    ['no format', () => o200k.encodeLines(Buffer.from('a'), undefined as never), TypeError, /format is undefined; expected \{ format: 'lines' \}/],
+    ['an unknown format', () => o200k.encodeLines(Buffer.from('a'), { format: 'csv' } as never), RangeError, /format\.format is "csv"; expected one of 'lines', 'jsonl'/],
+    ['jsonl without a field', () => o200k.encodeLines(Buffer.from('a'), { format: 'jsonl' }), TypeError, /format\.field is missing/],
+    ['a field for lines', () => o200k.encodeLines(Buffer.from('a'), { format: 'lines', field: 'text' }), TypeError, /format\.field applies to 'jsonl'/],
+    ['a misspelt key', () => o200k.encodeLines(Buffer.from('a'), { format: 'lines', feild: 'x' } as never), TypeError, /did you mean 'field'/],
+  ])('%s', async (_name, call, kind, message) => {
+    const error = await call().catch((e) => e)
+    expect(error).toBeInstanceOf(kind)
+    expect(error.message).toMatch(message)
+  })
+
+  it('an aborted signal rejects with an AbortError', async () => {
+    const error = await o200k.encodeLines(Buffer.from('a\n'), { format: 'lines' }, { signal: AbortSignal.abort() }).catch((e) => e)
+    expect(error.name).toBe('AbortError')
+  })
+})
+
+describe('batchtok/stream', () => {
+  it('takes batches of lines, with an EOS id, and a failing batch rejects with its source', async () => {
+    const batches = [
+      { lines: Buffer.from('one\ntwo\n'), format: 'lines' as const, source: 'a' },
+      { lines: Buffer.from('{"text":"three"}\n\n'), format: 'jsonl' as const, field: 'text', source: 'b' },
+    ]
+    const out = []
+    for await (const batch of stream.encodeBatches(o200k, batches, { eosId: 199999 })) out.push(batch)
+    expect(out.map((b) => [b.documents, b.lines, b.bytes, b.source])).toEqual([
+      [2, 2, 6, 'a'],
+      [1, 2, 5, 'b'],
+    ])
+    expect(Array.from(out[1].ids)).toEqual([...o200k.encode('three'), 199999])
+    const failing = [{ lines: Buffer.from('{"text":1}\n'), format: 'jsonl' as const, field: 'text', source: { file: 'x' } }]
+    const error = await (async () => {
+      for await (const _ of stream.encodeBatches(o200k, failing)) void _
+    })().catch((e) => e)
+    expect(error.lineIndex).toBe(0)
+    expect(error.source).toEqual({ file: 'x' })
+  })
+})

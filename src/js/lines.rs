@@ -1,0 +1,299 @@
+//! `encodeLines`: a batch of whole lines of bytes (text, or JSON Lines and a field), cut into
+//! documents and encoded on the scheduler's threads (`crate::batch::encode_lines`); the object it
+//! returns; and its errors, which name the failing line.
+
+use std::sync::Arc;
+
+use napi::bindgen_prelude::{TypedArrayType, Uint32Array, Unknown};
+use napi::{Env, JsValue, Task, ValueType};
+use napi_derive::napi;
+
+use super::args::{choice, describe, options_object, property, string};
+use super::errors::{ErrorClass, from_failure, js_error, type_error};
+use super::options::{Options, Takes};
+use super::raw::{self, ErrorConstructor};
+use super::scheduler::{Runner, default_runner};
+use super::signal::AbortListener;
+use super::tasks::TaskOutput;
+use super::tokenizer::{Tokenizer, promise};
+use crate::allocator;
+use crate::batch::{Failure, LineError, LineFormat, LinesEncoded, LinesFailure, encode_lines};
+use crate::engine::{self, EncodeMode};
+use crate::scheduler::{BatchError, CancelToken};
+
+/// How `encodeLines`'s bytes hold the documents.
+#[napi(object, object_to_js = false, object_from_js = false)]
+#[expect(
+    dead_code,
+    reason = "index.d.ts's type; `read_format` reads it by hand"
+)]
+pub struct LinesFormat {
+    /// `'lines'`: each line is a document (a blank line is an empty one). `'jsonl'`: each line is
+    /// a JSON record whose string field `field` is the document; blank lines are skipped.
+    #[napi(ts_type = "'lines' | 'jsonl'")]
+    pub format: String,
+    /// The text field of a `'jsonl'` record.
+    pub field: Option<String>,
+}
+
+/// The ids of the documents of `encodeLines`: document `i`'s ids are
+/// `ids.subarray(offsets[i], offsets[i + 1])`.
+#[napi(object, object_from_js = false)]
+pub struct LinesEncoding {
+    /// Every document's ids, back to back.
+    pub ids: Uint32Array,
+    /// One boundary per document, and one more: `documents + 1`.
+    pub offsets: Uint32Array,
+    /// The documents' text in UTF-8 bytes, line ends and JSON left out.
+    pub text_bytes: f64,
+    /// The lines `bytes` held, blank ones included: where the next batch of a file starts.
+    pub lines: f64,
+}
+
+/// The keys of `encodeLines`'s format argument.
+const FORMAT_KEYS: &[&str] = &["format", "field"];
+
+/// Reads `encodeLines`'s format argument.
+fn read_format(env: &Env, value: Unknown) -> napi::Result<LineFormat> {
+    let expected = "expected { format: 'lines' } or { format: 'jsonl', field: 'text' }";
+    if value.get_type()? != ValueType::Object || value.is_array()? {
+        return Err(type_error(
+            env,
+            &format!("format is {}; {expected}", describe(&value)),
+        ));
+    }
+    let object = options_object(env, Some(value), "encodeLines's format", FORMAT_KEYS)?
+        .expect("checked to be an object");
+    let format = property(env, &object, c"format")?
+        .map(|format| choice(env, &format, "format.format", &["lines", "jsonl"]))
+        .transpose()?;
+    let field = property(env, &object, c"field")?
+        .map(|field| string(env, &field, "format.field"))
+        .transpose()?;
+    match (format, field) {
+        (Some("lines"), None) => Ok(LineFormat::Text),
+        (Some("lines"), Some(_)) => Err(type_error(
+            env,
+            "format.field applies to 'jsonl'; a 'lines' document is the whole line",
+        )),
+        (Some(_), Some(field)) => Ok(LineFormat::Jsonl { field }),
+        (Some(_), None) => Err(type_error(
+            env,
+            "format.field is missing; name the records' text field, e.g. { format: 'jsonl', field: 'text' }",
+        )),
+        (None, _) => Err(type_error(
+            env,
+            &format!("format.format is missing; {expected}"),
+        )),
+    }
+}
+
+/// An `encodeLines` call once its arguments are read.
+pub struct LinesCall {
+    tokenizer: Arc<engine::Tokenizer>,
+    /// The caller's bytes, copied.
+    bytes: Vec<u8>,
+    format: LineFormat,
+    mode: EncodeMode,
+    runner: Runner,
+    cancel: CancelToken,
+    /// Kept on the caller's signal until the call is dropped, as in `BatchCall`.
+    abort_listener: Option<AbortListener>,
+}
+
+impl LinesCall {
+    fn encode(&self) -> TaskOutput<Result<LinesEncoded, LinesFailure>> {
+        if self.cancel.is_cancelled() {
+            return TaskOutput::Failed(Failure::Batch(BatchError::Cancelled));
+        }
+        let output = TaskOutput::of(|| {
+            match encode_lines(
+                &self.runner.scheduler,
+                &self.tokenizer,
+                &self.bytes,
+                &self.format,
+                &self.mode,
+                &self.cancel,
+            ) {
+                Err(LinesFailure::Batch(failure)) => TaskOutput::Failed(failure),
+                result => TaskOutput::Done(result),
+            }
+        });
+        if self.runner.release_memory {
+            allocator::release_memory();
+        }
+        output
+    }
+
+    fn settle(
+        &self,
+        env: &Env,
+        output: TaskOutput<Result<LinesEncoded, LinesFailure>>,
+    ) -> napi::Result<LinesEncoding> {
+        match output.into_result(env, self.abort_listener.as_ref())? {
+            Ok(LinesEncoded {
+                encoded,
+                text_bytes,
+                lines,
+            }) => Ok(LinesEncoding {
+                ids: Uint32Array::new(encoded.ids),
+                offsets: Uint32Array::new(encoded.offsets),
+                text_bytes: text_bytes as f64,
+                lines: lines as f64,
+            }),
+            Err(LinesFailure::Line { line, error }) => Err(line_error(env, line, &error)),
+            Err(LinesFailure::Document { line, failure }) => {
+                let reason = match &failure {
+                    Failure::Batch(
+                        BatchError::ItemFailed { message, .. }
+                        | BatchError::Panicked { message, .. },
+                    ) => message.as_str(),
+                    _ => "it did not encode",
+                };
+                Err(with_line(
+                    env,
+                    line,
+                    "ERR_ENCODE",
+                    reason,
+                    "the line's document did not encode",
+                ))
+            }
+            Err(LinesFailure::Batch(failure)) => Err(from_failure(env, &failure, None)),
+        }
+    }
+}
+
+/// The error for a line that gives no document.
+fn line_error(env: &Env, line: usize, error: &LineError) -> napi::Error {
+    let (code, advice) = match error {
+        LineError::NotUtf8 { .. } => ("ERR_NOT_UTF8", "convert the input to UTF-8"),
+        LineError::Record(crate::batch::RecordError::Malformed { .. }) => {
+            ("ERR_MALFORMED_JSON", "fix or remove the line")
+        }
+        LineError::Record(crate::batch::RecordError::MissingField { .. }) => {
+            ("ERR_MISSING_FIELD", "name the text field with format.field")
+        }
+        LineError::Record(crate::batch::RecordError::NotString { .. }) => (
+            "ERR_FIELD_NOT_STRING",
+            "name a string field with format.field",
+        ),
+    };
+    with_line(env, line, code, &error.to_string(), advice)
+}
+
+/// An `Error` for line `line` (0-based): its message says the line (1-based), `reason` and
+/// `advice`; it carries `lineIndex`, `code` and `reason`, so that a caller who knows where the
+/// bytes came from (a file, from some line on) can say it in its own words.
+fn with_line(env: &Env, line: usize, code: &str, reason: &str, advice: &str) -> napi::Error {
+    let message = format!("line {}: {reason}; {advice}", line + 1);
+    let made = (|| {
+        let error = raw::create_error(env, ErrorConstructor::Plain, &message)?;
+        raw::set_named_property(
+            env,
+            &error,
+            c"lineIndex",
+            &raw::create_number(env, line as f64)?,
+        )?;
+        raw::set_named_property(env, &error, c"code", &raw::create_string(env, code)?)?;
+        raw::set_named_property(env, &error, c"reason", &raw::create_string(env, reason)?)?;
+        Ok(napi::Error::from(error))
+    })();
+    made.unwrap_or_else(|error: napi::Error| error)
+}
+
+/// `encodeLines`'s async work.
+pub struct EncodeLinesTask(LinesCall);
+
+impl Task for EncodeLinesTask {
+    type Output = TaskOutput<Result<LinesEncoded, LinesFailure>>;
+    type JsValue = LinesEncoding;
+
+    fn compute(&mut self) -> napi::Result<Self::Output> {
+        Ok(self.0.encode())
+    }
+
+    fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<Self::JsValue> {
+        self.0.settle(&env, output)
+    }
+}
+
+#[napi]
+impl Tokenizer {
+    /// Encodes the documents of `bytes`, whole lines as a file holds them (the last may lack its
+    /// `\n`; a `\r` before a `\n` is not part of the line): with `{ format: 'lines' }` each line
+    /// is a document; with `{ format: 'jsonl', field }` each non-blank line is a JSON record whose
+    /// string field `field` is the document, read as `JSON.parse` reads it. The lines are cut,
+    /// checked and read on the scheduler's threads, not the calling one; the bytes are copied
+    /// once. The ids equal `encodeUtf8Batch`'s over the same documents.
+    ///
+    /// A line that is not UTF-8, not JSON, or has no string `field` rejects with an `Error` whose
+    /// `lineIndex` is the line's index in `bytes` (0-based, every line counted), `code` is
+    /// `'ERR_NOT_UTF8'`, `'ERR_MALFORMED_JSON'`, `'ERR_MISSING_FIELD'` or `'ERR_FIELD_NOT_STRING'`
+    /// and `reason` says what is wrong; the first such line in order is named.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "bytes: Uint8Array, format: LinesFormat, options?: BatchOptions",
+        ts_return_type = "Promise<LinesEncoding>"
+    )]
+    pub fn encode_lines<'env>(
+        &self,
+        env: &'env Env,
+        bytes: Unknown<'env>,
+        format: Unknown<'env>,
+        options: Option<Unknown<'env>>,
+    ) -> napi::Result<Unknown<'env>> {
+        promise(env, || {
+            Ok(EncodeLinesTask(
+                self.lines_call(env, &bytes, format, options)?,
+            ))
+        })
+    }
+}
+
+impl Tokenizer {
+    fn lines_call<'env>(
+        &self,
+        env: &'env Env,
+        bytes: &Unknown<'env>,
+        format: Unknown<'env>,
+        options: Option<Unknown<'env>>,
+    ) -> napi::Result<LinesCall> {
+        if raw::typed_array_type(env, bytes)? != Some(TypedArrayType::Uint8) {
+            return Err(type_error(
+                env,
+                &format!(
+                    "bytes is {}; expected a Uint8Array or a Buffer of lines",
+                    describe(bytes)
+                ),
+            ));
+        }
+        let format = read_format(env, format)?;
+        let mut options = Options::read(env, options, "encodeLines", Takes::Batch)?;
+        let mode = options.mode(env, &self.tokenizer)?;
+        let runner = match options.scheduler.take() {
+            Some(runner) => runner,
+            None => default_runner(env)?,
+        };
+        let cancel = CancelToken::default();
+        let abort_listener = match options.signal {
+            Some(signal) => Some(signal.listen(env, &cancel)?),
+            None => None,
+        };
+        let bytes = raw::with_uint8_bytes(env, bytes, <[u8]>::to_vec)?.ok_or_else(|| {
+            js_error(
+                env,
+                ErrorClass::Error,
+                "bytes stopped being a Uint8Array while read",
+            )
+        })?;
+        Ok(LinesCall {
+            tokenizer: self.tokenizer.clone(),
+            bytes,
+            format,
+            mode,
+            runner,
+            cancel,
+            abort_listener,
+        })
+    }
+}
