@@ -32,6 +32,23 @@ fn push_string(
     what: &dyn Fn() -> String,
     texts: &mut TextsWriter,
 ) -> napi::Result<()> {
+    if try_push_string(env, value, what, texts)? {
+        Ok(())
+    } else {
+        Err(type_error(
+            env,
+            &format!("{} is {}; expected a string", what(), describe(value)),
+        ))
+    }
+}
+
+/// [`push_string`], answering `false` (and pushing nothing) where `value` is not a string.
+fn try_push_string(
+    env: &Env,
+    value: &Unknown,
+    what: &dyn Fn() -> String,
+    texts: &mut TextsWriter,
+) -> napi::Result<bool> {
     let status = std::cell::Cell::new(sys::Status::napi_ok);
     let write = |room: &mut [MaybeUninit<u8>], exact: bool| {
         let (code, written) = raw::write_utf8(env, value, room);
@@ -43,18 +60,16 @@ fn push_string(
     };
     let pushed = texts.push_with(MIN_ROOM, |room| write(room, false));
     if status.get() == sys::Status::napi_string_expected {
-        return Err(type_error(
-            env,
-            &format!("{} is {}; expected a string", what(), describe(value)),
-        ));
+        return Ok(false);
     }
     check(env, status.get(), what)?;
     if pushed {
-        return Ok(());
+        return Ok(true);
     }
     let len = raw::utf8_length(env, value).map_err(|code| failed(env, code, what))?;
     texts.push_with(len + 1, |room| write(&mut room[..len + 1], true));
-    check(env, status.get(), what)
+    check(env, status.get(), what)?;
+    Ok(true)
 }
 
 /// The error for a string `what` that V8 wrote as bytes that are not UTF-8.
@@ -179,7 +194,11 @@ pub fn inputs_from_array(
     for index in 0..len {
         let name = || format!("{what}[{index}]");
         let element = raw::element(env, value, index).map_err(|code| failed(env, code, &name))?;
-        if element.get_type()? == napi::ValueType::Object && element.is_array()? {
+        // Most inputs are strings: the write's own status tells them apart, with no call
+        // beforehand to ask the element's type.
+        if try_push_string(env, &element, &name, &mut writer)? {
+            count += 1;
+        } else if element.get_type()? == napi::ValueType::Object && element.is_array()? {
             let pair_len =
                 raw::array_length(env, &element).map_err(|code| failed(env, code, &name))?;
             if pair_len != 2 {
@@ -196,14 +215,10 @@ pub fn inputs_from_array(
             }
             count += 2;
         } else {
-            if element.get_type()? != napi::ValueType::String {
-                return Err(type_error(
-                    env,
-                    &format!("{} is {}; {expected}", name(), describe(&element)),
-                ));
-            }
-            push_string(env, &element, &name, &mut writer)?;
-            count += 1;
+            return Err(type_error(
+                env,
+                &format!("{} is {}; {expected}", name(), describe(&element)),
+            ));
         }
         starts.push(count);
         if writer.unchecked_bytes() >= CHECK_EVERY_BYTES {
