@@ -11,9 +11,13 @@
 // - the `tokenizers` npm binding (Hugging Face's Rust library): setPadding, encodeBatch, and each
 //   Encoding's ids and mask copied into the flat arrays;
 // - `@huggingface/tokenizers` (transformers.js's tokenizer code, pure JS): encode each text, then
-//   pad into the flat arrays.
+//   pad into the flat arrays;
+// - transformers.js itself (`@huggingface/transformers`, installed beside the repo by
+//   ensureSidePeers): AutoTokenizer from a local folder holding the file and a
+//   tokenizer_config.json naming the pad token, called as `tokenizer(texts, { padding: true })`,
+//   which returns input_ids and attention_mask as int64 tensors.
 //
-// batchtok and the binding run on 2 threads (a Scheduler of 2; RAYON_NUM_THREADS=2), the JS peer
+// batchtok and the binding run on 2 threads (a Scheduler of 2; RAYON_NUM_THREADS=2), the JS peers
 // on the main thread. Every contender's padded ids and mask are checked equal to encodeForModel's
 // before anything is timed. Each sample is one whole batch; the contenders take turns, one batch
 // each per round in an order shuffled anew each round (the machine is shared, and a slow spell
@@ -30,12 +34,15 @@ import path from 'node:path'
 import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
 import { describeMachine, packageVersion } from './machine.mjs'
+import { TRANSFORMERS_ENTRY, ensureSidePeers, sidePeerVersion } from './fresh-contenders.mjs'
 
 // Read by the binding's thread pool when it starts.
 process.env.RAYON_NUM_THREADS = '2'
 
 const require = createRequire(import.meta.url)
 const HERE = path.dirname(fileURLToPath(import.meta.url))
+/** The model folders transformers.js's AutoTokenizer loads, one per file. */
+const FOLDERS = path.join(HERE, '..', '.cache', 'model-inputs')
 const QUICK = process.argv.includes('--quick')
 const THREADS = 2
 const COUNT = 10_000
@@ -74,6 +81,21 @@ function load(spec) {
   const padding = { strategy: 'BatchLongest', direction: 'Right', pad_to_multiple_of: null, pad_id: padId, pad_type_id: 0, pad_token: spec.padToken }
   return { plain, padId, batchtok: Tokenizer.fromJSON(JSON.stringify({ ...plain, padding })) }
 }
+
+/**
+ * transformers.js's tokenizer of `plain` (the file without its padding and truncation), loaded by
+ * AutoTokenizer from a folder as a model's would be, its config naming the pad token.
+ */
+async function transformersTokenizer(spec, plain) {
+  const folder = path.join(FOLDERS, path.basename(spec.name, '.json'))
+  fs.mkdirSync(folder, { recursive: true })
+  fs.writeFileSync(path.join(folder, 'tokenizer.json'), JSON.stringify(plain))
+  const config = { tokenizer_class: 'PreTrainedTokenizerFast', pad_token: spec.padToken, padding_side: 'right', model_max_length: 1e6 }
+  fs.writeFileSync(path.join(folder, 'tokenizer_config.json'), JSON.stringify(config))
+  const { AutoTokenizer, env } = createRequire(path.join(TRANSFORMERS_ENTRY, 'package.json'))('@huggingface/transformers')
+  env.allowRemoteModels = false
+  return AutoTokenizer.from_pretrained(folder, { local_files_only: true })
+}
 /** Flat row-major ids and mask from one list of ids per text, padded with `padId` on the right to the longest. */
 function pad(lists, padId) {
   const sequence = Math.max(...lists.map((ids) => ids.length))
@@ -98,6 +120,7 @@ async function contenders(spec) {
   binding.setPadding({ padId, padToken: spec.padToken })
   const { Tokenizer: JsTokenizer } = await import('@huggingface/tokenizers')
   const js = new JsTokenizer(plain, {})
+  const transformers = await transformersTokenizer(spec, plain)
   return {
     'batchtok encodeForModel': () => batchtok.encodeForModel(texts, { padding: 'longest', scheduler }),
     'batchtok encodeBatch (no padding)': () => batchtok.encodeBatch(texts, { scheduler }),
@@ -119,6 +142,10 @@ async function contenders(spec) {
       return { inputIds, attentionMask, dims: [encodings.length, sequence] }
     },
     '@huggingface/tokenizers': async () => pad(texts.map((text) => js.encode(text).ids), padId),
+    'transformers.js (padding: true)': async () => {
+      const { input_ids: ids, attention_mask: mask } = transformers(texts, { padding: true })
+      return { inputIds: ids.data, attentionMask: mask.data, dims: ids.dims }
+    },
   }
 }
 
@@ -198,7 +225,11 @@ async function measure(spec) {
 async function main() {
   const machine = describeMachine()
   const bytes = texts.reduce((sum, t) => sum + Buffer.byteLength(t), 0)
-  const versions = ['tokenizers', '@huggingface/tokenizers'].map((n) => `${n} ${packageVersion(n)}`).join(', ')
+  ensureSidePeers()
+  const versions = [
+    ...['tokenizers', '@huggingface/tokenizers'].map((n) => `${n} ${packageVersion(n)}`),
+    `@huggingface/transformers ${sidePeerVersion('@huggingface/transformers')}`,
+  ].join(', ')
   const loadAverage = os.loadavg().map((l) => l.toFixed(2)).join(', ')
   const tables = []
   for (const spec of FILES) tables.push(...(await measure(spec)))
@@ -209,7 +240,7 @@ async function main() {
     `Command: \`node benchmark/model-inputs.mjs${QUICK ? ' --quick' : ''}\` (\`benchmark/model-inputs.mjs\` says how it measures).`,
     '',
     `${texts.length.toLocaleString('en')} texts of big.txt (items of at most ${MAX_TEXT_BYTES} bytes; ${(bytes / 1e6).toFixed(2)} MB), ` +
-      `padded to the longest. batchtok and the binding on ${THREADS} threads, @huggingface/tokenizers on the main thread.`,
+      `padded to the longest. batchtok and the binding on ${THREADS} threads, @huggingface/tokenizers and transformers.js on the main thread.`,
     '',
     ...tables,
   ]
