@@ -17,6 +17,12 @@
 //   tokenizer_config.json naming the pad token, called as `tokenizer(texts, { padding: true })`,
 //   which returns input_ids and attention_mask as int64 tensors.
 //
+// batchtok's own three (encodeForModel, encodeBatch, encodeForModel with offsets) are also timed
+// alone, in a child process that loads nothing else: what a service running batchtok sees. In the
+// shared process every contender's garbage is every other's (transformers.js keeps a large heap of
+// objects), and encodeForModel, whose 23 MB of external arrays per batch set off V8's collections,
+// pays for marking the peers' heap where encodeBatch, which allocates little, rarely does.
+//
 // batchtok and the binding run on 2 threads (a Scheduler of 2; RAYON_NUM_THREADS=2), the JS peers
 // on the main thread. Every contender's padded ids and mask are checked equal to encodeForModel's
 // before anything is timed. Each sample is one whole batch; the contenders take turns, one batch
@@ -26,8 +32,10 @@
 // and each median over encodeForModel's.
 //
 //   node benchmark/model-inputs.mjs [--quick]
-// writes benchmark/results/model-inputs.md.
+// writes benchmark/results/model-inputs.md. (`--alone FILE` is the child's mode: batchtok's
+// contenders for one file, printed as JSON.)
 
+import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -44,6 +52,8 @@ const HERE = path.dirname(fileURLToPath(import.meta.url))
 /** The model folders transformers.js's AutoTokenizer loads, one per file. */
 const FOLDERS = path.join(HERE, '..', '.cache', 'model-inputs')
 const QUICK = process.argv.includes('--quick')
+/** The child's mode: the file whose batchtok contenders it times alone. */
+const ALONE = process.argv.includes('--alone') ? process.argv[process.argv.indexOf('--alone') + 1] : null
 const THREADS = 2
 const COUNT = 10_000
 
@@ -111,10 +121,21 @@ function pad(lists, padId) {
   return { inputIds, attentionMask, dims: [lists.length, sequence] }
 }
 
+/** batchtok's contenders. */
+function batchtokContenders(batchtok) {
+  return {
+    'batchtok encodeForModel': () => batchtok.encodeForModel(texts, { padding: 'longest', scheduler }),
+    'batchtok encodeBatch (no padding)': () => batchtok.encodeBatch(texts, { scheduler }),
+    'batchtok encodeForModel + offsets': () =>
+      batchtok.encodeForModel(texts, { padding: 'longest', scheduler, returnOffsets: true }),
+  }
+}
+
 async function contenders(spec) {
   const { plain, padId, batchtok } = load(spec)
   // Timed on the release candidate, as a server that has been up a few seconds runs it.
   await batchtok.whenReady()
+  if (ALONE) return batchtokContenders(batchtok)
   const { Tokenizer: Binding } = require('tokenizers')
   const binding = Binding.fromString(JSON.stringify(plain))
   binding.setPadding({ padId, padToken: spec.padToken })
@@ -122,10 +143,7 @@ async function contenders(spec) {
   const js = new JsTokenizer(plain, {})
   const transformers = await transformersTokenizer(spec, plain)
   return {
-    'batchtok encodeForModel': () => batchtok.encodeForModel(texts, { padding: 'longest', scheduler }),
-    'batchtok encodeBatch (no padding)': () => batchtok.encodeBatch(texts, { scheduler }),
-    'batchtok encodeForModel + offsets': () =>
-      batchtok.encodeForModel(texts, { padding: 'longest', scheduler, returnOffsets: true }),
+    ...batchtokContenders(batchtok),
     'tokenizers (HF binding)': async () => {
       const encodings = await binding.encodeBatch(texts)
       const sequence = encodings[0].getIds().length
@@ -202,27 +220,51 @@ async function interleaved(runs, rounds) {
   })
 }
 
-/** One file's table. */
-async function measure(spec) {
+/** One file's contenders, checked and timed: `{ dims, tasks }`. */
+async function timed(spec) {
   const runs = await contenders(spec)
   const dims = await check(runs)
-  const tasks = await interleaved(runs, QUICK ? 5 : 25)
+  return { dims, tasks: await interleaved(runs, QUICK ? 5 : 25) }
+}
+
+/** A table of `tasks`, each median also over encodeForModel's. */
+function table(tasks) {
   const base = tasks.find((t) => t.name === 'batchtok encodeForModel').median
   return [
-    `## ${spec.name} (${spec.kind})`,
-    '',
-    `Padded to the longest with ${spec.padToken}: dims [${dims.join(', ')}], BigInt64Array.`,
-    '',
     '| contender | median batch | fastest batch | texts/s (median) | median / encodeForModel |',
     '| --- | ---: | ---: | ---: | ---: |',
     ...tasks.map(({ name, median: ms, fastest }) => {
       return `| ${name} | ${ms.toFixed(2)} ms | ${fastest.toFixed(2)} ms | ${Math.round((COUNT / ms) * 1000).toLocaleString('en')} | ${(ms / base).toFixed(2)} |`
     }),
+  ]
+}
+
+/** One file's tables: batchtok alone (a child process), then every contender in this one. */
+async function measure(spec) {
+  const args = [fileURLToPath(import.meta.url), '--alone', spec.name, ...(QUICK ? ['--quick'] : [])]
+  const alone = JSON.parse(execFileSync(process.execPath, args, { encoding: 'utf8' }))
+  const { dims, tasks } = await timed(spec)
+  return [
+    `## ${spec.name} (${spec.kind})`,
+    '',
+    `Padded to the longest with ${spec.padToken}: dims [${dims.join(', ')}], BigInt64Array.`,
+    '',
+    'batchtok alone, in a process of its own:',
+    '',
+    ...table(alone.tasks),
+    '',
+    'Every contender, in one process:',
+    '',
+    ...table(tasks),
     '',
   ]
 }
 
 async function main() {
+  if (ALONE) {
+    console.log(JSON.stringify(await timed(FILES.find((spec) => spec.name === ALONE))))
+    return
+  }
   const machine = describeMachine()
   const bytes = texts.reduce((sum, t) => sum + Buffer.byteLength(t), 0)
   ensureSidePeers()
