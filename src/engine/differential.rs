@@ -978,6 +978,12 @@ fn marker_cut_files_encode_as_the_reference() {
             byte_fallback_bpe(&[], true),
             Some(true),
         ),
+        // No token holds a tab or a line feed: both are cut off on either side.
+        (
+            "byte fallback BPE without control tokens",
+            byte_fallback_bpe(&[], false),
+            Some(true),
+        ),
         ("a merge across a marker", crossing, Some(true)),
     ];
     for name in ["llama2", "gemma3", "gemini"] {
