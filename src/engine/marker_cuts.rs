@@ -1,4 +1,5 @@
-//! Cutting pre-tokens before SentencePiece's word marker, where no merge can cross it.
+//! Cutting pre-tokens where no merge can cross: before SentencePiece's word marker, and around a
+//! character no token holds.
 //!
 //! SentencePiece-style BPE files (Llama 2, Gemma, Gemini, Mistral's older ones) mark each word's
 //! start with `▁` (U+2581, the normalizer's replacement for a space) and have no pre-tokenizer:
@@ -27,7 +28,8 @@
 //!   only where they can never be fused either: the model spells them with byte tokens (byte
 //!   fallback, all 256 present) or does not fuse unknown characters.
 //!
-//! The differential tests hold the cut engine equal to the stable crate on every real file.
+//! The differential tests hold the cut engine equal to the stable crate on the real files it cuts
+//! (Llama 2, Gemma 3, Gemini) and on synthetic ones.
 
 use serde_json::Value;
 use tokenizers::pipeline::Span;

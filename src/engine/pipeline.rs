@@ -37,8 +37,8 @@ pub struct PipelineEngine {
     /// What the normalizers amount to on ASCII text, where they are known to reduce to a byte
     /// map (BERT-style files): ASCII segments skip their Unicode tables.
     ascii_fold: Option<AsciiFold>,
-    /// Where pre-tokens are cut before a word marker `▁` that no merge crosses
-    /// (`marker_cuts.rs`): SentencePiece-style files.
+    /// Where pre-tokens are cut because no merge crosses there, before a word marker `▁` and
+    /// around a character no token holds (`marker_cuts.rs`): SentencePiece-style files.
     marker_cuts: Option<MarkerCuts>,
 }
 
@@ -154,7 +154,7 @@ impl PipelineEngine {
         while self.idle.take().is_some() {}
     }
 
-    /// Whether pre-tokens are cut before word markers (`marker_cuts.rs`).
+    /// Whether pre-tokens are cut where no merge crosses (`marker_cuts.rs`).
     #[cfg(test)]
     pub(super) fn cuts_before_word_markers(&self) -> bool {
         self.marker_cuts.is_some()

@@ -28,7 +28,7 @@ pub(super) struct PipelineScratch {
     pub(super) split: PreTokenizerScratch,
     /// The pre-tokens of the text being encoded.
     pub(super) spans: Vec<Span>,
-    /// The pre-tokens cut before word markers, where the engine cuts them (`marker_cuts.rs`).
+    /// The pre-tokens cut where no merge crosses, where the engine cuts them (`marker_cuts.rs`).
     pub(super) cut_spans: Vec<Span>,
 }
 
