@@ -123,7 +123,7 @@ impl MarkerCuts {
             let end = span.end as usize;
             for at in start..end {
                 let byte = bytes[at];
-                let cut_here = if byte.is_ascii() {
+                if byte.is_ascii() {
                     if self.alone[usize::from(byte)] {
                         if at > start {
                             cut.push(span_of(start, at));
@@ -131,18 +131,14 @@ impl MarkerCuts {
                         // The character alone; what follows starts a piece of its own.
                         cut.push(span_of(at, at + 1));
                         start = at + 1;
-                        continue;
                     }
-                    false
-                } else {
-                    byte == marker[0]
-                        && bytes[at..end].starts_with(marker)
-                        && text[start..at]
-                            .chars()
-                            .next_back()
-                            .is_some_and(|before| !self.joined_before.contains(&before))
-                };
-                if cut_here {
+                } else if byte == marker[0]
+                    && bytes[at..end].starts_with(marker)
+                    && text[start..at]
+                        .chars()
+                        .next_back()
+                        .is_some_and(|before| !self.joined_before.contains(&before))
+                {
                     cut.push(span_of(start, at));
                     start = at;
                 }
