@@ -12,7 +12,7 @@ use super::args::{choice, describe, options_object, property, string};
 use super::errors::{ErrorClass, from_failure, js_error, type_error};
 use super::options::{Options, Takes};
 use super::raw::{self, ErrorConstructor};
-use super::scheduler::{Runner, default_runner};
+use super::scheduler::Runner;
 use super::signal::AbortListener;
 use super::tasks::TaskOutput;
 use super::tokenizer::{Tokenizer, promise};
@@ -270,15 +270,8 @@ impl Tokenizer {
         let format = read_format(env, format)?;
         let mut options = Options::read(env, options, "encodeLines", Takes::Batch)?;
         let mode = options.mode(env, &self.tokenizer)?;
-        let runner = match options.scheduler.take() {
-            Some(runner) => runner,
-            None => default_runner(env)?,
-        };
-        let cancel = CancelToken::default();
-        let abort_listener = match options.signal {
-            Some(signal) => Some(signal.listen(env, &cancel)?),
-            None => None,
-        };
+        let runner = options.take_runner(env)?;
+        let (cancel, abort_listener) = options.take_cancel(env)?;
         let bytes = raw::with_uint8_bytes(env, bytes, <[u8]>::to_vec)?.ok_or_else(|| {
             js_error(
                 env,

@@ -10,7 +10,7 @@ use napi_derive::napi;
 use super::errors::{from_engine, type_error};
 use super::model_input_options::Dtype;
 use super::options::Options;
-use super::scheduler::{Runner, default_runner};
+use super::scheduler::Runner;
 use super::signal::AbortListener;
 use super::tasks::TaskOutput;
 use super::texts::inputs_from_array;
@@ -174,15 +174,8 @@ impl ModelInputsCall {
             TruncationChoice::With(truncation) => Some(*truncation),
         };
         let padding = own.padding(tokenizer).map_err(engine_error)?;
-        let runner = match options.scheduler.take() {
-            Some(runner) => runner,
-            None => default_runner(env)?,
-        };
-        let cancel = CancelToken::default();
-        let abort_listener = match options.signal.take() {
-            Some(signal) => Some(signal.listen(env, &cancel)?),
-            None => None,
-        };
+        let runner = options.take_runner(env)?;
+        let (cancel, abort_listener) = options.take_cancel(env)?;
         Ok(ModelInputsCall {
             tokenizer: tokenizer.clone(),
             inputs: Inputs::new(texts, starts),

@@ -15,9 +15,10 @@ use super::args::{
 use super::errors::{from_engine, range_error, type_error};
 use super::model_input_options::{MODEL_INPUT_KEYS, ModelInputOptions, side};
 use super::raw;
-use super::scheduler::{Runner, Scheduler as JsScheduler};
-use super::signal::Signal;
+use super::scheduler::{Runner, Scheduler as JsScheduler, default_runner};
+use super::signal::{AbortListener, Signal};
 use crate::engine::{AllowedSpecial, EncodeMode, Tokenizer, TruncationRequest, TruncationStrategy};
+use crate::scheduler::CancelToken;
 
 /// Options of `encode`, `count` and `isWithinTokenLimit`.
 #[napi(object, object_to_js = false, object_from_js = false)]
@@ -250,6 +251,31 @@ pub struct Options<'env> {
 }
 
 impl<'env> Options<'env> {
+    /// The scheduler a call runs on: the options' own, else the default one.
+    pub fn take_runner(&mut self, env: &Env) -> napi::Result<Runner> {
+        match self.scheduler.take() {
+            Some(runner) => Ok(runner),
+            None => default_runner(env),
+        }
+    }
+
+    /// A call's cancel token, and the listener that sets it once the options' signal aborts: the
+    /// call keeps the listener for as long as it runs.
+    ///
+    /// The signal reaches the task only through the token, which batchtok's own listener sets
+    /// (`signal.rs`), not as napi-rs's task signal: napi-rs rejects a task aborted while still
+    /// queued itself, with an error of its own (`code: 'Cancelled'`); through the token every
+    /// abort rejects with batchtok's `AbortError`, before the first chunk when the task had not
+    /// started.
+    pub fn take_cancel(&mut self, env: &Env) -> napi::Result<(CancelToken, Option<AbortListener>)> {
+        let cancel = CancelToken::default();
+        let listener = match self.signal.take() {
+            Some(signal) => Some(signal.listen(env, &cancel)?),
+            None => None,
+        };
+        Ok((cancel, listener))
+    }
+
     /// Reads the options argument of `method`, which takes the options `takes` names.
     pub fn read(
         env: &'env Env,

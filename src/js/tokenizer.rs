@@ -12,13 +12,11 @@ use super::errors::{from_engine, type_error};
 use super::model_inputs::{ModelInputs, ModelInputsCall, ModelInputsTask};
 use super::options::{Options, Takes};
 use super::raw;
-use super::scheduler::default_runner;
 use super::stream_decoder::StreamDecoder;
 use super::tasks::{BatchCall, CountTask, DecodeCall, DecodeTask, EncodeTask};
 use super::texts::{text_from_string, texts_from_array, texts_from_utf8};
 use crate::batch::Texts;
 use crate::engine::{self, Family};
-use crate::scheduler::CancelToken;
 
 /// A tokenizer: an embedded OpenAI encoding or a Hugging Face tokenizer.json.
 ///
@@ -58,13 +56,8 @@ impl Tokenizer {
     }
 
     /// The call of a batch method over `texts`: its encode mode and scheduler from `options`,
-    /// and, for an async method (`is_async`), its listener on the options' signal.
-    ///
-    /// The signal reaches the task only through the call's cancel token, which batchtok's own
-    /// listener sets (`signal.rs`), not as napi-rs's task signal: napi-rs rejects a task aborted
-    /// while still queued itself, with an error of its own (`code: 'Cancelled'`); through the
-    /// token every abort rejects with batchtok's `AbortError`, before the first chunk when the
-    /// task had not started. A `Sync` method takes no signal: it blocks until it returns.
+    /// and, for an async method (`is_async`), its listener on the options' signal
+    /// (`Options::take_cancel`). A `Sync` method takes no signal: it blocks until it returns.
     fn batch_call(
         &self,
         env: &Env,
@@ -77,15 +70,8 @@ impl Tokenizer {
             options.refuse_signal(env, method)?;
         }
         let mode = options.mode(env, &self.tokenizer)?;
-        let runner = match options.scheduler.take() {
-            Some(runner) => runner,
-            None => default_runner(env)?,
-        };
-        let cancel = CancelToken::default();
-        let abort_listener = match options.signal {
-            Some(signal) => Some(signal.listen(env, &cancel)?),
-            None => None,
-        };
+        let runner = options.take_runner(env)?;
+        let (cancel, abort_listener) = options.take_cancel(env)?;
         Ok(BatchCall {
             tokenizer: self.tokenizer.clone(),
             texts,
@@ -101,18 +87,14 @@ impl Tokenizer {
         &self,
         env: &Env,
         lists: Vec<Vec<u32>>,
-        options: Options,
+        mut options: Options,
         method: &str,
         is_async: bool,
     ) -> napi::Result<DecodeCall> {
         if !is_async {
             options.refuse_signal(env, method)?;
         }
-        let cancel = CancelToken::default();
-        let abort_listener = match options.signal {
-            Some(signal) => Some(signal.listen(env, &cancel)?),
-            None => None,
-        };
+        let (cancel, abort_listener) = options.take_cancel(env)?;
         Ok(DecodeCall {
             tokenizer: self.tokenizer.clone(),
             lists,
