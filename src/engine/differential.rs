@@ -972,6 +972,19 @@ fn marker_cut_files_encode_as_the_reference() {
             .push(serde_json::json!("e ▁"));
         file.to_string()
     };
+    // A normalizer before the spaces-to-markers pair keeps the engine's own normalization and
+    // cuts (the engine then cuts what the release candidate normalized).
+    let normalized_first = {
+        let mut file: serde_json::Value =
+            serde_json::from_str(&byte_fallback_bpe(&[], true)).unwrap();
+        file["normalizer"]["normalizers"]
+            .as_array_mut()
+            .unwrap()
+            .insert(0, serde_json::json!({"type": "NFC"}));
+        file.to_string()
+    };
+    // For each file: whether the release candidate's reader takes it as it is, and then whether
+    // the engine normalizes and cuts in one pass (Gemini's is read through the adapter).
     let mut files = vec![
         (
             "byte fallback BPE",
@@ -985,18 +998,23 @@ fn marker_cut_files_encode_as_the_reference() {
             Some(true),
         ),
         ("a merge across a marker", crossing, Some(true)),
+        (
+            "normalized before the markers",
+            normalized_first,
+            Some(false),
+        ),
     ];
     for name in ["llama2", "gemma3", "gemini"] {
         match real_tokenizer(name) {
-            // Gemini's file is read through the adapter, not by `PipelineEngine::from_json`.
             Some(json) => files.push((name, json, (name != "gemini").then_some(true))),
             None => eprintln!("{name}: skipped; `node scripts/real-tokenizers.js` fetches it"),
         }
     }
-    for (name, json, cuts) in files {
-        if let Some(cuts) = cuts {
+    for (name, json, marks_spaces) in files {
+        if let Some(marks_spaces) = marks_spaces {
             let pipeline = PipelineEngine::from_json(&json).unwrap();
-            assert_eq!(pipeline.cuts_before_word_markers(), cuts, "{name}");
+            assert!(pipeline.cuts_before_word_markers(), "{name}");
+            assert_eq!(pipeline.marks_spaces_itself(), marks_spaces, "{name}");
         }
         let stable = StableEngine::from_json(&json).unwrap();
         let routed = Tokenizer::from_json(&json, name).unwrap();

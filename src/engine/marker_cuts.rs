@@ -28,11 +28,20 @@
 //!   only where they can never be fused either: the model spells them with byte tokens (byte
 //!   fallback, all 256 present) or does not fuse unknown characters.
 //!
+//! Most such files spell their spaces with two plain normalizers, `Replace(" ", "▁")` and
+//! `Prepend("▁")`, and have no pre-tokenizer (or one that splits on a space, which the replaced
+//! text no longer has). For them [`MarkerCuts::mark_and_cut`] writes the normalized text and finds
+//! its cuts in one pass over each text between added tokens; the release candidate's normalizers,
+//! pre-tokenizer and second search for added tokens (none is matched in normalized text there)
+//! would each walk it again.
+//!
 //! The differential tests hold the cut engine equal to the stable crate on the real files it cuts
-//! (Llama 2, Gemma 3, Gemini) and on synthetic ones.
+//! (Llama 2, Gemma 3, Gemini) and on synthetic ones, by both ways.
 
 use serde_json::Value;
-use tokenizers::pipeline::Span;
+use tokenizers::pipeline::{PipelineNormalizer, PipelinePreTokenizer, Span};
+use tokenizers::pre_tokenizers::split::SplitPattern;
+use tokenizers::utils::search::ReplacePattern;
 
 /// SentencePiece's word marker, `▁` (U+2581).
 const MARKER: &str = "\u{2581}";
@@ -44,10 +53,18 @@ pub struct MarkerCuts {
     /// The characters some token holds right before a `▁` (`▁` among them, where the vocabulary
     /// has a run of two), after which a `▁` is not cut.
     joined_before: Vec<char>,
-    /// Per byte: an ASCII character no token holds, cut off on both sides (`false` for every byte
-    /// where such cuts are not exact, see the module's docs).
-    alone: [bool; 128],
+    /// Per byte of normalized text: [`ALONE`] for an ASCII character no token holds, cut off on
+    /// both sides (never where such cuts are not exact, see the module's docs), [`MARKER_LEAD`]
+    /// for the first byte of `▁`, [`ORDINARY`] for the rest.
+    class: [u8; 256],
 }
+
+/// A byte the cuts pass over.
+const ORDINARY: u8 = 0;
+/// An ASCII character no token holds.
+const ALONE: u8 = 1;
+/// The first byte of `▁` and of other characters of U+2000-U+2FFF.
+const MARKER_LEAD: u8 = 2;
 
 /// More characters joined to a following `▁` than any real vocabulary has: a vocabulary with more
 /// does not keep its words apart, and is not cut.
@@ -100,15 +117,18 @@ impl MarkerCuts {
         let spelled_in_bytes = model.get("byte_fallback").and_then(Value::as_bool) == Some(true)
             && (0..=u8::MAX).all(|byte| vocab.contains_key(&format!("<0x{byte:02X}>")));
         let never_fused = model.get("fuse_unk").and_then(Value::as_bool) != Some(true);
-        let mut alone = [false; 128];
+        let mut class = [ORDINARY; 256];
+        class[usize::from(MARKER.as_bytes()[0])] = MARKER_LEAD;
         if spelled_in_bytes || never_fused {
             for (byte, held) in held.iter().enumerate() {
-                alone[byte] = !held;
+                if !held {
+                    class[byte] = ALONE;
+                }
             }
         }
         Some(MarkerCuts {
             joined_before,
-            alone,
+            class,
         })
     }
 
@@ -116,37 +136,196 @@ impl MarkerCuts {
     /// character of the same span that no token joins to a `▁`, and around every ASCII character
     /// no token holds.
     pub fn cut(&self, text: &str, spans: &[Span], cut: &mut Vec<Span>) {
-        let marker = MARKER.as_bytes();
         let bytes = text.as_bytes();
         for span in spans {
-            let mut start = span.start as usize;
-            let end = span.end as usize;
-            for at in start..end {
-                let byte = bytes[at];
-                if byte.is_ascii() {
-                    if self.alone[usize::from(byte)] {
-                        if at > start {
-                            cut.push(span_of(start, at));
-                        }
-                        // The character alone; what follows starts a piece of its own.
-                        cut.push(span_of(at, at + 1));
-                        start = at + 1;
+            let (start, end) = (span.start as usize, span.end as usize);
+            let mut pieces = Pieces::new(self, cut, start);
+            let mut at = start;
+            while at < end {
+                match self.class[usize::from(bytes[at])] {
+                    ORDINARY => at += 1,
+                    ALONE => {
+                        pieces.alone(at);
+                        at += 1;
                     }
-                } else if byte == marker[0]
-                    && bytes[at..end].starts_with(marker)
-                    && text[start..at]
-                        .chars()
-                        .next_back()
-                        .is_some_and(|before| !self.joined_before.contains(&before))
-                {
-                    cut.push(span_of(start, at));
-                    start = at;
+                    _ if bytes[at..end].starts_with(MARKER.as_bytes()) => {
+                        pieces.marker(text, at);
+                        at += MARKER.len();
+                    }
+                    _ => at += 1,
                 }
             }
-            if start < end || start == span.start as usize {
-                cut.push(span_of(start, end));
+            pieces.finish(end);
+        }
+    }
+
+    /// Normalizes `raw` as [`SpaceMarkers`] says into `text` (cleared first), and appends the
+    /// pieces of the result to `cut`: what [`cut`](Self::cut) makes of the normalized text, found
+    /// in the same pass that writes it. An empty `raw` leaves both empty.
+    pub fn mark_and_cut(
+        &self,
+        markers: SpaceMarkers,
+        raw: &str,
+        text: &mut String,
+        cut: &mut Vec<Span>,
+    ) {
+        text.clear();
+        if raw.is_empty() {
+            return;
+        }
+        text.reserve(raw.len() + raw.len() / 2 + MARKER.len());
+        if markers.prepend {
+            text.push_str(MARKER);
+        }
+        let bytes = raw.as_bytes();
+        let mut pieces = Pieces::new(self, cut, 0);
+        // `raw[copied..at]` is yet to be written to `text`. Every boundary below is before an
+        // ASCII byte or before the marker's first byte, so each slice is whole characters.
+        let mut copied = 0;
+        let mut at = 0;
+        while at < bytes.len() {
+            let byte = bytes[at];
+            let marker_len = if byte == b' ' {
+                1
+            } else {
+                match self.class[usize::from(byte)] {
+                    ORDINARY => {
+                        at += 1;
+                        continue;
+                    }
+                    ALONE => {
+                        text.push_str(&raw[copied..at]);
+                        pieces.alone(text.len());
+                        text.push(char::from(byte));
+                        at += 1;
+                        copied = at;
+                        continue;
+                    }
+                    _ if bytes[at..].starts_with(MARKER.as_bytes()) => MARKER.len(),
+                    _ => {
+                        at += 1;
+                        continue;
+                    }
+                }
+            };
+            text.push_str(&raw[copied..at]);
+            pieces.marker(text, text.len());
+            text.push_str(MARKER);
+            at += marker_len;
+            copied = at;
+        }
+        text.push_str(&raw[copied..]);
+        pieces.finish(text.len());
+    }
+}
+
+/// The cuts of one span, made left to right.
+struct Pieces<'c> {
+    cuts: &'c MarkerCuts,
+    out: &'c mut Vec<Span>,
+    /// Where the span starts.
+    span_start: usize,
+    /// Where the piece being made starts.
+    start: usize,
+}
+
+impl<'c> Pieces<'c> {
+    fn new(cuts: &'c MarkerCuts, out: &'c mut Vec<Span>, span_start: usize) -> Self {
+        Pieces {
+            cuts,
+            out,
+            span_start,
+            start: span_start,
+        }
+    }
+
+    /// A `▁` at `at` of `text`: a piece starts there unless the piece before it is empty or ends
+    /// in a character some token joins to a `▁`.
+    #[inline]
+    fn marker(&mut self, text: &str, at: usize) {
+        if at == self.start {
+            return;
+        }
+        let last = text.as_bytes()[at - 1];
+        let before = if last.is_ascii() {
+            char::from(last)
+        } else {
+            match text[self.start..at].chars().next_back() {
+                Some(before) => before,
+                None => return,
+            }
+        };
+        if !self.cuts.joined_before.contains(&before) {
+            self.out.push(span_of(self.start, at));
+            self.start = at;
+        }
+    }
+
+    /// An ASCII character no token holds at `at`: a piece of its own.
+    #[inline]
+    fn alone(&mut self, at: usize) {
+        if at > self.start {
+            self.out.push(span_of(self.start, at));
+        }
+        self.out.push(span_of(at, at + 1));
+        self.start = at + 1;
+    }
+
+    /// The span ends at `end`: the last piece, or the whole span where it is empty.
+    fn finish(self, end: usize) {
+        if self.start < end || self.start == self.span_start {
+            self.out.push(span_of(self.start, end));
+        }
+    }
+}
+
+/// The normalizers SentencePiece-style files spell their spaces with: every space replaced by `▁`
+/// (`Replace`), and a `▁` put before a text that is not empty (`Prepend`, where the file has one).
+/// A file whose normalizers are exactly these, and whose pre-tokenizer cannot cut the text they
+/// write (none, or a `Split` on a string holding a space), is normalized and cut in one pass
+/// ([`MarkerCuts::mark_and_cut`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SpaceMarkers {
+    prepend: bool,
+}
+
+impl SpaceMarkers {
+    /// What `normalizers` and `pre_tokenizer` amount to, where they are the spaces-to-markers form
+    /// above.
+    pub fn of(
+        normalizers: &[PipelineNormalizer],
+        pre_tokenizer: &PipelinePreTokenizer,
+    ) -> Option<SpaceMarkers> {
+        let splits_nothing = match pre_tokenizer {
+            PipelinePreTokenizer::None => true,
+            // The text it sees holds no space: a string pattern with one never matches.
+            PipelinePreTokenizer::Split(split) => {
+                !split.invert
+                    && matches!(&split.pattern, SplitPattern::String(pattern) if pattern.contains(' '))
+            }
+            _ => false,
+        };
+        if !splits_nothing {
+            return None;
+        }
+        let (mut replaced, mut prepend) = (false, false);
+        for normalizer in normalizers {
+            match normalizer {
+                PipelineNormalizer::Replace(replace)
+                    if !replaced
+                        && replace.content == MARKER
+                        && matches!(replace.pattern(), ReplacePattern::String(pattern) if pattern == " ") =>
+                {
+                    replaced = true
+                }
+                // Before or after the replacement alike: the `▁` it writes is not a space.
+                PipelineNormalizer::Prepend(put) if !prepend && put.prepend == MARKER => {
+                    prepend = true
+                }
+                _ => return None,
             }
         }
+        replaced.then_some(SpaceMarkers { prepend })
     }
 }
 
@@ -160,11 +339,21 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn cuts_with<'t>(joined_before: &[char], text: &'t str) -> Vec<&'t str> {
-        let cuts = MarkerCuts {
+    /// Cuts that keep `joined_before` together with a following `▁` and cut off `alone`.
+    fn marker_cuts(joined_before: &[char], alone: &[u8]) -> MarkerCuts {
+        let mut class = [ORDINARY; 256];
+        class[usize::from(MARKER.as_bytes()[0])] = MARKER_LEAD;
+        for &byte in alone {
+            class[usize::from(byte)] = ALONE;
+        }
+        MarkerCuts {
             joined_before: joined_before.to_vec(),
-            alone: [false; 128],
-        };
+            class,
+        }
+    }
+
+    fn cuts_with<'t>(joined_before: &[char], text: &'t str) -> Vec<&'t str> {
+        let cuts = marker_cuts(joined_before, &[]);
         let mut cut = Vec::new();
         cuts.cut(text, &[span_of(0, text.len())], &mut cut);
         cut.iter().map(|span| &text[span.range()]).collect()
@@ -194,12 +383,7 @@ mod tests {
 
     #[test]
     fn cuts_around_a_character_no_token_holds() {
-        let mut alone = [false; 128];
-        alone[usize::from(b'\n')] = true;
-        let cuts = MarkerCuts {
-            joined_before: vec!['▁'],
-            alone,
-        };
+        let cuts = marker_cuts(&['▁'], b"\n");
         let text = "\n▁a\nb\n\n▁c▁d\n";
         let mut cut = Vec::new();
         cuts.cut(text, &[span_of(0, text.len())], &mut cut);
@@ -214,10 +398,7 @@ mod tests {
     fn cuts_within_each_span_only() {
         let text = "x▁a|y▁b";
         let mut cut = Vec::new();
-        let cuts = MarkerCuts {
-            joined_before: Vec::new(),
-            alone: [false; 128],
-        };
+        let cuts = marker_cuts(&[], &[]);
         cuts.cut(text, &[span_of(0, 5), span_of(6, 11)], &mut cut);
         let pieces: Vec<&str> = cut.iter().map(|span| &text[span.range()]).collect();
         assert_eq!(pieces, ["x", "▁a", "y", "▁b"]);
@@ -264,7 +445,7 @@ mod tests {
             for (key, value) in extra.as_object().unwrap() {
                 model[key] = value.clone();
             }
-            MarkerCuts::of(&model).unwrap().alone[usize::from(b'\n')]
+            MarkerCuts::of(&model).unwrap().class[usize::from(b'\n')] == ALONE
         };
         // Fused unknown characters, and no byte tokens to spell a line feed with.
         assert!(!alone(&vocab, json!({})));
@@ -276,5 +457,55 @@ mod tests {
         // A token that holds it: never alone.
         vocab["a\n"] = json!(300);
         assert!(!alone(&vocab, json!({"fuse_unk": false})));
+    }
+
+    /// Normalizing and cutting in one pass gives the text `Replace` and `Prepend` write and the
+    /// pieces `cut` makes of it, on texts made of the characters each branch looks at.
+    #[test]
+    fn marks_and_cuts_as_normalizing_then_cutting() {
+        let alphabet = [
+            " ", "▁", "a", "b", ">", "\n", "\t", "é", "–", "€", "日", "👍",
+        ];
+        let mut state = 0x9E37_79B9_7F4A_7C15_u64;
+        let mut next = move |below: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % below as u64) as usize
+        };
+        let mut texts: Vec<String> = vec![String::new(), " ".into(), "▁".into(), "\n".into()];
+        texts.extend((0..20_000).map(|_| {
+            (0..next(12))
+                .map(|_| alphabet[next(alphabet.len())])
+                .collect()
+        }));
+        for (joined_before, alone) in [
+            (&['▁'][..], &b"\n"[..]),
+            (&['▁', '>', 'é'][..], &b"\n\t"[..]),
+            (&[][..], &[][..]),
+        ] {
+            let cuts = marker_cuts(joined_before, alone);
+            for prepend in [false, true] {
+                let (mut text, mut pieces) = (String::new(), Vec::new());
+                for raw in &texts {
+                    let mut expected = raw.replace(' ', MARKER);
+                    if prepend && !expected.is_empty() {
+                        expected.insert_str(0, MARKER);
+                    }
+                    let mut expected_pieces = Vec::new();
+                    if !expected.is_empty() {
+                        cuts.cut(
+                            &expected,
+                            &[span_of(0, expected.len())],
+                            &mut expected_pieces,
+                        );
+                    }
+                    pieces.clear();
+                    cuts.mark_and_cut(SpaceMarkers { prepend }, raw, &mut text, &mut pieces);
+                    assert_eq!(text, expected, "{raw:?}");
+                    assert_eq!(pieces, expected_pieces, "{raw:?}, prepend {prepend}");
+                }
+            }
+        }
     }
 }

@@ -21,7 +21,7 @@ use tokenizers::{
 };
 
 use super::ascii_fold::AsciiFold;
-use super::marker_cuts::MarkerCuts;
+use super::marker_cuts::{MarkerCuts, SpaceMarkers};
 use super::rows::{self, FilePadding, RowOptions, Rows, Side, Truncation};
 use super::scratch::{IdleScratches, PipelineScratch, Scratch};
 use super::{Engine, Error, ErrorKind, Ids};
@@ -40,6 +40,9 @@ pub struct PipelineEngine {
     /// Where pre-tokens are cut because no merge crosses there, before a word marker `▁` and
     /// around a character no token holds (`marker_cuts.rs`): SentencePiece-style files.
     marker_cuts: Option<MarkerCuts>,
+    /// Where those files spell spaces as `▁` with plain normalizers and match no added token in
+    /// normalized text: each text between added tokens is normalized and cut in one pass.
+    space_markers: Option<SpaceMarkers>,
 }
 
 impl PipelineEngine {
@@ -63,11 +66,26 @@ impl PipelineEngine {
                 tokenizers::canonicalize_value(&mut file).map_err(|e| e.to_string())?;
             }
             let marker_cuts = file.get("model").and_then(MarkerCuts::of);
+            let added_in_normalized_text = file
+                .get("added_tokens")
+                .and_then(Value::as_array)
+                .is_some_and(|tokens| {
+                    tokens.iter().any(|token| {
+                        token.get("normalized").and_then(Value::as_bool) != Some(false)
+                    })
+                });
             let canonical = serde_json::to_string(&file).map_err(|e| e.to_string())?;
             drop(file);
             let tokenizer = tokenizers::from_json(&canonical).map_err(|e| e.to_string())?;
+            let space_markers = marker_cuts
+                .as_ref()
+                .filter(|_| !added_in_normalized_text)
+                .and_then(|_| {
+                    SpaceMarkers::of(tokenizer.get_normalizers(), tokenizer.get_pre_tokenizer())
+                });
             Ok(PipelineEngine {
                 marker_cuts,
+                space_markers,
                 ..PipelineEngine::from_tokenizer(tokenizer)
             })
         };
@@ -145,6 +163,7 @@ impl PipelineEngine {
             tokenizer,
             idle: IdleScratches::default(),
             marker_cuts: None,
+            space_markers: None,
         }
     }
 
@@ -160,6 +179,12 @@ impl PipelineEngine {
         self.marker_cuts.is_some()
     }
 
+    /// Whether texts between added tokens are normalized and cut in one pass (`marker_cuts.rs`).
+    #[cfg(test)]
+    pub(super) fn marks_spaces_itself(&self) -> bool {
+        self.space_markers.is_some()
+    }
+
     /// New working memory for this engine's model.
     fn new_scratch(&self) -> PipelineScratch {
         PipelineScratch {
@@ -167,6 +192,7 @@ impl PipelineEngine {
             split: PreTokenizerScratch::default(),
             spans: Vec::new(),
             cut_spans: Vec::new(),
+            normalized: String::new(),
         }
     }
 
@@ -244,6 +270,21 @@ impl PipelineEngine {
                 }
                 Segment::Text { text, input_offset } => (text, input_offset),
             };
+            if let (Some(markers), Some(cuts)) = (self.space_markers, &self.marker_cuts) {
+                let PipelineScratch {
+                    model,
+                    cut_spans,
+                    normalized,
+                    ..
+                } = scratch;
+                cut_spans.clear();
+                cuts.mark_and_cut(markers, raw, normalized, cut_spans);
+                check_span_range(normalized)?;
+                self.tokenizer
+                    .get_model()
+                    .tokenize_spans(normalized, cut_spans, model, out)?;
+                continue;
+            }
             let normalized = match self.ascii_fold.and_then(|fold| fold.apply(raw)) {
                 Some(folded) => folded,
                 None => normalize_all(self.tokenizer.get_normalizers(), raw, input_offset)?,
@@ -268,15 +309,7 @@ impl PipelineEngine {
         scratch: &mut PipelineScratch,
         out: &mut Vec<PipelineToken>,
     ) -> tokenizers::Result<()> {
-        // Pre-tokens are `u32` ranges of the text.
-        if u32::try_from(text.len()).is_err() {
-            return Err(format!(
-                "the text is {} bytes after normalization; the engine splits texts of up to {} bytes",
-                text.len(),
-                u32::MAX
-            )
-            .into());
-        }
+        check_span_range(text)?;
         scratch.spans.clear();
         self.tokenizer.get_pre_tokenizer().pre_tokenize(
             text,
@@ -295,6 +328,19 @@ impl PipelineEngine {
             .get_model()
             .tokenize_spans(text, spans, &mut scratch.model, out)
     }
+}
+
+/// Pre-tokens are `u32` ranges of the text: a longer normalized text cannot be split.
+fn check_span_range(text: &str) -> tokenizers::Result<()> {
+    if u32::try_from(text.len()).is_err() {
+        return Err(format!(
+            "the text is {} bytes after normalization; the engine splits texts of up to {} bytes",
+            text.len(),
+            u32::MAX
+        )
+        .into());
+    }
+    Ok(())
 }
 
 /// Texts every tokenizer is tried on at load: letters, digits, punctuation, white space of several
