@@ -192,7 +192,7 @@ impl PipelineEngine {
             split: PreTokenizerScratch::default(),
             spans: Vec::new(),
             cut_spans: Vec::new(),
-            normalized: String::new(),
+            normalized: Vec::new(),
         }
     }
 
@@ -278,7 +278,7 @@ impl PipelineEngine {
                     ..
                 } = scratch;
                 cut_spans.clear();
-                cuts.mark_and_cut(markers, raw, normalized, cut_spans);
+                let normalized = cuts.mark_and_cut(markers, raw, normalized, cut_spans);
                 check_span_range(normalized)?;
                 self.tokenizer
                     .get_model()

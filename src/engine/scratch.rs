@@ -32,7 +32,7 @@ pub(super) struct PipelineScratch {
     pub(super) cut_spans: Vec<Span>,
     /// The text between added tokens, normalized where the engine normalizes it itself
     /// (`marker_cuts.rs`).
-    pub(super) normalized: String,
+    pub(super) normalized: Vec<u8>,
 }
 
 /// The scratches of one engine that no thread holds. The most recently given back is on top and
