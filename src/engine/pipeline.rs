@@ -20,6 +20,7 @@ use tokenizers::{
     truncate_pair,
 };
 
+use super::added_search::{AddedSegment, AddedTokenSearch};
 use super::ascii_fold::AsciiFold;
 use super::marker_cuts::{MarkerCuts, SpaceMarkers};
 use super::rows::{self, FilePadding, RowOptions, Rows, Side, Truncation};
@@ -43,6 +44,9 @@ pub struct PipelineEngine {
     /// Where those files spell spaces as `▁` with plain normalizers and match no added token in
     /// normalized text: each text between added tokens is normalized and cut in one pass.
     space_markers: Option<SpaceMarkers>,
+    /// Where those files' added tokens are all matched as plain text as written: the search for
+    /// them (`added_search.rs`).
+    added_search: Option<AddedTokenSearch>,
 }
 
 impl PipelineEngine {
@@ -74,6 +78,7 @@ impl PipelineEngine {
                         token.get("normalized").and_then(Value::as_bool) != Some(false)
                     })
                 });
+            let added_search = file.get("added_tokens").and_then(AddedTokenSearch::of);
             let canonical = serde_json::to_string(&file).map_err(|e| e.to_string())?;
             drop(file);
             let tokenizer = tokenizers::from_json(&canonical).map_err(|e| e.to_string())?;
@@ -85,6 +90,7 @@ impl PipelineEngine {
                 });
             Ok(PipelineEngine {
                 marker_cuts,
+                added_search: added_search.filter(|_| space_markers.is_some()),
                 space_markers,
                 ..PipelineEngine::from_tokenizer(tokenizer)
             })
@@ -164,6 +170,7 @@ impl PipelineEngine {
             idle: IdleScratches::default(),
             marker_cuts: None,
             space_markers: None,
+            added_search: None,
         }
     }
 
@@ -183,6 +190,12 @@ impl PipelineEngine {
     #[cfg(test)]
     pub(super) fn marks_spaces_itself(&self) -> bool {
         self.space_markers.is_some()
+    }
+
+    /// Whether the engine finds added tokens with its own search (`added_search.rs`).
+    #[cfg(test)]
+    pub(super) fn searches_added_tokens_itself(&self) -> bool {
+        self.added_search.is_some()
     }
 
     /// New working memory for this engine's model.
@@ -260,6 +273,9 @@ impl PipelineEngine {
         scratch: &mut PipelineScratch,
         out: &mut Vec<PipelineToken>,
     ) -> tokenizers::Result<()> {
+        if let (Some(markers), Some(cuts)) = (self.space_markers, &self.marker_cuts) {
+            return self.encode_marked(text, split_special, markers, cuts, scratch, out);
+        }
         let added = self.tokenizer.get_added_vocabulary();
         let encode_special_tokens = !split_special;
         for raw in SpecialSegmentIterator::new(text, added, false, encode_special_tokens) {
@@ -270,21 +286,6 @@ impl PipelineEngine {
                 }
                 Segment::Text { text, input_offset } => (text, input_offset),
             };
-            if let (Some(markers), Some(cuts)) = (self.space_markers, &self.marker_cuts) {
-                let PipelineScratch {
-                    model,
-                    cut_spans,
-                    normalized,
-                    ..
-                } = scratch;
-                cut_spans.clear();
-                let normalized = cuts.mark_and_cut(markers, raw, normalized, cut_spans);
-                check_span_range(normalized)?;
-                self.tokenizer
-                    .get_model()
-                    .tokenize_spans(normalized, cut_spans, model, out)?;
-                continue;
-            }
             let normalized = match self.ascii_fold.and_then(|fold| fold.apply(raw)) {
                 Some(folded) => folded,
                 None => normalize_all(self.tokenizer.get_normalizers(), raw, input_offset)?,
@@ -295,6 +296,54 @@ impl PipelineEngine {
                 match piece {
                     Segment::SpecialToken(id) => out.push(PipelineToken::from(id)),
                     Segment::Text { text, .. } => self.tokenize(text, scratch, out)?,
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// [`encode_segments`](Self::encode_segments) for a file whose engine normalizes and cuts the
+    /// text between added tokens itself (`marker_cuts.rs`), finding the added tokens with its own
+    /// search where it has one (`added_search.rs`).
+    fn encode_marked(
+        &self,
+        text: &str,
+        split_special: bool,
+        markers: SpaceMarkers,
+        cuts: &MarkerCuts,
+        scratch: &mut PipelineScratch,
+        out: &mut Vec<PipelineToken>,
+    ) -> tokenizers::Result<()> {
+        let PipelineScratch {
+            model,
+            cut_spans,
+            normalized,
+            ..
+        } = scratch;
+        let mut encode_text = |raw: &str, out: &mut Vec<PipelineToken>| {
+            cut_spans.clear();
+            let normalized = cuts.mark_and_cut(markers, raw, normalized, cut_spans);
+            check_span_range(normalized)?;
+            self.tokenizer
+                .get_model()
+                .tokenize_spans(normalized, cut_spans, model, out)
+        };
+        match &self.added_search {
+            Some(search) => {
+                for segment in search.segments(text, split_special) {
+                    match segment {
+                        AddedSegment::Token(id) => out.push(PipelineToken::from(id)),
+                        AddedSegment::Text(raw) => encode_text(raw, out)?,
+                    }
+                }
+            }
+            None => {
+                let added = self.tokenizer.get_added_vocabulary();
+                for segment in SpecialSegmentIterator::new(text, added, false, !split_special) {
+                    match segment {
+                        Segment::SpecialToken(id) => out.push(PipelineToken::from(id)),
+                        Segment::Text { text, .. } => encode_text(text, out)?,
+                    }
                 }
             }
         }
