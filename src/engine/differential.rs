@@ -972,6 +972,19 @@ fn marker_cut_files_encode_as_the_reference() {
             .push(serde_json::json!("e ▁"));
         file.to_string()
     };
+    // A normalizer before the spaces-to-markers pair keeps the engine's own normalization and
+    // cuts (the engine then cuts what the release candidate normalized).
+    let normalized_first = {
+        let mut file: serde_json::Value =
+            serde_json::from_str(&byte_fallback_bpe(&[], true)).unwrap();
+        file["normalizer"]["normalizers"]
+            .as_array_mut()
+            .unwrap()
+            .insert(0, serde_json::json!({"type": "NFC"}));
+        file.to_string()
+    };
+    // For each file: whether the release candidate's reader takes it as it is, and then whether
+    // the engine normalizes and cuts in one pass (Gemini's is read through the adapter).
     let mut files = vec![
         (
             "byte fallback BPE",
@@ -985,18 +998,28 @@ fn marker_cut_files_encode_as_the_reference() {
             Some(true),
         ),
         ("a merge across a marker", crossing, Some(true)),
+        (
+            "normalized before the markers",
+            normalized_first,
+            Some(false),
+        ),
     ];
     for name in ["llama2", "gemma3", "gemini"] {
         match real_tokenizer(name) {
-            // Gemini's file is read through the adapter, not by `PipelineEngine::from_json`.
             Some(json) => files.push((name, json, (name != "gemini").then_some(true))),
             None => eprintln!("{name}: skipped; `node scripts/real-tokenizers.js` fetches it"),
         }
     }
-    for (name, json, cuts) in files {
-        if let Some(cuts) = cuts {
+    for (name, json, marks_spaces) in files {
+        if let Some(marks_spaces) = marks_spaces {
             let pipeline = PipelineEngine::from_json(&json).unwrap();
-            assert_eq!(pipeline.cuts_before_word_markers(), cuts, "{name}");
+            assert!(pipeline.cuts_before_word_markers(), "{name}");
+            assert_eq!(pipeline.marks_spaces_itself(), marks_spaces, "{name}");
+            assert_eq!(
+                pipeline.searches_added_tokens_itself(),
+                marks_spaces,
+                "{name}"
+            );
         }
         let stable = StableEngine::from_json(&json).unwrap();
         let routed = Tokenizer::from_json(&json, name).unwrap();
@@ -1005,19 +1028,42 @@ fn marker_cut_files_encode_as_the_reference() {
         let mut inputs = corpus();
         let mut rng = Rng(0x5EED_C075 ^ name.len() as u64);
         inputs.extend((0..20_000).map(|_| random_text(&mut rng)));
+        // The file's own added tokens among ordinary text: runs of line feeds and tabs, markup,
+        // special tokens, and tokens that start another.
+        let file: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let added: Vec<&str> = file["added_tokens"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|token| token["content"].as_str())
+            .collect();
+        inputs.extend((0..5_000).map(|_| {
+            (0..1 + rng.below(10))
+                .map(|_| match rng.below(3) {
+                    0 => added[rng.below(added.len())],
+                    _ => PIECES[rng.below(PIECES.len())],
+                })
+                .collect::<String>()
+        }));
+        let mut scratch = Scratch::engine_pool();
         for add_special_tokens in [true, false] {
-            let mode = routed
-                .encode_mode(Some(add_special_tokens), &Default::default())
-                .unwrap();
-            for text in &inputs {
-                assert_eq!(
-                    routed.encode(text, &mode).unwrap().as_slice(),
-                    ids(&stable, text, add_special_tokens),
-                    "{name}: add_special_tokens {add_special_tokens}, text {text:?}"
-                );
+            for split_special in [true, false] {
+                let mode = routed
+                    .encode_mode(Some(add_special_tokens), &Default::default())
+                    .unwrap()
+                    .with_special_text_as_ordinary(!split_special);
+                for text in &inputs {
+                    assert_eq!(
+                        routed.encode(text, &mode).unwrap().as_slice(),
+                        encode(&stable, text, add_special_tokens, split_special, &mut scratch)
+                            .unwrap(),
+                        "{name}: add_special_tokens {add_special_tokens}, split_special \
+                         {split_special}, text {text:?}"
+                    );
+                }
             }
         }
-        eprintln!("{name}: {} texts equal, twice", inputs.len());
+        eprintln!("{name}: {} texts equal, four ways", inputs.len());
     }
 }
 

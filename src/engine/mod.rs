@@ -19,6 +19,7 @@
 //! `model_folder.rs` finds a folder or a Hub id in the local Hugging Face cache.
 
 mod adapter;
+mod added_search;
 mod ascii_fold;
 mod budget;
 mod chat;

@@ -20,8 +20,9 @@ use tokenizers::{
     truncate_pair,
 };
 
+use super::added_search::{AddedSegment, AddedTokenSearch};
 use super::ascii_fold::AsciiFold;
-use super::marker_cuts::MarkerCuts;
+use super::marker_cuts::{MarkerCuts, SpaceMarkers};
 use super::rows::{self, FilePadding, RowOptions, Rows, Side, Truncation};
 use super::scratch::{IdleScratches, PipelineScratch, Scratch};
 use super::{Engine, Error, ErrorKind, Ids};
@@ -40,6 +41,12 @@ pub struct PipelineEngine {
     /// Where pre-tokens are cut because no merge crosses there, before a word marker `▁` and
     /// around a character no token holds (`marker_cuts.rs`): SentencePiece-style files.
     marker_cuts: Option<MarkerCuts>,
+    /// Where those files spell spaces as `▁` with plain normalizers and match no added token in
+    /// normalized text: each text between added tokens is normalized and cut in one pass.
+    space_markers: Option<SpaceMarkers>,
+    /// Where those files' added tokens are all matched as plain text as written: the search for
+    /// them (`added_search.rs`).
+    added_search: Option<AddedTokenSearch>,
 }
 
 impl PipelineEngine {
@@ -63,11 +70,28 @@ impl PipelineEngine {
                 tokenizers::canonicalize_value(&mut file).map_err(|e| e.to_string())?;
             }
             let marker_cuts = file.get("model").and_then(MarkerCuts::of);
+            let added_in_normalized_text = file
+                .get("added_tokens")
+                .and_then(Value::as_array)
+                .is_some_and(|tokens| {
+                    tokens.iter().any(|token| {
+                        token.get("normalized").and_then(Value::as_bool) != Some(false)
+                    })
+                });
+            let added_search = file.get("added_tokens").and_then(AddedTokenSearch::of);
             let canonical = serde_json::to_string(&file).map_err(|e| e.to_string())?;
             drop(file);
             let tokenizer = tokenizers::from_json(&canonical).map_err(|e| e.to_string())?;
+            let space_markers = marker_cuts
+                .as_ref()
+                .filter(|_| !added_in_normalized_text)
+                .and_then(|_| {
+                    SpaceMarkers::of(tokenizer.get_normalizers(), tokenizer.get_pre_tokenizer())
+                });
             Ok(PipelineEngine {
                 marker_cuts,
+                added_search: added_search.filter(|_| space_markers.is_some()),
+                space_markers,
                 ..PipelineEngine::from_tokenizer(tokenizer)
             })
         };
@@ -145,6 +169,8 @@ impl PipelineEngine {
             tokenizer,
             idle: IdleScratches::default(),
             marker_cuts: None,
+            space_markers: None,
+            added_search: None,
         }
     }
 
@@ -160,6 +186,18 @@ impl PipelineEngine {
         self.marker_cuts.is_some()
     }
 
+    /// Whether texts between added tokens are normalized and cut in one pass (`marker_cuts.rs`).
+    #[cfg(test)]
+    pub(super) fn marks_spaces_itself(&self) -> bool {
+        self.space_markers.is_some()
+    }
+
+    /// Whether the engine finds added tokens with its own search (`added_search.rs`).
+    #[cfg(test)]
+    pub(super) fn searches_added_tokens_itself(&self) -> bool {
+        self.added_search.is_some()
+    }
+
     /// New working memory for this engine's model.
     fn new_scratch(&self) -> PipelineScratch {
         PipelineScratch {
@@ -167,6 +205,7 @@ impl PipelineEngine {
             split: PreTokenizerScratch::default(),
             spans: Vec::new(),
             cut_spans: Vec::new(),
+            normalized: Vec::new(),
         }
     }
 
@@ -234,6 +273,9 @@ impl PipelineEngine {
         scratch: &mut PipelineScratch,
         out: &mut Vec<PipelineToken>,
     ) -> tokenizers::Result<()> {
+        if let (Some(markers), Some(cuts)) = (self.space_markers, &self.marker_cuts) {
+            return self.encode_marked(text, split_special, markers, cuts, scratch, out);
+        }
         let added = self.tokenizer.get_added_vocabulary();
         let encode_special_tokens = !split_special;
         for raw in SpecialSegmentIterator::new(text, added, false, encode_special_tokens) {
@@ -260,6 +302,54 @@ impl PipelineEngine {
         Ok(())
     }
 
+    /// [`encode_segments`](Self::encode_segments) for a file whose engine normalizes and cuts the
+    /// text between added tokens itself (`marker_cuts.rs`), finding the added tokens with its own
+    /// search where it has one (`added_search.rs`).
+    fn encode_marked(
+        &self,
+        text: &str,
+        split_special: bool,
+        markers: SpaceMarkers,
+        cuts: &MarkerCuts,
+        scratch: &mut PipelineScratch,
+        out: &mut Vec<PipelineToken>,
+    ) -> tokenizers::Result<()> {
+        let PipelineScratch {
+            model,
+            cut_spans,
+            normalized,
+            ..
+        } = scratch;
+        let mut encode_text = |raw: &str, out: &mut Vec<PipelineToken>| {
+            cut_spans.clear();
+            let normalized = cuts.mark_and_cut(markers, raw, normalized, cut_spans);
+            check_span_range(normalized)?;
+            self.tokenizer
+                .get_model()
+                .tokenize_spans(normalized, cut_spans, model, out)
+        };
+        match &self.added_search {
+            Some(search) => {
+                for segment in search.segments(text, split_special) {
+                    match segment {
+                        AddedSegment::Token(id) => out.push(PipelineToken::from(id)),
+                        AddedSegment::Text(raw) => encode_text(raw, out)?,
+                    }
+                }
+            }
+            None => {
+                let added = self.tokenizer.get_added_vocabulary();
+                for segment in SpecialSegmentIterator::new(text, added, false, !split_special) {
+                    match segment {
+                        Segment::SpecialToken(id) => out.push(PipelineToken::from(id)),
+                        Segment::Text { text, .. } => encode_text(text, out)?,
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Pre-tokenizes normalized text that holds no added token, and runs the model on the pieces.
     #[inline]
     fn tokenize(
@@ -268,15 +358,7 @@ impl PipelineEngine {
         scratch: &mut PipelineScratch,
         out: &mut Vec<PipelineToken>,
     ) -> tokenizers::Result<()> {
-        // Pre-tokens are `u32` ranges of the text.
-        if u32::try_from(text.len()).is_err() {
-            return Err(format!(
-                "the text is {} bytes after normalization; the engine splits texts of up to {} bytes",
-                text.len(),
-                u32::MAX
-            )
-            .into());
-        }
+        check_span_range(text)?;
         scratch.spans.clear();
         self.tokenizer.get_pre_tokenizer().pre_tokenize(
             text,
@@ -295,6 +377,19 @@ impl PipelineEngine {
             .get_model()
             .tokenize_spans(text, spans, &mut scratch.model, out)
     }
+}
+
+/// Pre-tokens are `u32` ranges of the text: a longer normalized text cannot be split.
+fn check_span_range(text: &str) -> tokenizers::Result<()> {
+    if u32::try_from(text.len()).is_err() {
+        return Err(format!(
+            "the text is {} bytes after normalization; the engine splits texts of up to {} bytes",
+            text.len(),
+            u32::MAX
+        )
+        .into());
+    }
+    Ok(())
 }
 
 /// Texts every tokenizer is tried on at load: letters, digits, punctuation, white space of several

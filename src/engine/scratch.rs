@@ -30,6 +30,9 @@ pub(super) struct PipelineScratch {
     pub(super) spans: Vec<Span>,
     /// The pre-tokens cut where no merge crosses, where the engine cuts them (`marker_cuts.rs`).
     pub(super) cut_spans: Vec<Span>,
+    /// The text between added tokens, normalized where the engine normalizes it itself
+    /// (`marker_cuts.rs`).
+    pub(super) normalized: Vec<u8>,
 }
 
 /// The scratches of one engine that no thread holds. The most recently given back is on top and
