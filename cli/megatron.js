@@ -90,7 +90,7 @@ function writeIndex(path, dtype, lengthSources) {
     // Sequence lengths, copied as they are.
     eachLengths((lengths) => put(lengths))
     // Sequence pointers: the running sum of the lengths, in bytes. Int64s are written as two
-    // uint32 halves (little-endian), the high one carried by hand: exact for any size, with
+    // uint32 halves (little-endian), the high one carried by hand: exact below 2^53 bytes, with
     // neither a BigInt nor a division per row.
     const rows64 = new Uint32Array(INDEX_ROWS_PER_STEP * 2)
     const put64 = (rows) => put(Buffer.from(rows64.buffer, 0, rows * 8))
@@ -103,8 +103,10 @@ function writeIndex(path, dtype, lengthSources) {
         rows64[2 * i + 1] = high
         low += view[i] * itemBytes
         if (low >= 0x100000000) {
-          low -= 0x100000000
-          high++
+          // One length is below 2^31 tokens, so this carries up to 2: divided only then.
+          const carried = Math.floor(low / 0x100000000)
+          low -= carried * 0x100000000
+          high += carried
         }
       }
       put64(rows)
