@@ -76,8 +76,11 @@ function inMemoryDocuments(kind, file) {
   return { bytes: Buffer.concat(buffers), offsets }
 }
 
-/** Runs the CLI at `cliPath` once; returns its summary. */
+/** Runs the CLI at `cliPath` once; returns its summary. The previous run's output is deleted
+ * first, outside the timing: `--force` would replace it, and freeing a few hundred MB of the old
+ * file at the rename is the file system's work, not the encoding's. */
 function runCli(cliPath, work, input, extra = []) {
+  for (const file of ['out.bin', 'out.idx']) fs.rmSync(path.join(work, file), { force: true })
   const result = spawnSync(
     process.execPath,
     [cliPath, 'encode', input.file, ...input.args, '--encoding', 'o200k_base', '--threads', String(threads), '-o', path.join(work, 'out'), '--force', '-q', '--summary', ...extra],
@@ -165,7 +168,7 @@ try {
     '',
     `Machine: ${machine.cpu}, nproc ${machine.nproc}, ${machine.memoryGiB} GiB, ${machine.os}, Node ${machine.node}. Medians of ${rounds} rounds in shuffled order.`,
     '',
-    `o200k_base, ${threads} threads. Input: the four corpora (prose, code, multilingual, chat; scripts/corpus.js), their items in turn, repeated to size; text has every line of every item as a document, JSONL every item as a record \`{"id", "text", "corpus"}\`. CLI: a child process from start to exit (loading, waiting for the full engine, reading, encoding, writing the Megatron .bin/.idx, fsync), and from its first batch on. In memory: one \`encodeUtf8Batch\` call over the same documents' bytes on a warm engine. Each CLI's ids are checked equal to the in-memory ids first.`,
+    `o200k_base, ${threads} threads. Input: the four corpora (prose, code, multilingual, chat; scripts/corpus.js), their items in turn, repeated to size; text has every line of every item as a document, JSONL every item as a record \`{"id", "text", "corpus"}\`. CLI: a child process from start to exit (loading, encoding on one thread with the first engine while the full one is built, then on every thread, reading, writing the Megatron .bin/.idx, fsync), and from its first batch on; the previous run's output is deleted before each run, untimed. In memory: one \`encodeUtf8Batch\` call over the same documents' bytes on a warm engine. Each CLI's ids are checked equal to the in-memory ids first.`,
     '',
     '| input | MiB | documents | run | s | MiB/s | start s | from first batch s | in memory s | in memory MiB/s | run / in memory | from first batch / in memory | peak RSS MiB |',
     '| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',

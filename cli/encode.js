@@ -1,10 +1,10 @@
 'use strict'
-// `batchtok encode`: inputs → document batches → batchtok/stream → output files, with a checkpoint
+// `batchtok encode`: inputs → document batches → cli/pipeline → output files, with a checkpoint
 // after each group of batches so that the same command, run again, resumes.
 
 const fs = require('node:fs')
 const path = require('node:path')
-const { encodeBatches } = require('../stream')
+const { encodeInOrder } = require('./pipeline')
 const { resolveInputs } = require('./inputs')
 const { parseShard, shardParts, planBatches, partBytes } = require('./plan')
 const { loadTokenizer, eosIdOf } = require('./tokenizer')
@@ -15,16 +15,21 @@ const { UsageError } = require('./errors')
 const { lineError, skipLines } = require('./readers')
 
 /**
- * Input size from which a run waits for the tokenizer's fastest engine (`whenReady()`: an OpenAI
- * encoding's full engine, a tokenizer.json's release candidate) before encoding: on smaller inputs
- * the first engine finishes sooner than the build.
+ * Input size from which a run leaves a core to the build of the tokenizer's fastest engine
+ * (`whenReady()`: an OpenAI encoding's full engine, a tokenizer.json's release candidate) and
+ * encodes on the others meanwhile: on smaller inputs the first engine, on every core, finishes
+ * sooner than the build.
  */
 const WAIT_FOR_ENGINE_BYTES = 32 << 20
 
-/** Text per batch. Two batches encode at once (see batchtok/stream); at 1 MiB each the
- * scheduler's threads still finish together, and the peak RSS stays far lower than at 4 MiB
- * (measured on 150 MB of JSONL: 241 MiB against 323 MiB, no slower). */
+/** Text per batch. As many batches encode at once as there are threads, each on one thread
+ * (cli/pipeline.js); the peak RSS grows with the batch, the CPU does not shrink (measured on
+ * 300 MB of text, 2 threads: 192 MiB at 1 MiB, 226 MiB at 2 MiB, 291 MiB at 4 MiB). */
 const CLI_BATCH_BYTES = 1 << 20
+
+/** libuv threads besides the encoding ones: `whenReady`'s wait, and the file reads, writes and
+ * background syncs, which must not queue behind the encoding. */
+const IO_THREADS = 3
 
 /** Output formats (`--output-format`); `--count-only` is `counts`. */
 const OUTPUT_FORMATS = ['megatron', 'flat']
@@ -124,7 +129,12 @@ async function runEncode(patterns, options) {
   const loaded = loadTokenizer(options, batchtok)
   const eosId = options.appendEos ? eosIdOf(loaded, options.eosToken) : undefined
   const batchBytes = options.batchMib ? Math.max(1, Math.round(options.batchMib * (1 << 20))) : CLI_BATCH_BYTES
-  const scheduler = options.threads ? new batchtok.Scheduler({ threads: options.threads }) : undefined
+  // Each batch is encoded by the libuv thread that runs its call, alone.
+  const threads = options.threads ?? new batchtok.Scheduler().threads
+  const scheduler = new batchtok.Scheduler({ threads: 1, policy: 'serial' })
+  // Read by libuv when its thread pool starts, at the first file read: in time here. A pool
+  // already started (the CLI run inside another program) keeps its size; the encoding is the same.
+  process.env.UV_THREADPOOL_SIZE ??= String(Math.max(4, threads + IO_THREADS))
 
   const writer = new OutputWriter(outputFormat, options.output, loaded.tokenizer.vocabSize)
   const checkpointFile = `${options.output}.checkpoint.json`
@@ -186,13 +196,22 @@ async function runEncode(patterns, options) {
     } catch (error) {
       throw writeError(error)
     }
-    if (partBytes(parts) >= WAIT_FOR_ENGINE_BYTES) await loaded.tokenizer.whenReady()
+    // While the engine is built, one core is left to the build; the first engine encodes on the
+    // others (on one where there are two). Every engine gives the same ids.
+    const building = partBytes(parts) >= WAIT_FOR_ENGINE_BYTES
+    const ready = building ? loaded.tokenizer.whenReady() : Promise.resolve()
     encodingStarted = Date.now()
     const batches = skipDocuments(
       planBatches(parts, { docPerFile: options.docPerFile, field: options.field, batchBytes, progress: state }),
       state.documents,
     )
-    const encoded = encodeBatches(loaded.tokenizer, batches, { scheduler, eosId, batchBytes })
+    const encoded = encodeInOrder(loaded.tokenizer, batches, {
+      scheduler,
+      eosId,
+      concurrency: threads,
+      startConcurrency: building ? Math.max(1, threads - 1) : threads,
+      ready,
+    })
     for await (const batch of mapLineErrors(encoded)) {
       // The next batch's first line is this one's first plus its lines.
       if (batch.lines !== undefined) batch.source.settle(batch.lines)

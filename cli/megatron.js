@@ -88,28 +88,39 @@ function writeIndex(path, dtype, lengthSources) {
       }
     }
     // Sequence lengths, copied as they are.
-    eachLengths((lengths) => put(Buffer.from(lengths)))
+    eachLengths((lengths) => put(lengths))
     // Sequence pointers: the running sum of the lengths, in bytes. Int64s are written as two
-    // uint32 halves (little-endian): exact below 2^53 bytes, and no BigInt per row.
-    let pointer = 0
+    // uint32 halves (little-endian), the high one carried by hand: exact below 2^53 bytes, with
+    // neither a BigInt nor a division per row.
     const rows64 = new Uint32Array(INDEX_ROWS_PER_STEP * 2)
     const put64 = (rows) => put(Buffer.from(rows64.buffer, 0, rows * 8))
-    const set64 = (i, value) => {
-      rows64[2 * i] = value % 0x100000000
-      rows64[2 * i + 1] = Math.floor(value / 0x100000000)
-    }
+    let low = 0
+    let high = 0
     eachLengths((lengths, rows) => {
       const view = new Int32Array(lengths.buffer, lengths.byteOffset, rows)
       for (let i = 0; i < rows; i++) {
-        set64(i, pointer)
-        pointer += view[i] * itemBytes
+        rows64[2 * i] = low
+        rows64[2 * i + 1] = high
+        low += view[i] * itemBytes
+        if (low >= 0x100000000) {
+          // One length is below 2^31 tokens, so this carries up to 2: divided only then.
+          const carried = Math.floor(low / 0x100000000)
+          low -= carried * 0x100000000
+          high += carried
+        }
       }
       put64(rows)
     })
-    // Document indices: 0, 1, …, S.
+    // Document indices: 0, 1, …, S. A step starts at a multiple of its row count, which divides
+    // 2^32, so the high half is the same for all its rows (S is below 2^53: the halves are exact).
     for (let first = 0; first <= sequences; first += INDEX_ROWS_PER_STEP) {
       const rows = Math.min(INDEX_ROWS_PER_STEP, sequences + 1 - first)
-      for (let i = 0; i < rows; i++) set64(i, first + i)
+      const firstHigh = Math.floor(first / 0x100000000)
+      const firstLow = first - firstHigh * 0x100000000
+      for (let i = 0; i < rows; i++) {
+        rows64[2 * i] = firstLow + i
+        rows64[2 * i + 1] = firstHigh
+      }
       put64(rows)
     }
     fs.fsyncSync(out)

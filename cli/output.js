@@ -134,7 +134,9 @@ class OutputWriter {
 
   /** Builds the index (Megatron), then renames every partial file to its final name. */
   finish() {
-    this.sync()
+    // The files renamed into place; the lengths are read once more, for the index (itself synced),
+    // and deleted: they need no sync here.
+    for (const [key, fd] of Object.entries(this.fds)) if (key !== 'lengths') fs.fdatasyncSync(fd)
     if (this.format === 'megatron') {
       const idxPartial = this.partials.idx
       writeIndex(idxPartial, this.dtype, [{ fd: this.fds.lengths, position: 0, count: this.sizes.lengths / 4 }])

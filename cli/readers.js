@@ -72,6 +72,61 @@ function openBytes(input, start, progress) {
   return counted.pipe(decompressor)
 }
 
+/**
+ * Buffers a plain file is read into, in turn. A batch of lines is a view of one of them; it is
+ * valid until this many more reads, and the addon copies a batch when it is handed over
+ * (`encodeLines`), one read ahead at most (cli/pipeline.js).
+ */
+const READ_BUFFERS = 4
+
+/**
+ * The bytes of `input` from `start` as a source for `lineBatches`: `next(carry)` resolves to the
+ * next bytes read with `carry` (the partial line left over) in front of them, or to `null` at the
+ * end; `close()` lets go of the file. A plain file is read straight into a few buffers reused in
+ * turn, the carry copied to the front of the next: no read stream, and no copy of the bytes read.
+ * Anything else (stdin, compressed) is read as a stream, each chunk joined to the carry.
+ */
+function byteSource(input, start, progress, readBytes) {
+  if (input.stdin || input.compression !== 'none') {
+    const stream = openBytes(input, start, progress)
+    const chunks = stream[Symbol.asyncIterator]()
+    return {
+      async next(carry) {
+        const { value, done } = await chunks.next()
+        if (done) return null
+        return carry ? Buffer.concat([carry, value]) : value
+      },
+      close: () => stream.destroy(),
+      reusesBuffers: false,
+    }
+  }
+  const buffers = []
+  let turn = 0
+  let position = start
+  let fd = null
+  return {
+    async next(carry) {
+      fd ??= await fs.promises.open(input.path, 'r')
+      const carried = carry ? carry.length : 0
+      turn = (turn + 1) % READ_BUFFERS
+      if (!buffers[turn] || buffers[turn].length < carried + readBytes) {
+        buffers[turn] = Buffer.allocUnsafe(carried + readBytes)
+      }
+      const buffer = buffers[turn]
+      if (carry) carry.copy(buffer, 0)
+      const { bytesRead } = await fd.read(buffer, carried, readBytes, position)
+      if (bytesRead === 0) return null
+      position += bytesRead
+      progress.rawBytes += bytesRead
+      return buffer.subarray(0, carried + bytesRead)
+    },
+    close: () => {
+      fd?.close().catch(() => {})
+    },
+    reusesBuffers: true,
+  }
+}
+
 /** Rewrites an error from reading `input` into one that names the file and says what to do. */
 function readError(input, error) {
   if (error instanceof InputError) return error
@@ -149,10 +204,10 @@ async function* lineBatches(input, { start = 0, end = Infinity, batchBytes, prog
     source = new LineSource(input.path, start, source, source ? undefined : 1)
     return { lines, source }
   }
-  const stream = openBytes(input, readFrom, progress)
+  // A plain file is read a batch at a time (see the emit rule below).
+  const reader = byteSource(input, readFrom, progress, Math.max(READ_CHUNK_BYTES, batchBytes))
   try {
-    for await (const chunk of stream) {
-      let data = chunk
+    for (let data = await reader.next(null); data !== null; data = await reader.next(carry)) {
       if (skipping) {
         const newline = data.indexOf(NEWLINE)
         if (newline === -1) {
@@ -163,9 +218,9 @@ async function* lineBatches(input, { start = 0, end = Infinity, batchBytes, prog
         data = data.subarray(newline + 1)
         skipping = false
       }
+      // `data` is the carry, then the bytes just read.
       const dataStart = position - (carry ? carry.length : 0)
-      position += data.length
-      if (carry) data = Buffer.concat([carry, data])
+      position = dataStart + data.length
       const lastNewline = data.lastIndexOf(NEWLINE)
       if (lastNewline === -1) {
         carry = data
@@ -182,17 +237,24 @@ async function* lineBatches(input, { start = 0, end = Infinity, batchBytes, prog
       // The carry's bytes are referenced until the next chunk; copy it out of the chunk so a
       // batch never pins a whole read buffer for a few bytes.
       if (carry) carry = Buffer.from(carry)
+      // A batch is emitted once its lines and the carry, which starts the next, reach
+      // `batchBytes`: a full read of that size emits the lines it completes, whatever the carry.
+      if (pieceBytes + whole.length + (carry ? carry.length : 0) < batchBytes && reader.reusesBuffers) {
+        // Held past the next read, which may reuse the buffer: copy it out (a short read, at the
+        // end of the file).
+        whole = Buffer.from(whole)
+      }
       if (whole.length > 0) {
         pieces.push(whole)
         pieceBytes += whole.length
       }
-      if (pieceBytes >= batchBytes) yield emit()
+      if (pieceBytes + (carry ? carry.length : 0) >= batchBytes) yield emit()
       if (done) break
     }
   } catch (error) {
     throw readError(input, error)
   } finally {
-    stream.destroy()
+    reader.close()
   }
   if (!done && carry && carry.length > 0 && position - carry.length < end) {
     pieces.push(carry)

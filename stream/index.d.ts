@@ -59,6 +59,10 @@ export function encodeBatches(
   options?: EncodeStreamOptions,
 ): AsyncGenerator<TokenBatch>
 
+/** Starts encoding one batch; resolves to its `TokenBatch`. A rejection carries the batch's
+ * `source`, where it has one, as the error's `source`. */
+export function encodeOne(tokenizer: Tokenizer, batch: DocumentBatch, options?: EncodeStreamOptions): Promise<TokenBatch>
+
 /** Groups documents into `DocumentBatch`es of about `batchBytes`. */
 export function batchDocuments(
   documents: Iterable<Document> | AsyncIterable<Document>,

@@ -282,4 +282,5 @@ module.exports = {
   DEFAULT_BATCH_BYTES,
   DEFAULT_BATCH_DOCUMENTS,
   documentsIn,
+  encodeOne,
 }

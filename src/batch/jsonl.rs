@@ -105,6 +105,43 @@ fn field_error(line: &str, field: &str, found: Found) -> RecordError {
     }
 }
 
+/// Bytes of a word, for [`string_stop`].
+const WORD_ONES: u64 = u64::from_le_bytes([1; 8]);
+/// The high bit of each byte of a word.
+const WORD_HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
+
+/// Where the plain text at the start of a string's bytes ends: the index of the first quote,
+/// backslash or control character (below U+0020), or `bytes.len()` where there is none. Looked
+/// for a word (8 bytes) at a time: a string's text is most of a record's bytes, and a byte at a
+/// time, or one search for the quote and backslash and a second pass for control characters, is
+/// the field reader's main cost.
+#[inline]
+fn string_stop(bytes: &[u8]) -> usize {
+    let mut words = bytes.chunks_exact(8);
+    let mut at = 0;
+    for word in &mut words {
+        let word = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+        let quote = word ^ (WORD_ONES * u64::from(b'"'));
+        let backslash = word ^ (WORD_ONES * u64::from(b'\\'));
+        // The high bit of a byte is set where it is 0 (after the XOR: a quote or a backslash) or
+        // below 0x20; a borrow may also set it in a byte above (later than) one that is, never
+        // below, so the lowest byte set is exact.
+        let found = (quote.wrapping_sub(WORD_ONES) & !quote
+            | backslash.wrapping_sub(WORD_ONES) & !backslash
+            | word.wrapping_sub(WORD_ONES * 0x20) & !word)
+            & WORD_HIGHS;
+        if found != 0 {
+            return at + (found.trailing_zeros() / 8) as usize;
+        }
+        at += 8;
+    }
+    at + words
+        .remainder()
+        .iter()
+        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+        .unwrap_or(words.remainder().len())
+}
+
 /// A cursor over one record.
 struct Reader<'a> {
     text: &'a str,
@@ -339,13 +376,15 @@ impl<'a> Reader<'a> {
     fn string(&mut self, mut out: Option<&mut String>) -> Result<(), RecordError> {
         loop {
             let rest = &self.bytes[self.at..];
-            let Some(stop) = memchr::memchr2(b'"', b'\\', rest) else {
-                self.at = self.bytes.len();
-                return self.expected("'\"' to end the string");
-            };
-            let run = &rest[..stop];
-            if let Some(control) = run.iter().position(|&b| b < 0x20) {
-                self.at += control;
+            let stop = string_stop(rest);
+            if stop == rest.len() || rest[stop] < 0x20 {
+                // A control character is named only where a quote or backslash follows it: a
+                // string left open is reported as such, wherever its control characters are.
+                if memchr::memchr2(b'"', b'\\', &rest[stop..]).is_none() {
+                    self.at = self.bytes.len();
+                    return self.expected("'\"' to end the string");
+                }
+                self.at += stop;
                 return self.expected("no control character in a string (write it escaped)");
             }
             if let Some(out) = out.as_deref_mut() {
@@ -513,6 +552,52 @@ mod tests {
                 Err(error)
             }
         }
+    }
+
+    /// `string_stop` against a byte at a time, on seeded random bytes drawn mostly from the
+    /// bytes next to the ones it looks for (so borrows between bytes are exercised), at every
+    /// length up to a few words and every alignment of the first stop.
+    #[test]
+    fn string_stop_finds_the_first_quote_backslash_or_control_character() {
+        const PICKS: &[u8] = &[
+            b'"', b'\\', 0x00, 0x01, 0x1f, 0x20, 0x21, 0x23, 0x5b, 0x5d, b'a', 0x7f, 0x80, 0xa2,
+            0xdc, 0xff,
+        ];
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for _ in 0..20_000 {
+            let len = (next() % 40) as usize;
+            let plain = next() % 4 == 0;
+            let bytes: Vec<u8> = (0..len)
+                .map(|_| {
+                    let pick = PICKS[(next() % PICKS.len() as u64) as usize];
+                    // Some strings hold only plain text, so that the whole length is scanned.
+                    if plain && (pick == b'"' || pick == b'\\' || pick < 0x20) {
+                        b'a'
+                    } else {
+                        pick
+                    }
+                })
+                .collect();
+            let expected = bytes
+                .iter()
+                .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+                .unwrap_or(len);
+            assert_eq!(string_stop(&bytes), expected, "{bytes:x?}");
+        }
+    }
+
+    #[test]
+    fn an_open_string_is_reported_as_open_even_with_a_control_character() {
+        let error = field("{\"text\": \"a\u{1}b", "text").unwrap_err();
+        assert!(error.to_string().contains("to end the string"), "{error}");
+        let error = field("{\"text\": \"a\u{1}b\"}", "text").unwrap_err();
+        assert!(error.to_string().contains("control character"), "{error}");
     }
 
     fn malformed(line: &str) -> bool {

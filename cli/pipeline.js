@@ -1,0 +1,110 @@
+'use strict'
+// The encoding of a run's batches: several batches at once, each encoded whole by one thread, and
+// their ids handed on in input order.
+//
+// A batch spread over every thread ends with a tail where some threads wait for the last
+// segments, and two such batches in flight put three threads on two cores. One thread per batch,
+// `threads` batches at once, keeps exactly `threads` threads encoding, each with its own working
+// memory for a whole batch; and a batch starts as soon as a running one ends, not when the writer
+// takes the oldest, so the encoding threads do not wait for the reading or the writing either.
+
+const { encodeOne } = require('../stream')
+
+/**
+ * Encodes `batches` and yields their `TokenBatch`es in input order. At most `concurrency`
+ * batches encode at once (`startConcurrency` until `ready` settles: while an engine is built on a
+ * core of its own), each on `scheduler`; at most twice that many are held, encoding or waiting to
+ * be taken, and one more is read ahead. An error (reading, or encoding a batch) is thrown where
+ * its batch comes in order, after the batches before it have been yielded.
+ * @param {import('../index').Tokenizer} tokenizer
+ * @param {AsyncIterable<object>} batches `DocumentBatch`es (see batchtok/stream)
+ * @param {{ scheduler: import('../index').Scheduler, eosId?: number, concurrency: number,
+ *   startConcurrency?: number, ready?: Promise<unknown> }} options
+ * @returns {AsyncGenerator<object>}
+ */
+async function* encodeInOrder(tokenizer, batches, { scheduler, eosId, concurrency, startConcurrency = concurrency, ready = Promise.resolve() }) {
+  const iterator = batches[Symbol.asyncIterator]()
+  /** Started batches in input order, each a promise of its `TokenBatch`. */
+  const started = []
+  let running = 0
+  /** A batch read and not yet started. */
+  let next = null
+  /** The read in progress, if one is. */
+  let reading = null
+  let ended = false
+  let readError = null
+  let engineReady = false
+  let readyError = null
+  let stopped = false
+
+  const limit = () => (engineReady ? concurrency : startConcurrency)
+  /** Starts what may start, and reads the batch after. Called whenever a batch ends or is read. */
+  const pump = () => {
+    if (stopped) return
+    while (next !== null && running < limit() && started.length < 2 * limit()) {
+      const encoding = encodeOne(tokenizer, next, { scheduler, eosId })
+      next = null
+      running++
+      // A rejection is taken where the consumer awaits it, in order; until then it must not
+      // count as unhandled.
+      encoding.catch(() => {}).finally(() => {
+        running--
+        pump()
+      })
+      started.push(encoding)
+    }
+    if (next === null && reading === null && !ended) {
+      reading = iterator.next().then(
+        ({ value, done }) => {
+          reading = null
+          if (done) ended = true
+          else next = value
+          pump()
+        },
+        (error) => {
+          reading = null
+          ended = true
+          readError = error
+        },
+      )
+    }
+  }
+  ready.then(
+    () => {
+      engineReady = true
+      pump()
+    },
+    (error) => {
+      engineReady = true
+      readyError = error
+    },
+  )
+
+  try {
+    while (true) {
+      pump()
+      if (readyError !== null) throw readyError
+      if (started.length > 0) {
+        const batch = await started[0]
+        started.shift()
+        yield batch
+      } else if (reading !== null) {
+        await reading
+      } else if (readError !== null) {
+        throw readError
+      } else {
+        // Nothing started, nothing read and no read under way: the input has ended.
+        return
+      }
+    }
+  } finally {
+    // An early return or an error leaves batches running and perhaps a read: wait for them, so
+    // that no work outlives the generator, then close the input.
+    stopped = true
+    await Promise.allSettled(started)
+    if (reading !== null) await reading
+    await iterator.return?.()
+  }
+}
+
+module.exports = { encodeInOrder }
