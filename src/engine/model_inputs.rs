@@ -220,7 +220,8 @@ pub fn layout<'p>(pieces: &[Piece<'_>], padding: Option<&'p Padding>) -> Result<
                 (0, end) => 0..sink.ends[end - 1],
                 (start, end) => sink.ends[start - 1]..sink.ends[end - 1],
             };
-            sink.type_ids[tokens].iter().all(|&type_id| type_id == 0)
+            // An OR over all of them, not a search for the first: it vectorizes.
+            sink.type_ids[tokens].iter().fold(0, |any, &type_id| any | type_id) == 0
         });
     Ok(Layout {
         rows,
