@@ -221,7 +221,10 @@ pub fn layout<'p>(pieces: &[Piece<'_>], padding: Option<&'p Padding>) -> Result<
                 (start, end) => sink.ends[start - 1]..sink.ends[end - 1],
             };
             // An OR over all of them, not a search for the first: it vectorizes.
-            sink.type_ids[tokens].iter().fold(0, |any, &type_id| any | type_id) == 0
+            sink.type_ids[tokens]
+                .iter()
+                .fold(0, |any, &type_id| any | type_id)
+                == 0
         });
     Ok(Layout {
         rows,
@@ -905,7 +908,16 @@ mod tests {
         };
         let pad_type_2 = r#"{"strategy":"BatchLongest","direction":"Right","pad_to_multiple_of":null,
             "pad_id":1,"pad_type_id":2,"pad_token":"[UNK]"}"#;
-        let cases: [(Tokenizer, &[(&str, Option<&str>)], &[u32], &[u32], bool); 4] = [
+        /// A file, its inputs, the ids and type ids they pad to, and whether the type ids are
+        /// left all zeros.
+        type Case<'a> = (
+            Tokenizer,
+            &'a [(&'a str, Option<&'a str>)],
+            &'a [u32],
+            &'a [u32],
+            bool,
+        );
+        let cases: [Case; 4] = [
             // Single texts of BERT's template: every type id is 0, nothing is written.
             (
                 bert("null", PAD),
