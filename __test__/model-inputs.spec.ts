@@ -234,6 +234,45 @@ describe('encodeForModel', () => {
     expect(bert.encodeForModelSync(['a']).inputIds).toBeInstanceOf(BigInt64Array)
   })
 
+  // Large enough that the type-id array, where it is all zeros, is fresh memory nothing writes.
+  it('gives a large batch every type id, zeros or not, in arrays of its own', () => {
+    const texts = Array.from({ length: 40_000 }, (_, i) => 'word a b '.repeat(1 + (i % 5)))
+    const expectRows = (got: import('../index.js').ModelInputs, inputs: Input[], padTypeId: number) => {
+      const [rows, sequence] = got.dims
+      expect(rows).toBe(inputs.length)
+      for (const row of [0, 1, 2, 3, 4, 17, rows - 1]) {
+        const alone = bert.encodeForModelSync([inputs[row]], { padding: false })
+        const length = alone.dims[1]
+        const at = row * sequence
+        expect(numbers(got.inputIds.subarray(at, at + length))).toEqual(numbers(alone.inputIds))
+        expect(numbers(got.tokenTypeIds.subarray(at, at + length))).toEqual(numbers(alone.tokenTypeIds))
+        expect(numbers(got.tokenTypeIds.subarray(at + length, at + sequence))).toEqual(
+          Array(sequence - length).fill(padTypeId),
+        )
+      }
+    }
+    const single = bert.encodeForModelSync(texts, { padding: 'longest' })
+    expect(single.tokenTypeIds.byteLength).toBeGreaterThan(1 << 20)
+    expect((single.tokenTypeIds as BigInt64Array).every((v) => v === 0n)).toBe(true)
+    expectRows(single, texts, 0)
+    // The array is the caller's: written, it keeps what is written, and no later call shares it.
+    ;(single.tokenTypeIds as BigInt64Array).fill(7n, 5, 9)
+    const again = bert.encodeForModelSync(texts, { padding: 'longest' })
+    expect(numbers(single.tokenTypeIds.subarray(4, 10))).toEqual([0, 7, 7, 7, 7, 0])
+    expect((again.tokenTypeIds as BigInt64Array).every((v) => v === 0n)).toBe(true)
+    const pairs: Input[] = texts.map((text, i) => (i % 2 ? [text, 'a b'] : text))
+    expectRows(bert.encodeForModelSync(pairs, { padding: 'longest', dtype: 'int32' }), pairs, 0)
+    const padSection = fileJson('bert').padding as PaddingSection | null
+    const typedPadding: PaddingSection = {
+      ...(padSection ?? { pad_to_multiple_of: null, pad_id: 0, pad_token: '[PAD]' }),
+      strategy: 'BatchLongest',
+      direction: 'Right',
+      pad_type_id: 1,
+    }
+    const typedPad = tokenizerWith('bert', typedPadding, null).encodeForModelSync(texts, { padding: 'longest' })
+    expectRows(typedPad, texts, 1)
+  })
+
   it('rejects when aborted', async () => {
     const controller = new AbortController()
     controller.abort()

@@ -65,6 +65,11 @@ struct RowsBatch<'a> {
     tokenizer: &'a Tokenizer,
     inputs: &'a Inputs,
     options: &'a RowOptions,
+    /// The tokens and rows each worker's [`Rows`] is sized for up front: a `1 / sinks` share of
+    /// the expected, so that they do not grow (and copy themselves) on the way; 0 where the
+    /// number of sinks is not known.
+    sink_tokens: usize,
+    sink_rows: usize,
 }
 
 /// One worker's rows, and the engine's working memory it holds meanwhile.
@@ -92,8 +97,13 @@ impl<'a> Batch for RowsBatch<'a> {
     }
 
     fn new_sink(&self) -> RowsSink<'a> {
+        let mut rows = Rows::default();
+        rows.ids.reserve(self.sink_tokens);
+        rows.type_ids.reserve(self.sink_tokens);
+        rows.ends.reserve(self.sink_rows);
+        rows.rows_per_input.reserve(self.sink_rows);
         RowsSink {
-            rows: Rows::default(),
+            rows,
             scratch: Scratch::new(),
         }
     }
@@ -173,10 +183,18 @@ pub fn model_inputs_all<T: IdElement>(
     padding: Option<&Padding>,
     cancel: &CancelToken,
 ) -> Result<Result<ModelInputs<T>, engine::Error>, Failure> {
+    let (sink_tokens, sink_rows) = scheduler.max_sinks().map_or((0, 0), |sinks| {
+        let sinks = sinks.max(1);
+        let template = tokenizer.template_tokens(false) * inputs.len();
+        let tokens = tokenizer.expected_ids(inputs.texts.total_bytes()) + template;
+        (tokens / sinks, inputs.len().div_ceil(sinks))
+    });
     let batch = RowsBatch {
         tokenizer,
         inputs,
         options,
+        sink_tokens,
+        sink_rows,
     };
     let output = scheduler.run(&batch, cancel)?;
     let pieces: Vec<Piece<'_>> = output

@@ -60,8 +60,8 @@ pub use ids::Ids;
 pub use model_config::{ModelConfig, SpecialTokens};
 pub use model_folder::{HubOptions, Located, file_url_to_path, locate};
 pub use model_inputs::{
-    IdElement, Layout, ModelInputs, PadTo, Padding, Piece, RowsWindow, Unfilled, assemble, layout,
-    overflow_mapping, pad_rows,
+    IdArray, IdElement, Layout, ModelInputs, PadTo, Padding, Piece, RowsWindow, Unfilled, assemble,
+    layout, overflow_mapping, pad_rows,
 };
 pub use models::{MODEL_TO_ENCODING, encoding_for_model};
 pub use rows::{

@@ -14,7 +14,7 @@
 //! multiple where asked.
 
 use std::mem::MaybeUninit;
-use std::ops::Range;
+use std::ops::{Deref, Range};
 
 use super::rows::{
     FilePadding, Returns, RowOptions, Rows, Side, Truncation, TruncationChoice, TruncationRequest,
@@ -22,6 +22,7 @@ use super::rows::{
 #[cfg(test)]
 use super::rows::{TruncationStrategy, Utf16Cursor};
 use super::{Error, ErrorKind, Family, Scratch, Tokenizer};
+use crate::allocator::{Zeroable, ZeroedArray};
 
 /// How rows are padded, resolved against the tokenizer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,7 +51,7 @@ pub enum PadTo {
 }
 
 /// The element type of the id, mask and type-id arrays.
-pub trait IdElement: Copy + Send {
+pub trait IdElement: Zeroable + Send {
     /// `value` in this type (every id fits: ids are below 2^31 in practice, and `i32` arrays
     /// are what the caller asked for).
     fn of(value: u32) -> Self;
@@ -89,7 +90,7 @@ pub struct ModelInputs<T> {
     /// 1 for tokens, 0 for padding.
     pub attention_mask: Vec<T>,
     /// Token type ids.
-    pub token_type_ids: Vec<T>,
+    pub token_type_ids: IdArray<T>,
     /// `[start, end]` per token, in UTF-16 code units; padding is `[0, 0]`.
     pub offsets: Option<Vec<u32>>,
     /// Token strings per row, padding as the pad token.
@@ -100,6 +101,46 @@ pub struct ModelInputs<T> {
     pub special_tokens_mask: Option<Vec<u8>>,
     /// The input each row comes from (with overflowing windows).
     pub overflow_to_sample: Option<Vec<u32>>,
+}
+
+/// One of the rectangle's arrays: written cell by cell, or all zeros and never written.
+pub enum IdArray<T> {
+    /// Every cell written.
+    Written(Vec<T>),
+    /// Every cell zero: the type ids of a batch whose template gives every token type id 0 (single
+    /// texts, for most files). A large one is fresh pages nobody writes (see [`ZeroedArray`]),
+    /// which cost neither a write nor a page fault, where writing the zeros into reused memory
+    /// costs a third of the padding's memory traffic.
+    Zeros(ZeroedArray<T>),
+}
+
+impl<T> Deref for IdArray<T> {
+    type Target = [T];
+
+    fn deref(&self) -> &[T] {
+        match self {
+            IdArray::Written(cells) => cells,
+            IdArray::Zeros(cells) => cells,
+        }
+    }
+}
+
+impl<T: std::fmt::Debug> std::fmt::Debug for IdArray<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl<T: PartialEq> PartialEq for IdArray<T> {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl<T: PartialEq, const N: usize> PartialEq<[T; N]> for IdArray<T> {
+    fn eq(&self, other: &[T; N]) -> bool {
+        **self == other[..]
+    }
 }
 
 /// A worker's rows in input order: its [`Rows`], the range of its rows and the range of its
@@ -115,6 +156,8 @@ pub struct Layout<'p> {
     pub sequence: usize,
     pad_id: u32,
     pad_type_id: u32,
+    /// Every type id of the rectangle is 0: the rows' and the padding's.
+    type_ids_zero: bool,
     left: bool,
     pad_token: &'p str,
 }
@@ -168,25 +211,42 @@ pub fn layout<'p>(pieces: &[Piece<'_>], padding: Option<&'p Padding>) -> Result<
     let (pad_id, pad_type_id, left) = padding.map_or((0, 0, false), |p| {
         (p.pad_id, p.pad_type_id, p.side == Side::Left)
     });
+    // One pass over the rows' type ids (a few bytes per token, next to the rectangle's eight per
+    // cell) decides whether the type-id array is written at all.
+    let type_ids_zero = pad_type_id == 0
+        && pieces.iter().all(|(sink, rows, _)| {
+            let tokens = match (rows.start, rows.end) {
+                (_, 0) => 0..0,
+                (0, end) => 0..sink.ends[end - 1],
+                (start, end) => sink.ends[start - 1]..sink.ends[end - 1],
+            };
+            // An OR over all of them, not a search for the first: it vectorizes.
+            sink.type_ids[tokens]
+                .iter()
+                .fold(0, |any, &type_id| any | type_id)
+                == 0
+        });
     Ok(Layout {
         rows,
         sequence,
         pad_id,
         pad_type_id,
+        type_ids_zero,
         left,
         pad_token: padding.map_or("", |p| p.pad_token.as_str()),
     })
 }
 
 /// The rectangle's arrays, allocated and not yet written: their spare capacity is what
-/// [`windows`](Self::windows) hands out.
+/// [`windows`](Self::windows) hands out. The type ids of a layout whose type ids are all 0 are a
+/// [`ZeroedArray`] instead, which nothing writes.
 #[derive(Debug)]
 pub struct Unfilled<T> {
     layout_rows: usize,
     sequence: usize,
     input_ids: Vec<T>,
     attention_mask: Vec<T>,
-    token_type_ids: Vec<T>,
+    token_type_ids: IdArray<T>,
     offsets: Option<Vec<u32>>,
     tokens: Option<Vec<Vec<String>>>,
     word_ids: Option<Vec<i32>>,
@@ -199,7 +259,8 @@ pub struct Unfilled<T> {
 pub struct RowsWindow<'a, T> {
     input_ids: &'a mut [MaybeUninit<T>],
     attention_mask: &'a mut [MaybeUninit<T>],
-    token_type_ids: &'a mut [MaybeUninit<T>],
+    /// `None` where the type ids are all zeros, written already.
+    token_type_ids: Option<&'a mut [MaybeUninit<T>]>,
     offsets: Option<&'a mut [MaybeUninit<u32>]>,
     tokens: Option<&'a mut [Vec<String>]>,
     word_ids: Option<&'a mut [MaybeUninit<i32>]>,
@@ -222,7 +283,11 @@ impl<T: IdElement> Unfilled<T> {
             sequence: layout.sequence,
             input_ids: Vec::with_capacity(cells),
             attention_mask: Vec::with_capacity(cells),
-            token_type_ids: Vec::with_capacity(cells),
+            token_type_ids: if layout.type_ids_zero {
+                IdArray::Zeros(ZeroedArray::new(cells))
+            } else {
+                IdArray::Written(Vec::with_capacity(cells))
+            },
             offsets: returns.offsets.then(|| Vec::with_capacity(cells * 2)),
             tokens: returns
                 .tokens
@@ -244,7 +309,12 @@ impl<T: IdElement> Unfilled<T> {
         let cells = self.layout_rows * sequence;
         let mut ids = &mut self.input_ids.spare_capacity_mut()[..cells];
         let mut mask = &mut self.attention_mask.spare_capacity_mut()[..cells];
-        let mut types = &mut self.token_type_ids.spare_capacity_mut()[..cells];
+        let mut types = match &mut self.token_type_ids {
+            IdArray::Written(cells_written) => {
+                Some(&mut cells_written.spare_capacity_mut()[..cells])
+            }
+            IdArray::Zeros(_) => None,
+        };
         let mut offsets = self
             .offsets
             .as_mut()
@@ -265,7 +335,7 @@ impl<T: IdElement> Unfilled<T> {
                 RowsWindow {
                     input_ids: split_front(&mut ids, n),
                     attention_mask: split_front(&mut mask, n),
-                    token_type_ids: split_front(&mut types, n),
+                    token_type_ids: types.as_mut().map(|s| split_front(s, n)),
                     offsets: offsets.as_mut().map(|s| split_front(s, n * 2)),
                     tokens: tokens.as_mut().map(|s| split_front(s, rows)),
                     word_ids: word_ids.as_mut().map(|s| split_front(s, n)),
@@ -288,7 +358,9 @@ impl<T: IdElement> Unfilled<T> {
         unsafe {
             self.input_ids.set_len(cells);
             self.attention_mask.set_len(cells);
-            self.token_type_ids.set_len(cells);
+            if let IdArray::Written(v) = &mut self.token_type_ids {
+                v.set_len(cells);
+            }
             if let Some(v) = self.offsets.as_mut() {
                 v.set_len(cells * 2);
             }
@@ -342,7 +414,7 @@ pub fn pad_rows<T: IdElement>(
     let RowsWindow {
         input_ids,
         attention_mask,
-        token_type_ids,
+        mut token_type_ids,
         mut offsets,
         mut tokens,
         mut word_ids,
@@ -370,13 +442,15 @@ pub fn pad_rows<T: IdElement>(
         let mask = &mut attention_mask[cells.clone()];
         write_all(&mut mask[text.clone()], one);
         write_all(&mut mask[pad.clone()], zero);
-        let types = &mut token_type_ids[cells.clone()];
-        write_mapped(
-            &mut types[text.clone()],
-            &rows.type_ids[span.clone()],
-            T::of,
-        );
-        write_all(&mut types[pad.clone()], pad_type);
+        if let Some(types) = token_type_ids.as_deref_mut() {
+            let types = &mut types[cells.clone()];
+            write_mapped(
+                &mut types[text.clone()],
+                &rows.type_ids[span.clone()],
+                T::of,
+            );
+            write_all(&mut types[pad.clone()], pad_type);
+        }
         if let Some(offsets) = offsets.as_deref_mut() {
             let row_offsets = &mut offsets[cells.start * 2..cells.end * 2];
             let flat = rows.offsets[span.clone()].as_flattened();
@@ -672,7 +746,14 @@ mod tests {
 
     /// A WordPiece file with a BERT template and the given truncation and padding sections.
     fn bert(truncation: &str, padding: &str) -> Tokenizer {
-        let json = format!(
+        let tokenizer = Tokenizer::from_json(&bert_json(truncation, padding), "test").unwrap();
+        tokenizer.wait_until_ready().unwrap();
+        tokenizer
+    }
+
+    /// The file of [`bert`].
+    fn bert_json(truncation: &str, padding: &str) -> String {
+        format!(
             r###"{{"version":"1.0","truncation":{truncation},"padding":{padding},
             "added_tokens":[
               {{"id":0,"content":"[PAD]","single_word":false,"lstrip":false,"rstrip":false,"normalized":false,"special":true}},
@@ -685,10 +766,7 @@ mod tests {
             "decoder":null,
             "model":{{"type":"WordPiece","unk_token":"[UNK]","continuing_subword_prefix":"##","max_input_chars_per_word":100,
               "vocab":{{"[PAD]":0,"[UNK]":1,"[CLS]":2,"[SEP]":3,"word":4,"a":5,"b":6,"##s":7,"😀":8}}}}}}"###
-        );
-        let tokenizer = Tokenizer::from_json(&json, "test").unwrap();
-        tokenizer.wait_until_ready().unwrap();
-        tokenizer
+        )
     }
 
     const TRUNCATE_4: &str =
@@ -803,6 +881,96 @@ mod tests {
             assert_eq!(
                 inputs.attention_mask,
                 [1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 1, 1, 1]
+            );
+        }
+    }
+
+    #[test]
+    fn type_ids_are_zeros_unwritten_only_where_every_cell_is_zero() {
+        // A template that gives the single text type id 1, and padding whose type id is 2.
+        let typed = |padding: &str| {
+            let json = bert_json("null", padding).replace(
+                    r#""post_processor":{"type":"BertProcessing","sep":["[SEP]",3],"cls":["[CLS]",2]}"#,
+                    r#""post_processor":{"type":"TemplateProcessing",
+                      "single":[{"SpecialToken":{"id":"[CLS]","type_id":1}},{"Sequence":{"id":"A","type_id":1}},{"SpecialToken":{"id":"[SEP]","type_id":1}}],
+                      "pair":[{"SpecialToken":{"id":"[CLS]","type_id":0}},{"Sequence":{"id":"A","type_id":0}},{"SpecialToken":{"id":"[SEP]","type_id":0}},{"Sequence":{"id":"B","type_id":1}},{"SpecialToken":{"id":"[SEP]","type_id":1}}],
+                      "special_tokens":{"[CLS]":{"id":"[CLS]","ids":[2],"tokens":["[CLS]"]},"[SEP]":{"id":"[SEP]","ids":[3],"tokens":["[SEP]"]}}}"#,
+                );
+            assert!(json.contains("TemplateProcessing"));
+            let tokenizer = Tokenizer::from_json(&json, "typed").unwrap();
+            tokenizer.wait_until_ready().unwrap();
+            tokenizer
+        };
+        let options = RowOptions {
+            add_special_tokens: true,
+            split_special: true,
+            ..RowOptions::default()
+        };
+        let pad_type_2 = r#"{"strategy":"BatchLongest","direction":"Right","pad_to_multiple_of":null,
+            "pad_id":1,"pad_type_id":2,"pad_token":"[UNK]"}"#;
+        /// A file, its inputs, the ids and type ids they pad to, and whether the type ids are
+        /// left all zeros.
+        type Case<'a> = (
+            Tokenizer,
+            &'a [(&'a str, Option<&'a str>)],
+            &'a [u32],
+            &'a [u32],
+            bool,
+        );
+        let cases: [Case; 4] = [
+            // Single texts of BERT's template: every type id is 0, nothing is written.
+            (
+                bert("null", PAD),
+                &[("a", None), ("word a b", None)],
+                &[2, 5, 3, 0, 0, 2, 4, 5, 6, 3],
+                &[0; 10],
+                true,
+            ),
+            // A pair's second sequence has type 1.
+            (
+                bert("null", PAD),
+                &[("a", Some("b")), ("a", None)],
+                &[2, 5, 3, 6, 3, 2, 5, 3, 0, 0],
+                &[0, 0, 0, 1, 1, 0, 0, 0, 0, 0],
+                false,
+            ),
+            // A template whose single text has type 1, padded with type 0.
+            (
+                typed(PAD),
+                &[("a", None), ("a b", None)],
+                &[2, 5, 3, 0, 2, 5, 6, 3],
+                &[1, 1, 1, 0, 1, 1, 1, 1],
+                false,
+            ),
+            // Pad id 1 and pad type id 2 on a template of type 0.
+            (
+                bert("null", pad_type_2),
+                &[("a", None), ("a b", None)],
+                &[2, 5, 3, 1, 2, 5, 6, 3],
+                &[0, 0, 0, 2, 0, 0, 0, 0],
+                false,
+            ),
+        ];
+        for (tokenizer, inputs, ids, types, zeros) in cases {
+            let padding = tokenizer
+                .resolve_padding(Some(PadTo::Longest), None, None)
+                .unwrap()
+                .unwrap();
+            let rows = rows_of(&tokenizer, inputs, &options);
+            let got: ModelInputs<i32> = assemble(
+                &[(&rows, 0..inputs.len(), 0..inputs.len())],
+                Some(&padding),
+                options.returns,
+            )
+            .unwrap();
+            let ids: Vec<i32> = ids.iter().map(|&id| id as i32).collect();
+            let types: Vec<i32> = types.iter().map(|&id| id as i32).collect();
+            assert_eq!(got.input_ids, ids, "{inputs:?}");
+            assert_eq!(&*got.token_type_ids, &types[..], "{inputs:?}");
+            assert_eq!(
+                matches!(got.token_type_ids, IdArray::Zeros(_)),
+                zeros,
+                "{inputs:?}"
             );
         }
     }

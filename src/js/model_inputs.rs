@@ -10,6 +10,7 @@ use napi_derive::napi;
 use super::errors::{from_engine, type_error};
 use super::model_input_options::Dtype;
 use super::options::Options;
+use super::raw;
 use super::scheduler::Runner;
 use super::signal::AbortListener;
 use super::tasks::TaskOutput;
@@ -17,8 +18,8 @@ use super::texts::inputs_from_array;
 use crate::allocator;
 use crate::batch::{Failure, Inputs, model_inputs_all};
 use crate::engine::{
-    self, Family, IdElement, ModelInputs as EngineModelInputs, Padding, RowOptions, Tokenizer,
-    TruncationChoice,
+    self, Family, IdArray, IdElement, ModelInputs as EngineModelInputs, Padding, RowOptions,
+    Tokenizer, TruncationChoice,
 };
 use crate::scheduler::{BatchError, CancelToken};
 
@@ -233,13 +234,24 @@ impl ModelInputsCall {
     ) -> napi::Result<ModelInputs> {
         Ok(
             match output.into_result(env, self.abort_listener.as_ref())? {
-                AnyModelInputs::Int64(inputs) => {
-                    to_js(inputs, |v| Either3::A(BigInt64Array::new(v)))
-                }
-                AnyModelInputs::Int32(inputs) => to_js(inputs, |v| Either3::B(Int32Array::new(v))),
-                AnyModelInputs::Uint32(inputs) => {
-                    to_js(inputs, |v| Either3::C(Uint32Array::new(v)))
-                }
+                AnyModelInputs::Int64(inputs) => to_js(inputs, |cells| {
+                    Either3::A(match cells {
+                        IdArray::Written(cells) => BigInt64Array::new(cells),
+                        IdArray::Zeros(zeros) => raw::bigint64_array(zeros),
+                    })
+                }),
+                AnyModelInputs::Int32(inputs) => to_js(inputs, |cells| {
+                    Either3::B(match cells {
+                        IdArray::Written(cells) => Int32Array::new(cells),
+                        IdArray::Zeros(zeros) => raw::int32_array(zeros),
+                    })
+                }),
+                AnyModelInputs::Uint32(inputs) => to_js(inputs, |cells| {
+                    Either3::C(match cells {
+                        IdArray::Written(cells) => Uint32Array::new(cells),
+                        IdArray::Zeros(zeros) => raw::uint32_array(zeros),
+                    })
+                }),
             },
         )
     }
@@ -258,11 +270,11 @@ fn map_output<T, U>(output: TaskOutput<T>, f: impl FnOnce(T) -> U) -> TaskOutput
 /// The JS object of `inputs`, its id arrays made by `array`.
 fn to_js<T>(
     inputs: EngineModelInputs<T>,
-    array: impl Fn(Vec<T>) -> Either3<BigInt64Array, Int32Array, Uint32Array>,
+    array: impl Fn(IdArray<T>) -> Either3<BigInt64Array, Int32Array, Uint32Array>,
 ) -> ModelInputs {
     ModelInputs {
-        input_ids: array(inputs.input_ids),
-        attention_mask: array(inputs.attention_mask),
+        input_ids: array(IdArray::Written(inputs.input_ids)),
+        attention_mask: array(IdArray::Written(inputs.attention_mask)),
         token_type_ids: array(inputs.token_type_ids),
         dims: vec![inputs.rows as u32, inputs.sequence as u32],
         offsets: inputs.offsets.map(Uint32Array::new),

@@ -29,10 +29,12 @@ use std::ptr;
 use std::thread::{self, ThreadId};
 
 use napi::bindgen_prelude::{
-    ClassInstance, FromNapiValue, MaybeTypeTag, This, ToNapiValue, TypedArray, TypedArrayType,
-    Uint32Array, Unknown,
+    BigInt64Array, ClassInstance, FromNapiValue, Int32Array, MaybeTypeTag, This, ToNapiValue,
+    TypedArray, TypedArrayType, Uint32Array, Unknown,
 };
 use napi::{Env, JsValue, Status, sys};
+
+use crate::allocator::ZeroedArray;
 
 /// The status of a Node-API call as a `Result`.
 fn status(code: sys::napi_status) -> Result<(), sys::napi_status> {
@@ -735,3 +737,39 @@ fn failed(code: sys::napi_status, what: &str) -> napi::Error {
         format!("cannot {what} (napi status {code})"),
     )
 }
+
+/// A typed array of JS over `cells`' memory, without a copy. V8 owns it from the conversion on:
+/// the memory is freed when V8 collects the array (or with the value, if it is dropped before
+/// it reaches JS).
+macro_rules! external_typed_array {
+    ($(#[$doc:meta])* $name:ident, $array:ty, $element:ty) => {
+        $(#[$doc])*
+        pub fn $name(mut cells: ZeroedArray<$element>) -> $array {
+            let (data, len) = (cells.as_mut_ptr(), cells.len());
+            // SAFETY: `data` is `len` initialized elements that `cells` owns; the memory does not
+            // move when `cells` does (it is a mapping or a heap block), and the closure, which
+            // napi-rs calls once, when the array is collected or dropped, keeps `cells` alive
+            // until then. Nothing else reads or writes it: `cells` is moved into the closure.
+            unsafe { <$array>::with_external_data(data, len, move |_, _| drop(cells)) }
+        }
+    };
+}
+
+external_typed_array!(
+    /// `cells` as a `BigInt64Array` (see `external_typed_array`).
+    bigint64_array,
+    BigInt64Array,
+    i64
+);
+external_typed_array!(
+    /// `cells` as an `Int32Array` (see `external_typed_array`).
+    int32_array,
+    Int32Array,
+    i32
+);
+external_typed_array!(
+    /// `cells` as a `Uint32Array` (see `external_typed_array`).
+    uint32_array,
+    Uint32Array,
+    u32
+);
