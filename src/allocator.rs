@@ -250,12 +250,6 @@ impl<T: std::fmt::Debug> std::fmt::Debug for ZeroedArray<T> {
     }
 }
 
-impl<T: PartialEq> PartialEq for ZeroedArray<T> {
-    fn eq(&self, other: &Self) -> bool {
-        **self == **other
-    }
-}
-
 impl<T: PartialEq, const N: usize> PartialEq<[T; N]> for ZeroedArray<T> {
     fn eq(&self, other: &[T; N]) -> bool {
         **self == other[..]
