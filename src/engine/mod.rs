@@ -30,6 +30,7 @@ mod disallowed;
 mod error;
 #[cfg(feature = "fastokens")]
 mod fastokens;
+mod function_calls;
 mod ids;
 mod loading;
 mod marker_cuts;
@@ -56,6 +57,10 @@ mod vocabulary;
 
 pub use chat::ChatMessage;
 pub use error::{Error, ErrorKind};
+pub use function_calls::{
+    ChatCompletionRequest, EnumValue, FunctionCallChoice, FunctionDefinition, MessageFunctionCall,
+    ObjectProperties, RequestMessage, Schema, SchemaKind,
+};
 pub use ids::Ids;
 pub use model_config::{ModelConfig, SpecialTokens};
 pub use model_folder::{HubOptions, Located, file_url_to_path, locate};

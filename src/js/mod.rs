@@ -17,6 +17,7 @@
 mod allocator;
 mod args;
 mod batch_encoding;
+mod chat_completion;
 mod errors;
 mod model_input_options;
 mod model_inputs;

@@ -161,6 +161,16 @@ pub fn named_property<'env>(
     Ok(same_scope(env, value))
 }
 
+/// `object[key]` for any string `key`, one a `CStr` cannot hold included (getters run).
+pub fn property<'env>(env: &Env, object: &Unknown<'env>, key: &str) -> napi::Result<Unknown<'env>> {
+    let key = create_string(env, key)?;
+    let mut value = ptr::null_mut();
+    // SAFETY: module docs; `key` was just made on `env`; `value` is valid for writes.
+    status(unsafe { sys::napi_get_property(env.raw(), object.raw(), key.raw(), &mut value) })
+        .map_err(|code| failed(code, "read a property"))?;
+    Ok(same_scope(env, value))
+}
+
 /// The own enumerable string keys of `object`, as `Object.keys` lists them.
 pub fn own_keys<'env>(env: &Env, object: &Unknown<'env>) -> napi::Result<Vec<String>> {
     let mut keys = ptr::null_mut();
