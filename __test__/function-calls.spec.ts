@@ -2,6 +2,7 @@
 // definitions, as gpt-tokenizer counts them. Checked against gpt-tokenizer itself: its own test
 // cases, seeded random requests through its countChatCompletionTokens, and which models and
 // encodings offer the count.
+import { spawnSync } from 'node:child_process'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
@@ -297,5 +298,30 @@ describe('bad requests', () => {
     const request = withProperty({ type: 'string' }) as any
     request.functions[0].parameters.properties = { 'a\u0000b': { type: 'string' } }
     expect(tokenizer.countChatCompletionTokens(request)).toBe(gptTokenizer4o!(request))
+  })
+
+  it('counts lone surrogates as gpt-tokenizer does: escaped in a string enum, U+FFFD elsewhere', () => {
+    const lone = 'a\ud800b'
+    for (const request of [
+      { messages: [{ role: 'user', content: lone, name: lone }] },
+      { messages: [], functions: [{ name: lone, description: lone }] },
+      withProperty({ type: 'string', enum: [lone, '\udc00'] }),
+      withProperty({ type: 'number', enum: [lone] }),
+      withParameters({ properties: { [lone]: { type: 'string', description: lone } }, required: [lone] }),
+    ]) {
+      expect([request, tokenizer.countChatCompletionTokens(request as Request)]).toEqual([request, gptTokenizer4o!(request as any)])
+    }
+  })
+})
+
+describe('types', () => {
+  it("take gpt-tokenizer's ChatCompletionRequest, and type the ready function where it exists (tsc --noEmit --strict)", () => {
+    // TypeScript is installed with @napi-rs/cli, a devDependency.
+    const tsc = require.resolve('typescript/bin/tsc')
+    const args = [tsc, '--noEmit', '--strict', '--target', 'es2022', '--module', 'nodenext', '--moduleResolution', 'nodenext']
+    const file = join('__test__', 'types', 'count-chat-completion-tokens.ts')
+    const result = spawnSync(process.execPath, [...args, file], { cwd: ROOT, encoding: 'utf8' })
+    expect(result.stdout + result.stderr).toBe('')
+    expect(result.status).toBe(0)
   })
 })

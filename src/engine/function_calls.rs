@@ -120,8 +120,10 @@ pub enum SchemaKind {
 /// One value of an `enum`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum EnumValue {
-    /// A string: quoted as JSON in a string enum, as is in a number enum.
-    String(String),
+    /// A string, as the UTF-16 code units JS holds: `JSON.stringify` (a string enum's writer)
+    /// escapes a lone surrogate, while `String()` (a number enum's) keeps it and the count then
+    /// reads it as U+FFFD, as `TextEncoder` does.
+    String(Vec<u16>),
     /// A number, written as JS writes it.
     Number(f64),
     /// `true` or `false`.
@@ -455,7 +457,7 @@ fn json_value(value: &EnumValue) -> String {
 /// A value as JS's `String(value)` writes it.
 fn plain_value(value: &EnumValue) -> String {
     match value {
-        EnumValue::String(text) => text.clone(),
+        EnumValue::String(units) => String::from_utf16_lossy(units),
         EnumValue::Number(number) => js_number(*number),
         EnumValue::Boolean(flag) => flag.to_string(),
         EnumValue::Null => "null".into(),
@@ -466,22 +468,23 @@ fn non_empty(text: &Option<String>) -> Option<&str> {
     text.as_deref().filter(|t| !t.is_empty())
 }
 
-/// `text` as `JSON.stringify` quotes it: `"` and `\` escaped, the C0 controls as `\n`-style
-/// escapes or `\u00xx`, everything else as is.
-pub fn json_string(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
+/// A JS string (`units`) as `JSON.stringify` quotes it: `"` and `\` escaped, the C0 controls
+/// as `\n`-style escapes or `\u00xx`, a lone surrogate as `\udxxx`, everything else as is.
+pub fn json_string(units: &[u16]) -> String {
+    let mut out = String::with_capacity(units.len() + 2);
     out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if u32::from(c) < 0x20 => out.push_str(&format!("\\u{:04x}", u32::from(c))),
-            c => out.push(c),
+    for unit in char::decode_utf16(units.iter().copied()) {
+        match unit {
+            Ok('"') => out.push_str("\\\""),
+            Ok('\\') => out.push_str("\\\\"),
+            Ok('\u{8}') => out.push_str("\\b"),
+            Ok('\u{c}') => out.push_str("\\f"),
+            Ok('\n') => out.push_str("\\n"),
+            Ok('\r') => out.push_str("\\r"),
+            Ok('\t') => out.push_str("\\t"),
+            Ok(c) if u32::from(c) < 0x20 => out.push_str(&format!("\\u{:04x}", u32::from(c))),
+            Ok(c) => out.push(c),
+            Err(lone) => out.push_str(&format!("\\u{:04x}", lone.unpaired_surrogate())),
         }
     }
     out.push('"');
@@ -575,10 +578,12 @@ mod tests {
 
     #[test]
     fn strings_are_quoted_as_json_stringify_quotes_them() {
+        let units: Vec<u16> = "a\"b\\c\n\t\u{1}\u{7f}é\u{2028}😀".encode_utf16().collect();
         assert_eq!(
-            json_string("a\"b\\c\n\t\u{1}\u{7f}é\u{2028}"),
-            "\"a\\\"b\\\\c\\n\\t\\u0001\u{7f}é\u{2028}\""
+            json_string(&units),
+            "\"a\\\"b\\\\c\\n\\t\\u0001\u{7f}é\u{2028}😀\""
         );
+        assert_eq!(json_string(&[0x61, 0xd800, 0x62]), "\"a\\ud800b\"");
     }
 
     #[test]
@@ -602,8 +607,8 @@ mod tests {
                             "unit",
                             None,
                             SchemaKind::String(Some(vec![
-                                EnumValue::String("c".into()),
-                                EnumValue::String("f".into()),
+                                EnumValue::String("c".encode_utf16().collect()),
+                                EnumValue::String("f".encode_utf16().collect()),
                             ])),
                         ),
                         property(
@@ -611,7 +616,7 @@ mod tests {
                             None,
                             SchemaKind::Number(Some(vec![
                                 EnumValue::Number(1.0),
-                                EnumValue::String("2".into()),
+                                EnumValue::String("2".encode_utf16().collect()),
                             ])),
                         ),
                         property("tags", None, SchemaKind::Array(None)),

@@ -250,8 +250,7 @@ fn object_properties(env: &Env, object: &Unknown, at: &str) -> napi::Result<Obje
     if let Some(map) = present(env, object, c"properties")? {
         let at = format!("{at}.properties");
         expect_object(env, &map, &at, "an object of property schemas")?;
-        for key in raw::own_keys(env, &map)? {
-            let value = raw::property(env, &map, &key)?;
+        for (key, value) in raw::own_entries(env, &map)? {
             let schema = schema(env, &value, &format!("{at}.{key}"))?;
             properties.push((key, schema));
         }
@@ -332,7 +331,7 @@ fn choices(env: &Env, schema_value: &Unknown, at: &str) -> napi::Result<Option<V
     let mut choices = Vec::new();
     for (index, value) in list(env, &values, &at, "values")?.iter().enumerate() {
         choices.push(match value.get_type()? {
-            ValueType::String => EnumValue::String(string(env, value, &at)?),
+            ValueType::String => EnumValue::String(raw::string_utf16(env, value)?),
             ValueType::Number => EnumValue::Number(raw::number(env, value)?),
             ValueType::Boolean => EnumValue::Boolean(raw::boolean(env, value)?),
             ValueType::Null => EnumValue::Null,

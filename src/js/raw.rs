@@ -30,7 +30,7 @@ use std::thread::{self, ThreadId};
 
 use napi::bindgen_prelude::{
     BigInt64Array, ClassInstance, FromNapiValue, Int32Array, MaybeTypeTag, This, ToNapiValue,
-    TypedArray, TypedArrayType, Uint32Array, Unknown,
+    TypedArray, TypedArrayType, Uint32Array, Unknown, Utf16String,
 };
 use napi::{Env, JsValue, Status, sys};
 
@@ -161,14 +161,37 @@ pub fn named_property<'env>(
     Ok(same_scope(env, value))
 }
 
-/// `object[key]` for any string `key`, one a `CStr` cannot hold included (getters run).
-pub fn property<'env>(env: &Env, object: &Unknown<'env>, key: &str) -> napi::Result<Unknown<'env>> {
-    let key = create_string(env, key)?;
-    let mut value = ptr::null_mut();
-    // SAFETY: module docs; `key` was just made on `env`; `value` is valid for writes.
-    status(unsafe { sys::napi_get_property(env.raw(), object.raw(), key.raw(), &mut value) })
-        .map_err(|code| failed(code, "read a property"))?;
-    Ok(same_scope(env, value))
+/// The own enumerable string-keyed properties of `object` as `Object.entries` lists them: each
+/// key (as Rust UTF-8) and its value, read by the key's own JS string, so that a key a `CStr` or
+/// UTF-8 cannot hold (a NUL, a lone surrogate) still finds its value.
+pub fn own_entries<'env>(
+    env: &Env,
+    object: &Unknown<'env>,
+) -> napi::Result<Vec<(String, Unknown<'env>)>> {
+    let mut keys = ptr::null_mut();
+    // SAFETY: module docs; `keys` is valid for writes.
+    status(unsafe { sys::napi_get_property_names(env.raw(), object.raw(), &mut keys) })
+        .map_err(|code| failed(code, "list an object's keys"))?;
+    let keys = same_scope(env, keys);
+    elements(env, &keys)?
+        .iter()
+        .map(|key| {
+            let mut value = ptr::null_mut();
+            // SAFETY: module docs; `key` came from `object`'s own key list on `env`; `value` is
+            // valid for writes.
+            status(unsafe {
+                sys::napi_get_property(env.raw(), object.raw(), key.raw(), &mut value)
+            })
+            .map_err(|code| failed(code, "read a property"))?;
+            Ok((string(env, key)?, same_scope(env, value)))
+        })
+        .collect()
+}
+
+/// The JS string `value` as its UTF-16 code units, lone surrogates kept.
+pub fn string_utf16(env: &Env, value: &Unknown) -> napi::Result<Vec<u16>> {
+    // SAFETY: module docs; napi-rs checks the type and fails on a non-string.
+    unsafe { Utf16String::from_napi_value(env.raw(), value.raw()) }.map(|units| units.to_vec())
 }
 
 /// The own enumerable string keys of `object`, as `Object.keys` lists them.
