@@ -300,6 +300,14 @@ describe('bad requests', () => {
     expect(tokenizer.countChatCompletionTokens(request)).toBe(gptTokenizer4o!(request))
   })
 
+  it("reads a schema's own properties, as Object.entries does", () => {
+    const properties = Object.create({ inherited: { type: 'string' } })
+    properties.own = { type: 'number' }
+    const request = withParameters({ properties }) as any
+    expect(tokenizer.countChatCompletionTokens(request)).toBe(gptTokenizer4o!(request))
+    expect(tokenizer.countChatCompletionTokens(request)).toBe(tokenizer.countChatCompletionTokens(withParameters({ properties: { own: { type: 'number' } } }) as Request))
+  })
+
   it('counts lone surrogates as gpt-tokenizer does: escaped in a string enum, U+FFFD elsewhere', () => {
     const lone = 'a\ud800b'
     for (const request of [

@@ -170,8 +170,17 @@ pub fn own_entries<'env>(
 ) -> napi::Result<Vec<(String, Unknown<'env>)>> {
     let mut keys = ptr::null_mut();
     // SAFETY: module docs; `keys` is valid for writes.
-    status(unsafe { sys::napi_get_property_names(env.raw(), object.raw(), &mut keys) })
-        .map_err(|code| failed(code, "list an object's keys"))?;
+    status(unsafe {
+        sys::napi_get_all_property_names(
+            env.raw(),
+            object.raw(),
+            sys::KeyCollectionMode::own_only,
+            sys::KeyFilter::enumerable | sys::KeyFilter::skip_symbols,
+            sys::KeyConversion::numbers_to_strings,
+            &mut keys,
+        )
+    })
+    .map_err(|code| failed(code, "list an object's keys"))?;
     let keys = same_scope(env, keys);
     elements(env, &keys)?
         .iter()
