@@ -300,6 +300,26 @@ describe('bad requests', () => {
     expect(tokenizer.countChatCompletionTokens(request)).toBe(gptTokenizer4o!(request))
   })
 
+  it('a schema that contains itself is a TypeError, not a stack overflow', () => {
+    const items: any = { type: 'array' }
+    items.items = items
+    expect(() => tokenizer.countChatCompletionTokens(withProperty(items) as Request)).toThrow(/nested 101 schemas deep; batchtok reads at most 100/)
+    const object: any = { type: 'object', properties: {} }
+    object.properties.self = object
+    expect(() => tokenizer.countChatCompletionTokens(withParameters(object) as Request)).toThrow(TypeError)
+    let deep: any = { type: 'string' }
+    for (let i = 0; i < 99; i++) deep = i % 2 ? { type: 'array', items: deep } : { type: 'object', properties: { p: deep } }
+    expect(tokenizer.countChatCompletionTokens(withProperty(deep) as Request)).toBe(gptTokenizer4o!(withProperty(deep) as any))
+  })
+
+  it('a getter or proxy that throws has its own error reach the caller', () => {
+    const boom = new Error('boom')
+    const getter = { messages: [], functions: [{ name: 'f', get parameters() { throw boom } }] }
+    expect(() => tokenizer.countChatCompletionTokens(getter as Request)).toThrow(boom)
+    const proxy = new Proxy({}, { ownKeys: () => { throw boom } })
+    expect(() => tokenizer.countChatCompletionTokens(withParameters({ properties: proxy }) as Request)).toThrow(boom)
+  })
+
   it("reads a schema's own properties, as Object.entries does", () => {
     const properties = Object.create({ inherited: { type: 'string' } })
     properties.own = { type: 'number' }
@@ -318,6 +338,32 @@ describe('bad requests', () => {
       withParameters({ properties: { [lone]: { type: 'string', description: lone } }, required: [lone] }),
     ]) {
       expect([request, tokenizer.countChatCompletionTokens(request as Request)]).toEqual([request, gptTokenizer4o!(request as any)])
+    }
+  })
+})
+
+describe('worker_threads', () => {
+  it('counts in a worker, the deepest schema read included', async () => {
+    const { Worker } = await import('node:worker_threads')
+    const code = `const { parentPort } = require('node:worker_threads')
+const { countChatCompletionTokens } = require(${JSON.stringify(join(ROOT, 'model', 'gpt-4o.js'))})
+let deep = { type: 'string' }
+for (let i = 0; i < 99; i++) deep = { type: 'object', properties: { p: { type: 'array', items: deep } } }
+const request = { messages: [{ role: 'user', content: 'Hi' }], functions: [{ name: 'f', parameters: { properties: { p: deep } } }] }
+let error
+try { countChatCompletionTokens(request) } catch (e) { error = e.message }
+const shallow = { messages: [{ role: 'user', content: 'Hi' }], functions: [{ name: 'f' }] }
+parentPort.postMessage([error, countChatCompletionTokens(shallow)])`
+    const worker = new Worker(code, { eval: true })
+    try {
+      const [error, count] = await new Promise<[string, number]>((resolve, reject) => {
+        worker.once('message', resolve)
+        worker.once('error', reject)
+      })
+      expect(error).toMatch(/batchtok reads at most 100/)
+      expect(count).toBe(gptTokenizer4o!({ messages: [{ role: 'user', content: 'Hi' }], functions: [{ name: 'f' }] }))
+    } finally {
+      await worker.terminate()
     }
   })
 })

@@ -16,8 +16,8 @@ use napi::bindgen_prelude::Unknown;
 use napi::{Env, JsValue, ValueType};
 use napi_derive::napi;
 
-use super::args::{describe, property, string};
-use super::errors::type_error;
+use super::args::{describe, string};
+use super::errors::{ErrorClass, js_error, type_error};
 use super::raw;
 use crate::engine::{
     self, EnumValue, FunctionCallChoice, FunctionDefinition, MessageFunctionCall, ObjectProperties,
@@ -120,6 +120,13 @@ pub struct FunctionParameterSchema {
     pub required: Option<bool>,
 }
 
+/// How deep schemas may nest (an array's items, an object's properties) below a function's
+/// parameters. Reading and writing a schema recurse once per level on the JS thread's stack, so
+/// the depth is bounded; OpenAI's structured outputs accept a few levels (5, later 10), so no
+/// request the API takes comes near it, and a schema that contains itself stops here with a
+/// `TypeError` rather than overflowing the stack.
+const MAX_SCHEMA_DEPTH: usize = 100;
+
 /// `request` read into the engine's request, or a `TypeError` naming the field at fault; `what`
 /// names the argument (`request`).
 pub fn chat_completion_request(
@@ -213,7 +220,7 @@ fn function_definition(
                 &at,
                 "an object schema such as { type: 'object', properties: {…} }",
             )?;
-            object_properties(env, &parameters, &at)?
+            object_properties(env, &parameters, &at, 0)?
         }
         None => ObjectProperties::default(),
     };
@@ -245,13 +252,18 @@ fn function_call_choice(env: &Env, choice: &Unknown, at: &str) -> napi::Result<F
 }
 
 /// The `properties` and `required` of an object schema.
-fn object_properties(env: &Env, object: &Unknown, at: &str) -> napi::Result<ObjectProperties> {
+fn object_properties(
+    env: &Env,
+    object: &Unknown,
+    at: &str,
+    depth: usize,
+) -> napi::Result<ObjectProperties> {
     let mut properties = Vec::new();
     if let Some(map) = present(env, object, c"properties")? {
         let at = format!("{at}.properties");
         expect_object(env, &map, &at, "an object of property schemas")?;
         for (key, value) in raw::own_entries(env, &map)? {
-            let schema = schema(env, &value, &format!("{at}.{key}"))?;
+            let schema = schema(env, &value, &format!("{at}.{key}"), depth + 1)?;
             properties.push((key, schema));
         }
     }
@@ -270,7 +282,16 @@ fn object_properties(env: &Env, object: &Unknown, at: &str) -> napi::Result<Obje
 
 /// A property's schema: an object, or a boolean schema (`true`: anything), both of which
 /// gpt-tokenizer renders.
-fn schema(env: &Env, value: &Unknown, at: &str) -> napi::Result<Schema> {
+fn schema(env: &Env, value: &Unknown, at: &str, depth: usize) -> napi::Result<Schema> {
+    if depth > MAX_SCHEMA_DEPTH {
+        return Err(type_error(
+            env,
+            &format!(
+                "{at} is nested {depth} schemas deep; batchtok reads at most {MAX_SCHEMA_DEPTH} \
+                 (does a schema contain itself?)"
+            ),
+        ));
+    }
     if value.get_type()? == ValueType::Boolean {
         return Ok(Schema::default());
     }
@@ -279,7 +300,7 @@ fn schema(env: &Env, value: &Unknown, at: &str) -> napi::Result<Schema> {
     let kind = match present(env, value, c"type")? {
         None => SchemaKind::Any,
         Some(kind) => match kind.get_type()? {
-            ValueType::String => schema_kind(env, value, &string(env, &kind, at)?, at)?,
+            ValueType::String => schema_kind(env, value, &string(env, &kind, at)?, at, depth)?,
             // A list of types (`['string', 'null']`): gpt-tokenizer writes `any`.
             ValueType::Object if kind.is_array()? => SchemaKind::Any,
             _ => {
@@ -302,6 +323,7 @@ fn schema_kind(
     schema_value: &Unknown,
     kind: &str,
     at: &str,
+    depth: usize,
 ) -> napi::Result<SchemaKind> {
     Ok(match kind {
         "string" => SchemaKind::String(choices(env, schema_value, at)?),
@@ -312,12 +334,17 @@ fn schema_kind(
             let items = match present(env, schema_value, c"items")? {
                 // A list of item schemas (a tuple's): gpt-tokenizer writes `any[]`.
                 Some(items) if items.is_array()? => Some(Box::new(Schema::default())),
-                Some(items) => Some(Box::new(schema(env, &items, &format!("{at}.items"))?)),
+                Some(items) => Some(Box::new(schema(
+                    env,
+                    &items,
+                    &format!("{at}.items"),
+                    depth + 1,
+                )?)),
                 None => None,
             };
             SchemaKind::Array(items)
         }
-        "object" => SchemaKind::Object(object_properties(env, schema_value, at)?),
+        "object" => SchemaKind::Object(object_properties(env, schema_value, at, depth)?),
         _ => SchemaKind::Any,
     })
 }
@@ -350,12 +377,31 @@ fn choices(env: &Env, schema_value: &Unknown, at: &str) -> napi::Result<Option<V
 }
 
 /// `object[key]`, `None` when it is `undefined` or `null` (gpt-tokenizer reads both as absent).
+/// A getter or proxy that throws has its own exception reach the caller.
 fn present<'env>(
     env: &Env,
     object: &Unknown<'env>,
     key: &CStr,
 ) -> napi::Result<Option<Unknown<'env>>> {
-    Ok(property(env, object, key)?.filter(|value| value.get_type().ok() != Some(ValueType::Null)))
+    let value = raw::named_property(env, object, key).map_err(|status| {
+        if raw::exception_pending(env) {
+            // napi-rs leaves a pending exception in place for an error that says so.
+            napi::Error::new(
+                napi::Status::PendingException,
+                format!("reading {key:?} threw"),
+            )
+        } else {
+            js_error(
+                env,
+                ErrorClass::Error,
+                &format!("cannot read {key:?} of the request (napi status {status})"),
+            )
+        }
+    })?;
+    Ok(match value.get_type()? {
+        ValueType::Undefined | ValueType::Null => None,
+        _ => Some(value),
+    })
 }
 
 /// An optional string field `key` of `object` (at `at`).
