@@ -129,6 +129,17 @@ export declare class Tokenizer {
    */
   countChat(messages: readonly ChatMessage[], options?: ChatOptions): number
   /**
+   * The prompt tokens of a chat completion request that defines functions, as gpt-tokenizer's
+   * `countChatCompletionTokens` counts them (OpenAI's accounting for function calling): the
+   * messages (with their names and function calls), the reply's priming, the functions as the
+   * `namespace functions` declarations the model is shown, and a pinned `function_call`. For
+   * the encodings of function-calling models (o200k_base, o200k_harmony, cl100k_base); a
+   * tokenizer made for a model needs one that gpt-tokenizer offers this for (`gpt-4o`,
+   * `gpt-4.1`, `gpt-5`, `o1`, `o3`, `o4-mini`, `gpt-4-turbo`…). A `TypeError` names a field
+   * of the wrong kind.
+   */
+  countChatCompletionTokens(request: ChatCompletionRequest): number
+  /**
    * The ids of every text, computed off the main thread: the event loop stays free. Every
    * error rejects the promise, bad arguments included.
    */
@@ -384,6 +395,44 @@ export interface BatchStats {
   wallMs: number
 }
 
+/** A function the model may call. */
+export interface ChatCompletionFunctionDefinition {
+  /** The function's name. */
+  name: string
+  /** What it does. */
+  description?: string | null
+  /** Its arguments: an object schema whose `properties` and `required` are read. */
+  parameters?: FunctionParameterSchema | null
+}
+
+/** One message of a chat completion request. */
+export interface ChatCompletionMessage {
+  /** `'system'`, `'user'`, `'assistant'`, `'function'`… */
+  role?: string | null
+  /** The speaker's name; for a `'function'` message, the function's. */
+  name?: string | null
+  /** What is said (`null` for an assistant message that only calls a function). */
+  content?: string | null
+  /** The function an assistant message calls. */
+  function_call?: { name?: string | null, arguments?: string | null } | null
+}
+
+/**
+ * A chat completion request, as gpt-tokenizer's `countChatCompletionTokens` takes it (other
+ * keys, such as `model` or `temperature`, are ignored).
+ */
+export interface ChatCompletionRequest {
+  /** The conversation. */
+  messages: readonly ChatCompletionMessage[]
+  /** The functions the model may call. */
+  functions?: readonly ChatCompletionFunctionDefinition[] | null
+  /**
+   * `'auto'` (the model decides), `'none'` (it answers in text) or `{ name }` (it must call
+   * this function).
+   */
+  function_call?: 'auto' | 'none' | { name: string } | null
+}
+
 /**
  * One message of a conversation, as `encodeChat` and `countChat` take it (other keys, such as an
  * API client's, are ignored).
@@ -466,6 +515,28 @@ export declare function encodingForModel(model: string): string
 
 /** The names `Tokenizer.fromEncoding` takes: every embedded encoding and its aliases. */
 export declare function encodings(): Array<string>
+
+/**
+ * A JSON schema of a function's parameters, as far as the count reads it; other keywords
+ * (`minimum`, `format`, `additionalProperties`…) are ignored.
+ */
+export interface FunctionParameterSchema {
+  /**
+   * `'string'`, `'number'`, `'integer'`, `'boolean'`, `'null'`, `'array'` or `'object'`; any
+   * other type, a list of types or none counts as `any`.
+   */
+  type?: string | readonly string[] | null
+  /** Written as a comment above the property (for the function's properties and theirs). */
+  description?: string | null
+  /** The values a string or number may take. */
+  enum?: ReadonlyArray<string | number | boolean | null> | null
+  /** An array's items. */
+  items?: FunctionParameterSchema | boolean | null
+  /** An object's properties. */
+  properties?: Record<string, FunctionParameterSchema | boolean> | null
+  /** The names of an object's required properties. */
+  required?: readonly string[] | null
+}
 
 /**
  * The ids of the documents of `encodeLines`: document `i`'s ids are

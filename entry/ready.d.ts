@@ -1,5 +1,6 @@
 // Types of the ready functions that `batchtok/encoding/<name>` and `batchtok/model/<model>` export.
 import type {
+  ChatCompletionRequest,
   ChatMessage,
   ChatOptions,
   BatchEncoding,
@@ -29,6 +30,11 @@ export interface ReadyFunctions {
   truncate(text: string, maxTokens: number, options?: TruncateOptions): string
   encodeChat(messages: readonly ChatMessage[], options?: ChatOptions): Uint32Array
   countChat(messages: readonly ChatMessage[], options?: ChatOptions): number
+  /**
+   * The prompt tokens of a chat completion request with functions (`Tokenizer.countChatCompletionTokens`);
+   * only where gpt-tokenizer offers it: the function-calling models and their encodings.
+   */
+  countChatCompletionTokens?(request: ChatCompletionRequest): number
   encodeBatch(texts: readonly string[], options?: BatchOptions): Promise<BatchEncoding>
   countBatch(texts: readonly string[], options?: BatchOptions): Promise<Uint32Array>
   decodeBatch(lists: ReadonlyArray<Uint32Array | readonly number[]>, options?: DecodeOptions): Promise<string[]>

@@ -30,8 +30,25 @@ async function* decodeStream(tokenizer, source, options) {
   if (rest !== '') yield rest
 }
 
+/**
+ * Whether `tokenizer` counts chat completion requests: gpt-tokenizer offers
+ * `countChatCompletionTokens` on the models of function calling, and their encodings are the ones
+ * whose tokenizers here count them (the method refuses the others, and no request is read first).
+ */
+function countsChatCompletions(tokenizer) {
+  try {
+    tokenizer.countChatCompletionTokens({ messages: [] })
+    return true
+  } catch {
+    return false
+  }
+}
+
 /** The ready functions over `tokenizer`. */
 function readyFunctions(tokenizer) {
+  const chatCompletion = countsChatCompletions(tokenizer)
+    ? { countChatCompletionTokens: (request) => tokenizer.countChatCompletionTokens(request) }
+    : {}
   return {
     tokenizer,
     encode: (text, options) => tokenizer.encode(text, optionsOf(options)),
@@ -42,6 +59,7 @@ function readyFunctions(tokenizer) {
     truncate: (text, maxTokens, options) => tokenizer.truncate(text, maxTokens, optionsOf(options)),
     encodeChat: (messages, options) => tokenizer.encodeChat(messages, optionsOf(options)),
     countChat: (messages, options) => tokenizer.countChat(messages, optionsOf(options)),
+    ...chatCompletion,
     encodeBatch: (texts, options) => tokenizer.encodeBatch(texts, options),
     countBatch: (texts, options) => tokenizer.countBatch(texts, options),
     decodeBatch: (lists, options) => tokenizer.decodeBatch(lists, options),

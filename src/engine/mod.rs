@@ -14,8 +14,9 @@
 //! Around encoding and decoding, each in its own file as `impl Tokenizer` blocks: model names and
 //! their encodings (`models.rs`), counting within a limit and truncating to a number of tokens
 //! (`budget.rs`), exact bytes (`decode_bytes.rs`), streaming decoding (`stream_decode.rs`),
-//! tiktoken's disallowed special tokens (`disallowed.rs`), chat conversations (`chat.rs`) and the
-//! vocabulary (`vocabulary.rs`). A model folder's config files are read by `model_config.rs`, and
+//! tiktoken's disallowed special tokens (`disallowed.rs`), chat conversations (`chat.rs`), chat
+//! completion requests with function definitions (`function_calls.rs`) and the vocabulary
+//! (`vocabulary.rs`). A model folder's config files are read by `model_config.rs`, and
 //! `model_folder.rs` finds a folder or a Hub id in the local Hugging Face cache.
 
 mod adapter;
@@ -30,6 +31,7 @@ mod disallowed;
 mod error;
 #[cfg(feature = "fastokens")]
 mod fastokens;
+mod function_calls;
 mod ids;
 mod loading;
 mod marker_cuts;
@@ -56,6 +58,10 @@ mod vocabulary;
 
 pub use chat::ChatMessage;
 pub use error::{Error, ErrorKind};
+pub use function_calls::{
+    ChatCompletionRequest, EnumValue, FunctionCallChoice, FunctionDefinition, MessageFunctionCall,
+    ObjectProperties, RequestMessage, Schema, SchemaKind,
+};
 pub use ids::Ids;
 pub use model_config::{ModelConfig, SpecialTokens};
 pub use model_folder::{HubOptions, Located, file_url_to_path, locate};

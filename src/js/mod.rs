@@ -4,7 +4,7 @@
 //! `scheduler.rs`; `pretrained.rs` adds the `Tokenizer`'s model-folder loaders and vocabulary) and for
 //! the module functions (`models.rs`: encodings and models;
 //! `allocator.rs`: the allocator). Beside them: the readers of arguments and options
-//! (`args.rs`, `options.rs`), the reading of texts (`texts.rs`), the calls behind the batch
+//! (`args.rs`, `options.rs`; `chat_completion.rs` for `countChatCompletionTokens`'s request), the reading of texts (`texts.rs`), the calls behind the batch
 //! methods and their async tasks (`tasks.rs`; `lines.rs` for `encodeLines`, with the object it
 //! returns and the errors that name a line; `model_inputs.rs` for `encodeForModel`, with the
 //! object it returns, and `model_input_options.rs` for its own options), the listener on a caller's `AbortSignal`
@@ -17,6 +17,7 @@
 mod allocator;
 mod args;
 mod batch_encoding;
+mod chat_completion;
 mod errors;
 mod model_input_options;
 mod model_inputs;

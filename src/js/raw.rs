@@ -30,7 +30,7 @@ use std::thread::{self, ThreadId};
 
 use napi::bindgen_prelude::{
     BigInt64Array, ClassInstance, FromNapiValue, Int32Array, MaybeTypeTag, This, ToNapiValue,
-    TypedArray, TypedArrayType, Uint32Array, Unknown,
+    TypedArray, TypedArrayType, Uint32Array, Unknown, Utf16String,
 };
 use napi::{Env, JsValue, Status, sys};
 
@@ -159,6 +159,48 @@ pub fn named_property<'env>(
         sys::napi_get_named_property(env.raw(), object.raw(), key.as_ptr(), &mut value)
     })?;
     Ok(same_scope(env, value))
+}
+
+/// The own enumerable string-keyed properties of `object` as `Object.entries` lists them: each
+/// key (as Rust UTF-8) and its value, read by the key's own JS string, so that a key a `CStr` or
+/// UTF-8 cannot hold (a NUL, a lone surrogate) still finds its value.
+pub fn own_entries<'env>(
+    env: &Env,
+    object: &Unknown<'env>,
+) -> napi::Result<Vec<(String, Unknown<'env>)>> {
+    let mut keys = ptr::null_mut();
+    // SAFETY: module docs; `keys` is valid for writes.
+    status(unsafe {
+        sys::napi_get_all_property_names(
+            env.raw(),
+            object.raw(),
+            sys::KeyCollectionMode::own_only,
+            sys::KeyFilter::enumerable | sys::KeyFilter::skip_symbols,
+            sys::KeyConversion::numbers_to_strings,
+            &mut keys,
+        )
+    })
+    .map_err(|code| failed(code, "list an object's keys"))?;
+    let keys = same_scope(env, keys);
+    elements(env, &keys)?
+        .iter()
+        .map(|key| {
+            let mut value = ptr::null_mut();
+            // SAFETY: module docs; `key` came from `object`'s own key list on `env`; `value` is
+            // valid for writes.
+            status(unsafe {
+                sys::napi_get_property(env.raw(), object.raw(), key.raw(), &mut value)
+            })
+            .map_err(|code| failed(code, "read a property"))?;
+            Ok((string(env, key)?, same_scope(env, value)))
+        })
+        .collect()
+}
+
+/// The JS string `value` as its UTF-16 code units, lone surrogates kept.
+pub fn string_utf16(env: &Env, value: &Unknown) -> napi::Result<Vec<u16>> {
+    // SAFETY: module docs; napi-rs checks the type and fails on a non-string.
+    unsafe { Utf16String::from_napi_value(env.raw(), value.raw()) }.map(|units| units.to_vec())
 }
 
 /// The own enumerable string keys of `object`, as `Object.keys` lists them.

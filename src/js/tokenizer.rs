@@ -8,6 +8,7 @@ use napi_derive::napi;
 
 use super::args::{chat_messages, id_lists, path_argument, string, u32_list, whole_number};
 use super::batch_encoding::BatchEncoding;
+use super::chat_completion::chat_completion_request;
 use super::errors::{from_engine, type_error};
 use super::model_inputs::{ModelInputs, ModelInputsCall, ModelInputsTask};
 use super::options::{Options, Takes};
@@ -373,6 +374,27 @@ impl Tokenizer {
         let count = self
             .tokenizer
             .count_chat(&messages.as_engine(), &model)
+            .map_err(|e| from_engine(&env, &e))?;
+        Ok(count as u32)
+    }
+
+    /// The prompt tokens of a chat completion request that defines functions, as gpt-tokenizer's
+    /// `countChatCompletionTokens` counts them (OpenAI's accounting for function calling): the
+    /// messages (with their names and function calls), the reply's priming, the functions as the
+    /// `namespace functions` declarations the model is shown, and a pinned `function_call`. For
+    /// the encodings of function-calling models (o200k_base, o200k_harmony, cl100k_base); a
+    /// tokenizer made for a model needs one that gpt-tokenizer offers this for (`gpt-4o`,
+    /// `gpt-4.1`, `gpt-5`, `o1`, `o3`, `o4-mini`, `gpt-4-turbo`…). A `TypeError` names a field
+    /// of the wrong kind.
+    #[napi(catch_unwind, ts_args_type = "request: ChatCompletionRequest")]
+    pub fn count_chat_completion_tokens(&self, env: Env, request: Unknown) -> napi::Result<u32> {
+        self.tokenizer
+            .check_function_calling(self.model.as_deref())
+            .map_err(|e| from_engine(&env, &e))?;
+        let request = chat_completion_request(&env, &request, "request")?;
+        let count = self
+            .tokenizer
+            .count_chat_completion(&request, self.model.as_deref())
             .map_err(|e| from_engine(&env, &e))?;
         Ok(count as u32)
     }
