@@ -53,7 +53,7 @@ use batchtok::engine::openai;
 use batchtok::engine::{AllowedSpecial, EncodeMode, Ids, Scratch, Tokenizer};
 use tokenizers::pipeline::{EncodeOptions, PipelineToken, PipelineTokenizer};
 
-use corpus::{machine, median};
+use corpus::{Corpus, machine, median, read_corpus};
 
 /// Rounds unless `--runs` says otherwise.
 const DEFAULT_RUNS: usize = 5;
@@ -250,35 +250,6 @@ impl Encoder for Fastokens {
     }
 }
 
-/// One corpus: its texts, from `.cache/corpus/NAME.jsonl`.
-struct Corpus {
-    name: &'static str,
-    texts: Vec<String>,
-    bytes: usize,
-}
-
-fn read_corpus(name: &'static str, limit_bytes: Option<usize>) -> Corpus {
-    let path =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!(".cache/corpus/{name}.jsonl"));
-    let file = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!(
-            "cannot read {}: {e}; run `node scripts/corpus.js corpora` to write the corpora",
-            path.display()
-        )
-    });
-    let mut texts = Vec::new();
-    let mut bytes = 0;
-    for line in file.lines().filter(|l| !l.is_empty()) {
-        let text: String = serde_json::from_str(line)
-            .unwrap_or_else(|e| panic!("{}: a line is not a JSON string: {e}", path.display()));
-        bytes += text.len();
-        texts.push(text);
-        if limit_bytes.is_some_and(|limit| bytes >= limit) {
-            break;
-        }
-    }
-    Corpus { name, texts, bytes }
-}
 
 /// What one contender did in one round on one encoding: seconds per corpus, and its build time.
 struct RoundResult {

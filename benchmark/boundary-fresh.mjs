@@ -13,7 +13,10 @@
 // that span (Node 23.9+, `process.threadCpuUsage`; on a loaded machine, wall time includes time
 // the thread waited for a core), `CPU per MiB` the whole process's CPU time over the call (every
 // thread: the main one, the scheduler's, V8's collector), and MiB/s the slice's UTF-8 bytes over
-// the time until the promise settles.
+// the time until the promise settles. `busiest thread` is the scheduler's own account of the batch
+// (`Scheduler.stats().busyMs`, its busiest thread's time on it); `call − busiest` is the rest of the
+// call: the strings read, the hand-overs between the main thread, a libuv thread and the pool, and
+// the result handed back.
 //
 //   node benchmark/boundary-fresh.mjs [--addon LABEL=FILE.node]... [--processes N] [--threads 1,2]
 //                                     [--workloads prose,short,udhr] [--section NAME]
@@ -146,6 +149,8 @@ async function child(index) {
     await promise
     const t2 = process.hrtime.bigint()
     const p1 = process.cpuUsage(p0)
+    // The scheduler's own account of the batch: how long its busiest thread worked on it.
+    const busyMs = options.scheduler.stats?.()?.busyMs ?? []
     results.push({
       workload,
       label: contender.label,
@@ -153,6 +158,7 @@ async function child(index) {
       heldMs: Number(t1 - t0) / 1e6,
       heldCpuMs: c1 - c0,
       totalMs: Number(t2 - t0) / 1e6,
+      busiestMs: busyMs.length ? Math.max(...busyMs) : NaN,
       cpuMs: (p1.user + p1.system) / 1000,
       bytes,
     })
@@ -181,8 +187,8 @@ function report(all, loadBefore, loadAfter) {
   out(`Machine: ${machine.cpu}, nproc ${machine.nproc}, ${machine.memoryGiB} GiB, ${machine.os}; Node ${machine.node}; load average ${loadBefore} before, ${loadAfter} after.`)
   out(`Command: \`${command}\`. ${PROCESSES} processes; in each, every sample a slice of ~650 KB never encoded before in that process, contenders and thread counts in a new order each round; medians over all samples (CPU times: means).`)
   out()
-  out('| workload | build | threads | samples | held, ms | held CPU, ms (mean) | CPU ms per MiB, all threads (mean) | MiB/s | vs first build | 2 threads / 1 |')
-  out('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|')
+  out('| workload | build | threads | samples | held, ms | held CPU, ms (mean) | call, ms | busiest thread, ms | call − busiest, ms | CPU ms per MiB, all threads (mean) | MiB/s | vs first build | 2 threads / 1 |')
+  out('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
   const stats = new Map()
   const key = (w, l, t) => `${w}|${l}|${t}`
   for (const name of WORKLOAD_NAMES) {
@@ -196,6 +202,9 @@ function report(all, loadBefore, loadAfter) {
           heldCpu: mean(mine.map((r) => r.heldCpuMs)),
           cpuPerMiB: mean(mine.map((r) => r.cpuMs)) / mean(mine.map((r) => r.bytes / MiB)),
           mibs: median(mine.map((r) => r.bytes / MiB / (r.totalMs / 1000))),
+          total: median(mine.map((r) => r.totalMs)),
+          busiest: median(mine.map((r) => r.busiestMs ?? NaN)),
+          outside: median(mine.map((r) => r.totalMs - (r.busiestMs ?? NaN))),
         })
       }
     }
@@ -204,7 +213,7 @@ function report(all, loadBefore, loadAfter) {
         const s = stats.get(key(name, label, threads))
         const first = stats.get(key(name, CONTENDERS[0].label, threads))
         const one = stats.get(key(name, label, THREADS[0]))
-        out(`| ${WORKLOADS[name].label} | ${label} | ${threads} | ${s.n} | ${fmt(s.held)} | ${fmt(s.heldCpu)} | ${fmt(s.cpuPerMiB, 1)} | ${fmt(s.mibs, 1)} | ${fmt(s.mibs / first.mibs)}x | ${threads === THREADS[0] ? '' : `${fmt(s.mibs / one.mibs)}x`} |`)
+        out(`| ${WORKLOADS[name].label} | ${label} | ${threads} | ${s.n} | ${fmt(s.held)} | ${fmt(s.heldCpu)} | ${fmt(s.total)} | ${fmt(s.busiest)} | ${fmt(s.outside)} | ${fmt(s.cpuPerMiB, 1)} | ${fmt(s.mibs, 1)} | ${fmt(s.mibs / first.mibs)}x | ${threads === THREADS[0] ? '' : `${fmt(s.mibs / one.mibs)}x`} |`)
       }
     }
   }

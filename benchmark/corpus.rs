@@ -1,5 +1,5 @@
 //! The inputs and the machine description shared by the Rust benchmarks in this folder
-//! (`scheduler.rs`, `simulate.rs`), included by each with `#[path]`: Cargo treats only the files
+//! (`scheduler.rs`, `simulate.rs`, `anchors.rs`, `fresh_scaling.rs`), included by each with `#[path]`: Cargo treats only the files
 //! named in `[[example]]` as programs.
 //!
 //! The cuts are the ones `scripts/corpus.js` defines for the JS tests and benchmarks, so a
@@ -154,6 +154,39 @@ pub fn texts(items: &[String]) -> batchtok::batch::Texts {
         texts.push(item);
     }
     texts
+}
+
+/// One of the four corpora of `scripts/corpus.js`: its texts, from `.cache/corpus/NAME.jsonl`,
+/// one JSON string per line.
+pub struct Corpus {
+    pub name: &'static str,
+    pub texts: Vec<String>,
+    pub bytes: usize,
+}
+
+/// Reads the corpus `name` (`scripts/corpus.js corpora` writes them), stopping once
+/// `limit_bytes` are read if given.
+pub fn read_corpus(name: &'static str, limit_bytes: Option<usize>) -> Corpus {
+    let path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!(".cache/corpus/{name}.jsonl"));
+    let file = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "cannot read {}: {e}; run `node scripts/corpus.js corpora` to write the corpora",
+            path.display()
+        )
+    });
+    let mut texts = Vec::new();
+    let mut bytes = 0;
+    for line in file.lines().filter(|l| !l.is_empty()) {
+        let text: String = serde_json::from_str(line)
+            .unwrap_or_else(|e| panic!("{}: a line is not a JSON string: {e}", path.display()));
+        bytes += text.len();
+        texts.push(text);
+        if limit_bytes.is_some_and(|limit| bytes >= limit) {
+            break;
+        }
+    }
+    Corpus { name, texts, bytes }
 }
 
 /// `nproc` and the CPU model, as the results files print them.

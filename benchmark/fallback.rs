@@ -24,6 +24,7 @@
 #[path = "corpus.rs"]
 mod corpus;
 #[path = "cpu_time.rs"]
+#[allow(dead_code)]
 mod cpu_time;
 
 use std::alloc::{GlobalAlloc, Layout, System};

@@ -40,6 +40,7 @@
 //! writes nothing: it is the profiling mode of `benchmark/results/epoch-profile.md`.
 
 #[path = "corpus.rs"]
+#[allow(dead_code)]
 mod corpus;
 
 use std::fmt::Write as _;

@@ -25,6 +25,7 @@
 //! * [`chart`]: the efficiency-versus-cores chart.
 
 #[path = "../corpus.rs"]
+#[allow(dead_code)]
 mod corpus;
 
 mod cases;
