@@ -250,7 +250,6 @@ impl Encoder for Fastokens {
     }
 }
 
-
 /// What one contender did in one round on one encoding: seconds per corpus, and its build time.
 struct RoundResult {
     seconds: Vec<f64>,

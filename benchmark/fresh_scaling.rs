@@ -44,7 +44,6 @@ const CHAT_ITEMS_PER_SLICE: usize = 4000;
 /// Samples per thread count unless `--rounds` says otherwise.
 const DEFAULT_ROUNDS: usize = 24;
 
-
 fn arg<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
     args.iter()
         .position(|a| a == name)
@@ -75,9 +74,8 @@ fn time_call(
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let rounds: usize = arg(&args, "--rounds").map_or(DEFAULT_ROUNDS, |r| {
-        r.parse().expect("--rounds N")
-    });
+    let rounds: usize =
+        arg(&args, "--rounds").map_or(DEFAULT_ROUNDS, |r| r.parse().expect("--rounds N"));
     let corpora = arg(&args, "--corpora").unwrap_or("prose,code,multilingual,chat");
 
     let tokenizer = Tokenizer::from_encoding(ENCODING).expect("embedded");
@@ -97,9 +95,14 @@ fn main() {
     };
     let (one, two) = (scheduler(1), scheduler(2));
 
-    println!("{}; {ENCODING}, `encode_all` on the chunked policy", machine());
+    println!(
+        "{}; {ENCODING}, `encode_all` on the chunked policy",
+        machine()
+    );
     println!();
-    println!("| corpus | slices | 1 thread MiB/s | 2 threads MiB/s | 2 ÷ 1 | pairs' median 2 ÷ 1 | cores busy at 1 / 2 |");
+    println!(
+        "| corpus | slices | 1 thread MiB/s | 2 threads MiB/s | 2 ÷ 1 | pairs' median 2 ÷ 1 | cores busy at 1 / 2 |"
+    );
     println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
     for name in corpora.split(',') {
         let name: &'static str = Box::leak(name.to_owned().into_boxed_str());
