@@ -32,6 +32,7 @@ mod error;
 #[cfg(feature = "fastokens")]
 mod fastokens;
 mod function_calls;
+mod gpt_tokenizer_models;
 mod ids;
 mod loading;
 mod marker_cuts;
@@ -56,7 +57,7 @@ mod tokenizer;
 mod unicode_drift;
 mod vocabulary;
 
-pub use chat::ChatMessage;
+pub use chat::{ChatMessage, HarmonyTerminator, RecipientPlacement};
 pub use error::{Error, ErrorKind};
 pub use function_calls::{
     ChatCompletionRequest, EnumValue, FunctionCallChoice, FunctionDefinition, MessageFunctionCall,
@@ -69,7 +70,7 @@ pub use model_inputs::{
     IdArray, IdElement, Layout, ModelInputs, PadTo, Padding, Piece, RowsWindow, Unfilled, assemble,
     layout, overflow_mapping, pad_rows,
 };
-pub use models::{MODEL_TO_ENCODING, encoding_for_model};
+pub use models::{MODEL_TO_ENCODING, encoding_for_model, model_encodings};
 pub use rows::{
     Returns, RowOptions, Rows, Side, Truncation, TruncationChoice, TruncationRequest,
     TruncationStrategy,

@@ -10,7 +10,7 @@ use napi::{Env, ValueType};
 
 use super::errors::{ErrorClass, js_error, range_error, type_error};
 use super::raw;
-use crate::engine::{self, ChatMessage};
+use crate::engine::{self, ChatMessage, HarmonyTerminator, RecipientPlacement};
 
 /// How a JS value is described in an error: its `typeof`, with `null` and arrays told apart.
 pub fn describe(value: &Unknown) -> &'static str {
@@ -150,19 +150,37 @@ pub fn id_lists(env: &Env, value: &Unknown, what: &str) -> napi::Result<Vec<Vec<
         .collect()
 }
 
-/// Chat messages read from JS: each `{ role?, name?, content }`, other keys ignored (a message
-/// object of an API client carries more).
-pub struct ChatMessages(Vec<(Option<String>, Option<String>, String)>);
+/// Chat messages read from JS: each `{ role?, name?, content }` with Harmony's optional
+/// `channel`, `recipient`, `recipientPlacement`, `constraint` and `terminator`; other keys ignored
+/// (a message object of an API client carries more).
+pub struct ChatMessages(Vec<OwnedChatMessage>);
+
+/// One message as read, owning its strings.
+struct OwnedChatMessage {
+    role: Option<String>,
+    name: Option<String>,
+    content: String,
+    channel: Option<String>,
+    recipient: Option<String>,
+    recipient_placement: RecipientPlacement,
+    constraint: Option<String>,
+    terminator: HarmonyTerminator,
+}
 
 impl ChatMessages {
     /// The messages as the engine takes them, borrowing these.
     pub fn as_engine(&self) -> Vec<ChatMessage<'_>> {
         self.0
             .iter()
-            .map(|(role, name, content)| ChatMessage {
-                role: role.as_deref(),
-                name: name.as_deref(),
-                content,
+            .map(|m| ChatMessage {
+                role: m.role.as_deref(),
+                name: m.name.as_deref(),
+                content: &m.content,
+                channel: m.channel.as_deref(),
+                recipient: m.recipient.as_deref(),
+                recipient_placement: m.recipient_placement,
+                constraint: m.constraint.as_deref(),
+                terminator: m.terminator,
             })
             .collect()
     }
@@ -202,7 +220,40 @@ pub fn chat_messages(env: &Env, value: &Unknown, what: &str) -> napi::Result<Cha
                 &format!("{at}.content is undefined; expected a string"),
             )
         })?;
-        messages.push((field(c"role")?, field(c"name")?, content));
+        let recipient_placement = match field(c"recipientPlacement")?.as_deref() {
+            None | Some("channel") => RecipientPlacement::Channel,
+            Some("role") => RecipientPlacement::Role,
+            Some(other) => {
+                return Err(type_error(
+                    env,
+                    &format!(
+                        "{at}.recipientPlacement is {other:?}; expected 'channel' (the default) or 'role'"
+                    ),
+                ));
+            }
+        };
+        let terminator = match field(c"terminator")? {
+            None => HarmonyTerminator::End,
+            Some(text) => HarmonyTerminator::from_text(&text).ok_or_else(|| {
+                type_error(
+                    env,
+                    &format!(
+                        "{at}.terminator is {text:?}; expected '<|end|>' (the default), \
+                         '<|return|>' or '<|call|>'"
+                    ),
+                )
+            })?,
+        };
+        messages.push(OwnedChatMessage {
+            role: field(c"role")?,
+            name: field(c"name")?,
+            content,
+            channel: field(c"channel")?,
+            recipient: field(c"recipient")?,
+            recipient_placement,
+            constraint: field(c"constraint")?,
+            terminator,
+        });
     }
     Ok(ChatMessages(messages))
 }
