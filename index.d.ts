@@ -527,8 +527,9 @@ export interface EncodeOptions {
 
 /**
  * The name of the encoding an OpenAI model uses, as Python tiktoken's `encoding_name_for_model`
- * answers: exact names first, then prefixes (`'gpt-4o-2024-08-06'` → `'o200k_base'`). An
- * unknown model throws an `Error` that says how to name an encoding instead.
+ * answers: exact names first, then prefixes (`'gpt-4o-2024-08-06'` → `'o200k_base'`); beyond
+ * tiktoken's tables, as gpt-tokenizer's module for the model (`'gpt-audio'`). An unknown model
+ * throws an `Error` that says how to name an encoding instead.
  */
 export declare function encodingForModel(model: string): string
 

@@ -10,8 +10,9 @@ use super::errors::from_engine;
 use crate::engine::{self, openai};
 
 /// The name of the encoding an OpenAI model uses, as Python tiktoken's `encoding_name_for_model`
-/// answers: exact names first, then prefixes (`'gpt-4o-2024-08-06'` → `'o200k_base'`). An
-/// unknown model throws an `Error` that says how to name an encoding instead.
+/// answers: exact names first, then prefixes (`'gpt-4o-2024-08-06'` → `'o200k_base'`); beyond
+/// tiktoken's tables, as gpt-tokenizer's module for the model (`'gpt-audio'`). An unknown model
+/// throws an `Error` that says how to name an encoding instead.
 #[napi(catch_unwind, ts_args_type = "model: string")]
 pub fn encoding_for_model(env: Env, model: Unknown) -> napi::Result<String> {
     let model = string(&env, &model, "model")?;
