@@ -85,6 +85,11 @@ describe("gpt-tokenizer's models", () => {
     expect(ready.tokenizer.name).toBe('o200k_base')
   })
 
+  it('an unknown name is an Error naming the nearest known ones, gpt-tokenizer\'s among them', () => {
+    expect(() => Tokenizer.fromModel('gpt-audoi')).toThrow(/^unknown model "gpt-audoi": did you mean 'gpt-audio'\?/)
+    expect(() => encodingForModel('gpt-realtime-mni')).toThrow(/did you mean 'gpt-realtime-mini'/)
+  })
+
   const chatModels = names.filter((model) => model in mapping.chatModelParams)
   const otherModels = names.filter((model) => !(model in mapping.chatModelParams))
 
@@ -178,17 +183,17 @@ describe('Harmony chats (gpt-oss)', () => {
   })
 
   it.each([
-    ['channel', 1, /messages\[0\]\.channel is a number; expected a string/],
-    ['recipient', {}, /messages\[0\]\.recipient is an object; expected a string/],
-    ['constraint', true, /messages\[0\]\.constraint is a boolean; expected a string/],
-    ['recipientPlacement', 'middle', /messages\[0\]\.recipientPlacement is "middle"; expected 'channel'/],
-    ['recipientPlacement', 2, /messages\[0\]\.recipientPlacement is a number; expected a string/],
-    ['terminator', '<|stop|>', /messages\[0\]\.terminator is "<\|stop\|>"; expected '<\|end\|>'/],
-    ['terminator', null, /messages\[0\]\.terminator is null; expected a string/],
-  ])('a message whose %s is %o is a TypeError naming it', (key, value, message) => {
+    ['channel', 1, TypeError, /messages\[0\]\.channel is a number; expected a string/],
+    ['recipient', {}, TypeError, /messages\[0\]\.recipient is an object; expected a string/],
+    ['constraint', true, TypeError, /messages\[0\]\.constraint is a boolean; expected a string/],
+    ['recipientPlacement', 2, TypeError, /messages\[0\]\.recipientPlacement is a number; expected one of 'channel', 'role'/],
+    ['recipientPlacement', 'middle', RangeError, /messages\[0\]\.recipientPlacement is "middle"; expected one of 'channel', 'role'/],
+    ['terminator', null, TypeError, /messages\[0\]\.terminator is null; expected one of '<\|end\|>'/],
+    ['terminator', '<|stop|>', RangeError, /messages\[0\]\.terminator is "<\|stop\|>"; expected one of '<\|end\|>', '<\|return\|>', '<\|call\|>'/],
+  ])('a message whose %s is %o throws naming it', (key, value, kind, message) => {
     const tokenizer = Tokenizer.fromModel('gpt-oss-20b')
     for (const call of [() => tokenizer.encodeChat([{ content: 'x', [key]: value } as any]), () => tokenizer.countChat([{ content: 'x', [key]: value } as any])]) {
-      expect(call).toThrow(TypeError)
+      expect(call).toThrow(kind)
       expect(call).toThrow(message)
     }
   })

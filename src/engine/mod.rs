@@ -48,6 +48,7 @@ mod routing;
 mod rows;
 mod scratch;
 mod special;
+mod spelling;
 mod stable;
 mod stable_reader;
 mod stream_decode;
@@ -78,6 +79,7 @@ pub use rows::{
 pub use scratch::Scratch;
 pub use special::find_disallowed_special;
 pub use special::{AllowedSpecial, SpecialToken};
+pub use spelling::{edit_distance, is_typo};
 pub use stream_decode::StreamDecoder;
 pub use tokenizer::{EncodeMode, Family, Tokenizer};
 pub use vocabulary::AddedToken;

@@ -19,6 +19,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 pub use super::gpt_tokenizer_models::{ChatFormat, GPT_TOKENIZER_MODELS, GptTokenizerModel};
+use super::spelling::nearest;
 use super::{Error, ErrorKind, Tokenizer, openai};
 
 /// gpt-tokenizer's entry for `model`, if it has a module for it.
@@ -188,10 +189,24 @@ impl Tokenizer {
 
 #[cold]
 fn unknown_model(model: &str) -> Error {
+    let known = MODEL_TO_ENCODING
+        .iter()
+        .map(|&(name, _)| name)
+        .chain(GPT_TOKENIZER_MODELS.iter().map(|entry| entry.name));
+    let suggestion = match nearest(model, known, 3).as_slice() {
+        [] => String::new(),
+        near => format!(
+            " did you mean {}?",
+            near.iter()
+                .map(|name| format!("'{name}'"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
     Error::new(
         ErrorKind::Load,
         format!(
-            "unknown model {model:?}: batchtok knows the models of tiktoken's table (gpt-5, \
+            "unknown model {model:?}:{suggestion} batchtok knows the models of tiktoken's table (gpt-5, \
              gpt-4.1, gpt-4o, o1, o3, o4-mini, gpt-4, gpt-3.5-turbo, text-embedding-3-small, ...) \
              and their dated and fine-tuned names, and gpt-tokenizer's (gpt-audio, \
              gpt-realtime, gpt-oss-120b, ...); modelEncodings() lists them. For another model, name its encoding instead: \
@@ -264,6 +279,26 @@ mod tests {
             );
         }
         assert!(Tokenizer::from_model("gpt-9").is_err());
+    }
+
+    #[test]
+    fn an_unknown_model_names_the_nearest_known_ones() {
+        let error = encoding_for_model("gpt4o").unwrap_err();
+        assert!(
+            error
+                .message()
+                .starts_with("unknown model \"gpt4o\": did you mean 'gpt-4o'? batchtok knows"),
+            "{error}"
+        );
+        let error = encoding_for_model("GPT-4").unwrap_err();
+        assert!(
+            error.message().contains("did you mean 'gpt-4', "),
+            "{error}"
+        );
+        let error = encoding_for_model("gpt-audoi").unwrap_err();
+        assert!(error.message().contains("'gpt-audio'"), "{error}");
+        let error = encoding_for_model("claude-3-opus").unwrap_err();
+        assert!(!error.message().contains("did you mean"), "{error}");
     }
 
     #[test]
