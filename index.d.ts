@@ -82,7 +82,8 @@ export declare class Tokenizer {
   static fromEncoding(name: string): Tokenizer
   /**
    * The embedded encoding of an OpenAI model (`'gpt-4o'`, `'gpt-4o-2024-08-06'`,
-   * `'ft:gpt-3.5-turbo:org:x'`), as Python tiktoken's `encoding_for_model` picks it; the chat
+   * `'ft:gpt-3.5-turbo:org:x'`), as Python tiktoken's `encoding_for_model` picks it, else as
+   * gpt-tokenizer's module for the model (`'gpt-audio'`, `'gpt-realtime'`); the chat
    * methods then default to this model. An unknown model throws an `Error` that says how to
    * name an encoding instead.
    */
@@ -119,13 +120,15 @@ export declare class Tokenizer {
    */
   truncate(text: string, maxTokens: number, options?: TruncateOptions): string
   /**
-   * The ids of a conversation as the model sees it (`<|im_start|>user<|im_sep|>…`), equal to
-   * gpt-tokenizer's `encodeChat`. Each message is `{ role, name?, content }`.
+   * The ids of a conversation as the model sees it (`<|im_start|>user<|im_sep|>…`; for gpt-oss,
+   * OpenAI's Harmony layout), equal to gpt-tokenizer's `encodeChat`. Each message is
+   * `{ role, name?, content }`, in Harmony also with `channel`, `recipient`, `constraint`...
    */
   encodeChat(messages: readonly ChatMessage[], options?: ChatOptions): Uint32Array
   /**
    * The tokens a conversation costs the model by OpenAI's documented accounting (tokens per
-   * message, per name, and the reply's priming); not the length of `encodeChat`'s ids.
+   * message, per name, and the reply's priming); not the length of `encodeChat`'s ids, except
+   * in Harmony (gpt-oss), which that accounting does not cover.
    */
   countChat(messages: readonly ChatMessage[], options?: ChatOptions): number
   /**
@@ -444,6 +447,22 @@ export interface ChatMessage {
   name?: string
   /** What is said. */
   content: string
+  /** Harmony (gpt-oss): the channel, such as `'analysis'`, `'commentary'` or `'final'`. */
+  channel?: string
+  /** Harmony: who the message is for, such as `'functions.get_weather'`. */
+  recipient?: string
+  /**
+   * Harmony: where the recipient is written.
+   * @default 'channel' (after the role when the message has no channel)
+   */
+  recipientPlacement?: 'role' | 'channel'
+  /** Harmony: the constraint on the content, such as `'json'`. */
+  constraint?: string
+  /**
+   * Harmony: the token that ends the message.
+   * @default '<|end|>'
+   */
+  terminator?: '<|end|>' | '<|return|>' | '<|call|>'
 }
 
 /** Options of `encodeChat` and `countChat`. */
@@ -508,8 +527,9 @@ export interface EncodeOptions {
 
 /**
  * The name of the encoding an OpenAI model uses, as Python tiktoken's `encoding_name_for_model`
- * answers: exact names first, then prefixes (`'gpt-4o-2024-08-06'` → `'o200k_base'`). An
- * unknown model throws an `Error` that says how to name an encoding instead.
+ * answers: exact names first, then prefixes (`'gpt-4o-2024-08-06'` → `'o200k_base'`); beyond
+ * tiktoken's tables, as gpt-tokenizer's module for the model (`'gpt-audio'`). An unknown model
+ * throws an `Error` that says how to name an encoding instead.
  */
 export declare function encodingForModel(model: string): string
 
@@ -580,8 +600,9 @@ export interface MemoryStats {
 }
 
 /**
- * tiktoken's table of exact model names and their encodings (prefixed names, dated versions
- * and fine-tunes resolve through `encodingForModel`).
+ * Every exact model name and its encoding: tiktoken's table, and the models gpt-tokenizer has a
+ * module for beyond it (prefixed names, dated versions and fine-tunes resolve through
+ * `encodingForModel`). Each has its `batchtok/model/<name>`.
  */
 export declare function modelEncodings(): Record<string, string>
 

@@ -13,13 +13,15 @@ const path = require('node:path')
 const version = require('gpt-tokenizer/package.json').version
 
 // Models of gpt-tokenizer's chat-enabled list that tiktoken's model table also knows, covering
-// both of its chat layouts (gpt-3.5: newline separators; the rest: <|im_sep|>) and both encodings.
+// its three chat layouts (gpt-3.5: newline separators; gpt-oss: Harmony; the rest: <|im_sep|>)
+// and their three encodings.
 const MODELS = [
   'gpt-3.5-turbo', 'gpt-3.5-turbo-0125', 'gpt-3.5-turbo-16k-0613', 'gpt-3.5',
   'gpt-4', 'gpt-4-0613', 'gpt-4-32k', 'gpt-4-turbo', 'gpt-4-turbo-2024-04-09',
   'gpt-4o', 'gpt-4o-mini', 'gpt-4o-2024-08-06', 'chatgpt-4o-latest',
   'gpt-4.1', 'gpt-4.1-mini', 'gpt-4.5-preview', 'gpt-5', 'gpt-5-mini', 'gpt-5.1',
   'o1', 'o1-mini', 'o3', 'o3-mini', 'o4-mini',
+  'gpt-oss-20b', 'gpt-oss-120b',
 ]
 
 // Each conversation leans on one thing a chat layout has to get right.
@@ -52,6 +54,15 @@ const CONVERSATIONS = {
   ],
   'long-content': [
     { role: 'user', content: 'The quick brown fox jumps over the lazy dog. '.repeat(8) },
+  ],
+  // Harmony's header fields; ChatML ignores them.
+  'harmony-headers': [
+    { role: 'developer', content: '# Instructions\nAnswer briefly.' },
+    { role: 'assistant', channel: 'analysis', content: 'The user wants the weather.' },
+    { role: 'assistant', channel: 'commentary', recipient: 'functions.get_weather', constraint: 'json', content: '{"city":"Paris"}', terminator: '<|call|>' },
+    { name: 'functions.get_weather', role: 'tool', channel: 'commentary', recipient: 'assistant', recipientPlacement: 'role', content: '{"sunny":true}' },
+    { role: 'assistant', channel: 'final', content: 'Sunny.', terminator: '<|return|>' },
+    { role: 'user', recipient: 'functions.lookup', channel: '', constraint: '', content: 'x' },
   ],
   'no-messages': [],
 }

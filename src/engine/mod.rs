@@ -32,6 +32,7 @@ mod error;
 #[cfg(feature = "fastokens")]
 mod fastokens;
 mod function_calls;
+mod gpt_tokenizer_models;
 mod ids;
 mod loading;
 mod marker_cuts;
@@ -47,6 +48,7 @@ mod routing;
 mod rows;
 mod scratch;
 mod special;
+mod spelling;
 mod stable;
 mod stable_reader;
 mod stream_decode;
@@ -56,7 +58,7 @@ mod tokenizer;
 mod unicode_drift;
 mod vocabulary;
 
-pub use chat::ChatMessage;
+pub use chat::{ChatMessage, HarmonyTerminator, RecipientPlacement};
 pub use error::{Error, ErrorKind};
 pub use function_calls::{
     ChatCompletionRequest, EnumValue, FunctionCallChoice, FunctionDefinition, MessageFunctionCall,
@@ -69,7 +71,7 @@ pub use model_inputs::{
     IdArray, IdElement, Layout, ModelInputs, PadTo, Padding, Piece, RowsWindow, Unfilled, assemble,
     layout, overflow_mapping, pad_rows,
 };
-pub use models::{MODEL_TO_ENCODING, encoding_for_model};
+pub use models::{MODEL_TO_ENCODING, encoding_for_model, model_encodings};
 pub use rows::{
     Returns, RowOptions, Rows, Side, Truncation, TruncationChoice, TruncationRequest,
     TruncationStrategy,
@@ -77,6 +79,7 @@ pub use rows::{
 pub use scratch::Scratch;
 pub use special::find_disallowed_special;
 pub use special::{AllowedSpecial, SpecialToken};
+pub use spelling::{edit_distance, is_typo};
 pub use stream_decode::StreamDecoder;
 pub use tokenizer::{EncodeMode, Family, Tokenizer};
 pub use vocabulary::AddedToken;

@@ -10,7 +10,9 @@ use napi::{Env, ValueType};
 
 use super::errors::{ErrorClass, js_error, range_error, type_error};
 use super::raw;
-use crate::engine::{self, ChatMessage};
+use crate::engine::{
+    self, ChatMessage, HarmonyTerminator, RecipientPlacement, edit_distance, is_typo,
+};
 
 /// How a JS value is described in an error: its `typeof`, with `null` and arrays told apart.
 pub fn describe(value: &Unknown) -> &'static str {
@@ -150,19 +152,37 @@ pub fn id_lists(env: &Env, value: &Unknown, what: &str) -> napi::Result<Vec<Vec<
         .collect()
 }
 
-/// Chat messages read from JS: each `{ role?, name?, content }`, other keys ignored (a message
-/// object of an API client carries more).
-pub struct ChatMessages(Vec<(Option<String>, Option<String>, String)>);
+/// Chat messages read from JS: each `{ role?, name?, content }` with Harmony's optional
+/// `channel`, `recipient`, `recipientPlacement`, `constraint` and `terminator`; other keys ignored
+/// (a message object of an API client carries more).
+pub struct ChatMessages(Vec<OwnedChatMessage>);
+
+/// One message as read, owning its strings.
+struct OwnedChatMessage {
+    role: Option<String>,
+    name: Option<String>,
+    content: String,
+    channel: Option<String>,
+    recipient: Option<String>,
+    recipient_placement: RecipientPlacement,
+    constraint: Option<String>,
+    terminator: HarmonyTerminator,
+}
 
 impl ChatMessages {
     /// The messages as the engine takes them, borrowing these.
     pub fn as_engine(&self) -> Vec<ChatMessage<'_>> {
         self.0
             .iter()
-            .map(|(role, name, content)| ChatMessage {
-                role: role.as_deref(),
-                name: name.as_deref(),
-                content,
+            .map(|m| ChatMessage {
+                role: m.role.as_deref(),
+                name: m.name.as_deref(),
+                content: &m.content,
+                channel: m.channel.as_deref(),
+                recipient: m.recipient.as_deref(),
+                recipient_placement: m.recipient_placement,
+                constraint: m.constraint.as_deref(),
+                terminator: m.terminator,
             })
             .collect()
     }
@@ -202,7 +222,43 @@ pub fn chat_messages(env: &Env, value: &Unknown, what: &str) -> napi::Result<Cha
                 &format!("{at}.content is undefined; expected a string"),
             )
         })?;
-        messages.push((field(c"role")?, field(c"name")?, content));
+        // A wrong type is a TypeError, a string that is not one of the choices a RangeError.
+        let placement = property(env, message, c"recipientPlacement")?
+            .map(|v| {
+                choice(
+                    env,
+                    &v,
+                    &format!("{at}.recipientPlacement"),
+                    &["channel", "role"],
+                )
+            })
+            .transpose()?;
+        let recipient_placement = match placement {
+            Some("role") => RecipientPlacement::Role,
+            _ => RecipientPlacement::Channel,
+        };
+        let terminator = property(env, message, c"terminator")?
+            .map(|v| {
+                choice(
+                    env,
+                    &v,
+                    &format!("{at}.terminator"),
+                    &["<|end|>", "<|return|>", "<|call|>"],
+                )
+            })
+            .transpose()?
+            .and_then(HarmonyTerminator::from_text)
+            .unwrap_or_default();
+        messages.push(OwnedChatMessage {
+            role: field(c"role")?,
+            name: field(c"name")?,
+            content,
+            channel: field(c"channel")?,
+            recipient: field(c"recipient")?,
+            recipient_placement,
+            constraint: field(c"constraint")?,
+            terminator,
+        });
     }
     Ok(ChatMessages(messages))
 }
@@ -268,34 +324,12 @@ fn unknown_key(key: &str, call: &str, keys: &[&str]) -> String {
     let listed = keys.join(", ");
     match nearest {
         // Close enough to be a typo: at most a third of the key's letters differ.
-        Some((distance, valid)) if distance * 3 <= valid.len().max(3) => format!(
+        Some((distance, valid)) if is_typo(distance, valid) => format!(
             "options.{key} is not an option of {call}; did you mean '{valid}'? (options: {listed})"
         ),
         _ if keys.is_empty() => format!("options.{key} is not an option of {call}; it takes none"),
         _ => format!("options.{key} is not an option of {call} (options: {listed})"),
     }
-}
-
-/// The edit distance between `a` and `b`, in characters, counting an insertion, a deletion, a
-/// substitution or a swap of two neighbours as one edit (optimal string alignment), so that the
-/// common typo of two letters swapped (`form` for `from`) is as near as one letter wrong.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
-    // Three rows of the table: two back, one back, and the one being filled.
-    let mut before: Vec<usize> = Vec::new();
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    for i in 1..=a.len() {
-        let mut row = vec![i; b.len() + 1];
-        for j in 1..=b.len() {
-            let substitution = previous[j - 1] + usize::from(a[i - 1] != b[j - 1]);
-            row[j] = substitution.min(previous[j] + 1).min(row[j - 1] + 1);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                row[j] = row[j].min(before[j - 2] + 1);
-            }
-        }
-        before = std::mem::replace(&mut previous, row);
-    }
-    previous[b.len()]
 }
 
 /// A boolean option, `None` when unset.
@@ -404,17 +438,6 @@ pub fn path_argument(env: &Env, value: &Unknown, what: &str) -> napi::Result<Pat
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn edit_distance_counts_insertions_deletions_and_substitutions() {
-        assert_eq!(edit_distance("thread", "threads"), 1);
-        assert_eq!(edit_distance("threds", "threads"), 1);
-        assert_eq!(edit_distance("", "abc"), 3);
-        assert_eq!(edit_distance("policy", "policy"), 0);
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
-        assert_eq!(edit_distance("form", "from"), 1);
-        assert_eq!(edit_distance("modle", "model"), 1);
-    }
 
     #[test]
     fn an_unknown_key_names_the_nearest_valid_one_when_it_is_a_typo() {

@@ -172,6 +172,20 @@ pub struct ChatMessage {
     pub name: Option<String>,
     /// What is said.
     pub content: String,
+    /// Harmony (gpt-oss): the channel, such as `'analysis'`, `'commentary'` or `'final'`.
+    pub channel: Option<String>,
+    /// Harmony: who the message is for, such as `'functions.get_weather'`.
+    pub recipient: Option<String>,
+    /// Harmony: where the recipient is written.
+    /// @default 'channel' (after the role when the message has no channel)
+    #[napi(ts_type = "'role' | 'channel'")]
+    pub recipient_placement: Option<String>,
+    /// Harmony: the constraint on the content, such as `'json'`.
+    pub constraint: Option<String>,
+    /// Harmony: the token that ends the message.
+    /// @default '<|end|>'
+    #[napi(ts_type = "'<|end|>' | '<|return|>' | '<|call|>'")]
+    pub terminator: Option<String>,
 }
 
 /// Options of `encodeChat` and `countChat`.

@@ -187,7 +187,8 @@ impl Tokenizer {
     }
 
     /// The embedded encoding of an OpenAI model (`'gpt-4o'`, `'gpt-4o-2024-08-06'`,
-    /// `'ft:gpt-3.5-turbo:org:x'`), as Python tiktoken's `encoding_for_model` picks it; the chat
+    /// `'ft:gpt-3.5-turbo:org:x'`), as Python tiktoken's `encoding_for_model` picks it, else as
+    /// gpt-tokenizer's module for the model (`'gpt-audio'`, `'gpt-realtime'`); the chat
     /// methods then default to this model. An unknown model throws an `Error` that says how to
     /// name an encoding instead.
     #[napi(factory, catch_unwind, ts_args_type = "model: string")]
@@ -336,8 +337,9 @@ impl Tokenizer {
         Ok(kept.to_owned())
     }
 
-    /// The ids of a conversation as the model sees it (`<|im_start|>user<|im_sep|>…`), equal to
-    /// gpt-tokenizer's `encodeChat`. Each message is `{ role, name?, content }`.
+    /// The ids of a conversation as the model sees it (`<|im_start|>user<|im_sep|>…`; for gpt-oss,
+    /// OpenAI's Harmony layout), equal to gpt-tokenizer's `encodeChat`. Each message is
+    /// `{ role, name?, content }`, in Harmony also with `channel`, `recipient`, `constraint`...
     #[napi(
         catch_unwind,
         ts_args_type = "messages: readonly ChatMessage[], options?: ChatOptions"
@@ -358,7 +360,8 @@ impl Tokenizer {
     }
 
     /// The tokens a conversation costs the model by OpenAI's documented accounting (tokens per
-    /// message, per name, and the reply's priming); not the length of `encodeChat`'s ids.
+    /// message, per name, and the reply's priming); not the length of `encodeChat`'s ids, except
+    /// in Harmony (gpt-oss), which that accounting does not cover.
     #[napi(
         catch_unwind,
         ts_args_type = "messages: readonly ChatMessage[], options?: ChatOptions"
