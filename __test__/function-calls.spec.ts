@@ -12,7 +12,7 @@ import { countChatCompletionTokens as gptTokenizer4o } from 'gpt-tokenizer/model
 import { countChatCompletionTokens as gptTokenizer4Turbo } from 'gpt-tokenizer/model/gpt-4-turbo'
 import { countChatCompletionTokens as gptTokenizerOss } from 'gpt-tokenizer/model/gpt-oss-20b'
 import { functionCallingTestCases } from '../node_modules/gpt-tokenizer/src/fixtures/functionCallingTestCases'
-import { batchtok, FIXTURES } from './helpers'
+import { batchtok, corpus, FIXTURES } from './helpers'
 
 const require = createRequire(import.meta.url)
 const { Tokenizer, modelEncodings } = batchtok
@@ -44,21 +44,9 @@ describe("gpt-tokenizer's function-calling test cases", () => {
   })
 })
 
-/** mulberry32: a small seeded generator, so that a failure reproduces. */
-function random(seed: number): () => number {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
-
 /** Random chat completion requests: every schema shape gpt-tokenizer renders, and every field absent, empty or null. */
 function requests(seed: number, count: number): Request[] {
-  const next = random(seed)
+  const next = corpus.seededRandom(seed)
   const int = (n: number) => Math.floor(next() * n)
   const pick = <T,>(items: readonly T[]): T => items[int(items.length)]
   const chance = (p: number) => next() < p

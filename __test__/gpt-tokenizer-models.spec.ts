@@ -9,7 +9,7 @@ import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 
-import { batchtok, fixture } from './helpers'
+import { batchtok, corpus, fixture } from './helpers'
 
 const { Tokenizer, encodingForModel, modelEncodings } = batchtok
 const require = createRequire(import.meta.url)
@@ -116,21 +116,9 @@ describe("gpt-tokenizer's models", () => {
   })
 })
 
-/** mulberry32: a small seeded generator, so that a failure reproduces. */
-function random(seed: number): () => number {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
-
 /** Seeded Harmony conversations: every header field present or not, empty or not. */
 function harmonyConversations(seed: number, count: number): Message[][] {
-  const next = random(seed)
+  const next = corpus.seededRandom(seed)
   const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]
   const maybe = <T>(value: () => T): T | undefined => (next() < 0.5 ? value() : undefined)
   const words = ['hello', ' world', 'Ελληνικά', '日本語', '🦀', '\n', '  ', '{"a": 1}', 'to=', 'functions.f', "What's", '\t', 'x']

@@ -12,6 +12,7 @@ export const corpus = require('../scripts/corpus.js') as {
   bigDocuments(): string[]
   bigShortItems(): string[]
   udhrDocuments(): { code: string; text: string }[]
+  seededRandom(seed: number): () => number
 }
 
 export const FIXTURES = join(__dirname, 'fixtures')
