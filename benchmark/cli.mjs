@@ -21,6 +21,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 
+import { cliInputs } from './cli-inputs.mjs'
 import { describeMachine } from './machine.mjs'
 import { median, MiB, shuffledOrders } from './stats.mjs'
 
@@ -28,7 +29,6 @@ const require = createRequire(import.meta.url)
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..')
 const CLI = path.join(ROOT, 'cli', 'batchtok.js')
 const { Tokenizer, Scheduler } = require('../index.js')
-const { CORPUS_NAMES, corpus } = require('../scripts/corpus.js')
 
 const args = process.argv.slice(2)
 const option = (name, fallback) => {
@@ -40,26 +40,6 @@ const rounds = Number(option('rounds', 5))
 const threads = Number(option('threads', 2))
 const baselineCli = option('baseline-cli', null)
 const outFile = option('out', null)
-
-/** The corpora's items, taken in turn (one of each corpus, then the next of each…). */
-function mixedItems() {
-  const lists = CORPUS_NAMES.map((name) => ({ name, items: corpus(name) }))
-  const longest = Math.max(...lists.map((list) => list.items.length))
-  const mixed = []
-  for (let i = 0; i < longest; i++) {
-    for (const { name, items } of lists) if (i < items.length) mixed.push({ corpus: name, id: `${name}-${i}`, text: items[i] })
-  }
-  return mixed
-}
-
-/** Writes `piece` repeated until the file reaches `bytes`; returns the file's size. */
-function writeRepeated(file, piece, bytes) {
-  const fd = fs.openSync(file, 'w')
-  let size = 0
-  while (size < bytes) size += fs.writeSync(fd, piece)
-  fs.closeSync(fd)
-  return size
-}
 
 /** The documents of each input, as the CLI reads them (its own code left out), as one buffer of
  * UTF-8 and its offsets. */
@@ -100,19 +80,13 @@ if (baselineCli) clis.push({ key: 'baseline', name: 'baseline CLI', path: path.r
 
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'batchtok-bench-cli-'))
 try {
-  const items = mixedItems()
-  const textPiece = items.map((item) => item.text.replace(/\n$/, '')).join('\n') + '\n'
-  const jsonlPiece = items.map((item) => JSON.stringify({ id: item.id, text: item.text, corpus: item.corpus })).join('\n') + '\n'
-  const inputs = [
-    { kind: 'lines', name: 'text, a document per line', file: path.join(work, 'lines.txt'), piece: textPiece, args: [] },
-    { kind: 'jsonl', name: 'JSONL, a document per record', file: path.join(work, 'docs.jsonl'), piece: jsonlPiece, args: ['--field', 'text'] },
-  ]
+  const { inputs, write } = cliInputs(work)
   const tokenizer = Tokenizer.fromEncoding('o200k_base')
   await tokenizer.whenReady()
   const scheduler = new Scheduler({ threads })
   const rows = []
   for (const input of inputs) {
-    const size = writeRepeated(input.file, input.piece, targetMiB * MiB)
+    const size = write(input, targetMiB * MiB)
     const memory = inMemoryDocuments(input.kind, input.file)
     const documents = memory.offsets.length - 1
     // Warm the engine, and check each CLI's ids against the in-memory ids before timing.

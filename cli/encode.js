@@ -13,6 +13,7 @@ const { fingerprint, readCheckpoint, writeCheckpoint } = require('./checkpoint')
 const { createProgress } = require('./progress')
 const { UsageError } = require('./errors')
 const { lineError, skipLines } = require('./readers')
+const timeline = require('./timeline')
 
 /**
  * Input size from which a run leaves a core to the build of the tokenizer's fastest engine
@@ -119,6 +120,7 @@ function peakRssMiB() {
 async function runEncode(patterns, options) {
   const batchtok = require('../index.js')
   const started = Date.now()
+  timeline.mark('start', undefined, true)
   const outputFormat = options.countOnly ? 'counts' : options.outputFormat
   if (!options.countOnly && !OUTPUT_FORMATS.includes(outputFormat)) {
     throw new UsageError(`--output-format ${outputFormat} is not a format; use megatron or flat (or --count-only)`)
@@ -200,6 +202,7 @@ async function runEncode(patterns, options) {
     // others (on one where there are two). Every engine gives the same ids.
     const building = partBytes(parts) >= WAIT_FOR_ENGINE_BYTES
     const ready = building ? loaded.tokenizer.whenReady() : Promise.resolve()
+    if (timeline.enabled) ready.then(() => timeline.mark('ready', undefined, true), () => {})
     encodingStarted = Date.now()
     const batches = skipDocuments(
       planBatches(parts, { docPerFile: options.docPerFile, field: options.field, batchBytes, progress: state }),
@@ -212,6 +215,7 @@ async function runEncode(patterns, options) {
       startConcurrency: building ? Math.max(1, threads - 1) : threads,
       ready,
     })
+    let written = 0
     for await (const batch of mapLineErrors(encoded)) {
       // The next batch's first line is this one's first plus its lines.
       if (batch.lines !== undefined) batch.source.settle(batch.lines)
@@ -220,13 +224,16 @@ async function runEncode(patterns, options) {
       } catch (error) {
         throw writeError(error)
       }
+      timeline.mark('written', { batch: written++ })
       state.documents += batch.documents
       state.tokens += batch.ids.length
       state.textBytes += batch.bytes
       progress.update(state)
       if (resumable && Date.now() - lastCheckpoint >= intervalMs) saveCheckpoint()
     }
+    timeline.mark('last-written', undefined, true)
     await writer.settle()
+    timeline.mark('settled')
     try {
       writer.finish()
     } catch (error) {
@@ -236,8 +243,10 @@ async function runEncode(patterns, options) {
     await writer.settle()
     writer.close()
     progress.stop()
+    timeline.mark('closed', undefined, true)
   }
   fs.rmSync(checkpointFile, { force: true })
+  timeline.flush()
   return {
     // Set-up before the first batch: loading, and waiting for an OpenAI encoding's full engine.
     startupSeconds: (encodingStarted - started) / 1000,

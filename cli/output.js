@@ -6,6 +6,7 @@
 const fs = require('node:fs')
 const path = require('node:path')
 const { megatronDtype, writeIndex } = require('./megatron')
+const timeline = require('./timeline')
 
 /**
  * Bytes written to a file between two data syncs started in the background: the data is made
@@ -110,8 +111,10 @@ class OutputWriter {
     if (this.unsynced >= SYNC_EVERY_BYTES && this.syncing === null) {
       this.unsynced = 0
       const fd = this.fds[key]
+      timeline.mark('sync-start', { key, size: this.sizes[key] })
       // An error here is met again, and reported, by the sync that counts (`sync`).
       this.syncing = new Promise((resolve) => fs.fdatasync(fd, () => resolve())).then(() => {
+        timeline.mark('sync-end', { key })
         this.syncing = null
       })
     }
@@ -136,10 +139,13 @@ class OutputWriter {
   finish() {
     // The files renamed into place; the lengths are read once more, for the index (itself synced),
     // and deleted: they need no sync here.
+    timeline.mark('final-sync-start', { unsynced: this.unsynced, bin: this.sizes.bin ?? 0 })
     for (const [key, fd] of Object.entries(this.fds)) if (key !== 'lengths') fs.fdatasyncSync(fd)
+    timeline.mark('final-sync-end', undefined, true)
     if (this.format === 'megatron') {
       const idxPartial = this.partials.idx
       writeIndex(idxPartial, this.dtype, [{ fd: this.fds.lengths, position: 0, count: this.sizes.lengths / 4 }])
+      timeline.mark('index-written', undefined, true)
     }
     this.close()
     // The index first, the data last: `merge` takes a Megatron output only when both are there,
@@ -147,6 +153,7 @@ class OutputWriter {
     const keys = Object.keys(this.finals).sort((a, b) => (a === 'idx' ? -1 : b === 'idx' ? 1 : 0))
     for (const key of keys) fs.renameSync(this.partials[key], this.finals[key])
     if (this.partials.lengths) fs.rmSync(this.partials.lengths, { force: true })
+    timeline.mark('renamed')
   }
 
   close() {
