@@ -4,10 +4,13 @@
 // - CPU); and, while batches encode, the time an encoding thread had no batch.
 //
 //   node benchmark/cli-timeline.mjs [--mib 300] [--rounds 3] [--threads 2] [--cli cli/batchtok.js]
-//                                   [--inputs DIR] [--only lines|jsonl] [-- extra CLI options]
+//                                   [--inputs DIR] [--only lines|jsonl] [--max-others 0.1]
+//                                   [-- extra CLI options]
 //
-// `--inputs DIR` keeps the inputs there for the next run (built when missing). Medians of the
-// rounds; the rounds run back to back, so compare two builds with benchmark/cli.mjs.
+// `--inputs DIR` keeps the inputs there for the next run (built when missing). `--max-others S`
+// runs a round again (up to 10 times as many runs as rounds) when other processes took more than
+// S core-seconds during it: their CPU fills the cores the CLI leaves idle and hides them. Medians
+// of the rounds kept.
 
 import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
@@ -32,37 +35,43 @@ const threads = Number(option('threads', 2))
 const cli = path.resolve(option('cli', path.join(ROOT, 'cli', 'batchtok.js')))
 const only = option('only', null)
 const keep = option('inputs', null)
+const maxOthers = Number(option('max-others', Infinity))
 const cores = Math.min(threads, os.availableParallelism())
 
-/** The phases of a run, each between two of the timeline's events. */
+/** The phases of a run, each between two of the timeline's events; after the last batch is
+ * written, the events that end a run's last phases, in the order they happen. */
 const PHASES = [
   ['set-up', 'start', 'first-encode'],
   ['engine build', 'first-encode', 'ready'],
   ['encoding', 'ready', 'last-written'],
-  ['final sync', 'last-written', 'final-sync-end'],
-  ['index', 'final-sync-end', 'index-written'],
-  ['close', 'index-written', 'closed'],
 ]
+const ENDINGS = { 'final-sync-end': 'final sync', 'index-written': 'index', closed: 'close' }
 
 /** The breakdown of one run's timeline (JSON lines). */
 function breakdown(text) {
   const records = text.trim().split('\n').map((line) => JSON.parse(line))
   const events = records.filter((r) => r.event !== 'thread')
   const first = (name) => events.find((e) => e.event === name)
-  const last = (name) => events.findLast((e) => e.event === name)
   const at = {
     start: first('start'),
     'first-encode': first('encode'),
     ready: first('ready') ?? first('encode'),
     'last-written': first('last-written'),
-    'final-sync-end': first('final-sync-end'),
-    'index-written': first('index-written') ?? first('final-sync-end'),
-    closed: first('closed'),
+  }
+  const endings = Object.keys(ENDINGS)
+    .filter((name) => first(name))
+    .sort((a, b) => first(a).t - first(b).t)
+  let previous = 'last-written'
+  const phaseList = [...PHASES]
+  for (const name of endings) {
+    at[name] = first(name)
+    phaseList.push([ENDINGS[name], previous, name])
+    previous = name
   }
   // The engine may be ready before the first batch (small inputs): the build phase is then empty.
   if (at.ready.t < at['first-encode'].t) at.ready = at['first-encode']
   const phases = {}
-  for (const [name, from, to] of PHASES) {
+  for (const [name, from, to] of phaseList) {
     const wall = (at[to].t - at[from].t) / 1000
     const cpu = (at[to].cpu - at[from].cpu) / 1000
     // Other processes' CPU, and the cores no process used, from the machine's counters.
@@ -72,15 +81,16 @@ function breakdown(text) {
   }
   // Encoding threads without a batch, from the first batch handed over to the last encoded.
   let running = 0
-  let previous = at['first-encode'].t
+  let last = at['first-encode'].t
   let idleBuild = 0
   let idleEncoding = 0
   for (const e of events) {
     if (e.event !== 'encode' && e.event !== 'encoded') continue
-    const span = (e.t - previous) / 1000
-    if (e.t <= at.ready.t) idleBuild += (threads - running) * span
-    else idleEncoding += (threads - running) * span
-    previous = e.t
+    const span = (e.t - last) / 1000
+    const waiting = Math.max(0, threads - running)
+    if (e.t <= at.ready.t) idleBuild += waiting * span
+    else idleEncoding += waiting * span
+    last = e.t
     running += e.event === 'encode' ? 1 : -1
   }
   const syncs = events.filter((e) => e.event === 'sync-start').length
@@ -112,7 +122,8 @@ try {
     if (only && input.kind !== only) continue
     if (!fs.existsSync(input.file) || Math.abs(fs.statSync(input.file).size - targetMiB * MiB) > MiB) write(input, targetMiB * MiB)
     const runs = []
-    for (let round = 0; round < rounds; round++) {
+    let discarded = 0
+    for (let attempt = 0; runs.length < rounds && attempt < 10 * rounds; attempt++) {
       const timelineFile = path.join(work, 'timeline.jsonl')
       for (const file of ['out.bin', 'out.idx']) fs.rmSync(path.join(work, file), { force: true })
       const result = spawnSync(
@@ -122,15 +133,21 @@ try {
       )
       if (result.status !== 0) throw new Error(`${cli} failed: ${result.stderr}`)
       const summary = JSON.parse(result.stdout.trim())
-      runs.push({ seconds: summary.seconds, rss: summary.peakRssMiB, ...breakdown(fs.readFileSync(timelineFile, 'utf8')) })
+      const run = { seconds: summary.seconds, rss: summary.peakRssMiB, ...breakdown(fs.readFileSync(timelineFile, 'utf8')) }
+      if (run.others > maxOthers) {
+        discarded++
+        continue
+      }
+      runs.push(run)
     }
+    if (runs.length === 0) throw new Error(`${input.name}: other processes took more than ${maxOthers} core-s in every run; wait for a quiet machine`)
     const m = (pick) => median(runs.map(pick))
-    console.log(`\n${input.name}: ${(fs.statSync(input.file).size / MiB).toFixed(0)} MiB, ${runs[0].batches} batches, medians of ${rounds}`)
+    console.log(`\n${input.name}: ${(fs.statSync(input.file).size / MiB).toFixed(0)} MiB, ${runs[0].batches} batches, medians of ${runs.length}${discarded ? ` (${discarded} runs dropped: other processes busy)` : ''}`)
     console.log(`run ${m((r) => r.seconds).toFixed(2)} s (summary); peak RSS ${Math.max(...runs.map((r) => r.rss))} MiB`)
     console.log('| phase | wall s | CPU s | other processes CPU s | idle core-s |')
     console.log('| --- | ---: | ---: | ---: | ---: |')
     const row = (name, pick) => `| ${name} | ${m((r) => pick(r).wall).toFixed(3)} | ${m((r) => pick(r).cpu).toFixed(3)} | ${m((r) => pick(r).others).toFixed(2)} | ${m((r) => pick(r).idle).toFixed(2)} |`
-    for (const [name] of PHASES) console.log(row(name, (r) => r.phases[name]))
+    for (const name of Object.keys(runs[0].phases)) console.log(row(name, (r) => r.phases[name]))
     console.log(row('start to close', (r) => ({ wall: r.total, cpu: r.cpu, others: r.others, idle: r.idle })))
     console.log(`encoding threads without a batch: ${m((r) => r.idleBuild).toFixed(3)} thread-s during the build, ${m((r) => r.idleEncoding).toFixed(3)} after`)
     console.log(`background syncs ${m((r) => r.syncs)}, unsynced at the final sync ${m((r) => r.unsyncedMiB).toFixed(1)} MiB; main thread CPU ${m((r) => r.mainCpu).toFixed(2)} s`)

@@ -3,6 +3,7 @@
 // after each group of batches so that the same command, run again, resumes.
 
 const fs = require('node:fs')
+const os = require('node:os')
 const path = require('node:path')
 const { encodeInOrder } = require('./pipeline')
 const { resolveInputs } = require('./inputs')
@@ -23,10 +24,21 @@ const timeline = require('./timeline')
  */
 const WAIT_FOR_ENGINE_BYTES = 32 << 20
 
-/** Text per batch. As many batches encode at once as there are threads, each on one thread
- * (cli/pipeline.js); the peak RSS grows with the batch, the CPU does not shrink (measured on
+/** Text per batch. As many batches encode at once as there are threads (and `SPARE_BATCHES`),
+ * each on one thread (cli/pipeline.js); the peak RSS grows with the batch, the CPU does not shrink (measured on
  * 300 MB of text, 2 threads: 192 MiB at 1 MiB, 226 MiB at 2 MiB, 291 MiB at 4 MiB). */
 const CLI_BATCH_BYTES = 1 << 20
+
+/**
+ * Batches encoding at once beyond `--threads` when the threads take every core. Between two
+ * batches the event loop must run (to take the finished batch and hand over the next), and with
+ * every core busy encoding it may wait behind an encoding thread while the finished thread's core
+ * idles: about 3 ms a batch, a quarter of the cores' time at 1 MiB batches on two cores (measured
+ * with `benchmark/cli-timeline.mjs`). A spare batch already running takes that core at once; the
+ * OS shares the cores among the encoding threads, so no more cores are used than there are. With
+ * fewer threads than cores the event loop has a core of its own, and no spare batch is run.
+ */
+const SPARE_BATCHES = 1
 
 /** libuv threads besides the encoding ones: `whenReady`'s wait, and the file reads, writes and
  * background syncs, which must not queue behind the encoding. */
@@ -134,9 +146,10 @@ async function runEncode(patterns, options) {
   // Each batch is encoded by the libuv thread that runs its call, alone.
   const threads = options.threads ?? new batchtok.Scheduler().threads
   const scheduler = new batchtok.Scheduler({ threads: 1, policy: 'serial' })
+  const concurrency = threads >= os.availableParallelism() ? threads + SPARE_BATCHES : threads
   // Read by libuv when its thread pool starts, at the first file read: in time here. A pool
   // already started (the CLI run inside another program) keeps its size; the encoding is the same.
-  process.env.UV_THREADPOOL_SIZE ??= String(Math.max(4, threads + IO_THREADS))
+  process.env.UV_THREADPOOL_SIZE ??= String(Math.max(4, concurrency + IO_THREADS))
 
   const writer = new OutputWriter(outputFormat, options.output, loaded.tokenizer.vocabSize)
   const checkpointFile = `${options.output}.checkpoint.json`
@@ -211,8 +224,8 @@ async function runEncode(patterns, options) {
     const encoded = encodeInOrder(loaded.tokenizer, batches, {
       scheduler,
       eosId,
-      concurrency: threads,
-      startConcurrency: building ? Math.max(1, threads - 1) : threads,
+      concurrency,
+      startConcurrency: building ? Math.max(1, threads - 1) : concurrency,
       ready,
     })
     let written = 0
@@ -235,7 +248,7 @@ async function runEncode(patterns, options) {
     await writer.settle()
     timeline.mark('settled')
     try {
-      writer.finish()
+      await writer.finish()
     } catch (error) {
       throw writeError(error)
     }

@@ -3,10 +3,11 @@
 // their ids handed on in input order.
 //
 // A batch spread over every thread ends with a tail where some threads wait for the last
-// segments, and two such batches in flight put three threads on two cores. One thread per batch,
-// `threads` batches at once, keeps exactly `threads` threads encoding, each with its own working
-// memory for a whole batch; and a batch starts as soon as a running one ends, not when the writer
-// takes the oldest, so the encoding threads do not wait for the reading or the writing either.
+// segments. One thread per batch, `concurrency` batches at once (the threads, and a spare one
+// when they take every core: cli/encode.js), keeps the cores encoding without such tails, each
+// thread with its own working memory for a whole batch; and a batch starts as soon as a running
+// one ends, not when the writer takes the oldest, so the encoding threads do not wait for the
+// reading or the writing either.
 
 const { encodeOne } = require('../stream')
 const timeline = require('./timeline')
