@@ -1,7 +1,7 @@
 // End-to-end `batchtok encode` against `encodeUtf8Batch` on the same bytes held in memory.
 //
 //   node benchmark/cli.mjs [--mib 300] [--rounds 5] [--threads 2] [--baseline-cli DIR/cli/batchtok.js]
-//                          [--out benchmark/results/cli.md]
+//                          [--wait-quiet] [--out benchmark/results/cli.md]
 //
 // Inputs are built in a temporary folder (never committed) from the four corpora of
 // scripts/corpus.js (prose, code, multilingual, chat), their items taken in turn so that the
@@ -12,7 +12,9 @@
 // compare builds side by side), and, in this process, encodeUtf8Batch over the documents' bytes
 // in one call on a warm engine with the same threads. Before timing, each CLI's ids are checked
 // equal to the in-memory ids. Reported: median seconds and MiB/s of input, each CLI's ratio to
-// in-memory (end to end, and from its first batch on), its start, and its peak RSS.
+// in-memory (end to end, and from its first batch on), its start, and its peak RSS. With
+// `--wait-quiet`, each run waits until the machine's cores are at least 90% idle over 2 s (other
+// processes' builds would take the cores the CLI leaves idle and slow the in-memory call more).
 
 import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
@@ -40,6 +42,24 @@ const rounds = Number(option('rounds', 5))
 const threads = Number(option('threads', 2))
 const baselineCli = option('baseline-cli', null)
 const outFile = option('out', null)
+const waitQuiet = args.includes('--wait-quiet')
+
+/** The machine's busy and idle CPU ticks since boot, from /proc/stat. */
+function machineTicks() {
+  const fields = fs.readFileSync('/proc/stat', 'utf8').split('\n', 1)[0].trim().split(/\s+/).slice(1, 9).map(Number)
+  const total = fields.reduce((sum, ticks) => sum + ticks, 0)
+  return { total, idle: fields[3] + fields[4] }
+}
+
+/** Waits (up to 10 minutes) until the cores are at least 90% idle over 2 s. */
+async function untilQuiet() {
+  for (let tries = 0; tries < 300; tries++) {
+    const before = machineTicks()
+    await new Promise((resolve) => setTimeout(resolve, 2000))
+    const after = machineTicks()
+    if (after.idle - before.idle >= 0.9 * (after.total - before.total)) return
+  }
+}
 
 /** The documents of each input, as the CLI reads them (its own code left out), as one buffer of
  * UTF-8 and its offsets. */
@@ -85,6 +105,7 @@ try {
   await tokenizer.whenReady()
   const scheduler = new Scheduler({ threads })
   const rows = []
+  const loads = []
   for (const input of inputs) {
     const size = write(input, targetMiB * MiB)
     const memory = inMemoryDocuments(input.kind, input.file)
@@ -101,9 +122,11 @@ try {
     const contenders = [...clis.map((cli) => cli.key), 'memory']
     const samples = Object.fromEntries(contenders.map((key) => [key, { seconds: [], fromFirstBatch: [], startup: [], rss: [] }]))
     const nextOrder = shuffledOrders(contenders.length, 20)
+    loads.push(os.loadavg()[0])
     for (let round = 0; round < rounds; round++) {
       for (const index of nextOrder()) {
         const key = contenders[index]
+        if (waitQuiet) await untilQuiet()
         if (key === 'memory') {
           const started = performance.now()
           await tokenizer.encodeUtf8Batch(memory.bytes, memory.offsets, { scheduler })
@@ -117,6 +140,7 @@ try {
         }
       }
     }
+    loads.push(os.loadavg()[0])
     const memorySeconds = median(samples.memory.seconds)
     for (const cli of clis) {
       const s = samples[cli.key]
@@ -140,7 +164,7 @@ try {
     '',
     `Command: \`${command}\``,
     '',
-    `Machine: ${machine.cpu}, nproc ${machine.nproc}, ${machine.memoryGiB} GiB, ${machine.os}, Node ${machine.node}. Medians of ${rounds} rounds in shuffled order.`,
+    `Machine: ${machine.cpu}, nproc ${machine.nproc}, ${machine.memoryGiB} GiB, ${machine.os}, Node ${machine.node}. Medians of ${rounds} rounds in shuffled order${waitQuiet ? ', each run started on a quiet machine' : ''}; 1-minute load average ${loads.map((load) => load.toFixed(1)).join(', ')} (before and after each input's rounds).`,
     '',
     `o200k_base, ${threads} threads. Input: the four corpora (prose, code, multilingual, chat; scripts/corpus.js), their items in turn, repeated to size; text has every line of every item as a document, JSONL every item as a record \`{"id", "text", "corpus"}\`. CLI: a child process from start to exit (loading, encoding on one thread with the first engine while the full one is built, then on every thread, reading, writing the Megatron .bin/.idx, fsync), and from its first batch on; the previous run's output is deleted before each run, untimed. In memory: one \`encodeUtf8Batch\` call over the same documents' bytes on a warm engine. Each CLI's ids are checked equal to the in-memory ids first.`,
     '',
