@@ -120,7 +120,9 @@ try {
   console.log(`${cli}, ${threads} threads, load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`)
   for (const input of inputs) {
     if (only && input.kind !== only) continue
-    if (!fs.existsSync(input.file) || Math.abs(fs.statSync(input.file).size - targetMiB * MiB) > MiB) write(input, targetMiB * MiB)
+    // An input is written until it reaches the size, so it ends within one repeated piece past it.
+    const kept = fs.existsSync(input.file) ? fs.statSync(input.file).size : 0
+    if (kept < targetMiB * MiB || kept > (targetMiB + 64) * MiB) write(input, targetMiB * MiB)
     const runs = []
     let discarded = 0
     for (let attempt = 0; runs.length < rounds && attempt < 10 * rounds; attempt++) {
@@ -154,5 +156,6 @@ try {
     console.log(`threads (last round): ${runs.at(-1).threadCpu}`)
   }
 } finally {
-  if (!keep) fs.rmSync(work, { recursive: true, force: true })
+  if (keep) for (const file of ['out.bin', 'out.idx', 'timeline.jsonl']) fs.rmSync(path.join(work, file), { force: true })
+  else fs.rmSync(work, { recursive: true, force: true })
 }
