@@ -1,7 +1,7 @@
 // End-to-end `batchtok encode` against `encodeUtf8Batch` on the same bytes held in memory.
 //
 //   node benchmark/cli.mjs [--mib 300] [--rounds 5] [--threads 2] [--baseline-cli DIR/cli/batchtok.js]
-//                          [--wait-quiet] [--out benchmark/results/cli.md]
+//                          [--wait-quiet] [--only lines|jsonl] [--out benchmark/results/cli.md]
 //
 // Inputs are built in a temporary folder (never committed) from the four corpora of
 // scripts/corpus.js (prose, code, multilingual, chat), their items taken in turn so that the
@@ -43,6 +43,7 @@ const threads = Number(option('threads', 2))
 const baselineCli = option('baseline-cli', null)
 const outFile = option('out', null)
 const waitQuiet = args.includes('--wait-quiet')
+const only = option('only', null)
 
 /** The machine's busy and idle CPU ticks since boot, from /proc/stat. */
 function machineTicks() {
@@ -107,6 +108,7 @@ try {
   const rows = []
   const loads = []
   for (const input of inputs) {
+    if (only && input.kind !== only) continue
     const size = write(input, targetMiB * MiB)
     const memory = inMemoryDocuments(input.kind, input.file)
     const documents = memory.offsets.length - 1
@@ -158,7 +160,7 @@ try {
     }
   }
   const machine = describeMachine()
-  const command = `node benchmark/cli.mjs --mib ${targetMiB} --rounds ${rounds} --threads ${threads}${baselineCli ? ' --baseline-cli BASE/cli/batchtok.js' : ''}`
+  const command = `node benchmark/cli.mjs --mib ${targetMiB} --rounds ${rounds} --threads ${threads}${baselineCli ? ' --baseline-cli BASE/cli/batchtok.js' : ''}${waitQuiet ? ' --wait-quiet' : ''}${only ? ` --only ${only}` : ''}`
   const lines = [
     '# `batchtok encode` end to end vs `encodeUtf8Batch` in memory',
     '',
