@@ -1,7 +1,7 @@
 // End-to-end `batchtok encode` against `encodeUtf8Batch` on the same bytes held in memory.
 //
 //   node benchmark/cli.mjs [--mib 300] [--rounds 5] [--threads 2] [--baseline-cli DIR/cli/batchtok.js]
-//                          [--out benchmark/results/cli.md]
+//                          [--wait-quiet] [--only lines|jsonl] [--out benchmark/results/cli.md]
 //
 // Inputs are built in a temporary folder (never committed) from the four corpora of
 // scripts/corpus.js (prose, code, multilingual, chat), their items taken in turn so that the
@@ -12,7 +12,9 @@
 // compare builds side by side), and, in this process, encodeUtf8Batch over the documents' bytes
 // in one call on a warm engine with the same threads. Before timing, each CLI's ids are checked
 // equal to the in-memory ids. Reported: median seconds and MiB/s of input, each CLI's ratio to
-// in-memory (end to end, and from its first batch on), its start, and its peak RSS.
+// in-memory (end to end, and from its first batch on), its start, and its peak RSS. With
+// `--wait-quiet`, each run waits until the machine's cores are at least 90% idle over 2 s (other
+// processes' builds would take the cores the CLI leaves idle and slow the in-memory call more).
 
 import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
@@ -21,6 +23,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 
+import { cliInputs } from './cli-inputs.mjs'
 import { describeMachine } from './machine.mjs'
 import { median, MiB, shuffledOrders } from './stats.mjs'
 
@@ -28,7 +31,6 @@ const require = createRequire(import.meta.url)
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..')
 const CLI = path.join(ROOT, 'cli', 'batchtok.js')
 const { Tokenizer, Scheduler } = require('../index.js')
-const { CORPUS_NAMES, corpus } = require('../scripts/corpus.js')
 
 const args = process.argv.slice(2)
 const option = (name, fallback) => {
@@ -40,25 +42,24 @@ const rounds = Number(option('rounds', 5))
 const threads = Number(option('threads', 2))
 const baselineCli = option('baseline-cli', null)
 const outFile = option('out', null)
+const waitQuiet = args.includes('--wait-quiet')
+const only = option('only', null)
 
-/** The corpora's items, taken in turn (one of each corpus, then the next of each…). */
-function mixedItems() {
-  const lists = CORPUS_NAMES.map((name) => ({ name, items: corpus(name) }))
-  const longest = Math.max(...lists.map((list) => list.items.length))
-  const mixed = []
-  for (let i = 0; i < longest; i++) {
-    for (const { name, items } of lists) if (i < items.length) mixed.push({ corpus: name, id: `${name}-${i}`, text: items[i] })
-  }
-  return mixed
+/** The machine's busy and idle CPU ticks since boot, from /proc/stat. */
+function machineTicks() {
+  const fields = fs.readFileSync('/proc/stat', 'utf8').split('\n', 1)[0].trim().split(/\s+/).slice(1, 9).map(Number)
+  const total = fields.reduce((sum, ticks) => sum + ticks, 0)
+  return { total, idle: fields[3] + fields[4] }
 }
 
-/** Writes `piece` repeated until the file reaches `bytes`; returns the file's size. */
-function writeRepeated(file, piece, bytes) {
-  const fd = fs.openSync(file, 'w')
-  let size = 0
-  while (size < bytes) size += fs.writeSync(fd, piece)
-  fs.closeSync(fd)
-  return size
+/** Waits (up to 10 minutes) until the cores are at least 90% idle over 2 s. */
+async function untilQuiet() {
+  for (let tries = 0; tries < 300; tries++) {
+    const before = machineTicks()
+    await new Promise((resolve) => setTimeout(resolve, 2000))
+    const after = machineTicks()
+    if (after.idle - before.idle >= 0.9 * (after.total - before.total)) return
+  }
 }
 
 /** The documents of each input, as the CLI reads them (its own code left out), as one buffer of
@@ -100,19 +101,15 @@ if (baselineCli) clis.push({ key: 'baseline', name: 'baseline CLI', path: path.r
 
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'batchtok-bench-cli-'))
 try {
-  const items = mixedItems()
-  const textPiece = items.map((item) => item.text.replace(/\n$/, '')).join('\n') + '\n'
-  const jsonlPiece = items.map((item) => JSON.stringify({ id: item.id, text: item.text, corpus: item.corpus })).join('\n') + '\n'
-  const inputs = [
-    { kind: 'lines', name: 'text, a document per line', file: path.join(work, 'lines.txt'), piece: textPiece, args: [] },
-    { kind: 'jsonl', name: 'JSONL, a document per record', file: path.join(work, 'docs.jsonl'), piece: jsonlPiece, args: ['--field', 'text'] },
-  ]
+  const { inputs, write } = cliInputs(work)
   const tokenizer = Tokenizer.fromEncoding('o200k_base')
   await tokenizer.whenReady()
   const scheduler = new Scheduler({ threads })
   const rows = []
+  const loads = []
   for (const input of inputs) {
-    const size = writeRepeated(input.file, input.piece, targetMiB * MiB)
+    if (only && input.kind !== only) continue
+    const size = write(input, targetMiB * MiB)
     const memory = inMemoryDocuments(input.kind, input.file)
     const documents = memory.offsets.length - 1
     // Warm the engine, and check each CLI's ids against the in-memory ids before timing.
@@ -127,9 +124,11 @@ try {
     const contenders = [...clis.map((cli) => cli.key), 'memory']
     const samples = Object.fromEntries(contenders.map((key) => [key, { seconds: [], fromFirstBatch: [], startup: [], rss: [] }]))
     const nextOrder = shuffledOrders(contenders.length, 20)
+    loads.push(os.loadavg()[0])
     for (let round = 0; round < rounds; round++) {
       for (const index of nextOrder()) {
         const key = contenders[index]
+        if (waitQuiet) await untilQuiet()
         if (key === 'memory') {
           const started = performance.now()
           await tokenizer.encodeUtf8Batch(memory.bytes, memory.offsets, { scheduler })
@@ -143,6 +142,7 @@ try {
         }
       }
     }
+    loads.push(os.loadavg()[0])
     const memorySeconds = median(samples.memory.seconds)
     for (const cli of clis) {
       const s = samples[cli.key]
@@ -160,13 +160,13 @@ try {
     }
   }
   const machine = describeMachine()
-  const command = `node benchmark/cli.mjs --mib ${targetMiB} --rounds ${rounds} --threads ${threads}${baselineCli ? ' --baseline-cli BASE/cli/batchtok.js' : ''}`
+  const command = `node benchmark/cli.mjs --mib ${targetMiB} --rounds ${rounds} --threads ${threads}${baselineCli ? ' --baseline-cli BASE/cli/batchtok.js' : ''}${waitQuiet ? ' --wait-quiet' : ''}${only ? ` --only ${only}` : ''}`
   const lines = [
     '# `batchtok encode` end to end vs `encodeUtf8Batch` in memory',
     '',
     `Command: \`${command}\``,
     '',
-    `Machine: ${machine.cpu}, nproc ${machine.nproc}, ${machine.memoryGiB} GiB, ${machine.os}, Node ${machine.node}. Medians of ${rounds} rounds in shuffled order.`,
+    `Machine: ${machine.cpu}, nproc ${machine.nproc}, ${machine.memoryGiB} GiB, ${machine.os}, Node ${machine.node}. Medians of ${rounds} rounds in shuffled order${waitQuiet ? ', each run started on a quiet machine' : ''}; 1-minute load average ${loads.map((load) => load.toFixed(1)).join(', ')} (before and after each input's rounds).`,
     '',
     `o200k_base, ${threads} threads. Input: the four corpora (prose, code, multilingual, chat; scripts/corpus.js), their items in turn, repeated to size; text has every line of every item as a document, JSONL every item as a record \`{"id", "text", "corpus"}\`. CLI: a child process from start to exit (loading, encoding on one thread with the first engine while the full one is built, then on every thread, reading, writing the Megatron .bin/.idx, fsync), and from its first batch on; the previous run's output is deleted before each run, untimed. In memory: one \`encodeUtf8Batch\` call over the same documents' bytes on a warm engine. Each CLI's ids are checked equal to the in-memory ids first.`,
     '',

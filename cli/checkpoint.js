@@ -6,8 +6,9 @@ const crypto = require('node:crypto')
 const fs = require('node:fs')
 const path = require('node:path')
 
-/** Bumped when the checkpoint's meaning changes, so an old one is never misread. */
-const CHECKPOINT_VERSION = 1
+/** Bumped when the checkpoint's meaning changes, so an old one is never misread (2: a Megatron
+ * run's lengths are in the `.idx` partial file, after room for its header). */
+const CHECKPOINT_VERSION = 2
 
 /**
  * A digest of everything that decides a run's output: the options that shape it and each input's

@@ -3,6 +3,7 @@
 // after each group of batches so that the same command, run again, resumes.
 
 const fs = require('node:fs')
+const os = require('node:os')
 const path = require('node:path')
 const { encodeInOrder } = require('./pipeline')
 const { resolveInputs } = require('./inputs')
@@ -13,6 +14,7 @@ const { fingerprint, readCheckpoint, writeCheckpoint } = require('./checkpoint')
 const { createProgress } = require('./progress')
 const { UsageError } = require('./errors')
 const { lineError, skipLines } = require('./readers')
+const timeline = require('./timeline')
 
 /**
  * Input size from which a run leaves a core to the build of the tokenizer's fastest engine
@@ -22,10 +24,28 @@ const { lineError, skipLines } = require('./readers')
  */
 const WAIT_FOR_ENGINE_BYTES = 32 << 20
 
-/** Text per batch. As many batches encode at once as there are threads, each on one thread
- * (cli/pipeline.js); the peak RSS grows with the batch, the CPU does not shrink (measured on
+/** Text per batch. As many batches encode at once as there are threads (and `SPARE_BATCHES`),
+ * each on one thread (cli/pipeline.js); the peak RSS grows with the batch, the CPU does not shrink (measured on
  * 300 MB of text, 2 threads: 192 MiB at 1 MiB, 226 MiB at 2 MiB, 291 MiB at 4 MiB). */
 const CLI_BATCH_BYTES = 1 << 20
+
+/**
+ * Text per batch of JSONL. A JSONL batch encodes faster per byte than one of short lines, so the
+ * hand-over between batches is a larger share of it: at 2 MiB, 2.44-2.67 s against 2.61-2.89 s
+ * at 1 MiB on 302 MiB of JSONL (5 quiet runs each, interleaved), with a peak RSS of 215-243 MiB.
+ */
+const CLI_JSONL_BATCH_BYTES = 2 << 20
+
+/**
+ * Batches encoding at once beyond `--threads` when the threads take every core. Between two
+ * batches the event loop must run (to take the finished batch and hand over the next), and with
+ * every core busy encoding it may wait behind an encoding thread while the finished thread's core
+ * idles: about 3 ms a batch, a quarter of the cores' time at 1 MiB batches on two cores (measured
+ * with `benchmark/cli-timeline.mjs`). A spare batch already running takes that core at once; the
+ * OS shares the cores among the encoding threads, so no more cores are used than there are. With
+ * fewer threads than cores the event loop has a core of its own, and no spare batch is run.
+ */
+const SPARE_BATCHES = 1
 
 /** libuv threads besides the encoding ones: `whenReady`'s wait, and the file reads, writes and
  * background syncs, which must not queue behind the encoding. */
@@ -119,6 +139,7 @@ function peakRssMiB() {
 async function runEncode(patterns, options) {
   const batchtok = require('../index.js')
   const started = Date.now()
+  timeline.mark('start', undefined, true)
   const outputFormat = options.countOnly ? 'counts' : options.outputFormat
   if (!options.countOnly && !OUTPUT_FORMATS.includes(outputFormat)) {
     throw new UsageError(`--output-format ${outputFormat} is not a format; use megatron or flat (or --count-only)`)
@@ -128,13 +149,15 @@ async function runEncode(patterns, options) {
   const parts = shardParts(inputs, shard, options.docPerFile)
   const loaded = loadTokenizer(options, batchtok)
   const eosId = options.appendEos ? eosIdOf(loaded, options.eosToken) : undefined
-  const batchBytes = options.batchMib ? Math.max(1, Math.round(options.batchMib * (1 << 20))) : CLI_BATCH_BYTES
+  const givenBatchBytes = options.batchMib ? Math.max(1, Math.round(options.batchMib * (1 << 20))) : null
+  const batchBytes = (format) => givenBatchBytes ?? (format === 'jsonl' ? CLI_JSONL_BATCH_BYTES : CLI_BATCH_BYTES)
   // Each batch is encoded by the libuv thread that runs its call, alone.
   const threads = options.threads ?? new batchtok.Scheduler().threads
   const scheduler = new batchtok.Scheduler({ threads: 1, policy: 'serial' })
+  const concurrency = threads >= os.availableParallelism() ? threads + SPARE_BATCHES : threads
   // Read by libuv when its thread pool starts, at the first file read: in time here. A pool
   // already started (the CLI run inside another program) keeps its size; the encoding is the same.
-  process.env.UV_THREADPOOL_SIZE ??= String(Math.max(4, threads + IO_THREADS))
+  process.env.UV_THREADPOOL_SIZE ??= String(Math.max(4, concurrency + IO_THREADS))
 
   const writer = new OutputWriter(outputFormat, options.output, loaded.tokenizer.vocabSize)
   const checkpointFile = `${options.output}.checkpoint.json`
@@ -200,6 +223,7 @@ async function runEncode(patterns, options) {
     // others (on one where there are two). Every engine gives the same ids.
     const building = partBytes(parts) >= WAIT_FOR_ENGINE_BYTES
     const ready = building ? loaded.tokenizer.whenReady() : Promise.resolve()
+    if (timeline.enabled) ready.then(() => timeline.mark('ready', undefined, true), () => {})
     encodingStarted = Date.now()
     const batches = skipDocuments(
       planBatches(parts, { docPerFile: options.docPerFile, field: options.field, batchBytes, progress: state }),
@@ -208,10 +232,11 @@ async function runEncode(patterns, options) {
     const encoded = encodeInOrder(loaded.tokenizer, batches, {
       scheduler,
       eosId,
-      concurrency: threads,
-      startConcurrency: building ? Math.max(1, threads - 1) : threads,
+      concurrency,
+      startConcurrency: building ? Math.max(1, threads - 1) : concurrency,
       ready,
     })
+    let written = 0
     for await (const batch of mapLineErrors(encoded)) {
       // The next batch's first line is this one's first plus its lines.
       if (batch.lines !== undefined) batch.source.settle(batch.lines)
@@ -220,15 +245,18 @@ async function runEncode(patterns, options) {
       } catch (error) {
         throw writeError(error)
       }
+      timeline.mark('written', { batch: written++ })
       state.documents += batch.documents
       state.tokens += batch.ids.length
       state.textBytes += batch.bytes
       progress.update(state)
       if (resumable && Date.now() - lastCheckpoint >= intervalMs) saveCheckpoint()
     }
+    timeline.mark('last-written', undefined, true)
     await writer.settle()
+    timeline.mark('settled')
     try {
-      writer.finish()
+      await writer.finish()
     } catch (error) {
       throw writeError(error)
     }
@@ -236,8 +264,10 @@ async function runEncode(patterns, options) {
     await writer.settle()
     writer.close()
     progress.stop()
+    timeline.mark('closed', undefined, true)
   }
   fs.rmSync(checkpointFile, { force: true })
+  timeline.flush()
   return {
     // Set-up before the first batch: loading, and waiting for an OpenAI encoding's full engine.
     startupSeconds: (encodingStarted - started) / 1000,

@@ -21,6 +21,8 @@ const VERSION = 1n
 const DTYPE_CODES = { uint16: 8, int32: 4 }
 /** Megatron's `optimal_dtype` threshold: below it, uint16. */
 const UINT16_VOCABULARY_LIMIT = 65500
+/** The bytes before an `.idx`'s sequence lengths: the header. */
+const INDEX_HEADER_BYTES = 34
 /** Rows of the index written per step: bounds memory for any number of documents. */
 const INDEX_ROWS_PER_STEP = 1 << 16
 
@@ -29,9 +31,9 @@ function megatronDtype(vocabSize) {
   return vocabSize < UINT16_VOCABULARY_LIMIT ? 'uint16' : 'int32'
 }
 
-/** The 34-byte header of an `.idx` with `sequences` sequences, one per document. */
+/** The header of an `.idx` with `sequences` sequences, one per document. */
 function indexHeader(dtype, sequences) {
-  const header = Buffer.alloc(34)
+  const header = Buffer.alloc(INDEX_HEADER_BYTES)
   MAGIC.copy(header, 0)
   header.writeBigUInt64LE(VERSION, 9)
   header.writeUInt8(DTYPE_CODES[dtype], 17)
@@ -45,8 +47,8 @@ function indexHeader(dtype, sequences) {
  * @returns {{ dtype: string, sequences: number, documents: number, headerBytes: number }}
  */
 function readIndexHeader(fd, name) {
-  const header = Buffer.alloc(34)
-  if (fs.readSync(fd, header, 0, 34, 0) !== 34 || !header.subarray(0, 9).equals(MAGIC)) {
+  const header = Buffer.alloc(INDEX_HEADER_BYTES)
+  if (fs.readSync(fd, header, 0, INDEX_HEADER_BYTES, 0) !== INDEX_HEADER_BYTES || !header.subarray(0, 9).equals(MAGIC)) {
     throw new Error(`${name} is not a Megatron .idx file (bad header); check the path`)
   }
   const code = header.readUInt8(17)
@@ -56,7 +58,53 @@ function readIndexHeader(fd, name) {
     dtype,
     sequences: Number(header.readBigUInt64LE(18)),
     documents: Number(header.readBigUInt64LE(26)),
-    headerBytes: 34,
+    headerBytes: INDEX_HEADER_BYTES,
+  }
+}
+
+/**
+ * The sequence pointers of an index, a step of rows at a time: the running sum of the lengths, in
+ * bytes. Int64s are written as two uint32 halves (little-endian), the high one carried by hand:
+ * exact below 2^53 bytes, with neither a BigInt nor a division per row.
+ */
+class PointerRows {
+  constructor(dtype) {
+    this.itemBytes = dtype === 'uint16' ? 2 : 4
+    this.low = 0
+    this.high = 0
+  }
+
+  /** Fills `rows64` (two uint32 halves a row) with the pointers of the next `lengths`. */
+  fill(lengths, rows64) {
+    const { itemBytes } = this
+    let { low, high } = this
+    for (let i = 0; i < lengths.length; i++) {
+      rows64[2 * i] = low
+      rows64[2 * i + 1] = high
+      low += lengths[i] * itemBytes
+      if (low >= 0x100000000) {
+        // One length is below 2^31 tokens, so this carries up to 2: divided only then.
+        const carried = Math.floor(low / 0x100000000)
+        low -= carried * 0x100000000
+        high += carried
+      }
+    }
+    this.low = low
+    this.high = high
+  }
+}
+
+/**
+ * Fills `rows64` with the document indices `first, first + 1, …` (`rows` of them). A step starts
+ * at a multiple of its row count, which divides 2^32, so the high half is the same for all its
+ * rows (the indices are below 2^53: the halves are exact).
+ */
+function fillDocumentRows(first, rows, rows64) {
+  const firstHigh = Math.floor(first / 0x100000000)
+  const firstLow = first - firstHigh * 0x100000000
+  for (let i = 0; i < rows; i++) {
+    rows64[2 * i] = firstLow + i
+    rows64[2 * i + 1] = firstHigh
   }
 }
 
@@ -67,7 +115,6 @@ function readIndexHeader(fd, name) {
  */
 function writeIndex(path, dtype, lengthSources) {
   const sequences = lengthSources.reduce((sum, source) => sum + source.count, 0)
-  const itemBytes = dtype === 'uint16' ? 2 : 4
   const out = fs.openSync(path, 'w')
   try {
     let at = 0
@@ -89,38 +136,16 @@ function writeIndex(path, dtype, lengthSources) {
     }
     // Sequence lengths, copied as they are.
     eachLengths((lengths) => put(lengths))
-    // Sequence pointers: the running sum of the lengths, in bytes. Int64s are written as two
-    // uint32 halves (little-endian), the high one carried by hand: exact below 2^53 bytes, with
-    // neither a BigInt nor a division per row.
     const rows64 = new Uint32Array(INDEX_ROWS_PER_STEP * 2)
     const put64 = (rows) => put(Buffer.from(rows64.buffer, 0, rows * 8))
-    let low = 0
-    let high = 0
+    const pointers = new PointerRows(dtype)
     eachLengths((lengths, rows) => {
-      const view = new Int32Array(lengths.buffer, lengths.byteOffset, rows)
-      for (let i = 0; i < rows; i++) {
-        rows64[2 * i] = low
-        rows64[2 * i + 1] = high
-        low += view[i] * itemBytes
-        if (low >= 0x100000000) {
-          // One length is below 2^31 tokens, so this carries up to 2: divided only then.
-          const carried = Math.floor(low / 0x100000000)
-          low -= carried * 0x100000000
-          high += carried
-        }
-      }
+      pointers.fill(new Int32Array(lengths.buffer, lengths.byteOffset, rows), rows64)
       put64(rows)
     })
-    // Document indices: 0, 1, …, S. A step starts at a multiple of its row count, which divides
-    // 2^32, so the high half is the same for all its rows (S is below 2^53: the halves are exact).
     for (let first = 0; first <= sequences; first += INDEX_ROWS_PER_STEP) {
       const rows = Math.min(INDEX_ROWS_PER_STEP, sequences + 1 - first)
-      const firstHigh = Math.floor(first / 0x100000000)
-      const firstLow = first - firstHigh * 0x100000000
-      for (let i = 0; i < rows; i++) {
-        rows64[2 * i] = firstLow + i
-        rows64[2 * i + 1] = firstHigh
-      }
+      fillDocumentRows(first, rows, rows64)
       put64(rows)
     }
     fs.fsyncSync(out)
@@ -129,4 +154,68 @@ function writeIndex(path, dtype, lengthSources) {
   }
 }
 
-module.exports = { megatronDtype, writeIndex, readIndexHeader, indexHeader, UINT16_VOCABULARY_LIMIT }
+/** Writes all of `buffer` to `fd` at `position`, on a libuv thread. */
+async function writeAllAt(fd, buffer, position) {
+  let written = 0
+  while (written < buffer.length) {
+    const bytesWritten = await new Promise((resolve, reject) =>
+      fs.write(fd, buffer, written, buffer.length - written, position + written, (error, bytes) => (error ? reject(error) : resolve(bytes))),
+    )
+    written += bytesWritten
+  }
+}
+
+/** Index writes handed to libuv threads at once by `completeIndex`: the next step is computed on
+ * the event loop while they are written. */
+const INDEX_WRITES_IN_FLIGHT = 4
+
+/**
+ * Completes an `.idx` whose sequence lengths are already in place: the open file `fd` holds
+ * `INDEX_HEADER_BYTES` (any bytes) and then `sequences` int32 lengths, as a run writes them batch
+ * by batch. Appends the sequence pointers and the document indices, and writes the header. The
+ * rows are computed on the event loop and written on libuv threads meanwhile; nothing is synced.
+ */
+async function completeIndex(fd, dtype, sequences) {
+  const pending = new Set()
+  let failure = null
+  const put = (buffer, position) => {
+    const write = writeAllAt(fd, buffer, position).then(
+      () => pending.delete(write),
+      (error) => {
+        pending.delete(write)
+        failure ??= error
+      },
+    )
+    pending.add(write)
+  }
+  const room = async () => {
+    while (pending.size >= INDEX_WRITES_IN_FLIGHT) await Promise.race(pending)
+    if (failure) throw failure
+  }
+  const lengthsStep = Buffer.alloc(INDEX_ROWS_PER_STEP * 4)
+  const pointers = new PointerRows(dtype)
+  let at = INDEX_HEADER_BYTES + 4 * sequences
+  for (let done = 0; done < sequences; done += INDEX_ROWS_PER_STEP) {
+    const rows = Math.min(INDEX_ROWS_PER_STEP, sequences - done)
+    const bytes = fs.readSync(fd, lengthsStep, 0, rows * 4, INDEX_HEADER_BYTES + done * 4)
+    if (bytes !== rows * 4) throw new Error(`the index's lengths ended early; the dataset is incomplete`)
+    await room()
+    const rows64 = new Uint32Array(rows * 2)
+    pointers.fill(new Int32Array(lengthsStep.buffer, lengthsStep.byteOffset, rows), rows64)
+    put(Buffer.from(rows64.buffer), at)
+    at += rows * 8
+  }
+  for (let first = 0; first <= sequences; first += INDEX_ROWS_PER_STEP) {
+    const rows = Math.min(INDEX_ROWS_PER_STEP, sequences + 1 - first)
+    await room()
+    const rows64 = new Uint32Array(rows * 2)
+    fillDocumentRows(first, rows, rows64)
+    put(Buffer.from(rows64.buffer), at)
+    at += rows * 8
+  }
+  put(indexHeader(dtype, sequences), 0)
+  while (pending.size > 0) await Promise.race(pending)
+  if (failure) throw failure
+}
+
+module.exports = { megatronDtype, writeIndex, completeIndex, readIndexHeader, indexHeader, INDEX_HEADER_BYTES, UINT16_VOCABULARY_LIMIT }

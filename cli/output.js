@@ -1,11 +1,14 @@
 'use strict'
 // The output of `encode`: written under `.partial` names and renamed into place only once whole,
 // so a file under its final name is always complete. A checkpoint records how many bytes of
-// each partial file are whole; a resumed run cuts them back to that and appends.
+// each partial file are whole; a resumed run cuts them back to that and appends. A Megatron
+// `.idx` is written in place as the run goes: its sequence lengths, batch by batch, after room
+// for the header; the pointers, document indices and header are added at the end.
 
 const fs = require('node:fs')
 const path = require('node:path')
-const { megatronDtype, writeIndex } = require('./megatron')
+const { megatronDtype, completeIndex, INDEX_HEADER_BYTES } = require('./megatron')
+const timeline = require('./timeline')
 
 /**
  * Bytes written to a file between two data syncs started in the background: the data is made
@@ -43,7 +46,6 @@ class OutputWriter {
     this.finals = finals
     this.partials = {}
     for (const [key, file] of Object.entries(finals)) this.partials[key] = `${file}.partial`
-    if (format === 'megatron') this.partials.lengths = `${prefix}.lengths.partial`
     this.fds = {}
     this.sizes = {}
     this.unsynced = 0
@@ -54,9 +56,8 @@ class OutputWriter {
   /** Opens the partial files: empty, or cut back to `sizes` (a checkpoint's) to resume. */
   open(sizes) {
     for (const [key, file] of Object.entries(this.partials)) {
-      // The index is written whole by `finish`, from the lengths.
-      if (key === 'idx') continue
-      const size = sizes ? sizes[key] : 0
+      // The index's lengths follow room for its header, written by `finish`.
+      const size = sizes ? sizes[key] : key === 'idx' ? INDEX_HEADER_BYTES : 0
       if (sizes && !(fs.existsSync(file) && fs.statSync(file).size >= size)) {
         throw new Error(`${file} is shorter than its checkpoint says; delete the checkpoint and the .partial files to start over`)
       }
@@ -82,7 +83,7 @@ class OutputWriter {
     if (this.format === 'megatron') {
       const lengths = new Int32Array(documents)
       for (let i = 0; i < documents; i++) lengths[i] = offsets[i + 1] - offsets[i]
-      await this.append('lengths', Buffer.from(lengths.buffer))
+      await this.append('idx', Buffer.from(lengths.buffer))
     }
   }
 
@@ -109,9 +110,10 @@ class OutputWriter {
     this.unsynced += buffer.length
     if (this.unsynced >= SYNC_EVERY_BYTES && this.syncing === null) {
       this.unsynced = 0
-      const fd = this.fds[key]
-      // An error here is met again, and reported, by the sync that counts (`sync`).
-      this.syncing = new Promise((resolve) => fs.fdatasync(fd, () => resolve())).then(() => {
+      timeline.mark('sync-start', { size: this.sizes[key] })
+      // An error here is met again, and reported, by the sync that counts (`sync`, `finish`).
+      this.syncing = Promise.all(Object.values(this.fds).map((fd) => dataSync(fd).catch(() => {}))).then(() => {
+        timeline.mark('sync-end')
         this.syncing = null
       })
     }
@@ -132,27 +134,37 @@ class OutputWriter {
     return { ...this.sizes }
   }
 
-  /** Builds the index (Megatron), then renames every partial file to its final name. */
-  finish() {
-    // The files renamed into place; the lengths are read once more, for the index (itself synced),
-    // and deleted: they need no sync here.
-    for (const [key, fd] of Object.entries(this.fds)) if (key !== 'lengths') fs.fdatasyncSync(fd)
+  /** Completes the index (Megatron), syncs, then renames every partial file to its final name. */
+  async finish() {
+    timeline.mark('final-sync-start', { unsynced: this.unsynced, bin: this.sizes.bin ?? 0 })
+    // The data's last bytes are synced while the index is completed.
+    const dataSynced = Promise.all(Object.entries(this.fds).filter(([key]) => key !== 'idx').map(([, fd]) => dataSync(fd)))
+    // Waited for even when the index fails, so that no sync outlives the files' closing.
+    dataSynced.catch(() => {})
     if (this.format === 'megatron') {
-      const idxPartial = this.partials.idx
-      writeIndex(idxPartial, this.dtype, [{ fd: this.fds.lengths, position: 0, count: this.sizes.lengths / 4 }])
+      await completeIndex(this.fds.idx, this.dtype, (this.sizes.idx - INDEX_HEADER_BYTES) / 4)
+      timeline.mark('index-written', undefined, true)
+      await dataSync(this.fds.idx)
     }
+    await dataSynced
+    timeline.mark('final-sync-end', undefined, true)
     this.close()
     // The index first, the data last: `merge` takes a Megatron output only when both are there,
     // so a crash between the two renames leaves no .bin that could pass for a flat output.
     const keys = Object.keys(this.finals).sort((a, b) => (a === 'idx' ? -1 : b === 'idx' ? 1 : 0))
     for (const key of keys) fs.renameSync(this.partials[key], this.finals[key])
-    if (this.partials.lengths) fs.rmSync(this.partials.lengths, { force: true })
+    timeline.mark('renamed')
   }
 
   close() {
     for (const fd of Object.values(this.fds)) fs.closeSync(fd)
     this.fds = {}
   }
+}
+
+/** `fdatasync` on a libuv thread. */
+function dataSync(fd) {
+  return new Promise((resolve, reject) => fs.fdatasync(fd, (error) => (error ? reject(error) : resolve())))
 }
 
 module.exports = { OutputWriter, outputLayout }

@@ -3,12 +3,14 @@
 // their ids handed on in input order.
 //
 // A batch spread over every thread ends with a tail where some threads wait for the last
-// segments, and two such batches in flight put three threads on two cores. One thread per batch,
-// `threads` batches at once, keeps exactly `threads` threads encoding, each with its own working
-// memory for a whole batch; and a batch starts as soon as a running one ends, not when the writer
-// takes the oldest, so the encoding threads do not wait for the reading or the writing either.
+// segments. One thread per batch, `concurrency` batches at once (the threads, and a spare one
+// when they take every core: cli/encode.js), keeps the cores encoding without such tails, each
+// thread with its own working memory for a whole batch; and a batch starts as soon as a running
+// one ends, not when the writer takes the oldest, so the encoding threads do not wait for the
+// reading or the writing either.
 
 const { encodeOne } = require('../stream')
+const timeline = require('./timeline')
 
 /**
  * Encodes `batches` and yields their `TokenBatch`es in input order. At most `concurrency`
@@ -36,18 +38,24 @@ async function* encodeInOrder(tokenizer, batches, { scheduler, eosId, concurrenc
   let engineReady = false
   let readyError = null
   let stopped = false
+  /** Batches read, and batches started: a batch's number, for the timeline. */
+  let readCount = 0
+  let startedCount = 0
 
   const limit = () => (engineReady ? concurrency : startConcurrency)
   /** Starts what may start, and reads the batch after. Called whenever a batch ends or is read. */
   const pump = () => {
     if (stopped) return
     while (next !== null && running < limit() && started.length < 2 * limit()) {
+      const batch = startedCount++
+      timeline.mark('encode', { batch }, batch === 0)
       const encoding = encodeOne(tokenizer, next, { scheduler, eosId })
       next = null
       running++
       // A rejection is taken where the consumer awaits it, in order; until then it must not
       // count as unhandled.
       encoding.catch(() => {}).finally(() => {
+        timeline.mark('encoded', { batch })
         running--
         pump()
       })
@@ -57,8 +65,12 @@ async function* encodeInOrder(tokenizer, batches, { scheduler, eosId, concurrenc
       reading = iterator.next().then(
         ({ value, done }) => {
           reading = null
-          if (done) ended = true
-          else next = value
+          if (done) {
+            ended = true
+          } else {
+            timeline.mark('read', { batch: readCount++ })
+            next = value
+          }
           pump()
         },
         (error) => {

@@ -64,18 +64,19 @@ function shardParts(inputs, { index, count }, docPerFile) {
 /**
  * The document batches of `parts`, in order.
  * @param {{ input: object, start: number, end: number }[]} parts
- * @param {{ docPerFile: boolean, field: string, batchBytes: number, progress: { rawBytes: number } }} options
+ * @param {{ docPerFile: boolean, field: string, batchBytes: (format: string) => number,
+ *   progress: { rawBytes: number } }} options `batchBytes`: text per batch, by input format
  */
 async function* planBatches(parts, options) {
   if (options.docPerFile) {
     yield* readers.fileBatches(
       parts.map((part) => part.input),
-      options,
+      { ...options, batchBytes: options.batchBytes('text') },
     )
     return
   }
   for (const { input, start, end } of parts) {
-    const partOptions = { ...options, start, end }
+    const partOptions = { ...options, start, end, batchBytes: options.batchBytes(input.format) }
     if (input.format === 'parquet') yield* readers.parquetBatches(input, partOptions)
     else if (input.format === 'jsonl') yield* readers.jsonlBatches(input, partOptions)
     else yield* readers.textBatches(input, partOptions)
