@@ -210,6 +210,19 @@ describe('resume', () => {
     expect(readdirSync(join(work, 'out')).filter((name) => name.startsWith('resumed.'))).toEqual(['resumed.bin', 'resumed.idx'])
   })
 
+  it("a checkpoint of another CLI version is refused, naming the versions; --force starts over", () => {
+    const args = ['encode', 'lines.txt', '--encoding', 'o200k_base', '-q', '-o', 'out/old']
+    mkdirSync(join(work, 'out'), { recursive: true })
+    // A checkpoint as the CLI wrote it before checkpoints carried a version: format 1.
+    writeFileSync(join(work, 'out/old.checkpoint.json'), JSON.stringify({ fingerprint: 'x', documents: 1, tokens: 1, textBytes: 1, sizes: {} }))
+    const refused = cli(work, args)
+    expect(refused.status).toBe(2)
+    expect(refused.stderr).toMatch(/out\/old\.checkpoint\.json was written by another version of batchtok's CLI \(checkpoint format 1, this CLI writes \d+\) and cannot be resumed; .*--force/)
+    expect(existsSync(join(work, 'out/old.bin'))).toBe(false)
+    expect(cli(work, [...args, '--force']).status).toBe(0)
+    expect(readMegatron(join(work, 'out/old'))).toEqual(lines.map((line) => Array.from(o200k.encode(line))))
+  })
+
   it('a finished output is not overwritten without --force', () => {
     const run = cli(work, ['encode', 'lines.txt', '--encoding', 'o200k_base', '-o', 'out/lines'])
     expect(run.status).toBe(2)

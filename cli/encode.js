@@ -10,7 +10,7 @@ const { resolveInputs } = require('./inputs')
 const { parseShard, shardParts, planBatches, partBytes } = require('./plan')
 const { loadTokenizer, eosIdOf } = require('./tokenizer')
 const { OutputWriter } = require('./output')
-const { fingerprint, readCheckpoint, writeCheckpoint } = require('./checkpoint')
+const { CHECKPOINT_VERSION, fingerprint, readCheckpoint, writeCheckpoint } = require('./checkpoint')
 const { createProgress } = require('./progress')
 const { UsageError } = require('./errors')
 const { lineError, skipLines } = require('./readers')
@@ -178,6 +178,15 @@ async function runEncode(patterns, options) {
     throw writeError(error)
   }
   let checkpoint = resumable ? readCheckpoint(checkpointFile) : null
+  // Checkpoints before the version field are version 1.
+  if (checkpoint && (checkpoint.version ?? 1) !== CHECKPOINT_VERSION) {
+    if (!options.force) {
+      throw new UsageError(
+        `${checkpointFile} was written by another version of batchtok's CLI (checkpoint format ${checkpoint.version ?? 1}, this CLI writes ${CHECKPOINT_VERSION}) and cannot be resumed; finish it with that version, or pass --force to start over`,
+      )
+    }
+    checkpoint = null
+  }
   if (checkpoint && checkpoint.fingerprint !== digest) {
     if (!options.force) {
       throw new UsageError(
@@ -204,6 +213,7 @@ async function runEncode(patterns, options) {
   const saveCheckpoint = () => {
     writer.sync()
     writeCheckpoint(checkpointFile, {
+      version: CHECKPOINT_VERSION,
       fingerprint: digest,
       documents: state.documents,
       tokens: state.tokens,
