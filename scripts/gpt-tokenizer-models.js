@@ -4,8 +4,8 @@
 // `encodeChat` writes (none where gpt-tokenizer refuses chat for it). Everything is read from the
 // installed package: the module names from its `esm/model` folder, the encodings from its
 // `mapping` module (`modelToEncodingMap`, else `DEFAULT_ENCODING`, as its code generator picks
-// them), the layouts from `chatModelParams` and each module's chat formatter. Each module is loaded
-// to check that it is what the tables say.
+// them), the layouts from `chatModelParams` and each module's chat formatter, and whether the module
+// offers `countChatCompletionTokens`. Each module is loaded to check that it is what the tables say.
 //
 // gpt-tokenizer is pinned in package.json (devDependencies); run `npm ci` first, then
 // `node scripts/gpt-tokenizer-models.js` to write the file, or with `--check` to fail when the
@@ -49,7 +49,8 @@ function rows() {
         ? api.modelName === model && api.vocabularySize === encodingApi.vocabularySize
         : api === encodingApi
     if (!consistent) throw new Error(`gpt-tokenizer/model/${model} is not the module of ${encoding} its tables say`)
-    return { model, encoding, chat: chatLayout(model, api) }
+    const functionCalling = typeof api.countChatCompletionTokens === 'function'
+    return { model, encoding, chat: chatLayout(model, api), functionCalling }
   })
 }
 
@@ -75,6 +76,9 @@ pub struct GptTokenizerModel {
     pub encoding: &'static str,
     /// The layout of its chats.
     pub chat: Option<ChatFormat>,
+    /// Whether its module offers \`countChatCompletionTokens\` (the models whose OpenAI page
+    /// lists function calling).
+    pub function_calling: bool,
 }`
 
 function render(rows) {
@@ -83,7 +87,8 @@ function render(rows) {
     '// this file.',
     '',
     '//! The models gpt-tokenizer has a model module for (`gpt-tokenizer/model/<name>`), with the',
-    '//! encoding each module tokenizes with and the chat layout its `encodeChat` writes.',
+    '//! encoding each module tokenizes with, the chat layout its `encodeChat` writes, and whether it',
+    '//! offers `countChatCompletionTokens`.',
     '',
     TYPES,
     '',
@@ -91,8 +96,8 @@ function render(rows) {
     '#[rustfmt::skip]',
     'pub static GPT_TOKENIZER_MODELS: &[GptTokenizerModel] = &[',
     ...rows.map(
-      ({ model, encoding, chat }) =>
-        `    GptTokenizerModel { name: ${JSON.stringify(model)}, encoding: ${JSON.stringify(encoding)}, chat: ${chat} },`,
+      ({ model, encoding, chat, functionCalling }) =>
+        `    GptTokenizerModel { name: ${JSON.stringify(model)}, encoding: ${JSON.stringify(encoding)}, chat: ${chat}, function_calling: ${functionCalling} },`,
     ),
     '];',
     '',

@@ -19,9 +19,10 @@
 //! Texts are counted with special-token text as ordinary text. A field that is empty counts as
 //! absent (no name overhead for an empty name, no comment for an empty description), as it does
 //! in gpt-tokenizer. gpt-tokenizer offers this count on the models whose OpenAI model page lists
-//! function calling ([`FUNCTION_CALLING_MODELS`]); the accounting itself depends only on the
+//! function calling ([`offers_function_calling`]); the accounting itself depends only on the
 //! encoding.
 
+use super::models::gpt_tokenizer_model;
 use super::{AllowedSpecial, Error, ErrorKind, Family, Tokenizer};
 
 /// A chat completion request, as far as its prompt's token count goes.
@@ -132,113 +133,18 @@ pub enum EnumValue {
     Null,
 }
 
-/// The models gpt-tokenizer 4.0.0 offers `countChatCompletionTokens` for: those whose OpenAI
-/// model page lists function calling. Checked against gpt-tokenizer's model modules by
-/// `__test__/function-calls.spec.ts`.
-pub const FUNCTION_CALLING_MODELS: &[&str] = &[
-    "chat-latest",
-    "codex-mini-latest",
-    "computer-use-preview",
-    "computer-use-preview-2025-03-11",
-    "daybreak-blue-latest",
-    "daybreak-red-latest",
-    "gpt-4-turbo",
-    "gpt-4-turbo-2024-04-09",
-    "gpt-4.1",
-    "gpt-4.1-2025-04-14",
-    "gpt-4.1-mini",
-    "gpt-4.1-mini-2025-04-14",
-    "gpt-4.1-nano",
-    "gpt-4.1-nano-2025-04-14",
-    "gpt-4.5-preview",
-    "gpt-4.5-preview-2025-02-27",
-    "gpt-4o",
-    "gpt-4o-2024-05-13",
-    "gpt-4o-2024-08-06",
-    "gpt-4o-2024-11-20",
-    "gpt-4o-audio-preview",
-    "gpt-4o-audio-preview-2024-10-01",
-    "gpt-4o-audio-preview-2024-12-17",
-    "gpt-4o-audio-preview-2025-06-03",
-    "gpt-4o-mini",
-    "gpt-4o-mini-2024-07-18",
-    "gpt-4o-mini-audio-preview",
-    "gpt-4o-mini-audio-preview-2024-12-17",
-    "gpt-5",
-    "gpt-5-2025-08-07",
-    "gpt-5-chat-latest",
-    "gpt-5-codex",
-    "gpt-5-mini",
-    "gpt-5-mini-2025-08-07",
-    "gpt-5-nano",
-    "gpt-5-nano-2025-08-07",
-    "gpt-5-pro",
-    "gpt-5-pro-2025-10-06",
-    "gpt-5.1",
-    "gpt-5.1-2025-11-13",
-    "gpt-5.1-chat-latest",
-    "gpt-5.1-codex",
-    "gpt-5.1-codex-max",
-    "gpt-5.1-codex-mini",
-    "gpt-5.2",
-    "gpt-5.2-2025-12-11",
-    "gpt-5.2-chat-latest",
-    "gpt-5.2-codex",
-    "gpt-5.2-pro",
-    "gpt-5.2-pro-2025-12-11",
-    "gpt-5.3-chat-latest",
-    "gpt-5.3-codex",
-    "gpt-5.4",
-    "gpt-5.4-2026-03-05",
-    "gpt-5.4-mini",
-    "gpt-5.4-mini-2026-03-17",
-    "gpt-5.4-nano",
-    "gpt-5.4-nano-2026-03-17",
-    "gpt-5.4-pro",
-    "gpt-5.4-pro-2026-03-05",
-    "gpt-5.5",
-    "gpt-5.5-2026-04-23",
-    "gpt-5.5-pro",
-    "gpt-5.5-pro-2026-04-23",
-    "gpt-5.6-cyber",
-    "gpt-5.6-luna",
-    "gpt-5.6-sol",
-    "gpt-5.6-terra",
-    "gpt-audio",
-    "gpt-audio-1.5",
-    "gpt-audio-2025-08-28",
-    "gpt-audio-mini",
-    "gpt-audio-mini-2025-10-06",
-    "gpt-audio-mini-2025-12-15",
-    "gpt-oss-120b",
-    "gpt-oss-20b",
-    "o1",
-    "o1-2024-12-17",
-    "o1-preview",
-    "o1-preview-2024-09-12",
-    "o1-pro",
-    "o1-pro-2025-03-19",
-    "o3",
-    "o3-2025-04-16",
-    "o3-mini",
-    "o3-mini-2025-01-31",
-    "o3-pro",
-    "o3-pro-2025-06-10",
-    "o4-mini",
-    "o4-mini-2025-04-16",
-];
-
-/// The encodings of [`FUNCTION_CALLING_MODELS`].
+/// The encodings of the function-calling models.
 const FUNCTION_CALLING_ENCODINGS: &[&str] = &["cl100k_base", "o200k_base", "o200k_harmony"];
 
-/// Whether `model` is one of [`FUNCTION_CALLING_MODELS`], or a fine-tune of one
-/// (`ft:gpt-4o-2024-08-06:org::id`).
+/// Whether gpt-tokenizer's module for `model`, or for the base of a fine-tune
+/// (`ft:gpt-4o-2024-08-06:org::id`), offers `countChatCompletionTokens`
+/// ([`GptTokenizerModel::function_calling`](super::models::GptTokenizerModel)).
 pub fn offers_function_calling(model: &str) -> bool {
     let base = match model.strip_prefix("ft:") {
         Some(tuned) => tuned.split(':').next().unwrap_or(tuned),
         None => model,
     };
-    FUNCTION_CALLING_MODELS.contains(&base)
+    gpt_tokenizer_model(base).is_some_and(|entry| entry.function_calling)
 }
 
 /// Tokens for each message.
