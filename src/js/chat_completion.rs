@@ -17,7 +17,7 @@ use napi::{Env, JsValue, ValueType};
 use napi_derive::napi;
 
 use super::args::{describe, string};
-use super::errors::{ErrorClass, js_error, type_error};
+use super::errors::{read_failed, type_error};
 use super::raw;
 use crate::engine::{
     self, EnumValue, FunctionCallChoice, FunctionDefinition, MessageFunctionCall, ObjectProperties,
@@ -383,21 +383,8 @@ fn present<'env>(
     object: &Unknown<'env>,
     key: &CStr,
 ) -> napi::Result<Option<Unknown<'env>>> {
-    let value = raw::named_property(env, object, key).map_err(|status| {
-        if raw::exception_pending(env) {
-            // napi-rs leaves a pending exception in place for an error that says so.
-            napi::Error::new(
-                napi::Status::PendingException,
-                format!("reading {key:?} threw"),
-            )
-        } else {
-            js_error(
-                env,
-                ErrorClass::Error,
-                &format!("cannot read {key:?} of the request (napi status {status})"),
-            )
-        }
-    })?;
+    let value = raw::named_property(env, object, key)
+        .map_err(|status| read_failed(env, status, &format!("{key:?} of the request")))?;
     Ok(match value.get_type()? {
         ValueType::Undefined | ValueType::Null => None,
         _ => Some(value),

@@ -73,6 +73,24 @@ pub fn range_error(env: &Env, message: &str) -> napi::Error {
     js_error(env, ErrorClass::Range, message)
 }
 
+/// The error for a napi call that read `what` and answered `status`, not `napi_ok`. Where JS code
+/// ran and threw (a getter, a proxy), napi-rs leaves the exception that is still pending in place
+/// when the error says so, so the caller sees what that code threw; else an `Error` naming `what`.
+pub fn read_failed(env: &Env, status: napi::sys::napi_status, what: &str) -> napi::Error {
+    if raw::exception_pending(env) {
+        napi::Error::new(
+            napi::Status::PendingException,
+            format!("reading {what} threw"),
+        )
+    } else {
+        js_error(
+            env,
+            ErrorClass::Error,
+            &format!("cannot read {what} (napi status {status})"),
+        )
+    }
+}
+
 /// An engine error as a JS error.
 pub fn from_engine(env: &Env, error: &engine::Error) -> napi::Error {
     let class = match error.kind() {

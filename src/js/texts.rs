@@ -7,7 +7,7 @@ use napi::bindgen_prelude::{JsValue, TypedArrayType, Unknown};
 use napi::{Env, sys};
 
 use super::args::{describe, u32_list};
-use super::errors::{ErrorClass, js_error, type_error};
+use super::errors::{ErrorClass, js_error, read_failed, type_error};
 use super::raw;
 use crate::batch::{Texts, TextsWriter};
 
@@ -91,20 +91,7 @@ fn check(env: &Env, status: sys::napi_status, what: &dyn Fn() -> String) -> napi
 
 /// The error for a napi call on `what` that answered `status`, not `napi_ok`.
 fn failed(env: &Env, status: sys::napi_status, what: &dyn Fn() -> String) -> napi::Error {
-    if raw::exception_pending(env) {
-        // JS code ran and threw (a getter on the array, say): napi-rs leaves an exception that is
-        // still pending in place when the error says so, so the caller sees what that code threw.
-        napi::Error::new(
-            napi::Status::PendingException,
-            format!("reading {} threw", what()),
-        )
-    } else {
-        js_error(
-            env,
-            ErrorClass::Error,
-            &format!("cannot read {} (napi status {status})", what()),
-        )
-    }
+    read_failed(env, status, &what())
 }
 
 /// The JS string `value` as a batch of one text, or a `TypeError` naming it as `what`.
