@@ -53,7 +53,7 @@ use batchtok::engine::openai;
 use batchtok::engine::{AllowedSpecial, EncodeMode, Ids, Scratch, Tokenizer};
 use tokenizers::pipeline::{EncodeOptions, PipelineToken, PipelineTokenizer};
 
-use corpus::{Corpus, machine, median, read_corpus};
+use corpus::{Corpus, arg, machine, median, read_corpus};
 
 /// Rounds unless `--runs` says otherwise.
 const DEFAULT_RUNS: usize = 5;
@@ -326,13 +326,6 @@ fn check(
         }
     }
     (checked, differ, first)
-}
-
-fn arg<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .map(String::as_str)
 }
 
 fn main() {

@@ -1,6 +1,7 @@
-//! The inputs and the machine description shared by the Rust benchmarks in this folder
-//! (`scheduler.rs`, `simulate.rs`, `anchors.rs`, `fresh_scaling.rs`), included by each with `#[path]`: Cargo treats only the files
-//! named in `[[example]]` as programs.
+//! The inputs, the machine description and the command-line reading shared by the Rust
+//! benchmarks in this folder (`scheduler.rs`, `simulate.rs`, `anchors.rs`, `fresh_scaling.rs`),
+//! included by each with `#[path]`: Cargo treats only the files named in `[[example]]` as
+//! programs.
 //!
 //! The cuts are the ones `scripts/corpus.js` defines for the JS tests and benchmarks, so a
 //! "document" or a "short item" means the same text on both sides. The chat-sized cut
@@ -187,6 +188,14 @@ pub fn read_corpus(name: &'static str, limit_bytes: Option<usize>) -> Corpus {
         }
     }
     Corpus { name, texts, bytes }
+}
+
+/// The value after `name` in the command line `args` (`--runs 5`), if it is there.
+pub fn arg<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .map(String::as_str)
 }
 
 /// `nproc` and the CPU model, as the results files print them.

@@ -32,7 +32,7 @@ use batchtok::batch::{Texts, encode_all};
 use batchtok::engine::{AllowedSpecial, Tokenizer, openai};
 use batchtok::scheduler::{CancelToken, Policy, Scheduler, SchedulerConfig};
 
-use corpus::{machine, median, read_corpus, texts};
+use corpus::{arg, machine, median, read_corpus, texts};
 use cpu_time::process_cpu_seconds;
 
 /// The encoding `fresh.mjs`'s headline uses.
@@ -43,13 +43,6 @@ const DOCUMENTS_PER_SLICE: usize = 100;
 const CHAT_ITEMS_PER_SLICE: usize = 4000;
 /// Samples per thread count unless `--rounds` says otherwise.
 const DEFAULT_ROUNDS: usize = 24;
-
-fn arg<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .map(String::as_str)
-}
 
 /// One timed call: MiB/s and CPU seconds per wall second.
 fn time_call(
