@@ -3,7 +3,7 @@
 //! engines, at any list of thread counts.
 //!
 //! `cargo run --release --example scheduler [-- --runs N] [--threads 1,2,4,8,12,16]
-//! [--workloads documents,chat,skewed] [--tsv PATH]`, or the profiling mode
+//! [--workloads documents,chat,skewed] [--methods cold,repeated] [--tsv PATH]`, or the profiling mode
 //! `-- --only POLICY --threads P --workload NAME [--limit-bytes B]` (this file is
 //! `benchmark/scheduler.rs`; big.txt must be in `.cache/corpus/`, see `scripts/corpus.js`, or
 //! named by `$BATCHTOK_BIG_TXT`). `scripts/many-cores.sh` runs it on a 16-core machine.
@@ -28,8 +28,25 @@
 //!   ends last. In `sharded` the calling thread only waits, as rc.3's caller does; in
 //!   `sharded+caller` it encodes the first shard, as chunked's owner takes chunks. Each shard
 //!   meets the same engine, and so the same warm word cache, in every round at a given `p`, an
-//!   affinity chunked's workers do not have: `--only sharded-shared` runs the shards on one
-//!   shared engine instead (`benchmark/results/many-cores.md`).
+//!   affinity chunked's workers do not have;
+//! * `sharded-shared`: the same shards, the caller taking the first, all on one shared engine
+//!   instance with its working memory leased per thread as chunked's workers lease it: no
+//!   scheduler, and the engine as chunked meets it. Its threads' summed encode time against the
+//!   serial policy's is the work the machine and the engine add at `p` threads, which
+//!   `simulate.rs` takes as its per-thread-count work factor.
+//!
+//! Two methods (`--methods`, both by default), each a table of its own:
+//!
+//! * `cold`: before every timed run, every word cache the contender will use is emptied (the
+//!   served engine's and the hand-sharded engines' working memory is dropped; the release
+//!   candidate keeps its caches in a pool inside the tokenizer, so each of its runs takes a new
+//!   instance, built untimed). Each run meets its text as a process meets text it has never
+//!   encoded: the `fresh` method of the JS benchmarks, and the headline.
+//! * `repeated`: the same batch encoded again and again on warm caches. Which text each cache has
+//!   seen then decides much of the time: a cache that meets the same slice of the batch in every
+//!   round (the hand-sharded engines; the release candidate's per-thread pool) holds more of its
+//!   words than one that meets a different slice each round (chunked's leased working memory),
+//!   so this method measures cache affinity as much as scheduling.
 //!
 //! Every contender's ids are checked identical to the serial policy's before anything is timed.
 //! Each round times every contender once, in an order rotated by one position per round, so slow
@@ -45,11 +62,12 @@ mod corpus;
 
 use std::fmt::Write as _;
 use std::hint::black_box;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
 use batchtok::batch::{Encoded, Texts, encode_all};
-use batchtok::engine::openai;
+use batchtok::engine::openai::{self, IndependentEngine};
 use batchtok::engine::{AllowedSpecial, EncodeMode, Engine, Ids, Scratch, Tokenizer};
 use batchtok::scheduler::{BatchStats, CancelToken, Policy, Scheduler, SchedulerConfig};
 use tokenizers::pipeline::{EncodeOptions, PipelineTokenizer};
@@ -67,15 +85,35 @@ const DEFAULT_THREADS: [usize; 2] = [1, 2];
 /// The encoding every contender runs.
 const ENCODING: &str = "o200k_base";
 
+/// How each timed run meets its text (the module docs say why both).
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Method {
+    /// Every word cache the run uses starts empty.
+    Cold,
+    /// The same batch again, on the caches the earlier rounds filled.
+    Repeated,
+}
+
+impl Method {
+    fn name(self) -> &'static str {
+        match self {
+            Method::Cold => "cold",
+            Method::Repeated => "repeated",
+        }
+    }
+}
+
 /// What is being timed.
 #[derive(Clone, Copy, PartialEq)]
 enum Contender {
     Policy(Policy),
-    /// `caller_works`: the calling thread encodes the first shard, as chunked's owner takes
-    /// chunks; else it only waits, as rc.3's caller does.
+    /// Each shard on its own engine instance. `caller_works`: the calling thread encodes the
+    /// first shard, as chunked's owner takes chunks; else it only waits, as rc.3's caller does.
     Sharded {
         caller_works: bool,
     },
+    /// Each shard on one shared engine instance, the caller taking the first.
+    ShardedShared,
     Rc3,
 }
 
@@ -87,8 +125,34 @@ impl Contender {
                 caller_works: false,
             } => "sharded".to_owned(),
             Contender::Sharded { caller_works: true } => "sharded+caller".to_owned(),
+            Contender::ShardedShared => "sharded-shared".to_owned(),
             Contender::Rc3 => "rc.3 encode".to_owned(),
         }
+    }
+}
+
+/// Release-candidate tokenizers no text has met yet, for the cold method: each cold run of
+/// `rc.3 encode` takes one, since nothing outside the tokenizer can empty the pool its word
+/// caches live in. Built a machine's worth at a time, in parallel, and never inside a timed run.
+#[derive(Default)]
+struct FreshRc3(Mutex<Vec<PipelineTokenizer>>);
+
+impl FreshRc3 {
+    fn take(&self) -> PipelineTokenizer {
+        let mut stock = self.0.lock().expect("no build panicked");
+        if stock.is_empty() {
+            let builds = std::thread::available_parallelism().map_or(1, usize::from);
+            *stock = std::thread::scope(|scope| {
+                let handles: Vec<_> = (0..builds)
+                    .map(|_| scope.spawn(|| openai::pipeline_tokenizer_for_benchmarks(ENCODING)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().expect("a build").expect("o200k_base builds"))
+                    .collect()
+            });
+        }
+        stock.pop().expect("just built")
     }
 }
 
@@ -96,18 +160,28 @@ impl Contender {
 struct Setup<'a> {
     tokenizer: &'a Tokenizer,
     mode: &'a EncodeMode,
+    /// The release candidate's tokenizer of the repeated method, and the one that warms its pool.
     rc3: &'a PipelineTokenizer,
-    /// The engine of each shard, for `sharded`: at least as many as the largest thread count,
-    /// each a separate instance unless profiling asks for one shared instance.
-    engines: &'a [&'a dyn Engine],
+    fresh_rc3: &'a FreshRc3,
+    /// The engine of each shard, for `sharded`: at least as many as the largest thread count.
+    engines: &'a [IndependentEngine],
+    /// The one engine every shard of `sharded-shared` uses.
+    shared_engine: &'a IndependentEngine,
     workload: &'a Workload,
     texts: &'a Texts,
+    method: Method,
 }
 
 /// What one timed run produced.
 struct Sample {
     seconds: f64,
     stats: Option<BatchStats>,
+    /// The threads' summed encode time, where the contender tells it: the scheduler's busy time
+    /// per worker, or each shard's time on its thread.
+    busy_seconds: Option<f64>,
+    /// A policy's own wall time, from the plan to the last worker's end: `seconds` less the
+    /// output's assembly.
+    scheduler_seconds: Option<f64>,
 }
 
 fn scheduler(policy: Policy, threads: usize) -> Scheduler {
@@ -182,15 +256,17 @@ struct Shard {
     ends: Vec<u32>,
 }
 
-/// Encodes `threads` byte-balanced contiguous shards, each on its own thread with its own engine
-/// instance; the calling thread takes the first when `caller_works`. Returns the time from the
-/// start signal to the last shard's end, and the shards.
-fn sharded(setup: &Setup, threads: usize, caller_works: bool) -> (f64, Vec<Shard>) {
-    let bounds = shard_bounds(setup.texts, threads);
+/// Encodes `engines.len()` byte-balanced contiguous shards of `texts`, shard `k` on its own thread
+/// with `engines[k]`; the calling thread takes the first when `caller_works`. Returns the time
+/// from the start signal to the last shard's end, the shards' summed encode time, and the shards.
+fn sharded(texts: &Texts, engines: &[&dyn Engine], caller_works: bool) -> (f64, f64, Vec<Shard>) {
+    let threads = engines.len();
+    let bounds = shard_bounds(texts, threads);
     let ready = AtomicUsize::new(0);
     let go = AtomicBool::new(false);
     let encode_shard = |k: usize| {
-        let engine = setup.engines[k];
+        let started = Instant::now();
+        let engine = engines[k];
         let mut shard = Shard {
             ids: Ids::default(),
             ends: Vec::with_capacity(bounds[k + 1] - bounds[k]),
@@ -198,17 +274,12 @@ fn sharded(setup: &Setup, threads: usize, caller_works: bool) -> (f64, Vec<Shard
         let mut scratch = Scratch::new();
         for i in bounds[k]..bounds[k + 1] {
             engine
-                .encode_into(
-                    setup.texts.get(i),
-                    false,
-                    false,
-                    &mut scratch,
-                    &mut shard.ids,
-                )
+                .encode_into(texts.get(i), false, false, &mut scratch, &mut shard.ids)
                 .expect("encode");
             shard.ends.push(shard.ids.len() as u32);
         }
-        (Instant::now(), shard)
+        let end = Instant::now();
+        (end, (end - started).as_secs_f64(), shard)
     };
     std::thread::scope(|scope| {
         let first_spawned = usize::from(caller_works);
@@ -236,18 +307,19 @@ fn sharded(setup: &Setup, threads: usize, caller_works: bool) -> (f64, Vec<Shard
         }
         let start = Instant::now();
         go.store(true, Ordering::Release);
-        let (mut end, mut shards) = if caller_works {
-            let (end, first) = encode_shard(0);
-            (end, vec![first])
+        let (mut end, mut busy, mut shards) = if caller_works {
+            let (end, busy, first) = encode_shard(0);
+            (end, busy, vec![first])
         } else {
-            (start, Vec::new())
+            (start, 0.0, Vec::new())
         };
         for handle in handles {
-            let (finished, shard) = handle.join().expect("a shard's thread panicked");
+            let (finished, shard_busy, shard) = handle.join().expect("a shard's thread panicked");
             end = end.max(finished);
+            busy += shard_busy;
             shards.push(shard);
         }
-        ((end - start).as_secs_f64(), shards)
+        ((end - start).as_secs_f64(), busy, shards)
     })
 }
 
@@ -265,8 +337,8 @@ fn join_shards(shards: &[Shard]) -> Encoded {
     out
 }
 
-/// Runs `contender` once, untimed parts (input copies, pool preparation, joining shards)
-/// excluded; the output only when `want_output`.
+/// Runs `contender` once, untimed parts (input copies, pool preparation, emptying caches,
+/// joining shards) excluded; the output only when `want_output`.
 fn run_once(
     setup: &Setup,
     contender: Contender,
@@ -274,43 +346,80 @@ fn run_once(
     want_output: bool,
 ) -> (Sample, Option<Encoded>) {
     let cancel = CancelToken::new();
+    let cold = setup.method == Method::Cold;
     match contender {
         Contender::Policy(policy) => {
             let s = scheduler(policy, threads);
+            if cold {
+                openai::find(ENCODING)
+                    .expect("embedded")
+                    .model
+                    .forget_word_caches_for_benchmarks();
+            }
             let start = Instant::now();
             let out = encode_all(&s, setup.tokenizer, setup.texts, setup.mode, &cancel)
                 .unwrap_or_else(|_| panic!("{policy} failed"));
             let seconds = start.elapsed().as_secs_f64();
+            let stats = s.last_stats();
+            let busy_seconds = stats
+                .as_ref()
+                .map(|s| s.per_worker_busy_ns.iter().sum::<u64>() as f64 * 1e-9);
+            let scheduler_seconds = stats.as_ref().map(|s| s.wall_ns as f64 * 1e-9);
             let sample = Sample {
                 seconds,
-                stats: s.last_stats(),
+                stats,
+                busy_seconds,
+                scheduler_seconds,
             };
             (sample, Some(out))
         }
-        Contender::Sharded { caller_works } => {
-            let (seconds, shards) = sharded(setup, threads, caller_works);
+        Contender::Sharded { .. } | Contender::ShardedShared => {
+            let engines: Vec<&IndependentEngine> = match contender {
+                Contender::ShardedShared => vec![setup.shared_engine; threads],
+                _ => setup.engines[..threads].iter().collect(),
+            };
+            if cold {
+                for engine in &engines {
+                    engine.forget_word_caches();
+                }
+            }
+            let engines: Vec<&dyn Engine> = engines.iter().map(|e| e.engine()).collect();
+            let caller_works = !matches!(
+                contender,
+                Contender::Sharded {
+                    caller_works: false
+                }
+            );
+            let (seconds, busy, shards) = sharded(setup.texts, &engines, caller_works);
             let out = want_output.then(|| join_shards(&shards));
-            (
-                Sample {
-                    seconds,
-                    stats: None,
-                },
-                out,
-            )
+            let sample = Sample {
+                seconds,
+                stats: None,
+                busy_seconds: Some(busy),
+                scheduler_seconds: None,
+            };
+            (sample, out)
         }
         Contender::Rc3 => {
             prepare_rc3(setup.rc3, threads);
+            let fresh;
+            let rc3 = if cold {
+                fresh = setup.fresh_rc3.take();
+                &fresh
+            } else {
+                setup.rc3
+            };
             let inputs = setup.workload.items.clone();
             let start = Instant::now();
-            let out = rc3_encode(setup.rc3, inputs);
+            let out = rc3_encode(rc3, inputs);
             let seconds = start.elapsed().as_secs_f64();
-            (
-                Sample {
-                    seconds,
-                    stats: None,
-                },
-                Some(out),
-            )
+            let sample = Sample {
+                seconds,
+                stats: None,
+                busy_seconds: None,
+                scheduler_seconds: None,
+            };
+            (sample, Some(out))
         }
     }
 }
@@ -326,6 +435,7 @@ fn contenders(thread_counts: &[usize]) -> Vec<(Contender, usize)> {
         for caller_works in [false, true] {
             list.push((Contender::Sharded { caller_works }, threads));
         }
+        list.push((Contender::ShardedShared, threads));
     }
     list
 }
@@ -364,13 +474,30 @@ impl Row {
             .fold(f64::INFINITY, f64::min)
     }
 
-    /// Stats of the run whose time is the median.
-    fn median_stats(&self) -> Option<&BatchStats> {
+    /// The run whose time is the median.
+    fn median_sample(&self) -> &Sample {
         let m = self.median_seconds();
         self.samples
             .iter()
             .find(|s| s.seconds == m)
-            .and_then(|s| s.stats.as_ref())
+            .expect("the median is one of the runs")
+    }
+
+    /// Stats of the run whose time is the median.
+    fn median_stats(&self) -> Option<&BatchStats> {
+        self.median_sample().stats.as_ref()
+    }
+
+    /// The median of the threads' summed encode time, where the contender tells it.
+    fn median_busy_seconds(&self) -> Option<f64> {
+        let busy: Option<Vec<f64>> = self.samples.iter().map(|s| s.busy_seconds).collect();
+        busy.map(|b| median(&b))
+    }
+
+    /// The median of a policy's own wall time.
+    fn median_scheduler_seconds(&self) -> Option<f64> {
+        let wall: Option<Vec<f64>> = self.samples.iter().map(|s| s.scheduler_seconds).collect();
+        wall.map(|w| median(&w))
     }
 }
 
@@ -400,6 +527,7 @@ fn measure(setup: &Setup, thread_counts: &[usize], runs: usize) -> Vec<Row> {
 }
 
 fn report(
+    method: Method,
     workload: &Workload,
     rows: &[Row],
     thread_counts: &[usize],
@@ -414,41 +542,48 @@ fn report(
         .expect("serial is measured")
         .median_seconds();
     println!(
-        "\n### {} — {} items, {mib:.2} MiB, median of {runs} runs\n",
+        "\n### {}, {} method — {} items, {mib:.2} MiB, median of {runs} runs\n",
         workload.name,
+        method.name(),
         workload.items.len(),
     );
     println!(
-        "| contender | threads | median ms | min ms | MiB/s | efficiency | imbalance | chunks | claims | shared atomics |"
+        "| contender | threads | median ms | min ms | MiB/s | efficiency | busy ms | imbalance | chunks | claims | shared atomics |"
     );
-    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
     for row in rows {
         let t = row.median_seconds();
         let efficiency = t1 / (row.threads as f64 * t);
         let stats = row.median_stats();
         let stat = |f: &dyn Fn(&BatchStats) -> String| stats.map_or("–".to_owned(), f);
+        let busy = row.median_busy_seconds();
         println!(
-            "| {} | {} | {:.2} | {:.2} | {:.1} | {:.3} | {} | {} | {} | {} |",
+            "| {} | {} | {:.2} | {:.2} | {:.1} | {:.3} | {} | {} | {} | {} | {} |",
             row.contender.name(),
             row.threads,
             t * 1e3,
             row.min_seconds() * 1e3,
             mib / t,
             efficiency,
+            busy.map_or("–".to_owned(), |b| format!("{:.2}", b * 1e3)),
             stat(&|s| format!("{:.3}", s.imbalance)),
             stat(&|s| s.chunks.to_string()),
             stat(&|s| s.claims.to_string()),
             stat(&|s| s.shared_atomic_ops.to_string()),
         );
+        let seconds_or_dash = |s: Option<f64>| s.map_or("-".to_owned(), |s| format!("{s:.6}"));
         let _ = writeln!(
             tsv,
-            "{}\t{}\t{}\t{:.6}\t{:.6}\t{:.4}",
+            "{}\t{}\t{}\t{}\t{:.6}\t{:.6}\t{:.4}\t{}\t{}",
+            method.name(),
             workload.name,
             row.contender.name(),
             row.threads,
             t,
             row.min_seconds(),
-            efficiency
+            efficiency,
+            seconds_or_dash(busy),
+            seconds_or_dash(row.median_scheduler_seconds()),
         );
     }
 
@@ -468,10 +603,12 @@ fn report(
             caller_works: false,
         },
         Contender::Sharded { caller_works: true },
+        Contender::ShardedShared,
     ];
     println!(
-        "\n{}: efficiency T1 / (p · Tp), T1 = serial {:.2} ms ({:.1} MiB/s)\n",
+        "\n{}, {} method: efficiency T1 / (p · Tp), T1 = serial {:.2} ms ({:.1} MiB/s)\n",
         workload.name,
+        method.name(),
         t1 * 1e3,
         mib / t1
     );
@@ -522,6 +659,17 @@ fn thread_list(list: &str) -> Vec<usize> {
 fn main() {
     let runs = arg("--runs").map_or(DEFAULT_RUNS, |r| r.parse().expect("--runs N"));
     let thread_counts = arg("--threads").map_or(DEFAULT_THREADS.to_vec(), |t| thread_list(&t));
+    let methods = arg("--methods").map_or(vec![Method::Cold, Method::Repeated], |m| {
+        m.split(',')
+            .map(|name| match name.trim() {
+                "cold" => Method::Cold,
+                "repeated" => Method::Repeated,
+                other => {
+                    panic!("--methods takes cold and repeated, comma-separated, not {other:?}")
+                }
+            })
+            .collect()
+    });
     let tokenizer = Tokenizer::from_encoding(ENCODING).expect("o200k_base loads");
     // Every text timed here goes to the release-candidate engine, not to the rank engine that
     // serves an encoding's first texts while it is built.
@@ -533,10 +681,13 @@ fn main() {
         .expect("default mode");
     let text = corpus::big_txt();
     let mut workloads = corpus::workloads(&text);
+    let independent =
+        || openai::independent_engine_for_benchmarks(ENCODING).expect("o200k_base builds");
 
     if let Some(only) = arg("--only") {
-        // Profiling mode: one contender, one workload, `runs` times. `sharded` and
-        // `sharded-shared` (every shard on one engine instance) run the hand-sharded contender.
+        // Profiling mode: one contender, one workload, `runs` times, on warm caches. `sharded`
+        // and `sharded-shared` (every shard on one engine instance) run the hand-sharded
+        // contender with the caller taking the first shard.
         let [threads] = thread_counts[..] else {
             panic!("--only takes one thread count: --threads P");
         };
@@ -556,24 +707,12 @@ fn main() {
         let texts = corpus::texts(&workload.items);
         if only == "sharded" || only == "sharded-shared" {
             let instances = if only == "sharded" { threads } else { 1 };
-            let loaded: Vec<Box<dyn Engine>> = (0..instances)
-                .map(|_| {
-                    openai::independent_engine_for_benchmarks(ENCODING).expect("o200k_base builds")
-                })
+            let loaded: Vec<IndependentEngine> = (0..instances).map(|_| independent()).collect();
+            let engines: Vec<&dyn Engine> = (0..threads)
+                .map(|k| loaded[k % instances].engine())
                 .collect();
-            let engines: Vec<&dyn Engine> = (0..threads).map(|k| &*loaded[k % instances]).collect();
-            let rc3 =
-                openai::pipeline_tokenizer_for_benchmarks(ENCODING).expect("o200k_base builds");
-            let setup = Setup {
-                tokenizer: &tokenizer,
-                mode: &mode,
-                rc3: &rc3,
-                engines: &engines,
-                workload: &workload,
-                texts: &texts,
-            };
             let ms: Vec<f64> = (0..runs)
-                .map(|_| sharded(&setup, threads, true).0 * 1e3)
+                .map(|_| sharded(&texts, &engines, true).0 * 1e3)
                 .collect();
             println!(
                 "{only} x{threads} on {} ({} items, {instances} engine instances): median {:.2} ms, min {:.2} ms",
@@ -633,28 +772,38 @@ fn main() {
         workloads.retain(|w| wanted.contains(&w.name));
     }
     let rc3 = openai::pipeline_tokenizer_for_benchmarks(ENCODING).expect("o200k_base builds");
+    let fresh_rc3 = FreshRc3::default();
     let max_threads = thread_counts.iter().copied().max().unwrap_or(1);
-    let loaded: Vec<Box<dyn Engine>> = (0..max_threads)
-        .map(|_| openai::independent_engine_for_benchmarks(ENCODING).expect("o200k_base builds"))
-        .collect();
-    let engines: Vec<&dyn Engine> = loaded.iter().map(|engine| &**engine).collect();
+    let engines: Vec<IndependentEngine> = (0..max_threads).map(|_| independent()).collect();
+    let shared_engine = independent();
 
     println!("machine: {}", machine());
-    println!("threads: {thread_counts:?}, rounds: {runs}");
-    let mut tsv = String::from("workload\tcontender\tthreads\tmedian_s\tmin_s\tefficiency\n");
+    let names: Vec<&str> = methods.iter().map(|m| m.name()).collect();
+    println!(
+        "threads: {thread_counts:?}, rounds: {runs}, methods: {}",
+        names.join(", ")
+    );
+    let mut tsv = String::from(
+        "method\tworkload\tcontender\tthreads\tmedian_s\tmin_s\tefficiency\tbusy_s\tscheduler_s\n",
+    );
     for workload in &workloads {
         let texts = corpus::texts(&workload.items);
-        let setup = Setup {
-            tokenizer: &tokenizer,
-            mode: &mode,
-            rc3: &rc3,
-            engines: &engines,
-            workload,
-            texts: &texts,
-        };
-        check_outputs(&setup, &thread_counts);
-        let rows = measure(&setup, &thread_counts, runs);
-        report(workload, &rows, &thread_counts, runs, &mut tsv);
+        for &method in &methods {
+            let setup = Setup {
+                tokenizer: &tokenizer,
+                mode: &mode,
+                rc3: &rc3,
+                fresh_rc3: &fresh_rc3,
+                engines: &engines,
+                shared_engine: &shared_engine,
+                workload,
+                texts: &texts,
+                method,
+            };
+            check_outputs(&setup, &thread_counts);
+            let rows = measure(&setup, &thread_counts, runs);
+            report(method, workload, &rows, &thread_counts, runs, &mut tsv);
+        }
     }
     let path = arg("--tsv").unwrap_or_else(|| {
         concat!(

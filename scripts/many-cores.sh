@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The scheduler benchmark on many cores: every policy, the release candidate's own parallel batch
-# and hand-sharded independent engines, at 1, 2, 4, 8, 12 and 16 threads, on documents,
-# chat-sized items and a skewed batch; then the discrete-event model's predictions for the same
-# batches at the same thread counts, with that machine's own item costs and wake-up figures.
+# and hand-sharded engines (one per thread, and one shared), at 1, 2, 4, 8, 12 and 16 threads, on
+# documents, chat-sized items and a skewed batch, on cold word caches and on repeated text; then
+# the discrete-event model's predictions for the same batches at the same thread counts, with
+# that machine's own item costs, wake-up figures and work factor per thread count.
 #
 #   bash scripts/many-cores.sh            build here, stage, print the device invocation
 #   bash scripts/many-cores.sh --local    build here, stage, run here at 1 and 2 threads
@@ -15,10 +16,11 @@
 # `.many-cores/run.sh` writes the tables to `$OUT`:
 #   machine.txt              `nproc` and `/proc/cpuinfo`'s model name
 #   scheduler.md             `scheduler`'s tables: each contender's median, efficiency T1/(p*Tp),
-#                            chunked vs rc.3 encode, per workload and thread count
+#                            threads' busy time, chunked vs rc.3 encode, per method, workload and
+#                            thread count
 #   scheduler-measured.tsv   the medians, as `simulate --measured` reads them
 #   simulate.md              the model's inputs measured there and its predicted vs measured
-#                            efficiency at every thread count
+#                            efficiency at every thread count, with and without the work factor
 # `benchmark/results/many-cores.md` holds the latest such run.
 #
 # The device tool sends the checkout its session started in: a helper working in another
@@ -26,9 +28,9 @@
 # ignored too (it is in `.gitignore` once this script is merged; before, add `/.many-cores/` to
 # that repository's `.git/info/exclude`).
 #
-# Environment: THREADS (default 1,2,4,8,12,16; --local: 1,2), RUNS (rounds per workload, default
-# 25: ~3 minutes of the device's time for the three workloads), WORKLOADS (default
-# documents,chat,skewed).
+# Environment: THREADS (default 1,2,4,8,12,16; --local: 1,2), RUNS (rounds per workload and
+# method, default 15: about 5 minutes of the device's time for the three workloads and both
+# methods), WORKLOADS (default documents,chat,skewed), METHODS (default cold,repeated).
 set -euo pipefail
 
 root=$(git rev-parse --show-toplevel)
@@ -47,8 +49,9 @@ if $local_run; then
 else
   threads=${THREADS:-1,2,4,8,12,16}
 fi
-runs=${RUNS:-25}
+runs=${RUNS:-15}
 workloads=${WORKLOADS:-documents,chat,skewed}
+methods=${METHODS:-cold,repeated}
 
 cd "$root"
 if [ ! -f .cache/corpus/big.txt ]; then
@@ -83,7 +86,7 @@ export BATCHTOK_BIG_TXT="\$here/big.txt"
   echo "cgroup cpu.max: \$(cat /sys/fs/cgroup/cpu.max 2>/dev/null || echo none)"
   lscpu 2>/dev/null | grep -E '^(CPU\(s\)|Thread|Core|Socket|NUMA node\(s\)|L3)' || true
 } | tee "\$out/machine.txt"
-"\$here/scheduler" --threads $threads --runs $runs --workloads $workloads \\
+"\$here/scheduler" --threads $threads --runs $runs --workloads $workloads --methods $methods \\
   --tsv "\$out/scheduler-measured.tsv" | tee "\$out/scheduler.md"
 "\$here/simulate" --measured "\$out/scheduler-measured.tsv" --validate-only | tee "\$out/simulate.md"
 EOF

@@ -178,8 +178,25 @@ pub const MEASURED_TSV: &str = concat!(
     "/benchmark/results/scheduler-measured.tsv"
 );
 
-/// The measured efficiencies written by `--example scheduler`, from `path`.
-pub fn read_measured(path: &str) -> HashMap<(String, String, usize), f64> {
+/// One contender's medians at one thread count, as `--example scheduler` writes them.
+#[derive(Clone, Copy)]
+pub struct MeasuredRow {
+    /// The whole call: plan, scheduling and the output's assembly.
+    pub seconds: f64,
+    /// `T1 / (p · Tp)`, `T1` the serial policy's median of the same method and workload.
+    pub efficiency: f64,
+    /// The threads' summed encode time, where the contender tells it.
+    pub busy_s: Option<f64>,
+    /// A policy's own wall time: `seconds` less the assembly.
+    pub scheduler_s: Option<f64>,
+}
+
+/// The medians of `--example scheduler`, by method, workload, contender and thread count.
+pub type Measured = HashMap<(String, String, String, usize), MeasuredRow>;
+
+/// Reads the medians `--example scheduler` wrote to `path`; empty, with a note, where there are
+/// none.
+pub fn read_measured(path: &str) -> Measured {
     let Ok(text) = std::fs::read_to_string(path) else {
         eprintln!("{path} not found: run `cargo run --release --example scheduler` first");
         return HashMap::new();
@@ -188,9 +205,20 @@ pub fn read_measured(path: &str) -> HashMap<(String, String, usize), f64> {
         .skip(1)
         .filter_map(|line| {
             let f: Vec<&str> = line.split('\t').collect();
+            let row = MeasuredRow {
+                seconds: f.get(4)?.parse().ok()?,
+                efficiency: f.get(6)?.parse().ok()?,
+                busy_s: f.get(7).and_then(|b| b.parse().ok()),
+                scheduler_s: f.get(8).and_then(|w| w.parse().ok()),
+            };
             Some((
-                (f[0].to_owned(), f[1].to_owned(), f[2].parse().ok()?),
-                f[5].parse().ok()?,
+                (
+                    f[0].to_owned(),
+                    f[1].to_owned(),
+                    f[2].to_owned(),
+                    f[3].parse().ok()?,
+                ),
+                row,
             ))
         })
         .collect()

@@ -603,13 +603,30 @@ pub fn pipeline_tokenizer_for_benchmarks(name: &str) -> Result<PipelineTokenizer
     )
 }
 
-/// A release-candidate engine of the encoding `name` of its own, sharing no state with the one
-/// batchtok serves. Not part of the API: `benchmark/scheduler.rs` gives each thread of its
-/// hand-sharded contender one.
+/// A release-candidate engine of an encoding of its own, sharing no state with the one batchtok
+/// serves. Not part of the API: `benchmark/scheduler.rs` gives each thread of its hand-sharded
+/// contender one.
 #[doc(hidden)]
-pub fn independent_engine_for_benchmarks(name: &str) -> Result<Box<dyn Engine>, String> {
+pub struct IndependentEngine(PipelineEngine);
+
+impl IndependentEngine {
+    /// The engine, to encode with.
+    pub fn engine(&self) -> &dyn Engine {
+        &self.0
+    }
+
+    /// Drops its word caches, so that the next text meets it cold, as
+    /// [`RankModel::forget_word_caches_for_benchmarks`] does for the served engine.
+    pub fn forget_word_caches(&self) {
+        self.0.forget_idle_scratches();
+    }
+}
+
+/// An [`IndependentEngine`] of the encoding `name`. Not part of the API.
+#[doc(hidden)]
+pub fn independent_engine_for_benchmarks(name: &str) -> Result<IndependentEngine, String> {
     pipeline_tokenizer_for_benchmarks(name)
-        .map(|tokenizer| Box::new(PipelineEngine::from_tokenizer(tokenizer)) as Box<dyn Engine>)
+        .map(|tokenizer| IndependentEngine(PipelineEngine::from_tokenizer(tokenizer)))
 }
 
 /// The ordinary tokens of an embedded encoding as `(bytes, rank)` pairs, in rank order: the form

@@ -15,9 +15,12 @@
 //!   spends `UNPARK_NS` in the `unpark` call, in the server case (no virtualization, shallow idle
 //!   states); the figures measured on this VM are reported beside them as a second case.
 //! * Hardware scaling is perfect: a core encodes as fast alone as beside 191 others. The model
-//!   predicts *scheduling* efficiency; memory bandwidth, shared caches and frequency are not in it.
-//!   The measured `static` ceiling (two threads, half the bytes each, no scheduler) says how far
-//!   the 2-core VM is from that.
+//!   predicts *scheduling* efficiency; memory bandwidth, shared caches, frequency and word caches
+//!   that each thread fills apart are not in it. On a machine where the work at each thread count
+//!   is measured (`sharded-shared` of `--example scheduler`: the batch hand-sharded on one shared
+//!   engine, no scheduler), the validation scales every item's cost to that work
+//!   ([`Items::with_work_factor`]) and predicts the policies' wall time on it: on 16 cores the
+//!   work grows 1.15-1.6x from 1 to 16 threads on cold caches (`results/many-cores.md`).
 
 pub mod chunked;
 pub mod rayon;
@@ -89,6 +92,7 @@ impl Machine {
 }
 
 /// One batch as the model sees it.
+#[derive(Clone)]
 pub struct Items {
     /// Estimated cost (UTF-8 bytes), what the per-item planner sees.
     pub bytes: Vec<usize>,
@@ -108,6 +112,16 @@ impl Items {
     /// The batch's serial work: the sum of its encode times.
     pub fn work_ns(&self) -> f64 {
         self.ns.iter().sum()
+    }
+
+    /// The same batch with every encode time multiplied by `factor`: for the work measured on a
+    /// machine at a thread count, where "a core encodes as fast alone as beside the others" does
+    /// not hold.
+    pub fn with_work_factor(&self, factor: f64) -> Items {
+        Items {
+            ns: self.ns.iter().map(|ns| ns * factor).collect(),
+            ..self.clone()
+        }
     }
 }
 
