@@ -82,6 +82,10 @@ impl<'a> Batch for CountBatch<'a> {
     fn locks_taken(&self, sink: &CountSink<'a>) -> Option<u64> {
         sink.scratch.locks()
     }
+
+    fn seal_sink(&self, sink: &mut CountSink<'a>) {
+        sink.scratch.give_back();
+    }
 }
 
 /// Counts the tokens of every text of `texts` on `scheduler`, in input order.

@@ -67,6 +67,11 @@ impl<'a> IdSink<'a> {
     pub(super) fn locks(&self) -> Option<u64> {
         self.scratch.locks()
     }
+
+    /// Gives the engine's working memory back once the sink takes no more texts.
+    pub(super) fn seal(&mut self) {
+        self.scratch.give_back();
+    }
 }
 
 impl<'a> EncodeBatch<'a> {
@@ -124,6 +129,10 @@ impl<'a> Batch for EncodeBatch<'a> {
 
     fn locks_taken(&self, sink: &IdSink<'a>) -> Option<u64> {
         sink.locks()
+    }
+
+    fn seal_sink(&self, sink: &mut IdSink<'a>) {
+        sink.seal();
     }
 }
 

@@ -327,6 +327,10 @@ impl<'a> Batch for LinesBatch<'a> {
         Ok(())
     }
 
+    fn seal_sink(&self, sink: &mut LinesSink<'a>) {
+        sink.ids.seal();
+    }
+
     fn locks_taken(&self, sink: &LinesSink<'a>) -> Option<u64> {
         sink.ids.locks()
     }

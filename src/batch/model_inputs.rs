@@ -132,6 +132,10 @@ impl<'a> Batch for RowsBatch<'a> {
     fn locks_taken(&self, sink: &RowsSink<'a>) -> Option<u64> {
         sink.scratch.locks()
     }
+
+    fn seal_sink(&self, sink: &mut RowsSink<'a>) {
+        sink.scratch.give_back();
+    }
 }
 
 /// Padding every piece's rows into its window of the rectangle, as scheduler work: item `k` pads

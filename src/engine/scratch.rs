@@ -6,8 +6,9 @@
 //! two to a cache line, so two threads can contend for one line. A batch worker encodes thousands
 //! of texts in a row, so it holds one scratch for the whole batch instead: a [`Scratch`] leases
 //! working memory from its engine's idle stack the first time it is used and gives it back when
-//! it is dropped. That is two locks per worker per batch, none per text, and no memory written by
-//! two threads (a lease is padded to its own cache lines). Leases are given back, not dropped, so
+//! its worker is done with it ([`Scratch::give_back`], when the scheduler seals the worker's
+//! sink) or when it is dropped. That is two locks per worker per batch, none per text, and no
+//! memory written by two threads (a lease is padded to its own cache lines). Leases are given back, not dropped, so
 //! a word cache filled by one batch serves the next. `benchmark/engine_state.rs` measures both
 //! ways on one engine; `benchmark/README.md` has the figures.
 //!
@@ -138,10 +139,19 @@ impl<'e> Scratch<'e> {
     }
 }
 
-impl Drop for Scratch<'_> {
-    fn drop(&mut self) {
+impl Scratch<'_> {
+    /// Gives the leased working memory back to its engines now rather than on drop, so another
+    /// thread's next lease takes it (warm) instead of building a new one. The lock count stays;
+    /// encoding with this scratch again leases again.
+    pub fn give_back(&mut self) {
         for (idle, scratch) in self.leases.drain(..) {
             idle.give_back(CachePadded::into_inner(scratch));
         }
+    }
+}
+
+impl Drop for Scratch<'_> {
+    fn drop(&mut self) {
+        self.give_back();
     }
 }

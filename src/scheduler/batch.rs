@@ -51,6 +51,14 @@ pub trait Batch: Sync {
     /// the index.
     fn process(&self, index: usize, sink: &mut Self::Sink) -> Result<(), String>;
 
+    /// Called on the thread that filled `sink` as soon as it takes no more items: when its rayon
+    /// leaf job, its participation in a chunked batch or the serial loop ends, before the output
+    /// is assembled. At most once per sink, and on every sink of a run that succeeds. The place
+    /// to give back what a sink needs only while it is filled (an engine's working memory): under
+    /// the rayon policies a batch has as many sinks as leaf jobs, thousands on many cores, all
+    /// alive until the output is assembled. The default does nothing.
+    fn seal_sink(&self, _sink: &mut Self::Sink) {}
+
     /// Locks the work took on state shared between threads while filling `sink`, or `None` when
     /// it cannot tell. Summed into [`BatchStats::work_locks`] after a batch succeeds.
     fn locks_taken(&self, _sink: &Self::Sink) -> Option<u64> {

@@ -66,6 +66,9 @@ pub(super) fn run<'p, B: Batch>(
         job.claim_until(&mut owner, || false);
     }
     owner.output.busy_ns = nanos(started.elapsed());
+    if let Some(sink) = &mut owner.output.sink {
+        batch.seal_sink(sink);
+    }
     // Every helper has left: the job and the batch are ours alone again.
     let (helpers, failure, cancelled) = job.finish();
 

@@ -421,6 +421,9 @@ impl<B: Batch> ErasedJob for Job<'_, B> {
 
     fn help(&self, generation: &AtomicU64, joined_generation: u64, place: usize, wakeups: u64) {
         let mut result = self.participate(place, Some((generation, joined_generation)));
+        if let Some(sink) = &mut result.output.sink {
+            self.batch.seal_sink(sink);
+        }
         result.output.atomic_ops += HELPER_JOIN_LEAVE_OPS + wakeups * WAKE_OPS;
         result.output.wakeups = wakeups;
         self.helper_results

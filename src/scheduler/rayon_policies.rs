@@ -129,6 +129,9 @@ pub(super) fn run<B: Batch>(
         leaf
     };
     let finish = |mut leaf: Leaf<B>| {
+        if let Some(sink) = &mut leaf.sink {
+            batch.seal_sink(sink);
+        }
         if let Some(began) = leaf.began {
             leaf.busy_ns = nanos(began.elapsed());
         }

@@ -30,6 +30,7 @@ pub(super) fn run<B: Batch>(batch: &B, cancel: &CancelToken) -> Outcome<B> {
                 .map_err(|message| BatchError::ItemFailed { index: i, message })?;
         }
         let end = batch.mark(&sink);
+        batch.seal_sink(&mut sink);
         Ok((sink, start, end))
     }));
     // The one chunk is one claim, run by the calling thread (cancellation, checked per item, is

@@ -83,6 +83,9 @@ pub struct TestBatch<'h> {
     runs: Vec<AtomicU32>,
     started: AtomicUsize,
     in_flight: AtomicUsize,
+    /// Sinks made, and `seal_sink` calls.
+    sinks_made: AtomicUsize,
+    sinks_sealed: AtomicUsize,
     hook: Hook<'h>,
 }
 
@@ -104,6 +107,8 @@ impl<'h> TestBatch<'h> {
             runs,
             started: AtomicUsize::new(0),
             in_flight: AtomicUsize::new(0),
+            sinks_made: AtomicUsize::new(0),
+            sinks_sealed: AtomicUsize::new(0),
             hook: Box::new(|_| Ok(())),
         }
     }
@@ -154,6 +159,7 @@ impl Batch for TestBatch<'_> {
     }
 
     fn new_sink(&self) -> Vec<u64> {
+        self.sinks_made.fetch_add(1, Ordering::SeqCst); // SeqCst: test bookkeeping
         Vec::new()
     }
 
@@ -170,6 +176,10 @@ impl Batch for TestBatch<'_> {
         (self.hook)(index)?;
         sink.extend((0..index % 3).map(|k| ((index as u64) << 8) | k as u64));
         Ok(())
+    }
+
+    fn seal_sink(&self, _sink: &mut Vec<u64>) {
+        self.sinks_sealed.fetch_add(1, Ordering::SeqCst); // SeqCst: test bookkeeping
     }
 }
 
@@ -206,6 +216,11 @@ pub fn check_parts(
             "item {i} ran a wrong number of times"
         );
     }
+    assert_eq!(
+        batch.sinks_sealed.load(Ordering::SeqCst),
+        batch.sinks_made.load(Ordering::SeqCst),
+        "every sink of a successful run is sealed once"
+    );
     assert_eq!(stats.items, n);
     assert_eq!(stats.bytes, batch.costs.iter().sum::<usize>());
     assert_eq!(stats.per_worker_busy_ns.len(), stats.threads_used);
