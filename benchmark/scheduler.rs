@@ -474,30 +474,19 @@ impl Row {
             .fold(f64::INFINITY, f64::min)
     }
 
-    /// The run whose time is the median.
-    fn median_sample(&self) -> &Sample {
+    /// Stats of the run whose time is the median.
+    fn median_stats(&self) -> Option<&BatchStats> {
         let m = self.median_seconds();
         self.samples
             .iter()
             .find(|s| s.seconds == m)
-            .expect("the median is one of the runs")
+            .and_then(|s| s.stats.as_ref())
     }
 
-    /// Stats of the run whose time is the median.
-    fn median_stats(&self) -> Option<&BatchStats> {
-        self.median_sample().stats.as_ref()
-    }
-
-    /// The median of the threads' summed encode time, where the contender tells it.
-    fn median_busy_seconds(&self) -> Option<f64> {
-        let busy: Option<Vec<f64>> = self.samples.iter().map(|s| s.busy_seconds).collect();
-        busy.map(|b| median(&b))
-    }
-
-    /// The median of a policy's own wall time.
-    fn median_scheduler_seconds(&self) -> Option<f64> {
-        let wall: Option<Vec<f64>> = self.samples.iter().map(|s| s.scheduler_seconds).collect();
-        wall.map(|w| median(&w))
+    /// The median of a figure every run gives, or `None` where the contender does not give it.
+    fn median_of(&self, figure: impl Fn(&Sample) -> Option<f64>) -> Option<f64> {
+        let values: Option<Vec<f64>> = self.samples.iter().map(figure).collect();
+        values.map(|v| median(&v))
     }
 }
 
@@ -556,7 +545,7 @@ fn report(
         let efficiency = t1 / (row.threads as f64 * t);
         let stats = row.median_stats();
         let stat = |f: &dyn Fn(&BatchStats) -> String| stats.map_or("–".to_owned(), f);
-        let busy = row.median_busy_seconds();
+        let busy = row.median_of(|s| s.busy_seconds);
         println!(
             "| {} | {} | {:.2} | {:.2} | {:.1} | {:.3} | {} | {} | {} | {} | {} |",
             row.contender.name(),
@@ -583,7 +572,7 @@ fn report(
             row.min_seconds(),
             efficiency,
             seconds_or_dash(busy),
-            seconds_or_dash(row.median_scheduler_seconds()),
+            seconds_or_dash(row.median_of(|s| s.scheduler_seconds)),
         );
     }
 
