@@ -8,9 +8,10 @@
 //! working memory from its engine's idle stack the first time it is used and gives it back when
 //! its worker is done with it ([`Scratch::give_back`], when the scheduler seals the worker's
 //! sink) or when it is dropped. That is two locks per worker per batch, none per text, and no
-//! memory written by two threads (a lease is padded to its own cache lines). Leases are given back, not dropped, so
-//! a word cache filled by one batch serves the next. `benchmark/engine_state.rs` measures both
-//! ways on one engine; `benchmark/README.md` has the figures.
+//! memory written by two threads (a lease is padded to its own cache lines). Leases are given
+//! back, not dropped, so a word cache filled by one batch serves the next.
+//! `benchmark/engine_state.rs` measures both ways on one engine; `benchmark/README.md` has the
+//! figures.
 //!
 //! A single text takes a lease of its own, so every path encodes the same way and every test of
 //! one text checks what batches run. [`Scratch::engine_pool`] keeps the engine's own per-call
