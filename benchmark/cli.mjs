@@ -12,9 +12,10 @@
 // compare builds side by side), and, in this process, encodeUtf8Batch over the documents' bytes
 // in one call on a warm engine with the same threads. Before timing, each CLI's ids are checked
 // equal to the in-memory ids. Reported: median seconds and MiB/s of input, each CLI's ratio to
-// in-memory (end to end, and from its first batch on), its start, and its peak RSS. With
-// `--wait-quiet`, each run waits until the machine's cores are at least 90% idle over 2 s (other
-// processes' builds would take the cores the CLI leaves idle and slow the in-memory call more).
+// in-memory (end to end, and from its first batch on; the ratio of the medians, and the median of
+// each round's ratio), its start, and its peak RSS. With `--wait-quiet`, each run waits until the
+// machine's cores are at least 90% idle over 2 s (other processes' builds would take the cores
+// the CLI leaves idle and slow the in-memory call more).
 
 import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
@@ -146,6 +147,8 @@ try {
     const memorySeconds = median(samples.memory.seconds)
     for (const cli of clis) {
       const s = samples[cli.key]
+      // The machine's speed drifts between rounds; a round's two runs are seconds apart.
+      const pairedRatio = median(s.seconds.map((seconds, round) => samples.memory.seconds[round] / seconds))
       rows.push({
         input: input.name,
         cli: cli.name,
@@ -155,6 +158,7 @@ try {
         fromFirstBatch: median(s.fromFirstBatch),
         startup: median(s.startup),
         memory: memorySeconds,
+        pairedRatio,
         rss: Math.max(...s.rss),
       })
     }
@@ -168,13 +172,13 @@ try {
     '',
     `Machine: ${machine.cpu}, nproc ${machine.nproc}, ${machine.memoryGiB} GiB, ${machine.os}, Node ${machine.node}. Medians of ${rounds} rounds in shuffled order${waitQuiet ? ', each run started on a quiet machine' : ''}; 1-minute load average ${loads.map((load) => load.toFixed(1)).join(', ')} (before and after each input's rounds).`,
     '',
-    `o200k_base, ${threads} threads. Input: the four corpora (prose, code, multilingual, chat; scripts/corpus.js), their items in turn, repeated to size; text has every line of every item as a document, JSONL every item as a record \`{"id", "text", "corpus"}\`. CLI: a child process from start to exit (loading, encoding on one thread with the first engine while the full one is built, then on every thread, reading, writing the Megatron .bin/.idx, fsync), and from its first batch on; the previous run's output is deleted before each run, untimed. In memory: one \`encodeUtf8Batch\` call over the same documents' bytes on a warm engine. Each CLI's ids are checked equal to the in-memory ids first.`,
+    `o200k_base, ${threads} threads. Input: the four corpora (prose, code, multilingual, chat; scripts/corpus.js), their items in turn, repeated to size; text has every line of every item as a document, JSONL every item as a record \`{"id", "text", "corpus"}\`. CLI: a child process from start to exit (loading, encoding on one thread with the first engine while the full one is built, then on every thread, reading, writing the Megatron .bin/.idx, fsync), and from its first batch on; the previous run's output is deleted before each run, untimed. In memory: one \`encodeUtf8Batch\` call over the same documents' bytes on a warm engine. Each CLI's ids are checked equal to the in-memory ids first. "Run / in memory" is the ratio of the medians; "in memory / run, by round" the median of each round's ratio of its in-memory call to its CLI run, which the machine's drift between rounds moves less.`,
     '',
-    '| input | MiB | documents | run | s | MiB/s | start s | from first batch s | in memory s | in memory MiB/s | run / in memory | from first batch / in memory | peak RSS MiB |',
-    '| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    '| input | MiB | documents | run | s | MiB/s | start s | from first batch s | in memory s | in memory MiB/s | run / in memory | from first batch / in memory | in memory / run, by round | peak RSS MiB |',
+    '| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...rows.map(
       (r) =>
-        `| ${r.input} | ${r.mib.toFixed(0)} | ${r.documents} | ${r.cli} | ${r.seconds.toFixed(2)} | ${(r.mib / r.seconds).toFixed(1)} | ${r.startup.toFixed(2)} | ${r.fromFirstBatch.toFixed(2)} | ${r.memory.toFixed(2)} | ${(r.mib / r.memory).toFixed(1)} | ${(r.memory / r.seconds).toFixed(2)}x | ${(r.memory / r.fromFirstBatch).toFixed(2)}x | ${r.rss} |`,
+        `| ${r.input} | ${r.mib.toFixed(0)} | ${r.documents} | ${r.cli} | ${r.seconds.toFixed(2)} | ${(r.mib / r.seconds).toFixed(1)} | ${r.startup.toFixed(2)} | ${r.fromFirstBatch.toFixed(2)} | ${r.memory.toFixed(2)} | ${(r.mib / r.memory).toFixed(1)} | ${(r.memory / r.seconds).toFixed(2)}x | ${(r.memory / r.fromFirstBatch).toFixed(2)}x | ${r.pairedRatio.toFixed(2)}x | ${r.rss} |`,
     ),
     '',
   ]
