@@ -1,10 +1,10 @@
 // Bad input gets a clear error of the right class, never a crash, and the next call works.
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 
 import { batchtok, hfTokenizer } from './helpers'
 
@@ -12,6 +12,7 @@ const { Tokenizer, Scheduler } = batchtok
 const o200k = Tokenizer.fromEncoding('o200k_base')
 const bert = hfTokenizer('bert')
 const scratch = mkdtempSync(join(tmpdir(), 'batchtok-errors-'))
+afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 
 type Case = [string, () => unknown, ErrorConstructor, RegExp]
 

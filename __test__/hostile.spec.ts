@@ -2,11 +2,11 @@
 // memory. RELIABILITY.md tabulates what each case produced. The references are the fixtures
 // written by Python tiktoken and tokenizers, and two reference implementations run here: `tiktoken`
 // (OpenAI's Rust code compiled to WebAssembly) and `tokenizers` (the Hugging Face Node binding).
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 
 import {
   FIXTURES,
@@ -289,6 +289,7 @@ describe('hostile added tokens in a tokenizer.json', () => {
 
 describe('truncated tokenizer.json files', () => {
   const scratch = mkdtempSync(join(tmpdir(), 'batchtok-hostile-'))
+  afterAll(() => rmSync(scratch, { recursive: true, force: true }))
   const CLEAR = /is not valid JSON: .* at line \d+ column \d+|cannot read tokenizer file '.*': stream did not contain valid UTF-8/
 
   it.each(['bert', 'unigram'])('%s.json cut at 60 places: each fromJSON and fromFile throws a clear Error', (name) => {

@@ -47,6 +47,7 @@ const ROUTES: Record<string, RegExp> = {
   gpt35turbo: /^pipeline: tokenizers 1\.0\.0-rc\.3 encodes every text$/,
   gemini:
     /^pipeline: tokenizers 1\.0\.0-rc\.3 encodes every text, reading an equivalent form of the file \(the byte-fallback tokens <0x09> it lacks are added under unused ids/,
+  claude: /^pipeline: tokenizers 1\.0\.0-rc\.3 encodes every text$/,
 }
 
 describe('the real files', () => {

@@ -1,6 +1,7 @@
 //! The stable fallback against the main engine, per tokenizer.json, at 1 and 2 threads.
 //!
-//! For each file (the fixtures, a GPT-2 with `add_prefix_space`, and the real model files
+//! For each file (the fixtures, a GPT-2 with `add_prefix_space`, the Unigram fixture written as
+//! transformers' SentencePiece converters write such files, and the real model files
 //! `node scripts/real-tokenizers.js` fetches), the same documents of big.txt are encoded by:
 //! - main: the engine that encodes the tokenizer's ordinary text (`Tokenizer::main_engine`: the
 //!   release candidate, or the stable engine where the route sends every text there);
@@ -166,6 +167,26 @@ fn files(only: Option<&[String]>) -> Vec<(String, String)> {
     let mut gpt2: serde_json::Value = serde_json::from_str(&files[0].1).expect("valid JSON");
     gpt2["pre_tokenizer"]["add_prefix_space"] = serde_json::Value::Bool(true);
     files.push(("gpt2_prefix_space".to_owned(), gpt2.to_string()));
+    // A SentencePiece file as transformers' converter writes it: after the character map (NFKC
+    // here), trailing spaces stripped and runs of spaces collapsed by a regex `Replace`, and, as
+    // its DeBERTa-v2 converter does, the `Metaspace` inside a `Sequence`.
+    let mut sentencepiece: serde_json::Value =
+        serde_json::from_str(&files[2].1).expect("valid JSON");
+    sentencepiece["normalizer"] = serde_json::json!({
+        "type": "Sequence",
+        "normalizers": [
+            { "type": "NFKC" },
+            { "type": "Strip", "strip_left": false, "strip_right": true },
+            { "type": "Replace", "pattern": { "Regex": " {2,}" }, "content": "\u{2581}" },
+        ],
+    });
+    let metaspace = sentencepiece["pre_tokenizer"].take();
+    sentencepiece["pre_tokenizer"] =
+        serde_json::json!({ "type": "Sequence", "pretokenizers": [metaspace] });
+    files.push((
+        "unigram_sentencepiece".to_owned(),
+        sentencepiece.to_string(),
+    ));
     for name in [
         "llama3",
         "qwen3",
@@ -176,6 +197,7 @@ fn files(only: Option<&[String]>) -> Vec<(String, String)> {
         "gpt4o",
         "gpt35turbo",
         "gemini",
+        "claude",
     ] {
         match std::fs::read_to_string(root.join(format!(".cache/real-tokenizers/{name}.json"))) {
             Ok(json) => files.push((name.to_owned(), json)),

@@ -1266,13 +1266,13 @@ def model_inputs_fixture() -> dict:
 
 # --------------------------------------------------------------------------------------------
 # Every REAL_FILES_STRIDE-th parity text of at most REAL_FILES_MAX_TEXT_BYTES: a few dozen texts
-# across every category of texts.json, small enough for nine files' ids to stay a small fixture.
+# across every category of texts.json, small enough for the real files' ids to stay a small fixture.
 REAL_FILES_STRIDE = 6
 REAL_FILES_MAX_TEXT_BYTES = 300
 # Texts aimed at what the real files do differently: the tab and control characters a byte
 # fallback covers (or a vocabulary holds as itself), a byte token's own spelling, characters
 # Unicode 17 assigns and the reference's Unicode 16 does not, texts with and without a leading
-# space, and the special tokens of the real files' families.
+# space, the special tokens of the real files' families, and characters NFKC folds.
 REAL_FILES_EXTRA_TEXTS = [
     "\tindented\twith tabs\n\tand a newline",
     "a\x00b\x01c\x7f",
@@ -1285,6 +1285,7 @@ REAL_FILES_EXTRA_TEXTS = [
     "",
     "<s>[INST] hi [/INST]</s><bos>x<eos><|begin_of_text|>y<|end_of_text|>"
     "<|im_start|>user\nz<|im_end|><|endoftext|><｜begin▁of▁sentence｜>",
+    "<EOT>\n\nHuman: ﬁne ｆｕｌｌｗｉｄｔｈ ① ㍻ x² Ⅻ<META_START>{}<META_END><SOS>",
 ]
 
 

