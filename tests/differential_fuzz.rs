@@ -226,6 +226,11 @@ fn unigram_json_matches_the_stable_crate() {
     hugging_face("unigram.json", &fixture("unigram"));
 }
 
+#[test]
+fn sentencepiece_json_matches_the_stable_crate() {
+    hugging_face("sentencepiece.json", &fixture("sentencepiece"));
+}
+
 /// The GPT-2 fixture with chat-style added tokens carrying every flag an added token can have
 /// (stripping to the left or right, whole words only, matched before or after normalization,
 /// special or not). The fixtures' own added tokens set none of them, and the engines match added

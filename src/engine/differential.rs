@@ -306,6 +306,7 @@ fn routed_tokenizers_agree_with_the_stable_reference() {
             "unigram, its Metaspace in a Sequence",
             with_lone_metaspace(),
         ),
+        ("sentencepiece", fixture_tokenizer("sentencepiece")),
     ] {
         let (wrong, raw, checked) = disagreements(name, &json);
         eprintln!(
@@ -350,6 +351,7 @@ fn the_worker_path_equals_the_release_candidates_own_encode() {
         ("bert", fixture_tokenizer("bert")),
         ("unigram", fixture_tokenizer("unigram")),
         ("unigram with gapped added tokens", gapped),
+        ("sentencepiece", fixture_tokenizer("sentencepiece")),
         (
             "bert, no truncation",
             bert_truncated(serde_json::Value::Null),
@@ -625,10 +627,15 @@ fn a_catastrophic_pattern_fails_in_bounded_time_with_a_clear_error() {
 /// A tokenizer the release candidate encodes loads without building the stable engine.
 #[test]
 fn each_file_is_routed_to_the_engine_that_encodes_it_exactly() {
-    let expected: [(&str, Option<String>, &str); 17] = [
+    let expected: [(&str, Option<String>, &str); 18] = [
         ("gpt2", Some(fixture_tokenizer("gpt2")), "pipeline:"),
         ("bert", Some(fixture_tokenizer("bert")), "pipeline:"),
         ("unigram", Some(fixture_tokenizer("unigram")), "pipeline:"),
+        (
+            "sentencepiece",
+            Some(fixture_tokenizer("sentencepiece")),
+            "pipeline:",
+        ),
         // A regex `Replace` of literals the two regex engines read alike, and one they may not.
         (
             "unigram, SentencePiece's normalizers",

@@ -27,7 +27,7 @@ pub fn fixture_texts() -> Vec<String> {
         .collect()
 }
 
-/// One of the fixture tokenizer.json files (`gpt2`, `bert`, `unigram`), loaded.
+/// One of the fixture tokenizer.json files (`gpt2`, `bert`, `unigram`, `sentencepiece`), loaded.
 pub fn fixture_tokenizer(name: &str) -> Tokenizer {
     let tokenizer = Tokenizer::from_file(
         &root()
