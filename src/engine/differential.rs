@@ -286,6 +286,14 @@ fn with_lone_metaspace() -> String {
     json.to_string()
 }
 
+/// The GPT-2 fixture with an `end_of_word_suffix`, as GPT-1's and HerBERT's BPE models have: the
+/// last character of each word is looked up with `</w>` after it.
+fn with_end_of_word_suffix() -> String {
+    let mut json: serde_json::Value = serde_json::from_str(&fixture_tokenizer("gpt2")).unwrap();
+    json["model"]["end_of_word_suffix"] = "</w>".into();
+    json.to_string()
+}
+
 #[test]
 fn routed_tokenizers_agree_with_the_stable_reference() {
     let gapped = with_gapped_added_tokens();
@@ -307,6 +315,7 @@ fn routed_tokenizers_agree_with_the_stable_reference() {
             with_lone_metaspace(),
         ),
         ("sentencepiece", fixture_tokenizer("sentencepiece")),
+        ("gpt2 with an end-of-word suffix", with_end_of_word_suffix()),
     ] {
         let (wrong, raw, checked) = disagreements(name, &json);
         eprintln!(
@@ -627,7 +636,7 @@ fn a_catastrophic_pattern_fails_in_bounded_time_with_a_clear_error() {
 /// A tokenizer the release candidate encodes loads without building the stable engine.
 #[test]
 fn each_file_is_routed_to_the_engine_that_encodes_it_exactly() {
-    let expected: [(&str, Option<String>, &str); 18] = [
+    let expected: [(&str, Option<String>, &str); 19] = [
         ("gpt2", Some(fixture_tokenizer("gpt2")), "pipeline:"),
         ("bert", Some(fixture_tokenizer("bert")), "pipeline:"),
         ("unigram", Some(fixture_tokenizer("unigram")), "pipeline:"),
@@ -647,6 +656,12 @@ fn each_file_is_routed_to_the_engine_that_encodes_it_exactly() {
             Some(with_sentencepiece_normalizers("\\s{2,}")),
             "stable: tokenizers 0.23 encodes every text, because the 1.0 release candidate cannot \
              run it exactly (its Replace normalizer's pattern",
+        ),
+        (
+            "gpt2 with an end-of-word suffix",
+            Some(with_end_of_word_suffix()),
+            "stable: tokenizers 0.23 encodes every text, because the 1.0 release candidate cannot \
+             run it exactly (its BPE model's end_of_word_suffix \"</w>\"",
         ),
         (
             "unigram, its Metaspace in a Sequence",

@@ -47,6 +47,8 @@ pub struct PipelineEngine {
     /// Where those files' added tokens are all matched as plain text as written: the search for
     /// them (`added_search.rs`).
     added_search: Option<AddedTokenSearch>,
+    /// The BPE model's `end_of_word_suffix`, where it has one (GPT-1's and HerBERT's `</w>`).
+    end_of_word_suffix: Option<String>,
 }
 
 impl PipelineEngine {
@@ -70,6 +72,12 @@ impl PipelineEngine {
                 tokenizers::canonicalize_value(&mut file).map_err(|e| e.to_string())?;
             }
             let marker_cuts = file.get("model").and_then(MarkerCuts::of);
+            let end_of_word_suffix = file
+                .get("model")
+                .filter(|model| model.get("merges").is_some())
+                .and_then(|model| model.get("end_of_word_suffix")?.as_str())
+                .filter(|suffix| !suffix.is_empty())
+                .map(str::to_owned);
             let added_in_normalized_text = file
                 .get("added_tokens")
                 .and_then(Value::as_array)
@@ -90,6 +98,7 @@ impl PipelineEngine {
                 });
             Ok(PipelineEngine {
                 marker_cuts,
+                end_of_word_suffix,
                 added_search: added_search.filter(|_| space_markers.is_some()),
                 space_markers,
                 ..PipelineEngine::from_tokenizer(tokenizer)
@@ -105,6 +114,15 @@ impl PipelineEngine {
     pub fn cannot_run(&self) -> Option<String> {
         if let Some(why) = pre_tokenizer_cannot_run(self.tokenizer.get_pre_tokenizer()) {
             return Some(why);
+        }
+        if let Some(suffix) = &self.end_of_word_suffix {
+            // Its shortcut for a word that is itself a token skips the suffix: a word of one
+            // character comes out as that character's token, not the suffixed one (or the
+            // unknown token, where the vocabulary has no suffixed form).
+            return Some(format!(
+                "its BPE model's end_of_word_suffix {suffix:?}, which the release candidate leaves \
+                 off a word of one character"
+            ));
         }
         for normalizer in self.tokenizer.get_normalizers() {
             if let PipelineNormalizer::Replace(replace) = normalizer
@@ -172,6 +190,7 @@ impl PipelineEngine {
             marker_cuts: None,
             space_markers: None,
             added_search: None,
+            end_of_word_suffix: None,
         }
     }
 

@@ -29,9 +29,11 @@
 //!   without any way to search for it, and such a `Split` would fail on every text; a regex
 //!   `Replace` normalizer it runs with `fancy-regex`, whose syntax and classes are not Oniguruma's,
 //!   unless the pattern is repeated literals (SentencePiece converters' `" {2,}"`), which the two
-//!   read alike (`is_repeated_literals` in `pipeline.rs`).
-//!   Both are found at load (`PipelineEngine::cannot_run`, which also encodes a few probe texts),
-//!   and the stable engine runs the pattern with Oniguruma, as Python `tokenizers` does. A pattern
+//!   read alike (`is_repeated_literals` in `pipeline.rs`); and a BPE model with an
+//!   `end_of_word_suffix` (GPT-1's and HerBERT's `</w>`), whose suffix the release candidate
+//!   leaves off a word of one character (its shortcut for a word that is itself a token).
+//!   All are found at load (`PipelineEngine::cannot_run`, which also encodes a few probe texts),
+//!   and the stable engine runs the file as Python `tokenizers` does, patterns with Oniguruma. A pattern
 //!   that backtracks catastrophically fails there as in Python: Oniguruma stops a match attempt at
 //!   its retry limit, and the text's error says so.
 //! - **The text holds a character the two engines' Unicode versions read differently.** The rule:
