@@ -33,9 +33,9 @@
 //!   `end_of_word_suffix` (GPT-1's and HerBERT's `</w>`), whose suffix the release candidate
 //!   leaves off a word of one character (its shortcut for a word that is itself a token).
 //!   All are found at load (`PipelineEngine::cannot_run`, which also encodes a few probe texts),
-//!   and the stable engine runs the file as Python `tokenizers` does, patterns with Oniguruma. A pattern
-//!   that backtracks catastrophically fails there as in Python: Oniguruma stops a match attempt at
-//!   its retry limit, and the text's error says so.
+//!   and the stable engine runs the file as Python `tokenizers` does, patterns with Oniguruma. A
+//!   pattern that backtracks catastrophically fails there as in Python: Oniguruma stops a match
+//!   attempt at its retry limit, and the text's error says so.
 //! - **The text holds a character the two engines' Unicode versions read differently.** The rule:
 //!   a text holding a code point that Unicode 17.0 assigns and the reference's Unicode 16.0 does
 //!   not goes to the stable engine, whatever classes the tokenizer's patterns name, since the
