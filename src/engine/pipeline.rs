@@ -451,8 +451,8 @@ fn pre_tokenizer_cannot_run(pre_tokenizer: &PipelinePreTokenizer) -> Option<Stri
 /// once (`x`, `x+`, `x{2}`, `x{2,}`, `x{2,5}`): SentencePiece's converted files collapse runs of
 /// spaces with `Replace(" {2,}")`. Such a pattern means the same to `fancy-regex` and to
 /// Oniguruma: no class, escape, anchor, group, alternation or flag whose reading could differ, and
-/// no empty match, where the two engines' searches step on differently. Among several ways to match
-/// at a start, both take the greedy one first. Anything else stays with Oniguruma.
+/// no empty match, past which the two engines' searches may move on differently. Among several
+/// ways to match at a start, both take the greedy one first. Anything else stays with Oniguruma.
 fn is_repeated_literals(pattern: &str) -> bool {
     const SYNTAX: &[char] = &[
         '\\', '^', '$', '.', '|', '?', '*', '+', '(', ')', '[', ']', '{', '}', '#',
