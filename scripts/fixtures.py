@@ -860,7 +860,7 @@ def train_unigram(big_txt_path: Path, out: Path) -> None:
 def train_sentencepiece(big_txt_path: Path, out: Path) -> None:
     """A SentencePiece Unigram model trained on big.txt with SentencePiece's default normalization
     (its `nmt_nfkc` character map), turned into a tokenizer.json by transformers' XLM-RoBERTa
-    converter, as the Hub's XLM-RoBERTa, multilingual-e5 and bge-m3 files were: a `Precompiled`
+    converter (XLM-RoBERTa's model is also multilingual-e5's and bge-m3's): a `Precompiled`
     normalizer holding the map, trailing spaces stripped, runs of spaces collapsed by a regex
     `Replace`, `Metaspace`, and the `<s> $A </s>` template. The Rust differential tests
     (src/engine/differential.rs) check the release candidate against the stable crate on it."""
@@ -1302,7 +1302,8 @@ def model_inputs_fixture() -> dict:
 
 # --------------------------------------------------------------------------------------------
 # Every REAL_FILES_STRIDE-th parity text of at most REAL_FILES_MAX_TEXT_BYTES: a few dozen texts
-# across every category of texts.json, small enough for the real files' ids to stay a small fixture.
+# across every category of texts.json, small enough for the real files' ids to stay a small
+# fixture.
 REAL_FILES_STRIDE = 6
 REAL_FILES_MAX_TEXT_BYTES = 300
 # Texts aimed at what the real files do differently: the tab and control characters a byte
