@@ -181,6 +181,16 @@ describe('shards and merge', () => {
     }
     expect(readMegatron(join(work, `out/merged${count}`)).length).toBe(40 + 40 + 2 * lines.length)
   })
+
+  it('merge creates the folders of its output, and names a file in the way', () => {
+    encode(work, ['encode', 'lines.txt', '--encoding', 'r50k_base', '-o', 'out/to-merge'])
+    expect(cli(work, ['merge', 'out/to-merge', '-o', 'merged/new/folders/m']).stderr).toBe('')
+    expect(sha256(join(work, 'merged/new/folders/m.bin'))).toBe(sha256(join(work, 'out/to-merge.bin')))
+    writeFileSync(join(work, 'in-the-way'), '')
+    const run = cli(work, ['merge', 'out/to-merge', '-o', 'in-the-way/m'])
+    expect(run.status).toBe(1)
+    expect(run.stderr).toMatch(/cannot write .*in-the-way \(EEXIST\); part of the --output path is a file, not a folder/)
+  })
 })
 
 describe('resume', () => {
@@ -288,6 +298,17 @@ describe('bad input: a message naming the file and line, non-zero exit, no outpu
     const run = cli(work, ['encode', 'lines.txt', '--encoding', 'o200k_base', '-o', 'plainfile/x'])
     expect(run.status).toBe(1)
     expect(run.stderr).toMatch(/part of the --output path is a file, not a folder/)
+  })
+
+  it.runIf(process.platform === 'linux')('an output folder that cannot be made (under /proc) is an error, not a hang', () => {
+    const run = spawnSync(process.execPath, [CLI, 'encode', 'lines.txt', '--encoding', 'o200k_base', '-o', '/proc/batchtok/x'], {
+      cwd: work,
+      encoding: 'utf8',
+      timeout: 30_000,
+    })
+    expect(run.signal).toBeNull()
+    expect(run.status).toBe(1)
+    expect(run.stderr).toMatch(/cannot write \/proc\/batchtok \(ENOENT\)/)
   })
 
   it('a full disk (a 64 KiB tmpfs, where mounting is allowed), else a read-only output folder', (context) => {

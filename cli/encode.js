@@ -4,15 +4,14 @@
 
 const fs = require('node:fs')
 const os = require('node:os')
-const path = require('node:path')
 const { encodeInOrder } = require('./pipeline')
 const { resolveInputs } = require('./inputs')
 const { parseShard, shardParts, planBatches, partBytes } = require('./plan')
 const { loadTokenizer, eosIdOf } = require('./tokenizer')
-const { OutputWriter } = require('./output')
+const { OutputWriter, makeOutputFolder } = require('./output')
 const { CHECKPOINT_VERSION, fingerprint, readCheckpoint, writeCheckpoint } = require('./checkpoint')
 const { createProgress } = require('./progress')
-const { UsageError } = require('./errors')
+const { UsageError, writeError } = require('./errors')
 const { lineError, skipLines } = require('./readers')
 const timeline = require('./timeline')
 
@@ -102,21 +101,6 @@ async function* mapLineErrors(batches) {
   }
 }
 
-/** Rewrites a file-system error on `file` into a message that says what to do. */
-function writeError(error) {
-  if (!error.syscall) return error
-  const advice = {
-    ENOSPC: 'free some space or write elsewhere with --output',
-    EROFS: 'the folder is read-only; write elsewhere with --output',
-    EACCES: 'no permission to write there; write elsewhere with --output',
-    EDQUOT: 'the disk quota is full; free some space or write elsewhere with --output',
-    ENOTDIR: 'part of the --output path is a file, not a folder; choose another --output',
-    EEXIST: 'part of the --output path is a file, not a folder; choose another --output',
-  }[error.code]
-  const message = `cannot write ${error.path ?? 'the output'} (${error.code}); ${advice ?? 'check the output folder'}`
-  return Object.assign(new Error(message), { exitCode: 1 })
-}
-
 /**
  * This process's peak resident memory in MiB. On Linux from /proc's VmHWM: `getrusage`'s maxrss
  * survives `exec`, so a process started by a large parent would report the parent's size.
@@ -172,11 +156,7 @@ async function runEncode(patterns, options) {
     shard,
   }
   const digest = fingerprint(settings, inputs)
-  try {
-    fs.mkdirSync(path.dirname(path.resolve(options.output)), { recursive: true })
-  } catch (error) {
-    throw writeError(error)
-  }
+  makeOutputFolder(options.output)
   let checkpoint = resumable ? readCheckpoint(checkpointFile) : null
   // Checkpoints before the version field are version 1.
   if (checkpoint && (checkpoint.version ?? 1) !== CHECKPOINT_VERSION) {

@@ -15,6 +15,7 @@
 // own `DType.optimal_dtype` chooses (no id reaches 2^31).
 
 const fs = require('node:fs')
+const { writing } = require('./errors')
 
 const MAGIC = Buffer.from('MMIDIDX\x00\x00', 'latin1')
 const VERSION = 1n
@@ -115,11 +116,11 @@ function fillDocumentRows(first, rows, rows64) {
  */
 function writeIndex(path, dtype, lengthSources) {
   const sequences = lengthSources.reduce((sum, source) => sum + source.count, 0)
-  const out = fs.openSync(path, 'w')
+  const out = writing(path, () => fs.openSync(path, 'w'))
   try {
     let at = 0
     const put = (buffer) => {
-      fs.writeSync(out, buffer, 0, buffer.length, at)
+      writing(path, () => fs.writeSync(out, buffer, 0, buffer.length, at))
       at += buffer.length
     }
     put(indexHeader(dtype, sequences))
@@ -148,7 +149,7 @@ function writeIndex(path, dtype, lengthSources) {
       fillDocumentRows(first, rows, rows64)
       put64(rows)
     }
-    fs.fsyncSync(out)
+    writing(path, () => fs.fsyncSync(out))
   } finally {
     fs.closeSync(out)
   }

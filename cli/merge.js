@@ -3,7 +3,8 @@
 
 const fs = require('node:fs')
 const { readIndexHeader, writeIndex } = require('./megatron')
-const { UsageError } = require('./errors')
+const { UsageError, writing } = require('./errors')
+const { makeOutputFolder } = require('./output')
 const { syncFolder } = require('./checkpoint')
 const path = require('node:path')
 
@@ -21,13 +22,16 @@ function formatAt(prefix) {
   throw new UsageError(`${prefix}: no finished output (${prefix}.bin, .idx or .jsonl); run that shard's command`)
 }
 
-/** Appends the whole of `from` to the open file `out` at `position`; returns the new position. */
-function appendFile(out, from, position) {
+/**
+ * Appends the whole of `from` to the open file `out` (named `outName`) at `position`; returns the
+ * new position.
+ */
+function appendFile(out, outName, from, position) {
   const fd = fs.openSync(from, 'r')
   const buffer = Buffer.alloc(COPY_BYTES)
   try {
     for (let read; (read = fs.readSync(fd, buffer, 0, COPY_BYTES, null)) > 0; ) {
-      fs.writeSync(out, buffer, 0, read, position)
+      writing(outName, () => fs.writeSync(out, buffer, 0, read, position))
       position += read
     }
   } finally {
@@ -53,13 +57,14 @@ function runMerge(prefixes, { output, force }) {
   const dataExtension = format === 'counts' ? 'jsonl' : 'bin'
   const dataPartial = `${output}.${dataExtension}.partial`
   let documents = null
-  const out = fs.openSync(dataPartial, 'w')
+  makeOutputFolder(output)
+  const out = writing(dataPartial, () => fs.openSync(dataPartial, 'w'))
   const indexSources = []
   try {
     let position = 0
     let dtype = null
     for (const prefix of prefixes) {
-      position = appendFile(out, `${prefix}.${dataExtension}`, position)
+      position = appendFile(out, dataPartial, `${prefix}.${dataExtension}`, position)
       if (format !== 'megatron') continue
       const fd = fs.openSync(`${prefix}.idx`, 'r')
       const header = readIndexHeader(fd, `${prefix}.idx`)
@@ -69,7 +74,7 @@ function runMerge(prefixes, { output, force }) {
       dtype = header.dtype
       indexSources.push({ fd, position: header.headerBytes, count: header.sequences })
     }
-    fs.fsyncSync(out)
+    writing(dataPartial, () => fs.fsyncSync(out))
     if (format === 'megatron') {
       writeIndex(`${output}.idx.partial`, dtype, indexSources)
       documents = indexSources.reduce((sum, source) => sum + source.count, 0)

@@ -9,6 +9,7 @@ const fs = require('node:fs')
 const path = require('node:path')
 const { megatronDtype, completeIndex, INDEX_HEADER_BYTES } = require('./megatron')
 const timeline = require('./timeline')
+const { writeError } = require('./errors')
 
 /**
  * Bytes written to a file between two data syncs started in the background: the data is made
@@ -16,6 +17,27 @@ const timeline = require('./timeline')
  * (or at a checkpoint) has little left to write instead of the whole output.
  */
 const SYNC_EVERY_BYTES = 64 << 20
+
+/**
+ * Creates the folders the output `prefix` lies in that do not exist yet, one at a time from the
+ * nearest one that does. (Node's `mkdirSync` with `recursive` spins forever where a parent
+ * refuses new entries with ENOENT, as /proc does.)
+ */
+function makeOutputFolder(prefix) {
+  const missing = []
+  let folder = path.dirname(path.resolve(prefix))
+  while (!fs.existsSync(folder) && path.dirname(folder) !== folder) {
+    missing.push(folder)
+    folder = path.dirname(folder)
+  }
+  try {
+    // A file where a folder should be: mkdir fails on it with EEXIST, an error that names it.
+    if (!fs.statSync(folder).isDirectory()) fs.mkdirSync(folder)
+    for (const each of missing.reverse()) fs.mkdirSync(each)
+  } catch (error) {
+    throw writeError(error)
+  }
+}
 
 /** The files and element type of each output format, for `prefix`. */
 function outputLayout(format, prefix, vocabSize) {
@@ -167,4 +189,4 @@ function dataSync(fd) {
   return new Promise((resolve, reject) => fs.fdatasync(fd, (error) => (error ? reject(error) : resolve())))
 }
 
-module.exports = { OutputWriter, outputLayout }
+module.exports = { OutputWriter, outputLayout, makeOutputFolder }
