@@ -57,6 +57,31 @@ describe('encodeStream', () => {
   })
 })
 
+describe('options', () => {
+  type Options = import('../stream/index').EncodeStreamOptions
+  const bad: [string, Record<string, unknown>, RegExp][] = [
+    ['an unknown name', { addSpecialTokens: false }, /options\.addSpecialTokens is not an option of \w+ .*goes in encodeOptions/],
+    ['an eosId below 0', { eosId: -1 }, /options\.eosId -1 is not an id of this tokenizer \(0 to 200018\)/],
+    ['an eosId past the vocabulary', { eosId: 2 ** 32 }, /options\.eosId 4294967296 is not an id/],
+    ['an eosId that is not a number', { eosId: '199999' }, /options\.eosId is string; expected a token id/],
+    ['a batch of no bytes', { batchBytes: 0 }, /options\.batchBytes is 0; expected a whole number of at least 1/],
+    ['a batch of half a document', { batchDocuments: 0.5 }, /options\.batchDocuments is 0\.5/],
+  ]
+
+  it.each(bad)('%s is an error naming the option, before any work', async (_, options, message) => {
+    const opts = options as Options
+    expect(() => stream.encodeStream(tokenizer, ['a'], opts)).toThrow(message)
+    expect(() => stream.createEncodeStream(tokenizer, opts)).toThrow(message)
+    await expect(stream.encodeOne(tokenizer, { texts: ['a'] }, opts)).rejects.toThrow(message)
+    await expect(idsOf(stream.encodeBatches(tokenizer, [], opts))).rejects.toThrow(message)
+  })
+
+  it('documents that are one string, or not iterable, are a TypeError', () => {
+    expect(() => stream.encodeStream(tokenizer, 'one text' as unknown as string[])).toThrow(/documents is a string.*pass \[text\]/)
+    expect(() => stream.encodeStream(tokenizer, 5 as unknown as string[])).toThrow(/documents must be an iterable/)
+  })
+})
+
 describe('createEncodeStream', () => {
   it('a pipeline of documents to batches: ids equal encodeBatch', async () => {
     const expected = (await tokenizer.encodeBatch(texts)).toArrays()

@@ -26,6 +26,8 @@ export interface TokenBatch {
   source?: unknown
 }
 
+/** Checked when a function is called: an unknown name is a `TypeError`, and a batch size below 1
+ * or an `eosId` outside the tokenizer's ids a `RangeError`, each naming the option. */
 export interface EncodeStreamOptions {
   /** The scheduler that runs the batches. @default Scheduler.getDefault() */
   scheduler?: Scheduler

@@ -17,6 +17,51 @@ const DEFAULT_BATCH_BYTES = 4 << 20
 /** Documents per batch, whatever their size: bounds the offsets and per-document work. */
 const DEFAULT_BATCH_DOCUMENTS = 1 << 16
 
+/** The names `EncodeStreamOptions` has. */
+const STREAM_OPTIONS = ['scheduler', 'signal', 'eosId', 'batchBytes', 'batchDocuments', 'encodeOptions']
+
+/** Checks the batch sizes of `options`: whole numbers of at least 1 (or `Infinity`). */
+function checkBatchSizes(options) {
+  for (const name of ['batchBytes', 'batchDocuments']) {
+    const value = options[name]
+    if (value === undefined) continue
+    if (typeof value !== 'number') throw new TypeError(`options.${name} is ${typeof value}; expected a number`)
+    if (!(value >= 1 && (Number.isInteger(value) || value === Infinity))) {
+      throw new RangeError(`options.${name} is ${value}; expected a whole number of at least 1`)
+    }
+  }
+}
+
+/**
+ * Checks `options` before any work is done: an unknown name, or a value of the wrong type or
+ * range, is an error naming it. The options of each batch call, in `encodeOptions`, are checked by
+ * the call itself.
+ * @returns {EncodeStreamOptions}
+ */
+function checkOptions(tokenizer, options, caller) {
+  if (options === undefined) return {}
+  if (options === null || typeof options !== 'object') throw new TypeError(`${caller}'s options must be an object`)
+  for (const name of Object.keys(options)) {
+    if (!STREAM_OPTIONS.includes(name)) {
+      throw new TypeError(
+        `options.${name} is not an option of ${caller} (options: ${STREAM_OPTIONS.join(', ')}); an option of each batch call goes in encodeOptions`,
+      )
+    }
+  }
+  checkBatchSizes(options)
+  const { eosId, encodeOptions } = options
+  if (eosId !== undefined) {
+    if (typeof eosId !== 'number') throw new TypeError(`options.eosId is ${typeof eosId}; expected a token id`)
+    if (!Number.isInteger(eosId) || eosId < 0 || eosId >= tokenizer.idLimit) {
+      throw new RangeError(`options.eosId ${eosId} is not an id of this tokenizer (0 to ${tokenizer.idLimit - 1})`)
+    }
+  }
+  if (encodeOptions !== undefined && (encodeOptions === null || typeof encodeOptions !== 'object')) {
+    throw new TypeError('options.encodeOptions must be an object of the batch call\'s options')
+  }
+  return options
+}
+
 /**
  * One batch of documents, prepared for the addon: UTF-8 bytes with `documents + 1` boundaries
  * (`encodeUtf8Batch`), JS strings (`encodeBatch`), or whole lines of bytes as a file holds them,
@@ -76,6 +121,11 @@ function withEos({ ids, offsets }, eosId) {
  * @param {EncodeStreamOptions} options
  */
 async function encodeOne(tokenizer, batch, options) {
+  return encodeChecked(tokenizer, batch, checkOptions(tokenizer, options, 'encodeOne'))
+}
+
+/** `encodeOne` with `options` already checked. */
+async function encodeChecked(tokenizer, batch, options) {
   const batchOptions = {}
   if (options.scheduler) batchOptions.scheduler = options.scheduler
   if (options.signal) batchOptions.signal = options.signal
@@ -123,11 +173,16 @@ async function encodeOne(tokenizer, batch, options) {
  * @param {EncodeStreamOptions} [options]
  * @returns {AsyncGenerator<TokenBatch>}
  */
-async function* encodeBatches(tokenizer, batches, options = {}) {
+async function* encodeBatches(tokenizer, batches, options) {
+  yield* encodeCheckedBatches(tokenizer, batches, checkOptions(tokenizer, options, 'encodeBatches'))
+}
+
+/** `encodeBatches` with `options` already checked. */
+async function* encodeCheckedBatches(tokenizer, batches, options) {
   let pending = null
   try {
     for await (const batch of batches) {
-      const next = encodeOne(tokenizer, batch, options)
+      const next = encodeChecked(tokenizer, batch, options)
       // A rejection is taken where the promise is awaited; until then it must not count as
       // unhandled.
       next.catch(() => {})
@@ -159,6 +214,7 @@ async function* encodeBatches(tokenizer, batches, options = {}) {
  * @returns {AsyncGenerator<DocumentBatch>}
  */
 async function* batchDocuments(documents, options = {}) {
+  checkBatchSizes(options)
   const maxBytes = options.batchBytes ?? DEFAULT_BATCH_BYTES
   const maxDocuments = options.batchDocuments ?? DEFAULT_BATCH_DOCUMENTS
   let texts = []
@@ -208,8 +264,15 @@ async function* batchDocuments(documents, options = {}) {
  * @param {EncodeStreamOptions} [options]
  * @returns {AsyncGenerator<TokenBatch>}
  */
-function encodeStream(tokenizer, documents, options = {}) {
-  return encodeBatches(tokenizer, batchDocuments(documents, options), options)
+function encodeStream(tokenizer, documents, options) {
+  const checked = checkOptions(tokenizer, options, 'encodeStream')
+  if (typeof documents === 'string') {
+    throw new TypeError('documents is a string, whose characters would each be a document; pass [text] for one text')
+  }
+  if (documents == null || !(Symbol.iterator in Object(documents) || Symbol.asyncIterator in Object(documents))) {
+    throw new TypeError('documents must be an iterable or async iterable of strings or UTF-8 Buffers')
+  }
+  return encodeCheckedBatches(tokenizer, batchDocuments(documents, checked), checked)
 }
 
 /**
@@ -219,7 +282,8 @@ function encodeStream(tokenizer, documents, options = {}) {
  * @param {EncodeStreamOptions} [options]
  * @returns {import('node:stream').Transform}
  */
-function createEncodeStream(tokenizer, options = {}) {
+function createEncodeStream(tokenizer, options) {
+  options = checkOptions(tokenizer, options, 'createEncodeStream')
   const maxBytes = options.batchBytes ?? DEFAULT_BATCH_BYTES
   const maxDocuments = options.batchDocuments ?? DEFAULT_BATCH_DOCUMENTS
   let gathered = []
@@ -235,12 +299,12 @@ function createEncodeStream(tokenizer, options = {}) {
       // A change of kind inside the group makes two batches; encode the first at once.
       if (batch) {
         if (pending) stream.push(await pending)
-        pending = encodeOne(tokenizer, batch, options)
+        pending = encodeChecked(tokenizer, batch, options)
         pending.catch(() => {})
       }
       batch = b
     }
-    const next = batch ? encodeOne(tokenizer, batch, options) : null
+    const next = batch ? encodeChecked(tokenizer, batch, options) : null
     if (next) next.catch(() => {})
     if (pending) stream.push(await pending)
     pending = next
