@@ -50,6 +50,26 @@ describe('encodeStream', () => {
     await batches.return(undefined)
   })
 
+  it('an error about one document names it by its index in the stream', async () => {
+    const strings = ['a', 'b', 'c', 'd <|endoftext|>', 'e']
+    const disallowed = stream.encodeStream(tokenizer, strings, { batchDocuments: 2, encodeOptions: { disallowedSpecial: 'all' } })
+    await expect(idsOf(disallowed)).rejects.toThrow(
+      expect.objectContaining({
+        message: expect.stringMatching(/^document 3 of the stream: item 1 of the batch failed: .*disallowed special token "<\|endoftext\|>"/),
+        documentIndex: 3,
+        itemIndex: 1,
+      }),
+    )
+    // Strings, then bytes: the byte batch starts at document 2.
+    const mixed = ['a', 'b', Buffer.from('c'), Buffer.from('d'), Buffer.from([0x65, 0xff])]
+    await expect(idsOf(stream.encodeStream(tokenizer, mixed))).rejects.toThrow(
+      expect.objectContaining({ message: expect.stringMatching(/^document 4 of the stream: text 2 is not valid UTF-8/), documentIndex: 4 }),
+    )
+    const transform = stream.createEncodeStream(tokenizer, { batchDocuments: 2 })
+    const sink = new Writable({ objectMode: true, write: (_batch, _encoding, callback) => callback() })
+    await expect(pipeline(Readable.from(mixed), transform, sink)).rejects.toThrow(expect.objectContaining({ documentIndex: 4 }))
+  })
+
   it('a document that is not text is a TypeError naming it', async () => {
     await expect(idsOf(stream.encodeStream(tokenizer, ['a', 3 as unknown as string]))).rejects.toThrow(
       /document 1 is number; expected a string, a Buffer or a Uint8Array of UTF-8/,

@@ -123,6 +123,12 @@ describe('encodeUtf8Batch refuses bad input, saying where', () => {
     expect((thrown as Error).message).toMatch(message)
   })
 
+  it('bytes that are not UTF-8 carry the text as itemIndex', () => {
+    expect(() => o200k.encodeUtf8BatchSync(Buffer.from([0x61, 0x62, 0xff, 0x63]), [0, 1, 2, 4])).toThrow(
+      expect.objectContaining({ itemIndex: 2 }),
+    )
+  })
+
   it('the async form rejects with the same errors before it starts', async () => {
     await expect(o200k.encodeUtf8Batch(bytes, [0, 2, 12])).rejects.toThrow(/falls inside a multi-byte UTF-8 character/)
     await expect(o200k.countUtf8Batch(bytes, [0, 13])).rejects.toThrow(/past the end/)

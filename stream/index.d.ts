@@ -5,10 +5,12 @@ import type { Scheduler, Tokenizer } from '../index'
  * strings, or whole lines as a file holds them (`Tokenizer.encodeLines`: a document per line, or a
  * JSONL record's string `field` per non-blank line, cut and read on the scheduler's threads).
  * `source` is passed on to the batch's `TokenBatch` untouched, and to the error it rejects with,
- * as the error's `source`. */
+ * as the error's `source`. `firstDocument` (set by `batchDocuments`) is the index of the batch's
+ * first document in the whole stream: an error about one of its texts then names the document by
+ * that index (`document 1234 of the stream: …`, with `documentIndex`). */
 export type DocumentBatch =
-  | { bytes: Uint8Array; offsets: Uint32Array | readonly number[]; source?: unknown }
-  | { texts: readonly string[]; source?: unknown }
+  | { bytes: Uint8Array; offsets: Uint32Array | readonly number[]; source?: unknown; firstDocument?: number }
+  | { texts: readonly string[]; source?: unknown; firstDocument?: number }
   | { lines: Uint8Array; format: 'lines'; source?: unknown }
   | { lines: Uint8Array; format: 'jsonl'; field: string; source?: unknown }
 

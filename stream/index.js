@@ -113,6 +113,18 @@ function withEos({ ids, offsets }, eosId) {
 }
 
 /**
+ * `error`, where it is about one text of `batch` (its `itemIndex`) and the batch knows where it
+ * starts in the stream (`firstDocument`), as an error that names the document by its index in the
+ * whole stream (`documentIndex`), the original as its `cause`.
+ */
+function placedInStream(error, batch) {
+  if (batch.firstDocument === undefined || !(error instanceof Error) || typeof error.itemIndex !== 'number') return error
+  const documentIndex = batch.firstDocument + error.itemIndex
+  const placed = new error.constructor(`document ${documentIndex} of the stream: ${error.message}`, { cause: error })
+  return Object.assign(placed, { itemIndex: error.itemIndex, documentIndex })
+}
+
+/**
  * Starts encoding one batch; the promise resolves to its `TokenBatch`. A rejection carries the
  * batch's `source` (where it has one) as the error's `source`, so that an error naming a line of
  * a batch of lines (`lineIndex`) can be placed in its file.
@@ -146,9 +158,17 @@ async function encodeChecked(tokenizer, batch, options) {
     // The addon reads offsets from 0; a batch cut out of a larger buffer is rebased.
     const bytes = base === 0 ? batch.bytes : batch.bytes.subarray(base)
     const offsets = base === 0 ? batch.offsets : Uint32Array.from(batch.offsets, (o) => o - base)
-    encoding = await tokenizer.encodeUtf8Batch(bytes, offsets, batchOptions)
+    try {
+      encoding = await tokenizer.encodeUtf8Batch(bytes, offsets, batchOptions)
+    } catch (error) {
+      throw placedInStream(error, batch)
+    }
   } else {
-    encoding = await tokenizer.encodeBatch(batch.texts, batchOptions)
+    try {
+      encoding = await tokenizer.encodeBatch(batch.texts, batchOptions)
+    } catch (error) {
+      throw placedInStream(error, batch)
+    }
   }
   const plain = { ids: encoding.ids, offsets: encoding.offsets }
   const { ids, offsets } = options.eosId === undefined ? plain : withEos(plain, options.eosId)
@@ -220,20 +240,21 @@ async function* batchDocuments(documents, options = {}) {
   let texts = []
   let buffers = []
   let bytes = 0
+  let index = 0
   const flush = () => {
     let batch = null
-    if (texts.length > 0) batch = { texts }
+    const firstDocument = index - texts.length - buffers.length
+    if (texts.length > 0) batch = { texts, firstDocument }
     else if (buffers.length > 0) {
       const offsets = new Uint32Array(buffers.length + 1)
       for (let i = 0; i < buffers.length; i++) offsets[i + 1] = offsets[i] + buffers[i].length
-      batch = { bytes: Buffer.concat(buffers, offsets[buffers.length]), offsets }
+      batch = { bytes: Buffer.concat(buffers, offsets[buffers.length]), offsets, firstDocument }
     }
     texts = []
     buffers = []
     bytes = 0
     return batch
   }
-  let index = 0
   for await (const document of documents) {
     if (typeof document === 'string') {
       if (buffers.length > 0) yield flush()
@@ -288,14 +309,18 @@ function createEncodeStream(tokenizer, options) {
   const maxDocuments = options.batchDocuments ?? DEFAULT_BATCH_DOCUMENTS
   let gathered = []
   let gatheredBytes = 0
+  /** Documents written so far, gathered ones included. */
+  let written = 0
   let pending = null
   /** Hands the gathered documents to the encoder; pushes the batch that was running. */
   const startBatch = async (stream) => {
     const documents = gathered
+    const groupStart = written - documents.length
     gathered = []
     gatheredBytes = 0
     let batch = null
     for await (const b of batchDocuments(documents, { batchBytes: Infinity, batchDocuments: Infinity })) {
+      b.firstDocument += groupStart
       // A change of kind inside the group makes two batches; encode the first at once.
       if (batch) {
         if (pending) stream.push(await pending)
@@ -320,6 +345,7 @@ function createEncodeStream(tokenizer, options) {
         return
       }
       gathered.push(document)
+      written++
       gatheredBytes += document.length
       if (gatheredBytes < maxBytes && gathered.length < maxDocuments) {
         callback()

@@ -26,9 +26,18 @@ pub fn js_error(env: &Env, class: ErrorClass, message: &str) -> napi::Error {
     with_cause(env, class, message, None)
 }
 
+/// [`js_error`] about item `index` of a batch, which it carries as `itemIndex`, so that a caller
+/// who cut the batch from a larger whole can say which of its items failed.
+pub fn item_error(env: &Env, class: ErrorClass, message: &str, index: usize) -> napi::Error {
+    match create(env, class, message, None, Some(index)) {
+        Ok(error) => error,
+        Err(error) => error,
+    }
+}
+
 /// [`js_error`] with a `cause` property, as `new Error(message, { cause })` sets it.
 fn with_cause(env: &Env, class: ErrorClass, message: &str, cause: Option<&Unknown>) -> napi::Error {
-    match create(env, class, message, cause) {
+    match create(env, class, message, cause, None) {
         Ok(error) => error,
         // Creating the error object failed (the environment is shutting down): a plain error is
         // all that can still be said.
@@ -41,6 +50,7 @@ fn create(
     class: ErrorClass,
     message: &str,
     cause: Option<&Unknown>,
+    item_index: Option<usize>,
 ) -> napi::Result<napi::Error> {
     let constructor = match class {
         ErrorClass::Type => ErrorConstructor::Type,
@@ -59,6 +69,14 @@ fn create(
     }
     if let Some(cause) = cause {
         raw::set_named_property(env, &error, c"cause", cause)?;
+    }
+    if let Some(index) = item_index {
+        raw::set_named_property(
+            env,
+            &error,
+            c"itemIndex",
+            &raw::create_number(env, index as f64)?,
+        )?;
     }
     Ok(napi::Error::from(error))
 }
@@ -113,18 +131,20 @@ pub fn from_failure(env: &Env, failure: &Failure, abort_reason: Option<&Unknown>
             "The operation was aborted",
             abort_reason,
         ),
-        Failure::Batch(BatchError::ItemFailed { index, message }) => js_error(
+        Failure::Batch(BatchError::ItemFailed { index, message }) => item_error(
             env,
             ErrorClass::Error,
             &format!("item {index} of the batch failed: {message}"),
+            *index,
         ),
-        Failure::Batch(BatchError::Panicked { index, message }) => js_error(
+        Failure::Batch(BatchError::Panicked { index, message }) => item_error(
             env,
             ErrorClass::Error,
             &format!(
                 "item {index} of the batch hit an internal error ({message}); the batch was abandoned, \
                  the tokenizer is still usable. Please report this input"
             ),
+            *index,
         ),
         Failure::TooLarge { ids } => js_error(
             env,

@@ -7,9 +7,9 @@ use napi::bindgen_prelude::{JsValue, TypedArrayType, Unknown};
 use napi::{Env, sys};
 
 use super::args::{describe, u32_list};
-use super::errors::{ErrorClass, js_error, read_failed, type_error};
+use super::errors::{ErrorClass, item_error, js_error, read_failed, type_error};
 use super::raw;
-use crate::batch::{Texts, TextsWriter};
+use crate::batch::{Texts, TextsWriter, Utf8BatchError};
 
 /// The spare room a string is first written into: enough for most strings in one napi call, and
 /// small next to a batch, so a batch of short strings does not reserve much it never uses.
@@ -150,7 +150,12 @@ pub fn texts_from_utf8(env: &Env, bytes: &Unknown, offsets: &Unknown) -> napi::R
     let boundaries = u32_list(env, offsets, "offsets", "offsets")?;
     raw::with_uint8_bytes(env, bytes, |bytes| Texts::from_utf8(bytes, &boundaries))?
         .expect("checked to be a Uint8Array")
-        .map_err(|e| js_error(env, ErrorClass::Error, &e.to_string()))
+        .map_err(|e| match e {
+            Utf8BatchError::NotUtf8 { text, .. } => {
+                item_error(env, ErrorClass::Error, &e.to_string(), text)
+            }
+            _ => js_error(env, ErrorClass::Error, &e.to_string()),
+        })
 }
 
 /// Reads `encodeForModel`'s inputs, an array whose elements are strings or pairs
