@@ -153,22 +153,19 @@ async function encodeChecked(tokenizer, batch, options) {
     }
     const { ids, offsets } = options.eosId === undefined ? encoding : withEos(encoding, options.eosId)
     return { ids, offsets, documents: offsets.length - 1, bytes: encoding.textBytes, lines: encoding.lines, source: batch.source }
-  } else if (batch.bytes) {
-    const base = batch.offsets[0]
-    // The addon reads offsets from 0; a batch cut out of a larger buffer is rebased.
-    const bytes = base === 0 ? batch.bytes : batch.bytes.subarray(base)
-    const offsets = base === 0 ? batch.offsets : Uint32Array.from(batch.offsets, (o) => o - base)
-    try {
+  }
+  try {
+    if (batch.bytes) {
+      const base = batch.offsets[0]
+      // The addon reads offsets from 0; a batch cut out of a larger buffer is rebased.
+      const bytes = base === 0 ? batch.bytes : batch.bytes.subarray(base)
+      const offsets = base === 0 ? batch.offsets : Uint32Array.from(batch.offsets, (o) => o - base)
       encoding = await tokenizer.encodeUtf8Batch(bytes, offsets, batchOptions)
-    } catch (error) {
-      throw placedInStream(error, batch)
-    }
-  } else {
-    try {
+    } else {
       encoding = await tokenizer.encodeBatch(batch.texts, batchOptions)
-    } catch (error) {
-      throw placedInStream(error, batch)
     }
+  } catch (error) {
+    throw placedInStream(error, batch)
   }
   const plain = { ids: encoding.ids, offsets: encoding.offsets }
   const { ids, offsets } = options.eosId === undefined ? plain : withEos(plain, options.eosId)

@@ -29,10 +29,8 @@ pub fn js_error(env: &Env, class: ErrorClass, message: &str) -> napi::Error {
 /// [`js_error`] about item `index` of a batch, which it carries as `itemIndex`, so that a caller
 /// who cut the batch from a larger whole can say which of its items failed.
 pub fn item_error(env: &Env, class: ErrorClass, message: &str, index: usize) -> napi::Error {
-    match create(env, class, message, None, Some(index)) {
-        Ok(error) => error,
-        Err(error) => error,
-    }
+    // As in `with_cause`: where the error object cannot be made, the plain error says what it can.
+    create(env, class, message, None, Some(index)).unwrap_or_else(|error| error)
 }
 
 /// [`js_error`] with a `cause` property, as `new Error(message, { cause })` sets it.
