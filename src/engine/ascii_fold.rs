@@ -7,9 +7,9 @@
 //! the control characters, fold `\t`, `\n` and `\r` to a space, lowercase `A`-`Z`; the Unicode
 //! forms, accent stripping and the spacing of Chinese characters leave ASCII as it is.
 //!
-//! [`AsciiFold::of`] accepts a normalizer list only when every member is one of those, so any other
-//! normalizer (a `Replace`, `Precompiled`, ...) keeps the file on the release candidate's own
-//! normalization; [`AsciiFold::apply`] serves only ASCII text and says `None` for anything else.
+//! [`AsciiFold::of`] accepts a run of normalizers only when every member is one of those; the
+//! members around such a run keep their own normalization (`normalization.rs` cuts a file's list
+//! into runs). [`AsciiFold::apply`] serves only ASCII text and says `None` for anything else.
 //! The tests hold the fold equal to the release candidate's normalizers on every ASCII byte under
 //! every setting.
 

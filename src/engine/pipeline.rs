@@ -21,8 +21,8 @@ use tokenizers::{
 };
 
 use super::added_search::{AddedSegment, AddedTokenSearch};
-use super::ascii_fold::AsciiFold;
 use super::marker_cuts::{MarkerCuts, SpaceMarkers};
+use super::normalization::Normalization;
 use super::rows::{self, FilePadding, RowOptions, Rows, Side, Truncation};
 use super::scratch::{IdleScratches, PipelineScratch, Scratch};
 use super::{Engine, Error, ErrorKind, Ids};
@@ -35,9 +35,9 @@ pub struct PipelineEngine {
     /// No added tokens and no normalizers (the OpenAI encodings): a text goes straight to the
     /// pre-tokenizer, with no search for added tokens that cannot be there.
     plain: bool,
-    /// What the normalizers amount to on ASCII text, where they are known to reduce to a byte
-    /// map (BERT-style files): ASCII segments skip their Unicode tables.
-    ascii_fold: Option<AsciiFold>,
+    /// The normalizers with their shortcuts (`normalization.rs`), where a member has one: BERT's
+    /// on ASCII text, SentencePiece's character map on ASCII stretches.
+    normalization: Option<Normalization>,
     /// Where pre-tokens are cut because no merge crosses there, before a word marker `▁` and
     /// around a character no token holds (`marker_cuts.rs`): SentencePiece-style files.
     marker_cuts: Option<MarkerCuts>,
@@ -184,7 +184,11 @@ impl PipelineEngine {
         PipelineEngine {
             plain: tokenizer.get_added_vocabulary().is_empty()
                 && tokenizer.get_normalizers().is_empty(),
-            ascii_fold: AsciiFold::of(tokenizer.get_normalizers()),
+            // Reading the tables runs the normalizers on single characters; one that fails there
+            // leaves the list to `normalize_all`, which reports the failure on a real text.
+            normalization: Normalization::of(tokenizer.get_normalizers())
+                .ok()
+                .flatten(),
             tokenizer,
             idle: IdleScratches::default(),
             marker_cuts: None,
@@ -306,9 +310,10 @@ impl PipelineEngine {
                 }
                 Segment::Text { text, input_offset } => (text, input_offset),
             };
-            let normalized = match self.ascii_fold.and_then(|fold| fold.apply(raw)) {
-                Some(folded) => folded,
-                None => normalize_all(self.tokenizer.get_normalizers(), raw, input_offset)?,
+            let normalizers = self.tokenizer.get_normalizers();
+            let normalized = match &self.normalization {
+                Some(normalization) => normalization.apply(normalizers, raw, input_offset)?,
+                None => normalize_all(normalizers, raw, input_offset)?,
             };
             for piece in
                 SpecialSegmentIterator::new(&normalized, added, true, encode_special_tokens)
