@@ -77,6 +77,23 @@ describe('encodeStream', () => {
   })
 })
 
+describe('encodeOne', () => {
+  it("a failed batch of any kind rejects with the batch's source on the error", async () => {
+    const source = { file: 'shard-7.jsonl' }
+    const disallowed = { encodeOptions: { disallowedSpecial: 'all' as const } }
+    const bad = [
+      [{ texts: ['a', 'b <|endoftext|>'], source }, disallowed, /item 1 of the batch failed/],
+      [{ bytes: Buffer.from('ab\xff', 'latin1'), offsets: [0, 1, 3], source }, {}, /text 1 is not valid UTF-8/],
+      [{ lines: Buffer.from('{"text":"a"}\n{"body":"b"}\n'), format: 'jsonl', field: 'text', source }, {}, /line 2/],
+    ] as const
+    for (const [batch, options, message] of bad) {
+      await expect(stream.encodeOne(tokenizer, batch, options)).rejects.toThrow(expect.objectContaining({ source, message: expect.stringMatching(message) }))
+    }
+    const ok = await stream.encodeOne(tokenizer, { texts: ['a'], source })
+    expect(ok.source).toBe(source)
+  })
+})
+
 describe('options', () => {
   type Options = import('../stream/index').EncodeStreamOptions
   const bad: [string, Record<string, unknown>, RegExp][] = [

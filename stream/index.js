@@ -124,10 +124,16 @@ function placedInStream(error, batch) {
   return Object.assign(placed, { itemIndex: error.itemIndex, documentIndex })
 }
 
+/** `error` with the batch's `source` as its own `source`, unless it already names one. */
+function withSource(error, batch) {
+  if (batch.source !== undefined && error !== null && typeof error === 'object') error.source ??= batch.source
+  return error
+}
+
 /**
  * Starts encoding one batch; the promise resolves to its `TokenBatch`. A rejection carries the
  * batch's `source` (where it has one) as the error's `source`, so that an error naming a line of
- * a batch of lines (`lineIndex`) can be placed in its file.
+ * a batch of lines (`lineIndex`) or a text of a batch (`itemIndex`) can be placed in its input.
  * @param {import('../index').Tokenizer} tokenizer
  * @param {DocumentBatch} batch
  * @param {EncodeStreamOptions} options
@@ -148,8 +154,7 @@ async function encodeChecked(tokenizer, batch, options) {
     try {
       encoding = await tokenizer.encodeLines(batch.lines, format, batchOptions)
     } catch (error) {
-      if (batch.source !== undefined && error !== null && typeof error === 'object') error.source ??= batch.source
-      throw error
+      throw withSource(error, batch)
     }
     const { ids, offsets } = options.eosId === undefined ? encoding : withEos(encoding, options.eosId)
     return { ids, offsets, documents: offsets.length - 1, bytes: encoding.textBytes, lines: encoding.lines, source: batch.source }
@@ -165,7 +170,7 @@ async function encodeChecked(tokenizer, batch, options) {
       encoding = await tokenizer.encodeBatch(batch.texts, batchOptions)
     }
   } catch (error) {
-    throw placedInStream(error, batch)
+    throw withSource(placedInStream(error, batch), batch)
   }
   const plain = { ids: encoding.ids, offsets: encoding.offsets }
   const { ids, offsets } = options.eosId === undefined ? plain : withEos(plain, options.eosId)
