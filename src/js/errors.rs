@@ -1,5 +1,7 @@
 //! The one place where failures become JS errors, each of the class a JS user expects.
 
+use std::ffi::CStr;
+
 use napi::Env;
 use napi::bindgen_prelude::Unknown;
 
@@ -23,60 +25,61 @@ pub enum ErrorClass {
 
 /// A JS error of `class` with `message`, ready to throw or to reject a promise with.
 pub fn js_error(env: &Env, class: ErrorClass, message: &str) -> napi::Error {
-    with_cause(env, class, message, None)
+    error_with(env, class, message, &[])
 }
 
 /// [`js_error`] about item `index` of a batch, which it carries as `itemIndex`, so that a caller
 /// who cut the batch from a larger whole can say which of its items failed.
 pub fn item_error(env: &Env, class: ErrorClass, message: &str, index: usize) -> napi::Error {
-    // As in `with_cause`: where the error object cannot be made, the plain error says what it can.
-    create(env, class, message, None, Some(index)).unwrap_or_else(|error| error)
+    error_with(
+        env,
+        class,
+        message,
+        &[(c"itemIndex", Property::Number(index as f64))],
+    )
 }
 
-/// [`js_error`] with a `cause` property, as `new Error(message, { cause })` sets it.
-fn with_cause(env: &Env, class: ErrorClass, message: &str, cause: Option<&Unknown>) -> napi::Error {
-    match create(env, class, message, cause, None) {
-        Ok(error) => error,
-        // Creating the error object failed (the environment is shutting down): a plain error is
-        // all that can still be said.
-        Err(error) => error,
-    }
+/// The value of a named property set on an error.
+pub enum Property<'a, 'env> {
+    /// A string.
+    Text(&'a str),
+    /// A number.
+    Number(f64),
+    /// A JS value as it is (a `cause`).
+    Value(&'a Unknown<'env>),
 }
 
-fn create(
+/// [`js_error`] with `properties` set on it, in order. Where the error object cannot be made (the
+/// environment is shutting down), the plain error napi-rs gives instead says what it can.
+pub fn error_with(
     env: &Env,
     class: ErrorClass,
     message: &str,
-    cause: Option<&Unknown>,
-    item_index: Option<usize>,
-) -> napi::Result<napi::Error> {
-    let constructor = match class {
-        ErrorClass::Type => ErrorConstructor::Type,
-        ErrorClass::Range => ErrorConstructor::Range,
-        ErrorClass::Error | ErrorClass::Abort => ErrorConstructor::Plain,
+    properties: &[(&CStr, Property)],
+) -> napi::Error {
+    let made = || -> napi::Result<napi::Error> {
+        let constructor = match class {
+            ErrorClass::Type => ErrorConstructor::Type,
+            ErrorClass::Range => ErrorConstructor::Range,
+            ErrorClass::Error | ErrorClass::Abort => ErrorConstructor::Plain,
+        };
+        let error = raw::create_error(env, constructor, message)?;
+        let abort = [
+            (c"name", Property::Text("AbortError")),
+            (c"code", Property::Text("ABORT_ERR")),
+        ];
+        let class_properties: &[_] = if class == ErrorClass::Abort { &abort } else { &[] };
+        for (key, value) in class_properties.iter().chain(properties) {
+            let value = match value {
+                Property::Text(text) => raw::create_string(env, text)?,
+                Property::Number(number) => raw::create_number(env, *number)?,
+                Property::Value(value) => **value,
+            };
+            raw::set_named_property(env, &error, key, &value)?;
+        }
+        Ok(napi::Error::from(error))
     };
-    let error = raw::create_error(env, constructor, message)?;
-    if class == ErrorClass::Abort {
-        raw::set_named_property(
-            env,
-            &error,
-            c"name",
-            &raw::create_string(env, "AbortError")?,
-        )?;
-        raw::set_named_property(env, &error, c"code", &raw::create_string(env, "ABORT_ERR")?)?;
-    }
-    if let Some(cause) = cause {
-        raw::set_named_property(env, &error, c"cause", cause)?;
-    }
-    if let Some(index) = item_index {
-        raw::set_named_property(
-            env,
-            &error,
-            c"itemIndex",
-            &raw::create_number(env, index as f64)?,
-        )?;
-    }
-    Ok(napi::Error::from(error))
+    made().unwrap_or_else(|error| error)
 }
 
 /// A `TypeError`.
@@ -123,12 +126,15 @@ pub fn from_engine(env: &Env, error: &engine::Error) -> napi::Error {
 /// as its `cause`, as Node's own `AbortError`s do.
 pub fn from_failure(env: &Env, failure: &Failure, abort_reason: Option<&Unknown>) -> napi::Error {
     match failure {
-        Failure::Batch(BatchError::Cancelled) => with_cause(
-            env,
-            ErrorClass::Abort,
-            "The operation was aborted",
-            abort_reason,
-        ),
+        Failure::Batch(BatchError::Cancelled) => {
+            let cause = abort_reason.map(|reason| (c"cause", Property::Value(reason)));
+            error_with(
+                env,
+                ErrorClass::Abort,
+                "The operation was aborted",
+                cause.as_slice(),
+            )
+        }
         Failure::Batch(BatchError::ItemFailed { index, message }) => item_error(
             env,
             ErrorClass::Error,

@@ -9,9 +9,9 @@ use napi::{Env, JsValue, Task, ValueType};
 use napi_derive::napi;
 
 use super::args::{choice, describe, options_object, property, string};
-use super::errors::{ErrorClass, from_failure, js_error, type_error};
+use super::errors::{ErrorClass, Property, error_with, from_failure, js_error, type_error};
 use super::options::{Options, Takes};
-use super::raw::{self, ErrorConstructor};
+use super::raw;
 use super::scheduler::Runner;
 use super::signal::AbortListener;
 use super::tasks::TaskOutput;
@@ -186,19 +186,16 @@ fn line_error(env: &Env, line: usize, error: &LineError) -> napi::Error {
 /// bytes came from (a file, from some line on) can say it in its own words.
 fn with_line(env: &Env, line: usize, code: &str, reason: &str, advice: &str) -> napi::Error {
     let message = format!("line {}: {reason}; {advice}", line + 1);
-    let made = (|| {
-        let error = raw::create_error(env, ErrorConstructor::Plain, &message)?;
-        raw::set_named_property(
-            env,
-            &error,
-            c"lineIndex",
-            &raw::create_number(env, line as f64)?,
-        )?;
-        raw::set_named_property(env, &error, c"code", &raw::create_string(env, code)?)?;
-        raw::set_named_property(env, &error, c"reason", &raw::create_string(env, reason)?)?;
-        Ok(napi::Error::from(error))
-    })();
-    made.unwrap_or_else(|error: napi::Error| error)
+    error_with(
+        env,
+        ErrorClass::Error,
+        &message,
+        &[
+            (c"lineIndex", Property::Number(line as f64)),
+            (c"code", Property::Text(code)),
+            (c"reason", Property::Text(reason)),
+        ],
+    )
 }
 
 /// `encodeLines`'s async work.
