@@ -9,7 +9,9 @@
 //!
 //! [`AsciiFold::of`] accepts a run of normalizers only when every member is one of those; the
 //! members around such a run keep their own normalization (`normalization.rs` cuts a file's list
-//! into runs). [`AsciiFold::apply`] serves only ASCII text and says `None` for anything else.
+//! into runs). [`AsciiFold::apply`] serves only ASCII text and says `None` for anything else; on
+//! text that is not all ASCII, `normalization.rs` folds the ASCII stretches with
+//! [`AsciiFold::push`] and runs the members themselves on the rest (`ascii_stretches.rs`).
 //! The tests hold the fold equal to the release candidate's normalizers on every ASCII byte under
 //! every setting.
 
@@ -74,6 +76,12 @@ impl AsciiFold {
         ))
     }
 
+    /// Appends the fold of `ascii`, a stretch of ASCII text, to `out`.
+    pub fn push(&self, ascii: &str, out: &mut String) {
+        debug_assert!(ascii.is_ascii());
+        out.extend(ascii.bytes().filter_map(|b| self.map(b)).map(char::from));
+    }
+
     /// Whether the fold changes or drops the ASCII byte `b`.
     fn changes(&self, b: u8) -> bool {
         self.map(b) != Some(b)
@@ -98,7 +106,7 @@ impl AsciiFold {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use tokenizers::normalizers::{BertNormalizer, Lowercase, NFC, NFD, NFKD, StripAccents};
     use tokenizers::pipeline::normalize_all;
@@ -117,7 +125,8 @@ mod tests {
         texts
     }
 
-    fn bert_settings() -> Vec<BertNormalizer> {
+    /// `BertNormalizer` under every combination of its four settings.
+    pub(in crate::engine) fn bert_settings() -> Vec<BertNormalizer> {
         let mut settings = Vec::new();
         for clean_text in [false, true] {
             for handle_chinese_chars in [false, true] {

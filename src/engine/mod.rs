@@ -22,6 +22,7 @@
 mod adapter;
 mod added_search;
 mod ascii_fold;
+mod ascii_stretches;
 mod budget;
 mod chat;
 mod decode_bytes;

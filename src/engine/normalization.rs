@@ -3,8 +3,11 @@
 //! The release candidate runs a file's normalizers one after another (`normalize_all`). Two kinds
 //! of member have a cheaper exact form here:
 //!
-//! - a run of BERT-style members folds to a byte map on ASCII text (`ascii_fold.rs`);
-//! - a `Precompiled` map is a table on the ASCII stretches of any text (`precompiled_ascii.rs`).
+//! - a run of BERT-style members folds to a byte map on ASCII (`ascii_fold.rs`);
+//! - a `Precompiled` map is a table on ASCII (`precompiled_ascii.rs`).
+//!
+//! Either serves the ASCII stretches of any text, and the members themselves the spans around its
+//! non-ASCII characters (`ascii_stretches.rs` says why the pieces join to the whole's result).
 //!
 //! [`Normalization`] cuts the list into stages, in order: each such run or map is a stage with its
 //! shortcut, and the members between them run as the release candidate runs them. Every stage
@@ -16,6 +19,7 @@ use std::ops::Range;
 use tokenizers::pipeline::{PipelineNormalizer, normalize_all};
 
 use super::ascii_fold::AsciiFold;
+use super::ascii_stretches::rewrite_by_pieces;
 use super::precompiled_ascii::PrecompiledAscii;
 
 /// A file's normalizers as stages, where at least one stage has a shortcut.
@@ -27,7 +31,8 @@ pub struct Normalization {
 /// Consecutive members of the normalizer list, and how they run.
 #[derive(Clone, Debug)]
 enum Stage {
-    /// Members that fold to one byte map on ASCII; text beyond ASCII goes through them.
+    /// Members that fold to one byte map on ASCII; the spans around non-ASCII characters go
+    /// through the members themselves.
     Fold(AsciiFold, Range<usize>),
     /// One `Precompiled` member.
     Precompiled(PrecompiledAscii, usize),
@@ -104,7 +109,14 @@ impl Stage {
         match self {
             Stage::Fold(fold, members) => match fold.apply(text) {
                 Some(folded) => Ok(folded),
-                None => normalize_all(&normalizers[members.clone()], text, offset),
+                None => rewrite_by_pieces(
+                    text,
+                    |ascii, out| fold.push(ascii, out),
+                    |span, start| {
+                        normalize_all(&normalizers[members.clone()], span, offset + start)
+                    },
+                )
+                .map(Cow::Owned),
             },
             Stage::Precompiled(table, member) => {
                 table.normalize(&normalizers[*member], text, offset)
@@ -117,6 +129,8 @@ impl Stage {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::ascii_fold::tests::bert_settings;
+    use crate::engine::ascii_stretches::mixed_texts::{EDGES, MixedTexts};
     use crate::engine::pipeline::PipelineEngine;
     use crate::engine::test_fixtures;
 
@@ -137,6 +151,38 @@ mod tests {
                 let expected = normalize_all(normalizers, &text, 0).unwrap();
                 let staged = normalization.apply(normalizers, &text, 0).unwrap();
                 assert_eq!(staged, expected, "{name}: {text:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn folds_give_what_the_release_candidate_gives_on_texts_mixing_ascii_and_other_characters() {
+        use tokenizers::normalizers::{Lowercase, NFC, NFD, NFKC, NFKD, StripAccents};
+        let mut lists: Vec<Vec<PipelineNormalizer>> = bert_settings()
+            .into_iter()
+            .map(|bert| vec![PipelineNormalizer::Bert(bert)])
+            .collect();
+        lists.push(vec![
+            PipelineNormalizer::NFD(NFD),
+            PipelineNormalizer::Lowercase(Lowercase),
+            PipelineNormalizer::StripAccents(StripAccents::default()),
+        ]);
+        lists.push(vec![PipelineNormalizer::NFC(NFC)]);
+        lists.push(vec![
+            PipelineNormalizer::NFKC(NFKC),
+            PipelineNormalizer::Lowercase(Lowercase),
+        ]);
+        lists.push(vec![PipelineNormalizer::NFKD(NFKD)]);
+        for list in &lists {
+            let normalization = Normalization::of(list).unwrap().unwrap();
+            let mut texts = MixedTexts::new();
+            let texts = (0..20_000).map(|_| texts.text());
+            for text in texts.chain(EDGES.iter().map(|&edge| edge.to_owned())) {
+                assert_eq!(
+                    normalization.apply(list, &text, 0).unwrap(),
+                    normalize_all(list, &text, 0).unwrap(),
+                    "{text:?} under {list:?}"
+                );
             }
         }
     }

@@ -68,7 +68,11 @@ pub fn error_with(
             (c"name", Property::Text("AbortError")),
             (c"code", Property::Text("ABORT_ERR")),
         ];
-        let class_properties: &[_] = if class == ErrorClass::Abort { &abort } else { &[] };
+        let class_properties: &[_] = if class == ErrorClass::Abort {
+            &abort
+        } else {
+            &[]
+        };
         for (key, value) in class_properties.iter().chain(properties) {
             let value = match value {
                 Property::Text(text) => raw::create_string(env, text)?,
