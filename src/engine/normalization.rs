@@ -134,7 +134,7 @@ mod tests {
     use crate::engine::pipeline::PipelineEngine;
     use crate::engine::test_fixtures;
 
-    fn normalizers_of(name: &str) -> PipelineEngine {
+    fn fixture_engine(name: &str) -> PipelineEngine {
         PipelineEngine::from_value(test_fixtures::fixture_json(&format!("tokenizers/{name}")))
             .unwrap()
     }
@@ -142,7 +142,7 @@ mod tests {
     #[test]
     fn stages_give_what_the_release_candidate_gives_on_the_parity_texts() {
         for name in ["sentencepiece.json", "bert.json", "unigram.json"] {
-            let engine = normalizers_of(name);
+            let engine = fixture_engine(name);
             let normalizers = engine.tokenizer().get_normalizers();
             let Some(normalization) = Normalization::of(normalizers).unwrap() else {
                 continue;

@@ -4,7 +4,8 @@
 //! it, ALBERT, mBART, DeBERTa-v2) normalize with the model's `precompiled_charsmap`. The release
 //! candidate runs it as SentencePiece does: it cuts the text into extended grapheme clusters and
 //! looks each one up in the map's trie (a lookup that allocates), then each of its characters
-//! where the cluster has no entry. That costs as much as the rest of the pipeline on English text.
+//! where the cluster has no entry. On English text that costs twice what the rest of the pipeline
+//! does.
 //!
 //! On ASCII the map is a table, read from the map itself at load: what each ASCII character
 //! becomes alone, and what `"\r\n"` becomes (one cluster). The text is cut as

@@ -64,14 +64,13 @@ pub fn error_with(
             ErrorClass::Error | ErrorClass::Abort => ErrorConstructor::Plain,
         };
         let error = raw::create_error(env, constructor, message)?;
-        let abort = [
-            (c"name", Property::Text("AbortError")),
-            (c"code", Property::Text("ABORT_ERR")),
-        ];
-        let class_properties: &[_] = if class == ErrorClass::Abort {
-            &abort
-        } else {
-            &[]
+        // Node's own `AbortError`s are named so, with this code.
+        let class_properties: &[(&CStr, Property)] = match class {
+            ErrorClass::Abort => &[
+                (c"name", Property::Text("AbortError")),
+                (c"code", Property::Text("ABORT_ERR")),
+            ],
+            _ => &[],
         };
         for (key, value) in class_properties.iter().chain(properties) {
             let value = match value {
