@@ -69,11 +69,9 @@ impl AsciiFold {
         if !bytes.iter().any(|&b| self.changes(b)) {
             return Some(Cow::Borrowed(text));
         }
-        let folded: Vec<u8> = bytes.iter().filter_map(|&b| self.map(b)).collect();
-        // Every byte kept is ASCII, so the bytes are UTF-8.
-        Some(Cow::Owned(
-            String::from_utf8(folded).expect("ASCII bytes are UTF-8"),
-        ))
+        let mut folded = String::with_capacity(text.len());
+        self.push(text, &mut folded);
+        Some(Cow::Owned(folded))
     }
 
     /// Appends the fold of `ascii`, a stretch of ASCII text, to `out`.

@@ -109,28 +109,34 @@ pub mod mixed_texts {
     ];
 
     /// A deterministic generator (xorshift): every run tests the same texts.
-    pub struct MixedTexts(u64);
+    pub struct MixedTexts {
+        state: u64,
+        non_ascii: Vec<char>,
+    }
 
     impl MixedTexts {
         pub fn new() -> Self {
-            MixedTexts(0x9e37_79b9_7f4a_7c15)
+            MixedTexts {
+                state: 0x9e37_79b9_7f4a_7c15,
+                non_ascii: NON_ASCII.chars().collect(),
+            }
         }
 
         fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
+            self.state ^= self.state << 13;
+            self.state ^= self.state >> 7;
+            self.state ^= self.state << 17;
+            self.state
         }
 
         /// A text of up to 11 pieces, a third of them non-ASCII characters.
         pub fn text(&mut self) -> String {
             let len = self.next() % 12;
-            let non_ascii: Vec<char> = NON_ASCII.chars().collect();
             let mut text = String::new();
             for _ in 0..len {
-                if self.next() % 3 == 0 {
-                    text.push(non_ascii[(self.next() % non_ascii.len() as u64) as usize]);
+                if self.next().is_multiple_of(3) {
+                    let pick = (self.next() % self.non_ascii.len() as u64) as usize;
+                    text.push(self.non_ascii[pick]);
                 } else {
                     text.push_str(ASCII[(self.next() % ASCII.len() as u64) as usize]);
                 }
