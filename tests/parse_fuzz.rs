@@ -672,7 +672,8 @@ struct DecodeCase {
 
 enum DecodeOracle {
     OpenAi(tiktoken_rs::CoreBPE),
-    HuggingFace(tokenizers_stable::Tokenizer),
+    /// Boxed: a stable tokenizer is over a kilobyte, tiktoken's a few pointers.
+    HuggingFace(Box<tokenizers_stable::Tokenizer>),
 }
 
 impl DecodeOracle {
@@ -745,7 +746,7 @@ fn decode_cases() -> Vec<DecodeCase> {
                 tokenizer.wait_until_ready().unwrap();
                 tokenizer
             }),
-            oracle: DecodeOracle::HuggingFace(oracle),
+            oracle: DecodeOracle::HuggingFace(Box::new(oracle)),
             edges,
         });
     }

@@ -73,6 +73,12 @@ pub struct Scratch<'e> {
     locks: Option<u64>,
 }
 
+impl Default for Scratch<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl<'e> Scratch<'e> {
     /// Working memory leased from the engine at first use and kept until this is dropped: for a
     /// batch worker's run of texts, or one text.

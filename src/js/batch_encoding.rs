@@ -105,7 +105,7 @@ impl BatchEncoding {
 
     /// Every text's ids as plain arrays of numbers, as `JSON.stringify` writes a batch.
     #[napi(js_name = "toJSON")]
-    pub fn to_json(&mut self, env: &Env) -> napi::Result<Vec<Vec<u32>>> {
+    pub fn json(&mut self, env: &Env) -> napi::Result<Vec<Vec<u32>>> {
         self.arrays(env)
     }
 

@@ -147,15 +147,15 @@ mod tests {
 
     fn output(
         sink: Option<Vec<u64>>,
-        chunks: &[std::ops::Range<usize>],
+        chunks: &[(usize, usize)],
         busy_ns: u64,
     ) -> WorkerOutput<TestBatch<'static>> {
         WorkerOutput {
             sink,
             chunks: chunks
                 .iter()
-                .map(|items| Chunk {
-                    items: items.clone(),
+                .map(|&(start, end)| Chunk {
+                    items: start..end,
                     sink: usize::MAX,
                     start: 0,
                     end: 0,
@@ -163,7 +163,10 @@ mod tests {
                 .collect(),
             executed: chunks.len() as u64,
             claims: chunks.len() as u64 + 1,
-            items: chunks.iter().map(|c| c.len() as u64).sum(),
+            items: chunks
+                .iter()
+                .map(|&(start, end)| (end - start) as u64)
+                .sum(),
             busy_ns,
             ..WorkerOutput::new()
         }
@@ -172,9 +175,9 @@ mod tests {
     #[test]
     fn sinks_are_numbered_and_chunks_sorted() {
         let mut fold = OutcomeFold::<TestBatch<'static>>::new(BatchStats::default());
-        fold.add(0, output(Some(vec![]), &[4..6, 0..2], 30));
+        fold.add(0, output(Some(vec![]), &[(4, 6), (0, 2)], 30));
         fold.add(1, output(None, &[], 0));
-        fold.add(2, output(Some(vec![]), &[2..4], 10));
+        fold.add(2, output(Some(vec![]), &[(2, 4)], 10));
         let outcome = fold.finish(6, None, false);
         let stats = outcome.stats;
         assert_eq!((stats.chunks, stats.claims, stats.items), (3, 6, 6));
@@ -190,9 +193,9 @@ mod tests {
     #[test]
     fn outputs_of_one_slot_are_one_worker() {
         let mut fold = OutcomeFold::<TestBatch<'static>>::new(BatchStats::default());
-        fold.add(1, output(Some(vec![]), &[0..1], 5));
-        fold.add(1, output(Some(vec![]), &[1..2], 7));
-        fold.add(3, output(Some(vec![]), &[2..3], 4));
+        fold.add(1, output(Some(vec![]), &[(0, 1)], 5));
+        fold.add(1, output(Some(vec![]), &[(1, 2)], 7));
+        fold.add(3, output(Some(vec![]), &[(2, 3)], 4));
         let stats = fold.finish(3, None, false).stats;
         assert_eq!(stats.per_worker_busy_ns, vec![12, 4]);
         assert_eq!((stats.participants, stats.threads_used), (2, 2));
@@ -209,7 +212,7 @@ mod tests {
                 policy: Policy::Rayon,
                 ..BatchStats::default()
             });
-            fold.add(0, output(Some(vec![]), &[0..1], 1));
+            fold.add(0, output(Some(vec![]), &[(0, 1)], 1));
             fold
         };
         let outcome = start().finish(2, Some(failed.clone()), true);

@@ -489,9 +489,9 @@ impl TextGen {
             }
             54..=59 => out.push(rng.char_in(UNUSUAL)),
             60..=63 => out.push(rng.char_in(CONTROLS)),
-            64..=69 => out.push_str(*rng.pick(CONTRACTIONS)),
+            64..=69 => out.push_str(rng.pick::<&str>(CONTRACTIONS)),
             70..=79 => self.special(out),
-            80..=86 => out.push_str(*rng.pick(PUNCTUATION)),
+            80..=86 => out.push_str(rng.pick::<&str>(PUNCTUATION)),
             87..=90 => {
                 // Any scalar value at all, the BMP half the time.
                 let top = if rng.one_in(2) { 0xFFFF } else { 0x10FFFF };
