@@ -64,9 +64,18 @@ const fileJson = (name: string) => {
   return parsed.get(name)!
 }
 
-/** The file `name` with these padding and truncation sections. */
+const loaded = new Map<string, InstanceType<typeof batchtok.Tokenizer>>()
+
+/**
+ * The file `name` with these padding and truncation sections, loaded once per distinct file and
+ * sections (a real file takes about a second to load and build, and several tests read the same).
+ */
 function tokenizerWith(name: string, padding: PaddingSection | null, truncation: TruncationSection | null) {
-  return batchtok.Tokenizer.fromJSON(JSON.stringify({ ...fileJson(name), padding, truncation }))
+  const key = JSON.stringify([name, padding, truncation])
+  if (!loaded.has(key)) {
+    loaded.set(key, batchtok.Tokenizer.fromJSON(JSON.stringify({ ...fileJson(name), padding, truncation })))
+  }
+  return loaded.get(key)!
 }
 
 const ALL_FIELDS = {
