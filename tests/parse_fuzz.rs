@@ -672,7 +672,7 @@ struct DecodeCase {
 
 enum DecodeOracle {
     OpenAi(tiktoken_rs::CoreBPE),
-    /// Boxed: a stable tokenizer is over a kilobyte, tiktoken's a few pointers.
+    /// Boxed: a stable tokenizer is over a kilobyte, which every case would carry otherwise.
     HuggingFace(Box<tokenizers_stable::Tokenizer>),
 }
 
