@@ -1,4 +1,4 @@
-// Issue 8, the short versions of `npm run soak`: repeated batches give the same ids without
+// The short versions of `npm run soak`: repeated batches give the same ids without
 // memory growth, a storm of concurrent and aborted calls settles every promise correctly and leaves
 // the pool idle, and worker_threads terminated mid-batch leave the survivors' results intact.
 // The runs themselves live in scripts/reliability.js, shared with scripts/soak.js.
@@ -78,16 +78,18 @@ describe('storm', () => {
   })
 
   it('the idle measure sees the pool when it works', async () => {
-    // The control for the storm's last check: while a batch of about 60 MiB runs on two threads,
-    // batchtok's threads hold most of a core or more.
+    // The control for the storm's last check: while a batch of about 60 MiB runs on two threads
+    // (the calling thread and one of the pool's), batchtok's threads run about half of the
+    // process's CPU. A share of the process's CPU, not of a core: other work on a shared machine
+    // slows every thread of the process alike and leaves it where it is.
     const docs = corpus.bigDocuments()
     const big = Array.from({ length: 10 }, () => docs).flat()
     const o200k = Tokenizer.fromEncoding('o200k_base')
     const scheduler = new Scheduler({ threads: 2, policy: 'chunked' })
     const running = o200k.encodeBatch(big, { scheduler })
-    const share = await runs.poolCpuShare(100)
+    const shares = await runs.cpuShares(300)
     await running
-    if (share !== null) expect(share).toBeGreaterThan(0.5)
+    if (shares.pool !== null) expect(shares.pool / shares.process).toBeGreaterThan(0.3)
   })
 
   it('an abort of a batch already running rejects with an AbortError; the tokenizer keeps working', async () => {

@@ -246,15 +246,30 @@ async function storm({ calls, seed, cases, abortShare = 0.3, maxAbortDelayMs = 2
 }
 
 /**
- * The CPU time the whole process (every thread) spends over `ms` of wall time, as a fraction of
- * one core. Near zero means no thread is left spinning.
+ * The CPU over one window of `ms` milliseconds of wall time, each as a share of one core:
+ * `process`, every thread of the process; `pool`, batchtok's own threads alone (Linux; elsewhere
+ * `null`).
  */
-async function cpuShare(ms) {
+async function cpuShares(ms) {
+  const linux = process.platform === 'linux'
+  const poolBefore = linux ? batchtokThreadsCpuNs() : 0
   const before = process.cpuUsage()
   const start = performance.now()
   await new Promise((resolve) => setTimeout(resolve, ms))
   const used = process.cpuUsage(before)
-  return (used.user + used.system) / 1000 / (performance.now() - start)
+  const wallMs = performance.now() - start
+  return {
+    process: (used.user + used.system) / 1000 / wallMs,
+    pool: linux ? (batchtokThreadsCpuNs() - poolBefore) / 1e6 / wallMs : null,
+  }
+}
+
+/**
+ * The CPU time the whole process (every thread) spends over `ms` of wall time, as a fraction of
+ * one core. Near zero means no thread is left spinning.
+ */
+async function cpuShare(ms) {
+  return (await cpuShares(ms)).process
 }
 
 /** Nanoseconds of CPU that the process's threads named `batchtok…` (the chunked pool's workers
@@ -278,11 +293,7 @@ function batchtokThreadsCpuNs() {
  * do not. Linux only; elsewhere `null`.
  */
 async function poolCpuShare(ms) {
-  if (process.platform !== 'linux') return null
-  const before = batchtokThreadsCpuNs()
-  const start = performance.now()
-  await new Promise((resolve) => setTimeout(resolve, ms))
-  return (batchtokThreadsCpuNs() - before) / 1e6 / (performance.now() - start)
+  return (await cpuShares(ms)).pool
 }
 
 const CHURN_WORKER = path.join(__dirname, '..', '__test__', 'worker-churn.cjs')
@@ -359,4 +370,4 @@ async function abortLatency({ tokenizer, texts, scheduler, delayMs }) {
   }
 }
 
-module.exports = { digest, fixtureDigest, prng: seededRandom, gcNow, slope, settle, soak, stormCases, storm, cpuShare, poolCpuShare, churn, abortLatency }
+module.exports = { digest, fixtureDigest, prng: seededRandom, gcNow, slope, settle, soak, stormCases, storm, cpuShare, cpuShares, poolCpuShare, churn, abortLatency }
