@@ -15,6 +15,9 @@
 //!   Unicode-drift check, the release candidate on the batch's leased working memory
 //!   (`engine::scratch`), tiktoken's BPE behind tiktoken's regex for the texts the drift check
 //!   sends there;
+//! * `batchtok-first`: the engine batchtok's `Tokenizer` encodes with while the release candidate
+//!   builds (and for the texts the drift check sends to tiktoken's regex): tiktoken's BPE on the
+//!   embedded rank table, with the piece cache each thread keeps in front of it;
 //! * `tiktoken-rs`: `CoreBPE::encode_ordinary` (0.12.1, tiktoken's own Rust core);
 //! * `bpe-openai`: `Tokenizer::encode` (0.3.2, GitHub's `bpe` crate);
 //! * `fastokens`: `Tokenizer::encode_ordinary` (0.3.5), built with `from_tiktoken_ranks` from the
@@ -22,10 +25,10 @@
 //!   otherwise spread one long text over every core, and this measures one core) and its opt-in
 //!   input and segment caches left off, as they are by default.
 //!
-//! **Fresh text.** Every contender that keeps a word cache (`rc3`, `batchtok`, `fastokens`)
-//! meets each round cold: a new instance (for `batchtok`, whose engine is built once per
-//! process, its word caches dropped) on a new thread (fastokens keeps its pretoken caches per
-//! thread). Within a round, each contender passes once over every corpus, in an order rotated by
+//! **Fresh text.** Every contender that keeps a word cache (`rc3`, `batchtok`, `batchtok-first`,
+//! `fastokens`) meets each round cold: a new instance (for `batchtok`, whose engine is built once
+//! per process, its word caches dropped) on a new thread (`batchtok-first` and fastokens keep
+//! their caches per thread). Within a round, each contender passes once over every corpus, in an order rotated by
 //! one position per round, so each corpus is text that instance has not seen, after the corpora
 //! before it in that round's order (the warm-up is other text, as in a server's traffic).
 //! `tiktoken-rs` and `bpe-openai` keep no cache. Contenders run in an order rotated by one per
@@ -50,7 +53,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use batchtok::engine::openai;
-use batchtok::engine::{AllowedSpecial, EncodeMode, Ids, Scratch, Tokenizer};
+use batchtok::engine::{AllowedSpecial, EncodeMode, Engine, Ids, Scratch, Tokenizer};
 use tokenizers::pipeline::{EncodeOptions, PipelineToken, PipelineTokenizer};
 
 use corpus::{Corpus, arg, machine, median, read_corpus};
@@ -70,14 +73,16 @@ const FIRST_TEXT: &str = "Hello, world!";
 enum Contender {
     Rc3,
     Batchtok,
+    BatchtokFirst,
     TiktokenRs,
     BpeOpenai,
     Fastokens,
 }
 
-const CONTENDERS: [Contender; 5] = [
+const CONTENDERS: [Contender; 6] = [
     Contender::Rc3,
     Contender::Batchtok,
+    Contender::BatchtokFirst,
     Contender::TiktokenRs,
     Contender::BpeOpenai,
     Contender::Fastokens,
@@ -88,6 +93,7 @@ impl Contender {
         match self {
             Contender::Rc3 => "rc3",
             Contender::Batchtok => "batchtok",
+            Contender::BatchtokFirst => "batchtok-first",
             Contender::TiktokenRs => "tiktoken-rs",
             Contender::BpeOpenai => "bpe-openai",
             Contender::Fastokens => "fastokens",
@@ -101,6 +107,9 @@ impl Contender {
             }
             Contender::Batchtok => {
                 "batchtok `Tokenizer::encode_into` on a leased scratch, as a worker thread runs it"
+            }
+            Contender::BatchtokFirst => {
+                "batchtok's first engine (tiktoken's BPE on the rank table, a piece cache per thread), which encodes while the release candidate builds"
             }
             Contender::TiktokenRs => "tiktoken-rs 0.12.1 `CoreBPE::encode_ordinary`",
             Contender::BpeOpenai => "bpe-openai 0.3.2 `Tokenizer::encode`",
@@ -142,6 +151,15 @@ impl Contender {
                     ids: Ids::default(),
                 })
             }
+            Contender::BatchtokFirst => Box::new(BatchtokFirst {
+                engine: openai::find(encoding)
+                    .expect("embedded")
+                    .model
+                    .first_engine_for_benchmarks()
+                    .expect("the rank table reads"),
+                scratch: Scratch::new(),
+                ids: Ids::default(),
+            }),
             Contender::TiktokenRs => Box::new(TiktokenRs(
                 match encoding {
                     "o200k_base" => tiktoken_rs::o200k_base(),
@@ -208,6 +226,26 @@ impl Encoder for Batchtok {
         self.ids.clear();
         self.tokenizer
             .encode_into(text, &self.mode, &mut self.scratch, &mut self.ids)
+            .expect("encodes");
+        black_box(&self.ids).len()
+    }
+    fn ids(&mut self, text: &str) -> Vec<u32> {
+        self.count(text);
+        self.ids.as_slice().to_vec()
+    }
+}
+
+struct BatchtokFirst {
+    engine: &'static dyn Engine,
+    scratch: Scratch<'static>,
+    ids: Ids,
+}
+
+impl Encoder for BatchtokFirst {
+    fn count(&mut self, text: &str) -> usize {
+        self.ids.clear();
+        self.engine
+            .encode_into(text, false, false, &mut self.scratch, &mut self.ids)
             .expect("encodes");
         black_box(&self.ids).len()
     }

@@ -221,11 +221,12 @@ impl RankModel {
         Ok(())
     }
 
-    /// Drops the word caches of the release-candidate engine, if it is built, so that the next
-    /// text meets it cold. Not part of the API: `benchmark/anchors.rs` times every engine on text
-    /// it has not seen.
+    /// Drops the word caches of the release-candidate engine, if it is built, and every thread's
+    /// piece caches (`ranks.rs`), so that the next text meets both engines cold. Not part of the
+    /// API: `benchmark/anchors.rs` times every engine on text it has not seen.
     #[doc(hidden)]
     pub fn forget_word_caches_for_benchmarks(&self) {
+        super::ranks::forget_piece_caches();
         if let Some(full) = self.full_engine_if_ready() {
             full.forget_idle_scratches();
         }
@@ -236,6 +237,13 @@ impl RankModel {
     #[doc(hidden)]
     pub fn engines_for_tests(&'static self) -> Result<[&'static dyn Engine; 2], Error> {
         Ok([self.first_engine()?, self.full_engine()?])
+    }
+
+    /// The engine that encodes while the release candidate builds, alone. Not part of the API:
+    /// `benchmark/anchors.rs` times it.
+    #[doc(hidden)]
+    pub fn first_engine_for_benchmarks(&'static self) -> Result<&'static dyn Engine, Error> {
+        Ok(self.first_engine()?)
     }
 
     /// Starts building the release-candidate engine on a thread of its own, once. Where no thread

@@ -13,13 +13,20 @@
 //! a tie, until no adjacent pair is a token. Short pieces are merged by rescanning the pairs after
 //! each join, as tiktoken does; long ones through a heap, so that a long piece costs
 //! `n log n`, not `n^2`.
+//!
+//! Text repeats its pieces far more than it meets new ones, and a large encoding's table does not
+//! stay in the processor's caches, so each thread keeps the ids of the short pieces it met last,
+//! one cache per table (`piece_cache.rs`): a repeated piece costs a hash and a compare instead of
+//! a lookup in the table or a merge.
 
 use std::cell::RefCell;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tokenizers::pipeline::{PipelinePreTokenizer, PreTokenizer, PreTokenizerScratch, Span};
 
+use super::piece_cache::{PieceCache, PieceKey};
 use super::{Engine, Error, ErrorKind, Ids, Scratch};
 
 /// A rank no token has: the pair it stands for does not join.
@@ -157,6 +164,31 @@ impl RankTable {
                 }
             }
         }
+    }
+
+    /// [`encode_piece`](Self::encode_piece) through `cache`, which holds this table's pieces only.
+    #[inline]
+    fn encode_piece_cached(
+        &self,
+        piece: &[u8],
+        cache: &mut PieceCache,
+        work: &mut MergeWork,
+        out: &mut Ids,
+    ) {
+        if let [byte] = piece {
+            out.push(self.byte_ranks[*byte as usize]);
+            return;
+        }
+        let Some(key) = PieceKey::new(piece) else {
+            return self.encode_piece(piece, work, out);
+        };
+        if let Some(ids) = cache.get(&key) {
+            out.extend_from_slice(ids);
+            return;
+        }
+        let before = out.len();
+        self.encode_piece(piece, work, out);
+        cache.insert(&key, &out.as_slice()[before..]);
     }
 
     /// The join loop as tiktoken writes it: after each join, scan every pair for the lowest rank.
@@ -312,17 +344,65 @@ pub struct MergeWork {
     heap: BinaryHeap<Reverse<(u32, u32)>>,
 }
 
-/// A thread's working memory for [`RankEngine`]: the pre-tokenizer's and the join loops'.
+/// A thread's working memory for [`RankEngine`]: the pre-tokenizer's and the join loops', and a
+/// piece cache for each rank table the thread has encoded with.
 #[derive(Default)]
 struct RankScratch {
     split: PreTokenizerScratch,
     spans: Vec<Span>,
     merge: MergeWork,
+    caches: Vec<TableCache>,
+}
+
+/// A thread's cache of one table's pieces. A piece's ids depend on the table alone, so the
+/// engines of one table (behind either regex) share it, and no other table's engine reads it.
+struct TableCache {
+    table: &'static RankTable,
+    /// The [`CACHE_GENERATION`] the cache was filled in.
+    generation: usize,
+    cache: PieceCache,
+}
+
+/// The cache of `table`'s pieces among `caches`, made on first use and emptied if
+/// [`forget_piece_caches`] was called since it was filled. There are as many caches as tables a
+/// thread has encoded with, a handful at most: the tables are the embedded encodings'.
+fn piece_cache_for<'c>(
+    caches: &'c mut Vec<TableCache>,
+    table: &'static RankTable,
+) -> &'c mut PieceCache {
+    let generation = CACHE_GENERATION.load(Ordering::Relaxed);
+    let at = match caches.iter().position(|c| std::ptr::eq(c.table, table)) {
+        Some(at) => at,
+        None => {
+            caches.push(TableCache {
+                table,
+                generation,
+                cache: PieceCache::default(),
+            });
+            caches.len() - 1
+        }
+    };
+    let found = &mut caches[at];
+    if found.generation != generation {
+        found.cache.clear();
+        found.generation = generation;
+    }
+    &mut found.cache
+}
+
+/// Bumped to make every thread's [`PieceCache`] start empty on its next text: benchmarks of text
+/// an engine has not seen need it.
+static CACHE_GENERATION: AtomicUsize = AtomicUsize::new(0);
+
+/// Makes every thread's piece cache forget its pieces before its next text.
+pub(crate) fn forget_piece_caches() {
+    CACHE_GENERATION.fetch_add(1, Ordering::Relaxed);
 }
 
 thread_local! {
     /// Kept per thread rather than in the caller's [`Scratch`]: this engine serves a process's
-    /// first texts and the rare texts of `unicode_drift.rs`, and its buffers are small.
+    /// first texts and the rare texts of `unicode_drift.rs`, its buffers are small, and its piece
+    /// caches (512 KiB per table) serve every text the thread encodes.
     static RANK_SCRATCH: RefCell<RankScratch> = RefCell::default();
 }
 
@@ -352,14 +432,21 @@ impl RankEngine {
                 ),
             ));
         }
-        work.spans.clear();
+        let RankScratch {
+            split,
+            spans,
+            merge,
+            caches,
+        } = work;
+        spans.clear();
         self.pre_tokenizer
-            .pre_tokenize(text, &mut work.split, &mut work.spans)
+            .pre_tokenize(text, split, spans)
             .map_err(|e| Error::new(ErrorKind::Engine, format!("encoding failed: {e}")))?;
+        let cache = piece_cache_for(caches, self.ranks);
         let bytes = text.as_bytes();
-        for span in &work.spans {
+        for span in spans.iter() {
             let piece = &bytes[span.start as usize..span.end as usize];
-            self.ranks.encode_piece(piece, &mut work.merge, out);
+            self.ranks.encode_piece_cached(piece, cache, merge, out);
         }
         Ok(())
     }
@@ -455,6 +542,31 @@ mod tests {
                 .unwrap()
                 .contains("past the end")
         );
+    }
+
+    /// Two tables on one thread keep apart caches: a piece one table has as a token is merged
+    /// from bytes by the other, and a forgotten cache answers nothing.
+    #[test]
+    fn each_table_has_its_own_cache() {
+        let joined: &'static RankTable = Box::leak(Box::new(byte_table(&[b"ab"])));
+        let apart: &'static RankTable = Box::leak(Box::new(byte_table(&[b"ba"])));
+        let mut caches = Vec::new();
+        let mut work = MergeWork::default();
+        let mut encode = |table: &'static RankTable, caches: &mut Vec<TableCache>| {
+            let mut out = Ids::default();
+            let cache = piece_cache_for(caches, table);
+            table.encode_piece_cached(b"ab", cache, &mut work, &mut out);
+            out.as_slice().to_vec()
+        };
+        for _ in 0..2 {
+            assert_eq!(encode(joined, &mut caches), [256]);
+            assert_eq!(encode(apart, &mut caches), [b'a' as u32, b'b' as u32]);
+        }
+        assert_eq!(caches.len(), 2);
+        let key = PieceKey::new(b"ab").unwrap();
+        assert!(piece_cache_for(&mut caches, joined).get(&key).is_some());
+        forget_piece_caches();
+        assert!(piece_cache_for(&mut caches, joined).get(&key).is_none());
     }
 
     /// The heap and the rescan agree on random pieces over a small alphabet, where many pairs
