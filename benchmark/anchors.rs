@@ -28,9 +28,10 @@
 //! **Fresh text.** Every contender that keeps a word cache (`rc3`, `batchtok`, `batchtok-first`,
 //! `fastokens`) meets each round cold: a new instance (for `batchtok`, whose engine is built once
 //! per process, its word caches dropped) on a new thread (`batchtok-first` and fastokens keep
-//! their caches per thread). Within a round, each contender passes once over every corpus, in an order rotated by
-//! one position per round, so each corpus is text that instance has not seen, after the corpora
-//! before it in that round's order (the warm-up is other text, as in a server's traffic).
+//! their caches per thread). Within a round, each contender passes once over every corpus, in an
+//! order rotated by one position per round, so each corpus is text that instance has not seen,
+//! after the corpora before it in that round's order (the warm-up is other text, as in a
+//! server's traffic).
 //! `tiktoken-rs` and `bpe-openai` keep no cache. Contenders run in an order rotated by one per
 //! round too, so a noisy machine's drift spreads over all of them; the median over rounds is
 //! reported.

@@ -1,10 +1,10 @@
 //! A thread's cache of the ids of short pieces, in front of a rank table.
 //!
 //! Encoding a piece means one lookup in the rank table when the piece is a token, and a few
-//! lookups per byte when it must be merged. The table of a large encoding is megabytes, so each lookup is
-//! likely a miss in the processor's caches; yet text repeats its pieces (the same words, the same
-//! runs of spaces and punctuation) far more than it meets new ones. This cache keeps the ids of
-//! the pieces a thread met last in a small direct-mapped array, about the size of a core's
+//! lookups per byte when it must be merged. The table of a large encoding is megabytes, so each
+//! lookup is likely a miss in the processor's caches; yet text repeats its pieces (the same words,
+//! the same runs of spaces and punctuation) far more than it meets new ones. This cache keeps the
+//! ids of the pieces a thread met last in a small direct-mapped array, about the size of a core's
 //! second-level cache, so a repeated piece costs one hash and one compare.
 //!
 //! Invariants:
@@ -52,32 +52,25 @@ impl PieceKey {
         if piece.is_empty() || piece.len() > MAX_PIECE_BYTES {
             return None;
         }
-        let second = piece.get(8..).unwrap_or_default();
+        let words = [head(piece), head(piece.get(8..).unwrap_or_default())];
+        let len = piece.len() as u8;
         Some(PieceKey {
-            words: [head(piece), head(second)],
-            len: piece.len() as u8,
-            hash: hash(piece),
+            words,
+            len,
+            hash: hash(words, len),
         })
     }
 }
 
-/// The hash of `bytes`: eight bytes at a time, each folded in with a wide multiply. Fixed, with
-/// no per-process seed: pieces come from the text being encoded, so a text could be made of
-/// pieces that share an entry, but that only makes them miss, as a hit compares the piece itself.
+/// The hash of a piece from its key's words and length: each word folded in with a wide
+/// multiply. Fixed, with no per-process seed: pieces come from the text being encoded, so a text
+/// could be made of pieces that share an entry, but that only makes them miss, as a hit compares
+/// the piece itself.
 #[inline]
-fn hash(bytes: &[u8]) -> u64 {
+fn hash(words: [u64; 2], len: u8) -> u64 {
     const SEED: u64 = 0x243f_6a88_85a3_08d3;
     const MUL: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut hash = SEED ^ bytes.len() as u64;
-    let mut chunks = bytes.chunks_exact(8);
-    for chunk in &mut chunks {
-        hash = fold(hash ^ head(chunk), MUL);
-    }
-    let rest = chunks.remainder();
-    if !rest.is_empty() {
-        hash = fold(hash ^ head(rest), MUL);
-    }
-    fold(hash, 0x1319_8a2e_0370_7344)
+    fold(fold(words[0] ^ SEED ^ len as u64, MUL) ^ words[1], MUL)
 }
 
 /// The first eight bytes of `bytes` as a little-endian word, zeros past its end.
@@ -211,8 +204,9 @@ mod tests {
 
     #[test]
     fn zero_bytes_and_length_both_count() {
-        assert_ne!(hash(b"a"), hash(b"a\0"));
-        assert_ne!(hash(b"abcdefgh"), hash(b"abcdefgh\0"));
+        let hash_of = |piece: &[u8]| PieceKey::new(piece).unwrap().hash;
+        assert_ne!(hash_of(b"a"), hash_of(b"a\0"));
+        assert_ne!(hash_of(b"abcdefgh"), hash_of(b"abcdefgh\0"));
         assert_eq!(head(b"ab"), u64::from_le_bytes(*b"ab\0\0\0\0\0\0"));
         assert_eq!(head(b"abcdefghij"), u64::from_le_bytes(*b"abcdefgh"));
     }
