@@ -17,7 +17,7 @@
 //!   sends there;
 //! * `batchtok-first`: the engine batchtok's `Tokenizer` encodes with while the release candidate
 //!   builds (and for the texts the drift check sends to tiktoken's regex): tiktoken's BPE on the
-//!   embedded rank table, with the piece cache each thread keeps in front of it;
+//!   embedded rank table, with the piece and pair caches each thread keeps in front of it;
 //! * `tiktoken-rs`: `CoreBPE::encode_ordinary` (0.12.1, tiktoken's own Rust core);
 //! * `bpe-openai`: `Tokenizer::encode` (0.3.2, GitHub's `bpe` crate);
 //! * `fastokens`: `Tokenizer::encode_ordinary` (0.3.5), built with `from_tiktoken_ranks` from the
@@ -110,7 +110,7 @@ impl Contender {
                 "batchtok `Tokenizer::encode_into` on a leased scratch, as a worker thread runs it"
             }
             Contender::BatchtokFirst => {
-                "batchtok's first engine (tiktoken's BPE on the rank table, a piece cache per thread), which encodes while the release candidate builds"
+                "batchtok's first engine (tiktoken's BPE on the rank table, piece and pair caches per thread), which encodes while the release candidate builds"
             }
             Contender::TiktokenRs => "tiktoken-rs 0.12.1 `CoreBPE::encode_ordinary`",
             Contender::BpeOpenai => "bpe-openai 0.3.2 `Tokenizer::encode`",

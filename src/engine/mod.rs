@@ -44,6 +44,7 @@ mod models;
 mod normalization;
 pub mod openai;
 mod outline;
+mod pair_cache;
 mod piece_cache;
 mod pipeline;
 mod precompiled_ascii;

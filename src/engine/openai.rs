@@ -226,7 +226,7 @@ impl RankModel {
     /// API: `benchmark/anchors.rs` times every engine on text it has not seen.
     #[doc(hidden)]
     pub fn forget_word_caches_for_benchmarks(&self) {
-        super::ranks::forget_piece_caches();
+        super::ranks::forget_caches();
         if let Some(full) = self.full_engine_if_ready() {
             full.forget_idle_scratches();
         }

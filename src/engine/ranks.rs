@@ -15,9 +15,11 @@
 //! `n log n`, not `n^2`.
 //!
 //! Text repeats its pieces far more than it meets new ones, and a large encoding's table does not
-//! stay in the processor's caches, so each thread keeps the ids of the short pieces it met last,
-//! one cache per table (`piece_cache.rs`): a repeated piece costs a hash and a compare instead of
-//! a lookup in the table or a merge.
+//! stay in the processor's caches, so each thread keeps two caches per table: the ids of the
+//! short pieces it met last (`piece_cache.rs`), so a repeated piece costs a hash and a compare
+//! instead of a lookup in the table or a merge; and whether the pairs of parts it merged last
+//! join (`pair_cache.rs`), so the merge of a new piece asks the table only about pairs the thread
+//! has not met.
 
 use std::cell::RefCell;
 use std::cmp::Reverse;
@@ -26,6 +28,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tokenizers::pipeline::{PipelinePreTokenizer, PreTokenizer, PreTokenizerScratch, Span};
 
+use super::pair_cache::PairCache;
 use super::piece_cache::{PieceCache, PieceKey};
 use super::{Engine, Error, ErrorKind, Ids, Scratch};
 
@@ -144,55 +147,60 @@ impl RankTable {
         }
     }
 
+    /// The rank of `joined`, the tokens `left` and `right` side by side, or [`NO_RANK`]; through
+    /// `pairs`, which holds this table's pairs only.
     #[inline]
-    fn rank_or_none(&self, bytes: &[u8]) -> u32 {
-        self.rank(bytes).unwrap_or(NO_RANK)
+    fn joined_rank(&self, pairs: &mut PairCache, left: u32, right: u32, joined: &[u8]) -> u32 {
+        if let Some(rank) = pairs.get(left, right) {
+            return rank;
+        }
+        let rank = self.rank(joined).unwrap_or(NO_RANK);
+        pairs.insert(left, right, rank);
+        rank
     }
 
-    /// Appends the ranks of one piece, tiktoken's BPE.
-    pub fn encode_piece(&self, piece: &[u8], work: &mut MergeWork, out: &mut Ids) {
+    /// Appends the ranks of one piece, tiktoken's BPE, through `cache`, which holds this table's
+    /// pieces and pairs only.
+    #[inline]
+    fn encode_piece(
+        &self,
+        piece: &[u8],
+        cache: &mut TableCache,
+        work: &mut MergeWork,
+        out: &mut Ids,
+    ) {
         match piece {
             [] => {}
             [byte] => out.push(self.byte_ranks[*byte as usize]),
             _ => {
+                let key = PieceKey::new(piece);
+                if let Some(ids) = key.as_ref().and_then(|key| cache.pieces.get(key)) {
+                    out.extend_from_slice(ids);
+                    return;
+                }
+                let before = out.len();
                 if let Some(rank) = self.rank(piece) {
                     out.push(rank);
                 } else if piece.len() <= SCAN_MERGE_MAX_BYTES {
-                    self.merge_by_scan(piece, work, out);
+                    self.merge_by_scan(piece, &mut cache.pairs, work, out);
                 } else {
-                    self.merge_by_heap(piece, work, out);
+                    self.merge_by_heap(piece, &mut cache.pairs, work, out);
+                }
+                if let Some(key) = key {
+                    cache.pieces.insert(&key, &out.as_slice()[before..]);
                 }
             }
         }
     }
 
-    /// [`encode_piece`](Self::encode_piece) through `cache`, which holds this table's pieces only.
-    #[inline]
-    fn encode_piece_cached(
+    /// The join loop as tiktoken writes it: after each join, scan every pair for the lowest rank.
+    fn merge_by_scan(
         &self,
         piece: &[u8],
-        cache: &mut PieceCache,
+        pairs: &mut PairCache,
         work: &mut MergeWork,
         out: &mut Ids,
     ) {
-        if let [byte] = piece {
-            out.push(self.byte_ranks[*byte as usize]);
-            return;
-        }
-        let Some(key) = PieceKey::new(piece) else {
-            return self.encode_piece(piece, work, out);
-        };
-        if let Some(ids) = cache.get(&key) {
-            out.extend_from_slice(ids);
-            return;
-        }
-        let before = out.len();
-        self.encode_piece(piece, work, out);
-        cache.insert(&key, &out.as_slice()[before..]);
-    }
-
-    /// The join loop as tiktoken writes it: after each join, scan every pair for the lowest rank.
-    fn merge_by_scan(&self, piece: &[u8], work: &mut MergeWork, out: &mut Ids) {
         // `cuts[k]..cuts[k + 1]` is part k; `part_ranks[k]` its rank; `pair_ranks[k]` the rank of
         // parts k and k + 1 joined.
         let MergeWork {
@@ -206,7 +214,11 @@ impl RankTable {
         part_ranks.clear();
         part_ranks.extend(piece.iter().map(|&b| self.byte_ranks[b as usize]));
         pair_ranks.clear();
-        pair_ranks.extend(piece.windows(2).map(|pair| self.rank_or_none(pair)));
+        pair_ranks.extend(
+            (0..piece.len() - 1).map(|k| {
+                self.joined_rank(pairs, part_ranks[k], part_ranks[k + 1], &piece[k..k + 2])
+            }),
+        );
         let span =
             |cuts: &[u32], from: usize, to: usize| &piece[cuts[from] as usize..cuts[to] as usize];
         loop {
@@ -225,10 +237,12 @@ impl RankTable {
             part_ranks[k] = rank;
             pair_ranks.remove(k);
             if k < pair_ranks.len() {
-                pair_ranks[k] = self.rank_or_none(span(cuts, k, k + 2));
+                pair_ranks[k] =
+                    self.joined_rank(pairs, rank, part_ranks[k + 1], span(cuts, k, k + 2));
             }
             if k > 0 {
-                pair_ranks[k - 1] = self.rank_or_none(span(cuts, k - 1, k + 1));
+                pair_ranks[k - 1] =
+                    self.joined_rank(pairs, part_ranks[k - 1], rank, span(cuts, k - 1, k + 1));
             }
         }
         out.extend_from_slice(part_ranks);
@@ -238,7 +252,13 @@ impl RankTable {
     /// rank, and on a tie the lowest start, the leftmost pair. A heap entry is stale once its
     /// pair has changed; pairs only grow, and a longer pair is another token with another rank,
     /// so comparing the entry's rank with the pair's current rank tells which entries are stale.
-    fn merge_by_heap(&self, piece: &[u8], work: &mut MergeWork, out: &mut Ids) {
+    fn merge_by_heap(
+        &self,
+        piece: &[u8],
+        pairs: &mut PairCache,
+        work: &mut MergeWork,
+        out: &mut Ids,
+    ) {
         let n = piece.len();
         let MergeWork {
             next,
@@ -258,7 +278,11 @@ impl RankTable {
         part_ranks.clear();
         part_ranks.extend(piece.iter().map(|&b| self.byte_ranks[b as usize]));
         pair_ranks.clear();
-        pair_ranks.extend(piece.windows(2).map(|pair| self.rank_or_none(pair)));
+        pair_ranks.extend(
+            (0..n - 1).map(|s| {
+                self.joined_rank(pairs, part_ranks[s], part_ranks[s + 1], &piece[s..s + 2])
+            }),
+        );
         pair_ranks.push(NO_RANK);
         heap.clear();
         heap.extend(
@@ -284,7 +308,8 @@ impl RankTable {
             }
             part_ranks[s] = rank;
             pair_ranks[s] = if (after as usize) < n {
-                self.rank_or_none(&piece[s..next[after as usize] as usize])
+                let joined = &piece[s..next[after as usize] as usize];
+                self.joined_rank(pairs, rank, part_ranks[after as usize], joined)
             } else {
                 NO_RANK
             };
@@ -294,7 +319,8 @@ impl RankTable {
             let before = prev[s];
             if before != u32::MAX {
                 let b = before as usize;
-                pair_ranks[b] = self.rank_or_none(&piece[b..after as usize]);
+                pair_ranks[b] =
+                    self.joined_rank(pairs, part_ranks[b], rank, &piece[b..after as usize]);
                 if pair_ranks[b] != NO_RANK {
                     heap.push(Reverse((pair_ranks[b], before)));
                 }
@@ -344,8 +370,8 @@ pub struct MergeWork {
     heap: BinaryHeap<Reverse<(u32, u32)>>,
 }
 
-/// A thread's working memory for [`RankEngine`]: the pre-tokenizer's and the join loops', and a
-/// piece cache for each rank table the thread has encoded with.
+/// A thread's working memory for [`RankEngine`]: the pre-tokenizer's and the join loops', and the
+/// caches of each rank table the thread has encoded with.
 #[derive(Default)]
 struct RankScratch {
     split: PreTokenizerScratch,
@@ -354,22 +380,24 @@ struct RankScratch {
     caches: Vec<TableCache>,
 }
 
-/// A thread's cache of one table's pieces. A piece's ids depend on the table alone, so the
-/// engines of one table (behind either regex) share it, and no other table's engine reads it.
+/// A thread's caches of one table's pieces and pairs. A piece's ids and a pair's joined rank
+/// depend on the table alone, so the engines of one table (behind either regex) share them, and
+/// no other table's engine reads them.
 struct TableCache {
     table: &'static RankTable,
-    /// The [`CACHE_GENERATION`] the cache was filled in.
+    /// The [`CACHE_GENERATION`] the caches were filled in.
     generation: usize,
-    cache: PieceCache,
+    pieces: PieceCache,
+    pairs: PairCache,
 }
 
-/// The cache of `table`'s pieces among `caches`, made on first use and emptied if
-/// [`forget_piece_caches`] was called since it was filled. There are as many caches as tables a
-/// thread has encoded with, a handful at most: the tables are the embedded encodings'.
-fn piece_cache_for<'c>(
+/// The caches of `table` among `caches`, made on first use and emptied if [`forget_caches`] was
+/// called since they were filled. There are as many as tables a thread has encoded with, a
+/// handful at most: the tables are the embedded encodings'.
+fn table_cache_for<'c>(
     caches: &'c mut Vec<TableCache>,
     table: &'static RankTable,
-) -> &'c mut PieceCache {
+) -> &'c mut TableCache {
     let generation = CACHE_GENERATION.load(Ordering::Relaxed);
     let at = match caches.iter().position(|c| std::ptr::eq(c.table, table)) {
         Some(at) => at,
@@ -377,32 +405,34 @@ fn piece_cache_for<'c>(
             caches.push(TableCache {
                 table,
                 generation,
-                cache: PieceCache::default(),
+                pieces: PieceCache::default(),
+                pairs: PairCache::default(),
             });
             caches.len() - 1
         }
     };
     let found = &mut caches[at];
     if found.generation != generation {
-        found.cache.clear();
+        found.pieces.clear();
+        found.pairs.clear();
         found.generation = generation;
     }
-    &mut found.cache
+    found
 }
 
-/// Bumped to make every thread's [`PieceCache`] start empty on its next text: benchmarks of text
-/// an engine has not seen need it.
+/// Bumped to make every thread's caches start empty on its next text: benchmarks of text an
+/// engine has not seen need it.
 static CACHE_GENERATION: AtomicUsize = AtomicUsize::new(0);
 
-/// Makes every thread's piece cache forget its pieces before its next text.
-pub(crate) fn forget_piece_caches() {
+/// Makes every thread's piece and pair caches forget what they hold before its next text.
+pub(crate) fn forget_caches() {
     CACHE_GENERATION.fetch_add(1, Ordering::Relaxed);
 }
 
 thread_local! {
     /// Kept per thread rather than in the caller's [`Scratch`]: this engine serves a process's
-    /// first texts and the rare texts of `unicode_drift.rs`, its buffers are small, and its piece
-    /// caches (512 KiB per table) serve every text the thread encodes.
+    /// first texts and the rare texts of `unicode_drift.rs`, its buffers are small, and its caches
+    /// (1 MiB per table) serve every text the thread encodes.
     static RANK_SCRATCH: RefCell<RankScratch> = RefCell::default();
 }
 
@@ -442,11 +472,11 @@ impl RankEngine {
         self.pre_tokenizer
             .pre_tokenize(text, split, spans)
             .map_err(|e| Error::new(ErrorKind::Engine, format!("encoding failed: {e}")))?;
-        let cache = piece_cache_for(caches, self.ranks);
+        let cache = table_cache_for(caches, self.ranks);
         let bytes = text.as_bytes();
         for span in spans.iter() {
             let piece = &bytes[span.start as usize..span.end as usize];
-            self.ranks.encode_piece_cached(piece, cache, merge, out);
+            self.ranks.encode_piece(piece, cache, merge, out);
         }
         Ok(())
     }
@@ -504,10 +534,11 @@ mod tests {
     fn encode(ranks: &RankTable, piece: &[u8], heap: bool) -> Vec<u32> {
         let mut out = Ids::default();
         let mut work = MergeWork::default();
+        let mut pairs = PairCache::default();
         if heap {
-            ranks.merge_by_heap(piece, &mut work, &mut out);
+            ranks.merge_by_heap(piece, &mut pairs, &mut work, &mut out);
         } else {
-            ranks.merge_by_scan(piece, &mut work, &mut out);
+            ranks.merge_by_scan(piece, &mut pairs, &mut work, &mut out);
         }
         out.as_slice().to_vec()
     }
@@ -544,29 +575,39 @@ mod tests {
         );
     }
 
-    /// Two tables on one thread keep apart caches: a piece one table has as a token is merged
-    /// from bytes by the other, and a forgotten cache answers nothing.
+    /// Two tables on one thread keep apart caches: a pair that joins in one table stays two bytes
+    /// in the other, whether the piece or only the pair was met before, and a forgotten cache
+    /// answers nothing.
     #[test]
     fn each_table_has_its_own_cache() {
         let joined: &'static RankTable = Box::leak(Box::new(byte_table(&[b"ab"])));
         let apart: &'static RankTable = Box::leak(Box::new(byte_table(&[b"ba"])));
         let mut caches = Vec::new();
         let mut work = MergeWork::default();
-        let mut encode = |table: &'static RankTable, caches: &mut Vec<TableCache>| {
+        let mut encode = |piece: &[u8], table: &'static RankTable, caches: &mut Vec<TableCache>| {
             let mut out = Ids::default();
-            let cache = piece_cache_for(caches, table);
-            table.encode_piece_cached(b"ab", cache, &mut work, &mut out);
+            let cache = table_cache_for(caches, table);
+            table.encode_piece(piece, cache, &mut work, &mut out);
             out.as_slice().to_vec()
         };
-        for _ in 0..2 {
-            assert_eq!(encode(joined, &mut caches), [256]);
-            assert_eq!(encode(apart, &mut caches), [b'a' as u32, b'b' as u32]);
+        let byte = |b: u8| b as u32;
+        for piece in [b"abc", b"abd", b"abc"] {
+            let last = byte(piece[2]);
+            assert_eq!(encode(piece, joined, &mut caches), [256, last]);
+            assert_eq!(
+                encode(piece, apart, &mut caches),
+                [byte(b'a'), byte(b'b'), last]
+            );
         }
         assert_eq!(caches.len(), 2);
-        let key = PieceKey::new(b"ab").unwrap();
-        assert!(piece_cache_for(&mut caches, joined).get(&key).is_some());
-        forget_piece_caches();
-        assert!(piece_cache_for(&mut caches, joined).get(&key).is_none());
+        let key = PieceKey::new(b"abc").unwrap();
+        let cache = table_cache_for(&mut caches, joined);
+        assert!(cache.pieces.get(&key).is_some());
+        cache.pairs.insert(byte(b'x'), byte(b'y'), NO_RANK);
+        forget_caches();
+        let cache = table_cache_for(&mut caches, joined);
+        assert!(cache.pieces.get(&key).is_none());
+        assert_eq!(cache.pairs.get(byte(b'x'), byte(b'y')), None);
     }
 
     /// The heap and the rescan agree on random pieces over a small alphabet, where many pairs
