@@ -61,10 +61,14 @@ pub struct RankTable {
     table: Vec<u8>,
     /// `at[rank]`: where rank's length byte is in `table`.
     at: Vec<u32>,
-    /// Open addressing with linear probing: a rank, or [`EMPTY_SLOT`]. A power of two long, at
-    /// most two thirds full, so a miss (most lookups while merging are misses) ends after a few
-    /// probes.
+    /// Open addressing with linear probing: a rank in the bits of `rank_mask`, with bits of its
+    /// token's hash in the others (the tag), or [`EMPTY_SLOT`]. A power of two long, at most two
+    /// thirds full, so a miss ends after a few probes; the tag lets a probe pass over another
+    /// token's slot without reading that token, which lies elsewhere in megabytes of table.
     slots: Box<[u32]>,
+    /// The bits of a slot that hold its rank: as many as the number of ranks needs, so a rank
+    /// never fills them and no slot is [`EMPTY_SLOT`].
+    rank_mask: u32,
     /// `rank of the single byte b`, for every byte.
     byte_ranks: [u32; 256],
 }
@@ -90,23 +94,29 @@ impl RankTable {
         let tokens = at.iter().filter(|&&at| table[at as usize] != 0).count();
         let mask = (tokens * 3 / 2).next_power_of_two().max(2) - 1;
         let mut slots = vec![EMPTY_SLOT; mask + 1].into_boxed_slice();
+        let rank_mask = u32::MAX
+            .checked_shr((at.len() as u32).leading_zeros())
+            .unwrap_or(0);
         let mut byte_ranks = [NO_RANK; 256];
         let token = |rank: u32| token_at(&table, at[rank as usize]);
         for rank in 0..at.len() as u32 {
             let Some(bytes) = token(rank) else {
                 continue;
             };
-            let mut slot = SLOT_HASH.hash_one(bytes) as usize & mask;
+            let (mut slot, tag) = slot_and_tag(bytes, mask, rank_mask);
             loop {
                 match slots[slot] {
                     EMPTY_SLOT => break,
-                    other if token(other) == Some(bytes) => {
+                    other
+                        if other & !rank_mask == tag && token(other & rank_mask) == Some(bytes) =>
+                    {
+                        let other = other & rank_mask;
                         return Err(format!("ranks {other} and {rank} are the same token"));
                     }
                     _ => slot = (slot + 1) & mask,
                 }
             }
-            slots[slot] = rank;
+            slots[slot] = tag | rank;
             if let [byte] = bytes {
                 byte_ranks[*byte as usize] = rank;
             }
@@ -118,6 +128,7 @@ impl RankTable {
             table,
             at,
             slots,
+            rank_mask,
             byte_ranks,
         })
     }
@@ -137,11 +148,16 @@ impl RankTable {
     #[inline]
     pub fn rank(&self, bytes: &[u8]) -> Option<u32> {
         let mask = self.slots.len() - 1;
-        let mut slot = SLOT_HASH.hash_one(bytes) as usize & mask;
+        let (mut slot, tag) = slot_and_tag(bytes, mask, self.rank_mask);
         loop {
             match self.slots[slot] {
                 EMPTY_SLOT => return None,
-                rank if self.token(rank) == Some(bytes) => return Some(rank),
+                found
+                    if found & !self.rank_mask == tag
+                        && self.token(found & self.rank_mask) == Some(bytes) =>
+                {
+                    return Some(found & self.rank_mask);
+                }
                 _ => slot = (slot + 1) & mask,
             }
         }
@@ -347,6 +363,14 @@ impl RankTable {
         }
         Ok(bytes)
     }
+}
+
+/// Where `bytes`' probe starts in slots of `mask + 1`, and its tag: the hash's low bits pick the
+/// slot, its high bits, outside `rank_mask`, are the tag.
+#[inline]
+fn slot_and_tag(bytes: &[u8], mask: usize, rank_mask: u32) -> (usize, u32) {
+    let hash = SLOT_HASH.hash_one(bytes);
+    (hash as usize & mask, (hash >> 32) as u32 & !rank_mask)
 }
 
 /// The token whose length byte is at `at` in a compact table; `None` for a rank with no token.
@@ -555,7 +579,7 @@ mod tests {
     }
 
     #[test]
-    fn a_table_with_a_gap_or_a_missing_byte_is_read_or_refused() {
+    fn a_table_with_a_gap_is_read_and_a_broken_one_refused() {
         let ranks = byte_table(&[b"", b"xy"]);
         assert_eq!(ranks.len(), 258);
         assert_eq!(ranks.token(256), None);
@@ -573,6 +597,32 @@ mod tests {
                 .unwrap()
                 .contains("past the end")
         );
+        let twice = table(&[&[0], b"ab", b"ab"]);
+        assert!(
+            RankTable::new(twice)
+                .err()
+                .unwrap()
+                .contains("ranks 1 and 2 are the same token")
+        );
+    }
+
+    /// Every token is found, and nothing else, whether the number of ranks is a power of two (the
+    /// rank bits of a slot one wider than the largest rank needs) or one less.
+    #[test]
+    fn every_token_is_found_whatever_the_number_of_ranks() {
+        for extra in [256, 255] {
+            let tokens: Vec<[u8; 2]> = (0..extra).map(|i| [b'x', i as u8]).collect();
+            let tokens: Vec<&[u8]> = tokens.iter().map(|t| &t[..]).collect();
+            let ranks = byte_table(&tokens);
+            assert_eq!(ranks.len(), 256 + extra);
+            for (i, token) in tokens.iter().enumerate() {
+                assert_eq!(ranks.rank(token), Some(256 + i as u32));
+            }
+            for byte in 0..=255u8 {
+                assert_eq!(ranks.rank(&[byte]), Some(byte as u32));
+                assert_eq!(ranks.rank(&[b'y', byte]), None);
+            }
+        }
     }
 
     /// Two tables on one thread keep apart caches: a pair that joins in one table stays two bytes
