@@ -28,7 +28,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tokenizers::pipeline::{PipelinePreTokenizer, PreTokenizer, PreTokenizerScratch, Span};
 
-use super::pair_cache::PairCache;
+use super::pair_cache::{MAX_RANKS, PairCache};
 use super::piece_cache::{PieceCache, PieceKey};
 use super::{Engine, Error, ErrorKind, Ids, Scratch};
 
@@ -90,6 +90,12 @@ impl RankTable {
         }
         if offset != table.len() {
             return Err(format!("rank {} runs past the end", at.len() - 1));
+        }
+        if at.len() > MAX_RANKS {
+            return Err(format!(
+                "{} ranks is more than the {MAX_RANKS} a rank table may have",
+                at.len()
+            ));
         }
         let tokens = at.iter().filter(|&&at| table[at as usize] != 0).count();
         let mask = (tokens * 3 / 2).next_power_of_two().max(2) - 1;
@@ -456,7 +462,7 @@ pub(crate) fn forget_caches() {
 thread_local! {
     /// Kept per thread rather than in the caller's [`Scratch`]: this engine serves a process's
     /// first texts and the rare texts of `unicode_drift.rs`, its buffers are small, and its caches
-    /// (1 MiB per table) serve every text the thread encodes.
+    /// (768 KiB per table) serve every text the thread encodes.
     static RANK_SCRATCH: RefCell<RankScratch> = RefCell::default();
 }
 
@@ -603,6 +609,12 @@ mod tests {
                 .err()
                 .unwrap()
                 .contains("ranks 1 and 2 are the same token")
+        );
+        assert!(
+            RankTable::new(vec![0; MAX_RANKS + 1])
+                .err()
+                .unwrap()
+                .contains("ranks is more than")
         );
     }
 
