@@ -222,8 +222,8 @@ impl RankModel {
     }
 
     /// Drops the word caches of the release-candidate engine, if it is built, and every thread's
-    /// piece caches (`ranks.rs`), so that the next text meets both engines cold. Not part of the
-    /// API: `benchmark/anchors.rs` times every engine on text it has not seen.
+    /// piece and pair caches (`ranks.rs`), so that the next text meets both engines cold. Not part
+    /// of the API: `benchmark/anchors.rs` times every engine on text it has not seen.
     #[doc(hidden)]
     pub fn forget_word_caches_for_benchmarks(&self) {
         super::ranks::forget_caches();

@@ -109,20 +109,11 @@ impl RankTable {
             let Some(bytes) = token(rank) else {
                 continue;
             };
-            let (mut slot, tag) = slot_and_tag(bytes, mask, rank_mask);
-            loop {
-                match slots[slot] {
-                    EMPTY_SLOT => break,
-                    other
-                        if other & !rank_mask == tag && token(other & rank_mask) == Some(bytes) =>
-                    {
-                        let other = other & rank_mask;
-                        return Err(format!("ranks {other} and {rank} are the same token"));
-                    }
-                    _ => slot = (slot + 1) & mask,
-                }
+            let (start, tag) = slot_and_tag(bytes, mask, rank_mask);
+            match probe(&slots, rank_mask, (start, tag), bytes, token) {
+                Ok(other) => return Err(format!("ranks {other} and {rank} are the same token")),
+                Err(empty) => slots[empty] = tag | rank,
             }
-            slots[slot] = tag | rank;
             if let [byte] = bytes {
                 byte_ranks[*byte as usize] = rank;
             }
@@ -153,20 +144,11 @@ impl RankTable {
     /// The rank of the token `bytes`, if it is one.
     #[inline]
     pub fn rank(&self, bytes: &[u8]) -> Option<u32> {
-        let mask = self.slots.len() - 1;
-        let (mut slot, tag) = slot_and_tag(bytes, mask, self.rank_mask);
-        loop {
-            match self.slots[slot] {
-                EMPTY_SLOT => return None,
-                found
-                    if found & !self.rank_mask == tag
-                        && self.token(found & self.rank_mask) == Some(bytes) =>
-                {
-                    return Some(found & self.rank_mask);
-                }
-                _ => slot = (slot + 1) & mask,
-            }
-        }
+        let start = slot_and_tag(bytes, self.slots.len() - 1, self.rank_mask);
+        probe(&self.slots, self.rank_mask, start, bytes, |rank| {
+            self.token(rank)
+        })
+        .ok()
     }
 
     /// The rank of `joined`, the tokens `left` and `right` side by side, or [`NO_RANK`]; through
@@ -377,6 +359,29 @@ impl RankTable {
 fn slot_and_tag(bytes: &[u8], mask: usize, rank_mask: u32) -> (usize, u32) {
     let hash = SLOT_HASH.hash_one(bytes);
     (hash as usize & mask, (hash >> 32) as u32 & !rank_mask)
+}
+
+/// Probes `slots` for `bytes` from `start`, its first slot and its tag: `Ok(rank)` where a slot
+/// holds it, else `Err(slot)`, the empty slot that ends the probe. `token` reads a rank's bytes;
+/// only slots whose tag matches are read through it.
+#[inline]
+fn probe<'t>(
+    slots: &[u32],
+    rank_mask: u32,
+    (mut slot, tag): (usize, u32),
+    bytes: &[u8],
+    token: impl Fn(u32) -> Option<&'t [u8]>,
+) -> Result<u32, usize> {
+    let mask = slots.len() - 1;
+    loop {
+        match slots[slot] {
+            EMPTY_SLOT => return Err(slot),
+            found if found & !rank_mask == tag && token(found & rank_mask) == Some(bytes) => {
+                return Ok(found & rank_mask);
+            }
+            _ => slot = (slot + 1) & mask,
+        }
+    }
 }
 
 /// The token whose length byte is at `at` in a compact table; `None` for a rank with no token.
