@@ -28,9 +28,10 @@ pub const CHAT_MIN_BYTES: usize = 50;
 pub const CHAT_MAX_BYTES: usize = 300;
 /// Seed of the chat-sized items' lengths.
 const CHAT_SEED: u64 = 0x5eed_c4a7;
-/// Environment variable naming big.txt where the build's own `.cache/corpus/` is not at hand:
-/// a binary built on one machine and run on another (`scripts/many-cores.sh`).
-pub const BIG_TXT_ENV: &str = "BATCHTOK_BIG_TXT";
+/// Environment variable naming the folder that holds big.txt and the corpora's JSONL files where
+/// the build's own `.cache/corpus/` is not at hand: a binary built on one machine and run on
+/// another (`scripts/many-cores.sh`).
+pub const CORPUS_DIR_ENV: &str = "BATCHTOK_CORPUS_DIR";
 
 /// One named batch of texts.
 pub struct Workload {
@@ -45,13 +46,18 @@ impl Workload {
     }
 }
 
-/// The whole of big.txt, from `$BATCHTOK_BIG_TXT` if set, else from the build's
-/// `.cache/corpus/`, or an error telling how to fetch it.
-pub fn big_txt() -> String {
-    let path = std::env::var_os(BIG_TXT_ENV).map_or_else(
-        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".cache/corpus/big.txt"),
+/// The folder of the corpus files: `$BATCHTOK_CORPUS_DIR` if set, else the build's
+/// `.cache/corpus/`.
+fn corpus_dir() -> PathBuf {
+    std::env::var_os(CORPUS_DIR_ENV).map_or_else(
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".cache/corpus"),
         PathBuf::from,
-    );
+    )
+}
+
+/// The whole of big.txt, from the corpus folder, or an error telling how to fetch it.
+pub fn big_txt() -> String {
+    let path = corpus_dir().join("big.txt");
     std::fs::read_to_string(&path).unwrap_or_else(|e| {
         panic!(
             "cannot read {}: {e}; run `node scripts/corpus.js` to fetch it",
@@ -168,8 +174,7 @@ pub struct Corpus {
 /// Reads the corpus `name` (`scripts/corpus.js corpora` writes them), stopping once
 /// `limit_bytes` are read if given.
 pub fn read_corpus(name: &'static str, limit_bytes: Option<usize>) -> Corpus {
-    let path =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!(".cache/corpus/{name}.jsonl"));
+    let path = corpus_dir().join(format!("{name}.jsonl"));
     let file = std::fs::read_to_string(&path).unwrap_or_else(|e| {
         panic!(
             "cannot read {}: {e}; run `node scripts/corpus.js corpora` to write the corpora",

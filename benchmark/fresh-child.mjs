@@ -18,14 +18,23 @@ import { RESULT_PREFIX, readCorpusItems, idsDigest } from './fresh-corpora.mjs'
 
 const collect = globalThis.gc ?? (() => {})
 
+/**
+ * One timed call: its wall time, the process's CPU time over it, the time until `run` returned
+ * (the main thread's share, where the contender hands the work to other threads and returns a
+ * promise), and, where the runner can tell (batchtok), its scheduler's account of the batch:
+ * each thread's busy time on it.
+ */
 async function timed(runner, texts) {
   collect()
   const cpu = process.cpuUsage()
   const start = performance.now()
-  const result = await runner.run(texts)
+  const pending = runner.run(texts)
+  const heldMs = performance.now() - start
+  const result = await pending
   const ms = performance.now() - start
   const used = process.cpuUsage(cpu)
-  return { result, ms, cpuMs: (used.user + used.system) / 1000 }
+  const busyMs = runner.busyMs?.() ?? undefined
+  return { result, ms, heldMs, busyMs, cpuMs: (used.user + used.system) / 1000 }
 }
 
 function digests(contender, runner, result, count) {
@@ -57,9 +66,9 @@ async function main() {
   const kept = []
   for (const slice of job.slices) {
     const texts = textsOf(slice)
-    const { result, ms, cpuMs } = await timed(runner, texts)
+    const { result, ms, heldMs, busyMs, cpuMs } = await timed(runner, texts)
     kept.push({ slice, result, count: texts.length })
-    fresh.push({ ...slice, ms, cpuMs })
+    fresh.push({ ...slice, ms, heldMs, busyMs, cpuMs })
   }
 
   const repeated = []

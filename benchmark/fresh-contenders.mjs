@@ -112,9 +112,10 @@ function batchtok(kind, threads) {
       // on the fastest one, and the build must not compete with the timed batches for the cores.
       await tokenizer.whenReady()
       const scheduler = new Scheduler({ threads, policy: 'chunked' })
+      const busyMs = () => scheduler.stats()?.busyMs
       return kind === 'encode'
-        ? { run: (texts) => tokenizer.encodeBatch(texts, { scheduler }), idsOf: (batch, i) => batch.get(i) }
-        : { run: (texts) => tokenizer.countBatch(texts, { scheduler }), countOf: (counts, i) => counts[i] }
+        ? { run: (texts) => tokenizer.encodeBatch(texts, { scheduler }), idsOf: (batch, i) => batch.get(i), busyMs }
+        : { run: (texts) => tokenizer.countBatch(texts, { scheduler }), countOf: (counts, i) => counts[i], busyMs }
     },
   }
 }
@@ -324,7 +325,13 @@ export function freshContenders() {
   }))
 }
 
+/**
+ * The contender with `key`; batchtok's keys name any thread count (`batchtok/encodeBatch/chunked/16`),
+ * for fresh-threads.mjs.
+ */
 export function freshContenderByKey(key) {
+  const ours = /^batchtok\/(encode|count)Batch\/chunked\/([1-9][0-9]*)$/.exec(key)
+  if (ours) return { lang: 'node', slow: false, ...batchtok(ours[1], Number(ours[2])) }
   const found = freshContenders().find((c) => c.key === key)
   if (!found) throw new Error(`no fresh-benchmark contender with key ${key}`)
   return found

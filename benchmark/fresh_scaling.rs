@@ -1,23 +1,26 @@
-//! Two threads against one on fresh slices, without JS: the scheduler and the engine alone, on
+//! More threads against one on fresh slices, without JS: the scheduler and the engine alone, on
 //! the slices `fresh.mjs` times from JS.
 //!
-//! `cargo run --release --example fresh_scaling [-- --rounds N] [--corpora prose,code,...]`
-//! (this file is `benchmark/fresh_scaling.rs`; `node scripts/corpus.js corpora` writes the
-//! corpora to `.cache/corpus/NAME.jsonl`).
+//! `cargo run --release --example fresh_scaling [-- --rounds N] [--threads 1,2,4,8,16]
+//! [--corpora prose,code,...]` (this file is `benchmark/fresh_scaling.rs`; `node scripts/corpus.js
+//! corpora` writes the corpora to `.cache/corpus/NAME.jsonl`, or `$BATCHTOK_CORPUS_DIR` names
+//! another folder that holds them).
 //!
 //! `fresh.mjs` reports `encodeBatch` at 2 threads against 1 on slices of ~100 documents (~650 KB;
-//! chat: 4,000 items) that the process has never encoded. That ratio holds everything a call
-//! does: the main thread copying the strings, the hand-over to a libuv thread, the scheduler, the
-//! engine on cold word caches, the ids assembled and handed back. This program times the middle
-//! part only, `batch::encode_all` on one shared o200k_base `Tokenizer` as the addon runs it, so
-//! the difference between the two ratios is what the JS boundary costs the scaling.
+//! chat: 4,000 items) that the process has never encoded, and `fresh-threads.mjs` at more thread
+//! counts. That ratio holds everything a call does: the main thread copying the strings, the
+//! hand-over to a libuv thread, the scheduler, the engine on cold word caches, the ids assembled
+//! and handed back. This program times the middle part only, `batch::encode_all` on one shared
+//! o200k_base `Tokenizer` as the addon runs it, so the difference between the two ratios is what
+//! the JS boundary costs the scaling.
 //!
 //! Each sample is one slice never encoded before in the process: before every timed call the
-//! engine's word caches are dropped, so each call meets the text as a fresh process does, and
-//! the slices are taken in turn, alternating which thread count goes first. Both schedulers are
-//! warmed on the corpus's last slice, which is never timed. Prints the median MiB/s at each
-//! thread count, their ratio, the median of the ratios of consecutive pairs, and the process's
-//! CPU time over wall time per call (how many cores the call kept busy).
+//! engine's word caches are dropped, so each call meets the text as a fresh process does. A round
+//! times every thread count once, each on its own slice, in an order rotated by one per round.
+//! Every scheduler is warmed on the corpus's last slice, which is never timed. Prints, per thread
+//! count, the median MiB/s, its ratio to the first thread count's, the median of the rounds' own
+//! ratios, and the process's CPU time over wall time per call (how many cores the call kept
+//! busy).
 
 #[path = "corpus.rs"]
 #[allow(dead_code)]
@@ -70,6 +73,15 @@ fn main() {
     let rounds: usize =
         arg(&args, "--rounds").map_or(DEFAULT_ROUNDS, |r| r.parse().expect("--rounds N"));
     let corpora = arg(&args, "--corpora").unwrap_or("prose,code,multilingual,chat");
+    let counts: Vec<usize> = arg(&args, "--threads")
+        .unwrap_or("1,2")
+        .split(',')
+        .map(|t| match t.parse() {
+            Ok(n) if n > 0 => n,
+            _ => panic!("--threads takes thread counts above 0, such as 1,2,4"),
+        })
+        .collect();
+    let base = counts[0];
 
     let tokenizer = Tokenizer::from_encoding(ENCODING).expect("embedded");
     tokenizer
@@ -78,23 +90,25 @@ fn main() {
     let mode = tokenizer
         .encode_mode(None, &AllowedSpecial::None)
         .expect("ordinary mode");
-    let scheduler = |threads| {
-        Scheduler::new(SchedulerConfig {
-            threads,
-            policy: Policy::Chunked,
-            ..SchedulerConfig::default()
+    let schedulers: Vec<Scheduler> = counts
+        .iter()
+        .map(|&threads| {
+            Scheduler::new(SchedulerConfig {
+                threads,
+                policy: Policy::Chunked,
+                ..SchedulerConfig::default()
+            })
+            .expect("a valid configuration")
         })
-        .expect("a valid configuration")
-    };
-    let (one, two) = (scheduler(1), scheduler(2));
+        .collect();
 
     println!(
-        "{}; {ENCODING}, `encode_all` on the chunked policy",
+        "{}; {ENCODING}, `encode_all` on the chunked policy, {rounds} rounds",
         machine()
     );
     println!();
     println!(
-        "| corpus | slices | 1 thread MiB/s | 2 threads MiB/s | 2 ÷ 1 | pairs' median 2 ÷ 1 | cores busy at 1 / 2 |"
+        "| corpus | slices | threads | MiB/s | ÷ {base} thread(s) | rounds' median ÷ {base} | cores busy |"
     );
     println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
     for name in corpora.split(',') {
@@ -108,34 +122,40 @@ fn main() {
         let slices: Vec<Texts> = corpus.texts.chunks(per).map(texts).collect();
         let (warm, timed) = slices.split_last().expect("a corpus has texts");
         assert!(timed.len() >= 2, "{name}: too few slices");
-        for scheduler in [&one, &two] {
+        for scheduler in &schedulers {
             encode_all(scheduler, &tokenizer, warm, &mode, &CancelToken::default())
                 .unwrap_or_else(|_| panic!("the warm-up encodes"));
         }
-        let (mut rates, mut busy) = ([Vec::new(), Vec::new()], [Vec::new(), Vec::new()]);
-        let mut pairs = Vec::new();
+        let mut rates = vec![Vec::new(); counts.len()];
+        let mut busy = vec![Vec::new(); counts.len()];
+        let mut ratios = vec![Vec::new(); counts.len()];
+        let mut next_slice = 0;
         for round in 0..rounds {
-            let first = &timed[(2 * round) % timed.len()];
-            let second = &timed[(2 * round + 1) % timed.len()];
-            let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
-            let mut pair = [0.0; 2];
-            for (slot, slice) in order.into_iter().zip([first, second]) {
-                let (rate, cores) = time_call([&one, &two][slot], &tokenizer, slice, &mode);
+            let mut rate_of = vec![0.0; counts.len()];
+            for step in 0..counts.len() {
+                let slot = (round + step) % counts.len();
+                let slice = &timed[next_slice % timed.len()];
+                next_slice += 1;
+                let (rate, cores) = time_call(&schedulers[slot], &tokenizer, slice, &mode);
                 rates[slot].push(rate);
                 busy[slot].push(cores);
-                pair[slot] = rate;
+                rate_of[slot] = rate;
             }
-            pairs.push(pair[1] / pair[0]);
+            for (slot, rate) in rate_of.iter().enumerate() {
+                ratios[slot].push(rate / rate_of[0]);
+            }
         }
-        let (at_one, at_two) = (median(&rates[0]), median(&rates[1]));
-        println!(
-            "| {name} | {} of {} KiB | {at_one:.1} | {at_two:.1} | {:.2}x | {:.2}x | {:.2} / {:.2} |",
-            timed.len(),
-            corpus.bytes / slices.len() / 1024,
-            at_two / at_one,
-            median(&pairs),
-            median(&busy[0]),
-            median(&busy[1]),
-        );
+        let at_base = median(&rates[0]);
+        for (slot, threads) in counts.iter().enumerate() {
+            let rate = median(&rates[slot]);
+            println!(
+                "| {name} | {} of {} KiB | {threads} | {rate:.1} | {:.2}x | {:.2}x | {:.2} |",
+                timed.len(),
+                corpus.bytes / slices.len() / 1024,
+                rate / at_base,
+                median(&ratios[slot]),
+                median(&busy[slot]),
+            );
+        }
     }
 }

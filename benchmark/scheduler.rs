@@ -5,8 +5,8 @@
 //! `cargo run --release --example scheduler [-- --runs N] [--threads 1,2,4,8,12,16]
 //! [--workloads documents,chat,skewed] [--methods cold,repeated] [--tsv PATH]`, or the profiling mode
 //! `-- --only POLICY --threads P --workload NAME [--limit-bytes B]` (this file is
-//! `benchmark/scheduler.rs`; big.txt must be in `.cache/corpus/`, see `scripts/corpus.js`, or
-//! named by `$BATCHTOK_BIG_TXT`). `scripts/many-cores.sh` runs it on a 16-core machine.
+//! `benchmark/scheduler.rs`; big.txt must be in `.cache/corpus/`, see `scripts/corpus.js`, or in
+//! the folder `$BATCHTOK_CORPUS_DIR` names). `scripts/many-cores.sh` runs it on a 16-core machine.
 //!
 //! Workloads (`corpus.rs`): big.txt as ~6.5 KB documents, as ~100 B short items, the short items
 //! with four 1 MB texts among them (skewed), and as chat-sized items of 50-300 B. Contenders, at
