@@ -5,7 +5,8 @@
 // strings, handing the ids back) is the only part the threads do not divide.
 //
 //   node benchmark/fresh-threads.mjs [--threads 1,2,4,8,16] [--rounds 2] [--slices 3]
-//                                    [--repeats 3] [--corpora prose,code,multilingual,chat] [--out FILE]
+//                                    [--repeats 3] [--corpora prose,code,multilingual,chat]
+//                                    [--peers tokenizers,gpt-tokenizer|none] [--out FILE]
 //
 // The protocol is fresh.mjs's: every contender runs in a new process per corpus and round
 // (fresh-child.mjs), warms up on a slice of another corpus, then encodes each of its `--slices`
@@ -56,6 +57,10 @@ const REPEATS = Number(option('--repeats', '3'))
 if (!Number.isInteger(REPEATS) || REPEATS < 0) throw new Error(`--repeats takes a whole number, 0 or more`)
 const SELECTED = option('--corpora', CORPORA.join(',')).split(',')
 const OUT = option('--out', null)
+const PEERS = option('--peers', 'tokenizers,gpt-tokenizer').split(',').filter((peer) => peer !== 'none')
+for (const peer of PEERS) {
+  if (!['tokenizers', 'gpt-tokenizer'].includes(peer)) throw new Error(`--peers: no peer ${peer}; the peers are tokenizers and gpt-tokenizer, or none`)
+}
 for (const corpus of SELECTED) {
   if (!CORPORA.includes(corpus)) throw new Error(`--corpora: no corpus ${corpus}; the corpora are ${CORPORA.join(', ')}`)
 }
@@ -65,7 +70,7 @@ const contenders = [
   ...THREADS.map((threads) => ({ library: 'batchtok', threads, key: `batchtok/encodeBatch/chunked/${threads}`, repeats: REPEATS })),
   ...THREADS.map((threads) => ({ library: 'tokenizers', threads, key: 'tokenizers/encodeBatch', repeats: 0 })),
   { library: 'gpt-tokenizer', threads: 1, key: 'gpt-tokenizer/encode', repeats: 0 },
-]
+].filter((contender) => contender.library === 'batchtok' || PEERS.includes(contender.library))
 const reference = contenders[0]
 
 function runChild(contender, job) {
@@ -159,7 +164,8 @@ async function main() {
     const base = all[0]?.rate
     const repeatedBase = all[0]?.repeated
     const ratio = (x, y) => (x && y ? show(x / y, 2) + 'x' : '–')
-    const gpt = all[contenders.length - 1]
+    const statsOf = (library, threads) => all[contenders.findIndex((c) => c.library === library && c.threads === threads)]
+    const gpt = statsOf('gpt-tokenizer', 1)
     const problems = rows.get(corpus).map((row, i) => (row.problem ? `${contenders[i].library} at ${contenders[i].threads}: ${row.problem}` : null)).filter(Boolean)
     lines.push(
       `### ${corpus}`,
@@ -171,7 +177,7 @@ async function main() {
     )
     THREADS.forEach((threads, i) => {
       const ours = all[i]
-      const binding = all[THREADS.length + i]
+      const binding = statsOf('tokenizers', threads)
       lines.push(
         `| ${threads} | ${show(ours?.rate)} | ${ratio(ours?.rate, base)} | ${show(ours?.cores, 2)} | ` +
           `${show(ours?.repeated)} | ${ratio(ours?.repeated, repeatedBase)} | ` +

