@@ -87,7 +87,7 @@ cd "$root"
 node scripts/corpus.js corpora
 cargo build --release ${programs[@]/#/--example }
 if [[ ,$parts, == *,fresh,* ]]; then
-  [ -f batchtok.linux-x64-gnu.node ] || npm run build
+  npm run build
   node scripts/real-tokenizers.js >/dev/null
 fi
 
