@@ -514,8 +514,7 @@ fn main() {
         writeln!(report, " ---: |").unwrap();
         for (ci, contender) in CONTENDERS.iter().enumerate() {
             write!(report, "| `{}` |", contender.name()).unwrap();
-            for c in 0..corpora.len() {
-                let (checked, differ) = differences[ci][c];
+            for (c, &(checked, differ)) in differences[ci].iter().enumerate() {
                 let flag = if differ > 0 {
                     format!(" ✗ {differ}/{checked} texts differ")
                 } else {
