@@ -1,6 +1,8 @@
-// The four corpora as the fresh-text benchmark cuts them, shared by fresh.mjs, fresh-child.mjs and
+// The four corpora as the fresh-text benchmark cuts them, and how a child process hands back its
+// result; shared by fresh.mjs, fresh-threads.mjs, fresh-child.mjs and
 // (through the same JSONL files and item ranges) fresh_python.py.
 
+import { spawn } from 'node:child_process'
 import crypto from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
@@ -15,6 +17,29 @@ export const CORPORA = ['prose', 'code', 'multilingual', 'chat']
 
 /** What a child process prints before its JSON result (fresh-child.mjs, fresh_python.py). */
 export const RESULT_PREFIX = 'FRESH_RESULT '
+
+/**
+ * Runs one child (fresh-child.mjs or fresh_python.py) from the checkout's root and resolves with
+ * `{ ok: true, ...its result }`, or `{ ok: false, error }` naming why it gave none: its exit code
+ * or its being stopped after `timeoutMs`, and the last line it wrote to stderr.
+ */
+export function runResultChild(command, args, env, timeoutMs) {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d) => (stdout += d))
+    child.stderr.on('data', (d) => (stderr += d))
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs)
+    child.on('close', (code, signal) => {
+      clearTimeout(timer)
+      const line = stdout.split('\n').find((l) => l.startsWith(RESULT_PREFIX))
+      if (line) return resolve({ ok: true, ...JSON.parse(line.slice(RESULT_PREFIX.length)) })
+      const why = signal === 'SIGKILL' ? `stopped after ${timeoutMs / 1000} s` : `exit ${code}`
+      resolve({ ok: false, error: `${why}: ${(stderr.trim().split('\n').pop() ?? '').slice(0, 200)}` })
+    })
+  })
+}
 
 /**
  * A slice's size: a realistic request of ~100 documents of ~6.5 KB. A slice ends at the first item

@@ -21,13 +21,12 @@
 // batchtok at the first thread count, and the cores the process kept busy (CPU time over wall
 // time, the workers' spinning before they sleep included).
 
-import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describeMachine } from './machine.mjs'
 import { MiB, median, shuffledOrders } from './stats.mjs'
-import { CORPORA, RESULT_PREFIX, WARMUP_CORPUS, cutSlices, ensureCorpora } from './fresh-corpora.mjs'
+import { CORPORA, WARMUP_CORPUS, cutSlices, ensureCorpora, runResultChild } from './fresh-corpora.mjs'
 
 const HERE = path.dirname(fileURLToPath(import.meta.url))
 const ROOT = path.join(HERE, '..')
@@ -71,26 +70,11 @@ const contenders = [
   ...THREADS.map((threads) => ({ library: 'tokenizers', threads, key: 'tokenizers/encodeBatch', repeats: 0 })),
   { library: 'gpt-tokenizer', threads: 1, key: 'gpt-tokenizer/encode', repeats: 0 },
 ].filter((contender) => contender.library === 'batchtok' || PEERS.includes(contender.library))
-const reference = contenders[0]
 
 function runChild(contender, job) {
   const threads = String(contender.threads)
   const env = { ...process.env, RAYON_NUM_THREADS: threads, UV_THREADPOOL_SIZE: String(Math.max(4, contender.threads)) }
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--expose-gc', CHILD, JSON.stringify(job)], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (d) => (stdout += d))
-    child.stderr.on('data', (d) => (stderr += d))
-    const timer = setTimeout(() => child.kill('SIGKILL'), CHILD_TIMEOUT_MS)
-    child.on('close', (code, signal) => {
-      clearTimeout(timer)
-      const line = stdout.split('\n').find((l) => l.startsWith(RESULT_PREFIX))
-      if (line) return resolve({ ok: true, ...JSON.parse(line.slice(RESULT_PREFIX.length)) })
-      const why = signal === 'SIGKILL' ? `stopped after ${CHILD_TIMEOUT_MS / 1000} s` : `exit ${code}`
-      resolve({ ok: false, error: `${why}: ${(stderr.trim().split('\n').pop() ?? '').slice(0, 200)}` })
-    })
-  })
+  return runResultChild(process.execPath, ['--expose-gc', CHILD, JSON.stringify(job)], env, CHILD_TIMEOUT_MS)
 }
 
 /** The first text whose digest differs from the reference's, as words, or null. */
@@ -163,7 +147,7 @@ async function main() {
     const all = rows.get(corpus).map(stats)
     const base = all[0]?.rate
     const repeatedBase = all[0]?.repeated
-    const ratio = (x, y) => (x && y ? show(x / y, 2) + 'x' : '–')
+    const ratio = (x, y, digits = 2) => (x && y ? show(x / y, digits) + 'x' : '–')
     const statsOf = (library, threads) => all[contenders.findIndex((c) => c.library === library && c.threads === threads)]
     const gpt = statsOf('gpt-tokenizer', 1)
     const problems = rows.get(corpus).map((row, i) => (row.problem ? `${contenders[i].library} at ${contenders[i].threads}: ${row.problem}` : null)).filter(Boolean)
@@ -181,8 +165,8 @@ async function main() {
       lines.push(
         `| ${threads} | ${show(ours?.rate)} | ${ratio(ours?.rate, base)} | ${show(ours?.cores, 2)} | ` +
           `${show(ours?.repeated)} | ${ratio(ours?.repeated, repeatedBase)} | ` +
-          `${show(binding?.rate)} | ${show(binding?.cores, 2)} | ${ours && binding ? show(ours.rate / binding.rate, 1) + 'x' : '–'} | ` +
-          `${ours && gpt ? show(ours.rate / gpt.rate, 1) + 'x' : '–'} |`,
+          `${show(binding?.rate)} | ${show(binding?.cores, 2)} | ${ratio(ours?.rate, binding?.rate, 1)} | ` +
+          `${ratio(ours?.rate, gpt?.rate, 1)} |`,
       )
     })
     lines.push(

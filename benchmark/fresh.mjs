@@ -17,7 +17,7 @@
 // one whose ids differ is reported as such, not as a throughput. Rounds take the contenders in a
 // new seeded order, so a shared machine's drift does not always land on the same ones.
 
-import { execFileSync, spawn } from 'node:child_process'
+import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -35,7 +35,7 @@ import {
   modelJsonPath,
   sidePeerVersion,
 } from './fresh-contenders.mjs'
-import { CORPORA, RESULT_PREFIX, WARMUP_CORPUS, capSlice, cutSlices, ensureCorpora, idsDigest, readCorpus } from './fresh-corpora.mjs'
+import { CORPORA, WARMUP_CORPUS, capSlice, cutSlices, ensureCorpora, idsDigest, readCorpus, runResultChild } from './fresh-corpora.mjs'
 
 const HERE = path.dirname(fileURLToPath(import.meta.url))
 const ROOT = path.join(HERE, '..')
@@ -146,21 +146,7 @@ function runChild(contender, job) {
   const command = python ? PYTHON : process.execPath
   const args = python ? [PYTHON_CHILD, JSON.stringify(job)] : ['--expose-gc', CHILD, JSON.stringify(job)]
   const env = { ...process.env, RAYON_NUM_THREADS: String(PEER_THREADS), UV_THREADPOOL_SIZE: String(PEER_THREADS) }
-  return new Promise((resolve) => {
-    const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (d) => (stdout += d))
-    child.stderr.on('data', (d) => (stderr += d))
-    const timer = setTimeout(() => child.kill('SIGKILL'), CHILD_TIMEOUT_MS)
-    child.on('close', (code, signal) => {
-      clearTimeout(timer)
-      const line = stdout.split('\n').find((l) => l.startsWith(RESULT_PREFIX))
-      if (line) return resolve({ ok: true, ...JSON.parse(line.slice(RESULT_PREFIX.length)) })
-      const why = signal === 'SIGKILL' ? `stopped after ${CHILD_TIMEOUT_MS / 1000} s` : `exit ${code}`
-      resolve({ ok: false, error: `${why}: ${(stderr.trim().split('\n').pop() ?? '').slice(0, 200)}` })
-    })
-  })
+  return runResultChild(command, args, env, CHILD_TIMEOUT_MS)
 }
 
 // ---- the run ----------------------------------------------------------------------------------

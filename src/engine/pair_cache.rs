@@ -3,10 +3,11 @@
 //! tiktoken's BPE merges a piece that is not a token from its bytes: it asks the table for the
 //! rank of every adjacent pair's concatenation, and again for the pairs around each join. Most
 //! answers are "no such token", and each costs a hash of the bytes and a read from an index of
-//! megabytes, likely a miss in the processor's caches. Yet the pairs repeat far more than the pieces do: the same few thousand
-//! byte and syllable pairs make up most words of a script. This cache keeps, for the pairs a
-//! thread asked about last, the rank of their concatenation (or that there is none), keyed by the
-//! two parts' ranks, so a repeated pair costs a hash of one word and one compare.
+//! megabytes, likely a miss in the processor's caches. Yet the pairs repeat far more than the
+//! pieces do: the same few thousand byte and syllable pairs make up most words of a script. This
+//! cache keeps, for the pairs a thread asked about last, the rank of their concatenation (or that
+//! there is none), keyed by the two parts' ranks, so a repeated pair costs a hash of one word and
+//! one compare.
 //!
 //! Invariants:
 //!
