@@ -4,7 +4,7 @@
 // fixtures/cli/megatron-read.json (scripts/cli-fixtures.py).
 import { spawn, spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { gzipSync } from 'node:zlib'
@@ -18,13 +18,13 @@ const CLI_FIXTURES = join(FIXTURES, 'cli')
 type Run = { status: number | null; stdout: string; stderr: string }
 
 /** Runs the CLI in `cwd` and waits for it. */
-function cli(cwd: string, args: string[], input?: string): Run {
+function cli(cwd: string, args: string[], input?: string | Buffer): Run {
   const result = spawnSync(process.execPath, [CLI, ...args], { cwd, input, encoding: 'utf8' })
   return { status: result.status, stdout: result.stdout, stderr: result.stderr }
 }
 
 /** Runs the CLI and expects success; returns its parsed --summary. */
-function encode(cwd: string, args: string[], input?: string): Record<string, unknown> {
+function encode(cwd: string, args: string[], input?: string | Buffer): Record<string, unknown> {
   const run = cli(cwd, [...args, '-q', '--summary'], input)
   expect(run.stderr).toBe('')
   expect(run.status).toBe(0)
@@ -136,6 +136,37 @@ describe('encode: inputs decode back to the documents', () => {
   it('zstd JSONL (written by Python zstandard)', async () => {
     encode(CLI_FIXTURES, ['encode', 'docs.jsonl.zst', '--field', 'content', '--encoding', 'o200k_base', '-o', join(work, 'out/zst')])
     expect(readMegatron(join(work, 'out/zst'))).toEqual((await o200k.encodeBatch(fixtureDocs)).toArrays())
+  })
+
+  it('compression read from the first bytes where no name says it: gzip on stdin, zstd in a file named without .zst', async () => {
+    encode(work, ['encode', '-', '--format', 'jsonl', '--field', 'body', '--encoding', 'o200k_base', '-o', 'out/stdin-gzip'], readFileSync(join(work, 'docs.jsonl.gz')))
+    expect(readMegatron(join(work, 'out/stdin-gzip'))).toEqual((await o200k.encodeBatch(texts)).toArrays())
+    copyFileSync(join(CLI_FIXTURES, 'docs.jsonl.zst'), join(work, 'docs-zstd.jsonl'))
+    encode(work, ['encode', 'docs-zstd.jsonl', '--field', 'content', '--encoding', 'o200k_base', '-o', 'out/sniffed-zstd'])
+    expect(readMegatron(join(work, 'out/sniffed-zstd'))).toEqual((await o200k.encodeBatch(fixtureDocs)).toArrays())
+    const truncated = cli(work, ['encode', '-', '--encoding', 'o200k_base', '-q', '-o', 'out/truncated'], readFileSync(join(work, 'docs.jsonl.gz')).subarray(0, 200))
+    expect(truncated.status).toBe(1)
+    expect(truncated.stderr).toMatch(/^batchtok: -: .*; check that it is a whole gzip file\n$/)
+  })
+
+  it('a byte order mark starting a JSONL file is skipped, in a file, on stdin and in shards; in text it is text', async () => {
+    const bom = '\ufeff'
+    writeFileSync(join(work, 'bom.jsonl'), bom + readFileSync(join(work, 'docs.jsonl'), 'utf8'))
+    const want = (await o200k.encodeBatch(texts)).toArrays()
+    const args = ['--field', 'body', '--encoding', 'o200k_base']
+    encode(work, ['encode', 'bom.jsonl', ...args, '-o', 'out/bom'])
+    expect(readMegatron(join(work, 'out/bom'))).toEqual(want)
+    encode(work, ['encode', '-', '--format', 'jsonl', ...args, '-o', 'out/bom-stdin'], bom + readFileSync(join(work, 'docs.jsonl'), 'utf8'))
+    expect(readMegatron(join(work, 'out/bom-stdin'))).toEqual(want)
+    const shards = [0, 1, 2].map((i) => {
+      encode(work, ['encode', 'bom.jsonl', ...args, '--shard', `${i}/3`, '-o', `out/bom-shard${i}`])
+      return `out/bom-shard${i}`
+    })
+    expect(cli(work, ['merge', ...shards, '-o', 'out/bom-merged']).stderr).toBe('')
+    expect(sha256(join(work, 'out/bom-merged.bin'))).toBe(sha256(join(work, 'out/bom.bin')))
+    writeFileSync(join(work, 'bom.txt'), bom + 'first\nsecond\n')
+    encode(work, ['encode', 'bom.txt', '--encoding', 'o200k_base', '-o', 'out/bom-text'])
+    expect(readMegatron(join(work, 'out/bom-text')).map((list) => o200k.decode(list))).toEqual([bom + 'first', 'second'])
   })
 
   it.each(['r50k_base', 'o200k_base'])('Parquet (written by pyarrow), %s: the Python reader saw encodeBatch + EOS, and the CLI writes those bytes', async (encoding) => {

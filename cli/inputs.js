@@ -21,6 +21,42 @@ function compressionOf(file) {
   return 'none'
 }
 
+/**
+ * The first bytes of every gzip member and zstd frame. Neither begins valid UTF-8 (0x8b and 0xb5
+ * cannot follow an ASCII byte), so no text file is taken for a compressed one.
+ */
+const MAGIC = [
+  { compression: 'gzip', bytes: Buffer.from([0x1f, 0x8b]) },
+  { compression: 'zstd', bytes: Buffer.from([0x28, 0xb5, 0x2f, 0xfd]) },
+]
+
+/** The most bytes `compressionOfHead` looks at. */
+const MAGIC_BYTES = 4
+
+/** `gzip`, `zstd` or `none`, from the first bytes of the data (at least `MAGIC_BYTES` of them, or all). */
+function compressionOfHead(head) {
+  return MAGIC.find(({ bytes }) => head.subarray(0, bytes.length).equals(bytes))?.compression ?? 'none'
+}
+
+/**
+ * The compression of text or JSONL `file`: its name's, else its first bytes', for a compressed
+ * file whose name does not say so. An unreadable file is left to the reader to report.
+ */
+function compressionOfFile(file, format) {
+  const named = compressionOf(file)
+  if (named !== 'none' || format === 'parquet') return named
+  let fd
+  try {
+    fd = fs.openSync(file, 'r')
+    const head = Buffer.alloc(MAGIC_BYTES)
+    return compressionOfHead(head.subarray(0, fs.readSync(fd, head, 0, MAGIC_BYTES, 0)))
+  } catch {
+    return 'none'
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd)
+  }
+}
+
 /** The format of `file` under `--format` (`auto` goes by the extension under any compression). */
 function formatOf(file, format) {
   if (format !== 'auto') return format
@@ -48,6 +84,7 @@ function resolveInputs(patterns, format) {
     if (pattern === '-') {
       const stdinFormat = format === 'auto' ? 'text' : format
       if (stdinFormat === 'parquet') throw new UsageError('Parquet cannot be read from stdin; name the file')
+      // Its compression is read from its first bytes when it is opened (cli/readers.js).
       inputs.push({ path: '-', size: 0, mtimeMs: 0, format: stdinFormat, compression: 'none', stdin: true })
       continue
     }
@@ -68,11 +105,12 @@ function resolveInputs(patterns, format) {
         throw new UsageError(`${file}: cannot read it (${error.code ?? error.message}); check the path and its permissions`)
       }
       if (stat.isDirectory()) throw new UsageError(`${file} is a directory; name its files, or a glob such as '${path.join(file, '*.jsonl')}'`)
-      inputs.push({ path: file, size: stat.size, mtimeMs: stat.mtimeMs, format: formatOf(file, format), compression: compressionOf(file) })
+      const fileFormat = formatOf(file, format)
+      inputs.push({ path: file, size: stat.size, mtimeMs: stat.mtimeMs, format: fileFormat, compression: compressionOfFile(file, fileFormat) })
     }
   }
   if (inputs.length === 0) throw new UsageError('no input: name files, globs, or - for stdin')
   return inputs
 }
 
-module.exports = { resolveInputs, FORMATS, compressionOf, formatOf }
+module.exports = { resolveInputs, FORMATS, MAGIC_BYTES, compressionOf, compressionOfHead, formatOf }

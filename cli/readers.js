@@ -7,13 +7,16 @@
 
 const fs = require('node:fs')
 const zlib = require('node:zlib')
-const { Transform } = require('node:stream')
+const { Readable, Transform } = require('node:stream')
 const { isUtf8 } = require('node:buffer')
 const { InputError, placeOf } = require('./errors')
+const { MAGIC_BYTES, compressionOfHead } = require('./inputs')
 
 /** Read size: large reads keep the event loop's share of the work small. */
 const READ_CHUNK_BYTES = 1 << 20
 const NEWLINE = 10
+/** U+FEFF as UTF-8. */
+const BYTE_ORDER_MARK = Buffer.from([0xef, 0xbb, 0xbf])
 
 /**
  * A zstd decompressor as a Node Transform: Node's own where it has one (22.15 / 23.8 on), else
@@ -50,7 +53,8 @@ function zstdDecompressor() {
 
 /**
  * The decompressed bytes of `input` from `start` (raw bytes, uncompressed files only), as an
- * async iterable of Buffers. `progress.rawBytes` grows by the file bytes read.
+ * async iterable of Buffers. `progress.rawBytes` grows by the file bytes read. Stdin has no name
+ * to tell its compression, so its first bytes tell it, and `input.compression` is set from them.
  */
 function openBytes(input, start, progress) {
   const raw = input.stdin
@@ -66,10 +70,35 @@ function openBytes(input, start, progress) {
     }),
   )
   raw.on('error', (error) => counted.destroy(error))
-  if (input.compression === 'none') return counted
-  const decompressor = input.compression === 'gzip' ? zlib.createGunzip({ chunkSize: READ_CHUNK_BYTES }) : zstdDecompressor()
-  counted.on('error', (error) => decompressor.destroy(error))
-  return counted.pipe(decompressor)
+  if (input.stdin) return Readable.from(sniffed(counted, input), { objectMode: false })
+  return decompressed(counted, input.compression)
+}
+
+/** `bytes` (a readable stream) decompressed as `compression` says. */
+function decompressed(bytes, compression) {
+  if (compression === 'none') return bytes
+  const decompressor = compression === 'gzip' ? zlib.createGunzip({ chunkSize: READ_CHUNK_BYTES }) : zstdDecompressor()
+  bytes.on('error', (error) => decompressor.destroy(error))
+  return bytes.pipe(decompressor)
+}
+
+/** The bytes of `counted`, decompressed as their first bytes say; sets `input.compression`. */
+async function* sniffed(counted, input) {
+  const chunks = counted[Symbol.asyncIterator]()
+  const head = []
+  let headBytes = 0
+  while (headBytes < MAGIC_BYTES) {
+    const { value, done } = await chunks.next()
+    if (done) break
+    head.push(value)
+    headBytes += value.length
+  }
+  input.compression = compressionOfHead(Buffer.concat(head))
+  async function* rest() {
+    yield* head
+    for (let next = await chunks.next(); !next.done; next = await chunks.next()) yield next.value
+  }
+  yield* decompressed(Readable.from(rest(), { objectMode: false }), input.compression)
 }
 
 /**
@@ -187,7 +216,7 @@ class LineSource {
  * `batchBytes`, as read: the addon cuts them (`encodeLines`), on the scheduler's threads.
  * @returns {AsyncGenerator<{ lines: Buffer, source: LineSource }>}
  */
-async function* lineBatches(input, { start = 0, end = Infinity, batchBytes, progress }) {
+async function* lineBatches(input, { start = 0, end = Infinity, batchBytes, progress, skipByteOrderMark = false }) {
   // From `start - 1`, so that a line starting exactly at `start` is seen to start there.
   const readFrom = start > 0 ? start - 1 : 0
   let skipping = start > 0
@@ -219,7 +248,11 @@ async function* lineBatches(input, { start = 0, end = Infinity, batchBytes, prog
         skipping = false
       }
       // `data` is the carry, then the bytes just read.
-      const dataStart = position - (carry ? carry.length : 0)
+      let dataStart = position - (carry ? carry.length : 0)
+      if (skipByteOrderMark && dataStart === 0 && data.subarray(0, BYTE_ORDER_MARK.length).equals(BYTE_ORDER_MARK)) {
+        data = data.subarray(BYTE_ORDER_MARK.length)
+        dataStart = BYTE_ORDER_MARK.length
+      }
       position = dataStart + data.length
       const lastNewline = data.lastIndexOf(NEWLINE)
       if (lastNewline === -1) {
@@ -268,10 +301,16 @@ async function* textBatches(input, options) {
   for await (const { lines, source } of lineBatches(input, options)) yield { lines, format: 'lines', source }
 }
 
-/** JSONL input: the string field `options.field` of each line's record; blank lines are skipped. */
+/**
+ * JSONL input: the string field `options.field` of each line's record; blank lines are skipped,
+ * and so is a byte order mark at the start of the file, which JSON allows a reader to ignore (RFC
+ * 8259) and editors on Windows write.
+ */
 async function* jsonlBatches(input, options) {
   const { field } = options
-  for await (const { lines, source } of lineBatches(input, options)) yield { lines, format: 'jsonl', field, source }
+  for await (const { lines, source } of lineBatches(input, { ...options, skipByteOrderMark: true })) {
+    yield { lines, format: 'jsonl', field, source }
+  }
 }
 
 /** What to do about a line that gives no document, by `encodeLines`'s error code. */
