@@ -6,6 +6,7 @@ import { spawn, spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
+import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { gzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -13,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { batchtok, FIXTURES, fixture, type Texts } from './helpers'
 
 const CLI = join(__dirname, '..', 'cli', 'batchtok.js')
+const { openColumn } = createRequire(import.meta.url)('../cli/parquet.js')
 const CLI_FIXTURES = join(FIXTURES, 'cli')
 
 type Run = { status: number | null; stdout: string; stderr: string }
@@ -136,6 +138,26 @@ describe('encode: inputs decode back to the documents', () => {
   it('zstd JSONL (written by Python zstandard)', async () => {
     encode(CLI_FIXTURES, ['encode', 'docs.jsonl.zst', '--field', 'content', '--encoding', 'o200k_base', '-o', join(work, 'out/zst')])
     expect(readMegatron(join(work, 'out/zst'))).toEqual((await o200k.encodeBatch(fixtureDocs)).toArrays())
+  })
+
+  it('Parquet in one row group of many pages (gzip, a dictionary, then plain values): read a page at a time, ids equal encodeBatch', async () => {
+    const readPages = async (options?: { headerProbeBytes: number }) => {
+      const column = await openColumn(join(CLI_FIXTURES, 'pages.parquet'), 'text', options)
+      const pages: string[][] = []
+      try {
+        for await (const page of column.pages()) pages.push(page.values.map((bytes: Uint8Array) => Buffer.from(bytes).toString('utf8')))
+      } finally {
+        await column.close()
+      }
+      return pages
+    }
+    const pages = await readPages()
+    expect(pages.length).toBeGreaterThan(10)
+    expect(pages.flat()).toEqual(fixtureDocs)
+    // Every page header read in growing pieces, as a header longer than the first read is.
+    expect(await readPages({ headerProbeBytes: 3 })).toEqual(pages)
+    encode(CLI_FIXTURES, ['encode', 'pages.parquet', '--encoding', 'o200k_base', '--batch-mib', '0.001', '-o', join(work, 'out/pages')])
+    expect(readMegatron(join(work, 'out/pages'))).toEqual((await o200k.encodeBatch(fixtureDocs)).toArrays())
   })
 
   it('compression read from the first bytes where no name says it: gzip on stdin, zstd in a file named without .zst', async () => {
@@ -283,6 +305,13 @@ describe('bad input: a message naming the file and line, non-zero exit, no outpu
     expect(run.status).toBe(1)
     expect(run.stderr).toMatch(message)
     expect(existsSync(join(work, 'out/bad.bin'))).toBe(false)
+  })
+
+  it('a Parquet value that is not UTF-8 is named by its row', () => {
+    const run = cli(CLI_FIXTURES, ['encode', 'not-utf8.parquet', '--encoding', 'o200k_base', '-o', join(work, 'out/not-utf8')])
+    expect(run.status).toBe(1)
+    expect(run.stderr).toBe('batchtok: not-utf8.parquet: row 3 has a "text" that is not UTF-8; convert the column to UTF-8\n')
+    expect(existsSync(join(work, 'out/not-utf8.bin'))).toBe(false)
   })
 
   it('a bad line deep in a file read in many batches, and in a shard, is named by its line', () => {

@@ -1,12 +1,13 @@
 // End-to-end `batchtok encode` against `encodeUtf8Batch` on the same bytes held in memory.
 //
 //   node benchmark/cli.mjs [--mib 300] [--rounds 5] [--threads 2] [--baseline-cli DIR/cli/batchtok.js]
-//                          [--wait-quiet] [--only lines|jsonl] [--out benchmark/results/cli.md]
+//                          [--wait-quiet] [--only lines|jsonl|parquet] [--out benchmark/results/cli.md]
 //
 // Inputs are built in a temporary folder (never committed) from the four corpora of
 // scripts/corpus.js (prose, code, multilingual, chat), their items taken in turn so that the
-// kinds mix, repeated to size: `lines.txt`, every line of every item a document (text input), and
-// `docs.jsonl`, every item one record `{"id", "text", "corpus"}` (JSONL input, `--field text`).
+// kinds mix, repeated to size: `lines.txt`, every line of every item a document (text input),
+// `docs.jsonl`, every item one record `{"id", "text", "corpus"}` (JSONL input, `--field text`),
+// and `docs.parquet`, every item's text in one row group (benchmark/cli-inputs.mjs).
 // Each round runs, in a shuffled order, the CLI as a child process (o200k_base, Megatron output,
 // the given threads), a baseline CLI where one is given (another checkout's cli/, e.g. main's, to
 // compare builds side by side), and, in this process, encodeUtf8Batch over the documents' bytes
@@ -82,6 +83,11 @@ function inMemoryDocuments(kind, file) {
     }
     start = next
   }
+  return joined(documents)
+}
+
+/** `documents` (Buffers) as one buffer and the offsets between them. */
+function joined(documents) {
   const offsets = new Uint32Array(documents.length + 1)
   documents.forEach((document, i) => (offsets[i + 1] = offsets[i] + document.length))
   return { bytes: Buffer.concat(documents), offsets }
@@ -111,7 +117,7 @@ if (baselineCli) clis.push({ key: 'baseline', name: 'baseline CLI', path: path.r
 
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'batchtok-bench-cli-'))
 try {
-  const { inputs, write } = cliInputs(work)
+  const { inputs, write, parquetTexts } = cliInputs(work)
   const tokenizer = Tokenizer.fromEncoding('o200k_base')
   await tokenizer.whenReady()
   const scheduler = new Scheduler({ threads })
@@ -119,8 +125,8 @@ try {
   const loads = []
   for (const input of inputs) {
     if (only && input.kind !== only) continue
-    const size = write(input, targetMiB * MiB)
-    const memory = inMemoryDocuments(input.kind, input.file)
+    const size = await write(input, targetMiB * MiB)
+    const memory = input.kind === 'parquet' ? joined(parquetTexts().map((text) => Buffer.from(text))) : inMemoryDocuments(input.kind, input.file)
     const documents = memory.offsets.length - 1
     // Warm the engine, and check each CLI's ids against the in-memory ids before timing.
     const reference = await tokenizer.encodeUtf8Batch(memory.bytes, memory.offsets, { scheduler })
@@ -181,7 +187,7 @@ try {
     '',
     `Machine: ${machine.cpu}, nproc ${machine.nproc}, ${machine.memoryGiB} GiB, ${machine.os}, Node ${machine.node}. Medians of ${rounds} rounds in shuffled order${waitQuiet ? ', each run started on a quiet machine' : ''}; 1-minute load average ${loads.map((load) => load.toFixed(1)).join(', ')} (before and after each input's rounds).`,
     '',
-    `o200k_base, ${threads} threads. Input: the four corpora (prose, code, multilingual, chat; scripts/corpus.js), their items in turn, repeated to size; text has every line of every item as a document, JSONL every item as a record \`{"id", "text", "corpus"}\`. CLI: a child process from start to exit (loading, encoding on one thread with the first engine while the full one is built, then on every thread, reading, writing the Megatron .bin/.idx, fsync), and from its first batch on; the previous run's output is deleted before each run, untimed. In memory: one \`encodeUtf8Batch\` call over the same documents' bytes on a warm engine. Each CLI's ids are checked equal to the in-memory ids first. "Run / in memory" is the ratio of the medians; "in memory / run, by round" the median of each round's ratio of its in-memory call to its CLI run, which the machine's drift between rounds moves less.`,
+    `o200k_base, ${threads} threads. Input: the four corpora (prose, code, multilingual, chat; scripts/corpus.js), their items in turn, repeated to size; text has every line of every item as a document, JSONL every item as a record \`{"id", "text", "corpus"}\`, Parquet every item's text in one row group (snappy pages of plain values). CLI: a child process from start to exit (loading, encoding on one thread with the first engine while the full one is built, then on every thread, reading, writing the Megatron .bin/.idx, fsync), and from its first batch on; the previous run's output is deleted before each run, untimed. In memory: one \`encodeUtf8Batch\` call over the same documents' bytes on a warm engine. Each CLI's ids are checked equal to the in-memory ids first. "Run / in memory" is the ratio of the medians; "in memory / run, by round" the median of each round's ratio of its in-memory call to its CLI run, which the machine's drift between rounds moves less.`,
     '',
     '| input | MiB | documents | run | s | MiB/s | start s | from first batch s | in memory s | in memory MiB/s | run / in memory | from first batch / in memory | in memory / run, by round | peak RSS MiB |',
     '| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',

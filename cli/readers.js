@@ -11,6 +11,7 @@ const { Readable, Transform } = require('node:stream')
 const { isUtf8 } = require('node:buffer')
 const { InputError, placeOf } = require('./errors')
 const { MAGIC_BYTES, compressionOfHead } = require('./inputs')
+const { openColumn } = require('./parquet')
 
 /** Read size: large reads keep the event loop's share of the work small. */
 const READ_CHUNK_BYTES = 1 << 20
@@ -353,15 +354,20 @@ function skipLines(batch, documents) {
   return { documents: counted, lines, end: read }
 }
 
+/** A batch of documents given as byte `pieces` (`bytes` in all), joined, with their offsets. */
+function bytesBatch(pieces, bytes, source) {
+  const offsets = new Uint32Array(pieces.length + 1)
+  pieces.forEach((piece, i) => (offsets[i + 1] = offsets[i] + piece.length))
+  return { bytes: Buffer.concat(pieces, bytes), offsets, source }
+}
+
 /** Whole files as documents (`--doc-per-file`), several small files to a batch. */
 async function* fileBatches(inputs, options) {
   let pieces = []
   let names = []
   let bytes = 0
   const emit = () => {
-    const offsets = new Uint32Array(pieces.length + 1)
-    pieces.forEach((piece, i) => (offsets[i + 1] = offsets[i] + piece.length))
-    const batch = { bytes: Buffer.concat(pieces, bytes), offsets, source: { file: names[0], firstLine: 1, rangeStart: 0, files: names } }
+    const batch = bytesBatch(pieces, bytes, { file: names[0], firstLine: 1, rangeStart: 0, files: names })
     pieces = []
     names = []
     bytes = 0
@@ -384,39 +390,43 @@ async function* fileBatches(inputs, options) {
   if (pieces.length > 0) yield emit()
 }
 
-/** Parquet input: the string column `options.field`, a row group at a time. */
+/**
+ * Parquet input: the string column `options.field`, read a page at a time as UTF-8 bytes
+ * (cli/parquet.js) and handed over in batches of about `options.batchBytes` bytes.
+ */
 async function* parquetBatches(input, options) {
-  const { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects } = await import('hyparquet')
-  const { compressors } = await import('hyparquet-compressors')
-  let file
-  let metadata
-  try {
-    file = await asyncBufferFromFile(input.path)
-    metadata = await parquetMetadataAsync(file)
-  } catch (error) {
-    throw new InputError(`${input.path}: not a Parquet file that can be read (${error.message}); check the file`)
-  }
-  const columns = metadata.schema.slice(1).map((element) => element.name)
-  if (!columns.includes(options.field)) {
-    throw new InputError(`${input.path}: no column "${options.field}" (it has: ${columns.join(', ')}); name the text column with --field`)
-  }
-  let rowStart = 0
-  for (const group of metadata.row_groups) {
-    const rows = Number(group.num_rows)
-    const groupBytes = Number(group.total_byte_size)
-    const records = await parquetReadObjects({ file, metadata, columns: [options.field], rowStart, rowEnd: rowStart + rows, compressors })
-    const texts = new Array(records.length)
-    for (let i = 0; i < records.length; i++) {
-      const text = records[i][options.field]
-      if (typeof text !== 'string') {
-        throw new InputError(`${input.path}: row ${rowStart + i} has a "${options.field}" that is ${text === null ? 'null' : typeof text}, not a string; pick a string column with --field`)
-      }
-      texts[i] = text
+  const column = await openColumn(input.path, options.field)
+  let values = []
+  let bytes = 0
+  let firstRow = 0
+  const emit = () => {
+    const batch = bytesBatch(values, bytes, { file: input.path, firstLine: firstRow + 1, rangeStart: 0 })
+    if (!isUtf8(batch.bytes)) {
+      const bad = values.findIndex((value) => !isUtf8(value))
+      throw new InputError(`${input.path}: row ${firstRow + bad} has a "${options.field}" that is not UTF-8; convert the column to UTF-8`)
     }
-    options.progress.rawBytes += Math.min(groupBytes, input.size)
-    yield { texts, source: { file: input.path, firstLine: rowStart + 1, rangeStart: 0 } }
-    rowStart += rows
+    firstRow += values.length
+    values = []
+    bytes = 0
+    return batch
   }
+  try {
+    for await (const { values: page, rowStart, compressedBytes } of column.pages()) {
+      for (let i = 0; i < page.length; i++) {
+        const value = page[i]
+        if (!(value instanceof Uint8Array)) {
+          throw new InputError(`${input.path}: row ${rowStart + i} has a "${options.field}" that is ${value === null || value === undefined ? 'null' : typeof value}, not a string; pick a string column with --field`)
+        }
+        values.push(value)
+        bytes += value.length
+        if (bytes >= options.batchBytes) yield emit()
+      }
+      options.progress.rawBytes += compressedBytes
+    }
+  } finally {
+    await column.close()
+  }
+  if (values.length > 0) yield emit()
 }
 
 module.exports = { lineBatches, textBatches, jsonlBatches, fileBatches, parquetBatches, openBytes, LineSource, lineError, skipLines }

@@ -3,6 +3,10 @@
 - docs.parquet: documents in a Parquet file written by pyarrow (two row groups, zstd pages, a
   `text` column beside an `id` column), so the CLI's Parquet reader is tested on a file from the
   reference writer rather than from itself.
+- pages.parquet: the same column in one row group of many small pages (gzip; a dictionary for
+  the first pages, plain values once it is full), which the CLI reads a page at a time.
+- not-utf8.parquet: a byte-array column with no string annotation, whose fourth value is not
+  UTF-8.
 - docs.jsonl.zst: the same documents as JSONL (`{"id": …, "content": …}`), compressed by the
   zstandard package, since Node 20's zlib has no zstd compressor.
 - megatron-read.json: batchtok's Megatron-LM output for docs.parquet, read back by an
@@ -51,6 +55,12 @@ def documents() -> tuple[list[int], list[str]]:
 def write_inputs(docs: list[str]) -> None:
     table = pyarrow.table({"id": list(range(len(docs))), "text": docs})
     pyarrow.parquet.write_table(table, OUT / "docs.parquet", row_group_size=len(docs) // 2 + 1, compression="zstd")
+    pyarrow.parquet.write_table(
+        table, OUT / "pages.parquet", row_group_size=len(docs), data_page_size=512, write_batch_size=8, dictionary_pagesize_limit=2048, compression="gzip"
+    )
+    values = [text.encode("utf-8") for text in docs[:6]]
+    values[3] = b"caf\xe9"
+    pyarrow.parquet.write_table(pyarrow.table({"text": pyarrow.array(values, type=pyarrow.binary())}), OUT / "not-utf8.parquet")
     lines = "".join(json.dumps({"id": i, "content": text}, ensure_ascii=False) + "\n" for i, text in enumerate(docs))
     (OUT / "docs.jsonl.zst").write_bytes(zstandard.ZstdCompressor(level=3).compress(lines.encode("utf-8")))
 
