@@ -235,6 +235,20 @@ describe('shards and merge', () => {
     expect(readMegatron(join(work, `out/merged${count}`)).length).toBe(40 + 40 + 2 * lines.length)
   })
 
+  it.each([2, 3, 4])('%i shards of a Parquet file of two row groups: split between the groups, merged into the single run', (count) => {
+    const args = ['encode', join(CLI_FIXTURES, 'docs.parquet'), '--encoding', 'o200k_base']
+    const single = encode(work, [...args, '-o', `out/pq-single${count}`])
+    const documents = Array.from({ length: count }, (_, i) => encode(work, [...args, '--shard', `${i}/${count}`, '-o', `out/pq-shard${count}-${i}`]).documents as number)
+    // Each group goes to one shard, and two shards get one group each.
+    expect(documents.filter((n) => n > 0).length).toBe(2)
+    expect(documents.reduce((sum, n) => sum + n, 0)).toBe(single.documents)
+    const merged = cli(work, ['merge', ...documents.map((_, i) => `out/pq-shard${count}-${i}`), '-o', `out/pq-merged${count}`])
+    expect(merged.stderr).toBe('')
+    for (const extension of ['bin', 'idx']) {
+      expect(sha256(join(work, `out/pq-merged${count}.${extension}`))).toBe(sha256(join(work, `out/pq-single${count}.${extension}`)))
+    }
+  })
+
   it('merge creates the folders of its output, and names a file in the way', () => {
     encode(work, ['encode', 'lines.txt', '--encoding', 'r50k_base', '-o', 'out/to-merge'])
     expect(cli(work, ['merge', 'out/to-merge', '-o', 'merged/new/folders/m']).stderr).toBe('')

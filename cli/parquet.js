@@ -37,6 +37,12 @@ async function pageCompressors() {
   return { ...compressors, ...native }
 }
 
+/** Where a column chunk's first page starts in its file. As hyparquet reads it: a writer may leave
+ * the dictionary page's offset 0 where there is none. */
+function chunkStart(chunk) {
+  return Number(chunk.meta_data.dictionary_page_offset || chunk.meta_data.data_page_offset)
+}
+
 /**
  * Opens `path` for reading the column `field`: its metadata read, its column checked to be a flat
  * one. `headerProbeBytes` is the first read for each page header (tests make it tiny, so that
@@ -75,7 +81,6 @@ async function openColumn(path, field, { headerProbeBytes = HEADER_PROBE_BYTES }
   /** The pages of one row group's chunk of the column, decoded. */
   async function* groupPages(chunk, rowStart) {
     const meta = chunk.meta_data
-    if (chunk.file_path || !meta) throw new Error('the column chunk lies in another file')
     const decoder = {
       pathInSchema: meta.path_in_schema,
       element: schemaPath[schemaPath.length - 1].element,
@@ -86,8 +91,7 @@ async function openColumn(path, field, { headerProbeBytes = HEADER_PROBE_BYTES }
       // (encodeUtf8Batch), so no JS string is made of it.
       parsers: { ...DEFAULT_PARSERS, stringFromBytes: (bytes) => bytes },
     }
-    // As hyparquet: a writer may leave the dictionary offset 0 where there is no dictionary.
-    let position = Number(meta.dictionary_page_offset || meta.data_page_offset)
+    let position = chunkStart(chunk)
     const end = position + Number(meta.total_compressed_size)
     let dictionary
     while (position < end) {
@@ -125,16 +129,32 @@ async function openColumn(path, field, { headerProbeBytes = HEADER_PROBE_BYTES }
     }
   }
 
+  const chunks = metadata.row_groups.map((group) => {
+    const chunk = group.columns.find((column) => column.meta_data?.path_in_schema.join('.') === field)
+    if (!chunk?.meta_data || chunk.file_path) throw new InputError(`${path}: the column "${field}" of a row group lies in another file; check the file`)
+    return chunk
+  })
+  // Where each group's chunk starts says which part of a split file it belongs to; where the
+  // chunks are not in the groups' order, no part but the first can be told apart, and the part
+  // that starts the file takes every group.
+  const starts = chunks.map(chunkStart)
+  const inOrder = starts.every((start, i) => i === 0 || start > starts[i - 1])
+
   return {
-    async *pages() {
+    /**
+     * The pages of the row groups whose chunk of the column starts in `[start, end)` (file
+     * bytes), in order; rows are numbered from the file's first.
+     */
+    async *pages({ start = 0, end = Infinity } = {}) {
       let rowStart = 0
-      for (const group of metadata.row_groups) {
-        const chunk = group.columns.find((column) => column.meta_data?.path_in_schema.join('.') === field)
-        try {
-          yield* groupPages(chunk, rowStart)
-        } catch (error) {
-          if (error instanceof InputError) throw error
-          throw new InputError(`${path}: the column "${field}" cannot be read (${error.message}); check the file`)
+      for (const [i, group] of metadata.row_groups.entries()) {
+        if (inOrder ? start <= starts[i] && starts[i] < end : start === 0) {
+          try {
+            yield* groupPages(chunks[i], rowStart)
+          } catch (error) {
+            if (error instanceof InputError) throw error
+            throw new InputError(`${path}: the column "${field}" cannot be read (${error.message}); check the file`)
+          }
         }
         rowStart += Number(group.num_rows)
       }

@@ -3,8 +3,9 @@
 //
 // The inputs, in their fixed order, are laid end to end as one space of raw bytes, cut into n
 // equal ranges. Shard i reads the documents that start in range i: an uncompressed text or JSONL
-// file is split at the line where a range starts; any other file (compressed, Parquet, a
-// document per file) cannot be entered in the middle and goes whole to the shard where it starts.
+// file is split at the line where a range starts, a Parquet file between row groups (a group goes
+// where its column chunk starts); any other file (compressed, a document per file) cannot be
+// entered in the middle and goes whole to the shard where it starts.
 // Every document lands in exactly one shard, and shard 0's documents, then shard 1's, and so on
 // are the documents of a single run in its order, which is what `merge` relies on.
 
@@ -29,7 +30,7 @@ function parseShard(text) {
 
 /** Whether `input` can be entered at a byte offset. */
 function splittable(input, docPerFile) {
-  return !docPerFile && !input.stdin && input.compression === 'none' && (input.format === 'text' || input.format === 'jsonl')
+  return !docPerFile && !input.stdin && input.compression === 'none' && ['text', 'jsonl', 'parquet'].includes(input.format)
 }
 
 /**

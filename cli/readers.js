@@ -391,13 +391,15 @@ async function* fileBatches(inputs, options) {
 }
 
 /**
- * Parquet input: the string column `options.field`, read a page at a time as UTF-8 bytes
- * (cli/parquet.js) and handed over in batches of about `options.batchBytes` bytes.
+ * Parquet input: the string column `options.field` of the row groups that start in
+ * `[options.start, options.end)`, read a page at a time as UTF-8 bytes (cli/parquet.js) and
+ * handed over in batches of about `options.batchBytes` bytes.
  */
 async function* parquetBatches(input, options) {
   const column = await openColumn(input.path, options.field)
   let values = []
   let bytes = 0
+  /** The file's row number of the batch's first value. */
   let firstRow = 0
   const emit = () => {
     const batch = bytesBatch(values, bytes, { file: input.path, firstLine: firstRow + 1, rangeStart: 0 })
@@ -405,18 +407,18 @@ async function* parquetBatches(input, options) {
       const bad = values.findIndex((value) => !isUtf8(value))
       throw new InputError(`${input.path}: row ${firstRow + bad} has a "${options.field}" that is not UTF-8; convert the column to UTF-8`)
     }
-    firstRow += values.length
     values = []
     bytes = 0
     return batch
   }
   try {
-    for await (const { values: page, rowStart, compressedBytes } of column.pages()) {
+    for await (const { values: page, rowStart, compressedBytes } of column.pages(options)) {
       for (let i = 0; i < page.length; i++) {
         const value = page[i]
         if (!(value instanceof Uint8Array)) {
           throw new InputError(`${input.path}: row ${rowStart + i} has a "${options.field}" that is ${value === null || value === undefined ? 'null' : typeof value}, not a string; pick a string column with --field`)
         }
+        if (values.length === 0) firstRow = rowStart + i
         values.push(value)
         bytes += value.length
         if (bytes >= options.batchBytes) yield emit()
