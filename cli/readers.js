@@ -361,6 +361,19 @@ function bytesBatch(pieces, bytes, source) {
   return { bytes: Buffer.concat(pieces, bytes), offsets, source }
 }
 
+/** The decompressed bytes of `input`, whole. A plain file is read into one buffer of its size;
+ * anything else is gathered from its stream. */
+async function wholeFile(input, progress) {
+  if (!input.stdin && input.compression === 'none') {
+    const bytes = await fs.promises.readFile(input.path)
+    progress.rawBytes += bytes.length
+    return bytes
+  }
+  const chunks = []
+  for await (const chunk of openBytes(input, 0, progress)) chunks.push(chunk)
+  return Buffer.concat(chunks)
+}
+
 /** Whole files as documents (`--doc-per-file`), several small files to a batch. */
 async function* fileBatches(inputs, options) {
   let pieces = []
@@ -374,13 +387,12 @@ async function* fileBatches(inputs, options) {
     return batch
   }
   for (const input of inputs) {
-    const chunks = []
+    let document
     try {
-      for await (const chunk of openBytes(input, 0, options.progress)) chunks.push(chunk)
+      document = await wholeFile(input, options.progress)
     } catch (error) {
       throw readError(input, error)
     }
-    const document = Buffer.concat(chunks)
     if (!isUtf8(document)) throw new InputError(`${input.path}: the text is not UTF-8; convert the file to UTF-8`)
     pieces.push(document)
     names.push(input.path)
