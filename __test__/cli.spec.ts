@@ -140,6 +140,11 @@ describe('encode: inputs decode back to the documents', () => {
     expect(readMegatron(join(work, 'out/zst'))).toEqual((await o200k.encodeBatch(fixtureDocs)).toArrays())
   })
 
+  it.each(['brotli', 'lz4', 'snappy', 'none'])('Parquet with %s pages (written by pyarrow): ids equal encodeBatch', async (codec) => {
+    encode(CLI_FIXTURES, ['encode', `docs-${codec}.parquet`, '--encoding', 'o200k_base', '-o', join(work, `out/parquet-${codec}`)])
+    expect(readMegatron(join(work, `out/parquet-${codec}`))).toEqual((await o200k.encodeBatch(fixtureDocs)).toArrays())
+  })
+
   it('Parquet in one row group of many pages (gzip, a dictionary, then plain values): read a page at a time, ids equal encodeBatch', async () => {
     const readPages = async (options?: { headerProbeBytes: number }) => {
       const column = await openColumn(join(CLI_FIXTURES, 'pages.parquet'), 'text', options)

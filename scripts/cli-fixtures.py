@@ -5,6 +5,8 @@
   reference writer rather than from itself.
 - pages.parquet: the same column in one row group of many small pages (gzip; a dictionary for
   the first pages, plain values once it is full), which the CLI reads a page at a time.
+- docs-brotli.parquet, docs-lz4.parquet, docs-snappy.parquet, docs-none.parquet: the column under
+  the other codecs pyarrow writes.
 - not-utf8.parquet: a byte-array column with no string annotation, whose fourth value is not
   UTF-8.
 - docs.jsonl.zst: the same documents as JSONL (`{"id": …, "content": …}`), compressed by the
@@ -58,6 +60,8 @@ def write_inputs(docs: list[str]) -> None:
     pyarrow.parquet.write_table(
         table, OUT / "pages.parquet", row_group_size=len(docs), data_page_size=512, write_batch_size=8, dictionary_pagesize_limit=2048, compression="gzip"
     )
+    for codec in ["brotli", "lz4", "snappy", "none"]:
+        pyarrow.parquet.write_table(table.select(["text"]), OUT / f"docs-{codec}.parquet", compression=codec)
     values = [text.encode("utf-8") for text in docs[:6]]
     values[3] = b"caf\xe9"
     pyarrow.parquet.write_table(pyarrow.table({"text": pyarrow.array(values, type=pyarrow.binary())}), OUT / "not-utf8.parquet")
