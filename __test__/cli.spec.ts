@@ -317,6 +317,7 @@ describe('bad input: a message naming the file and line, non-zero exit, no outpu
     ['missing field', '{"text":"a"}\n\n{"body":"b"}\n', ['--format', 'jsonl'], /bad:3: the record has no "text" field \(it has: body\); name the text field with --field/],
     ['malformed JSON', '{"text":"a"}\n{"text": oops}\n', ['--format', 'jsonl'], /bad:2: malformed JSON .*; fix or remove the line/],
     ['a field that is not a string', '{"text":3}\n', ['--format', 'jsonl'], /bad:1: the record has a "text" that is number, not a string/],
+    ['a JSON array, not JSON Lines', '\n [\n  {"text": "a"}\n]\n', ['--format', 'jsonl'], /bad holds a JSON array, not JSON Lines \(a record per line\); .*jq -c '\.\[\]' bad > records\.jsonl/],
   ]
   it.each(cases)('%s', (_name, content, args, message) => {
     writeFileSync(join(work, 'bad'), content)

@@ -309,10 +309,24 @@ async function* textBatches(input, options) {
  */
 async function* jsonlBatches(input, options) {
   const { field } = options
+  let first = !options.start
   for await (const { lines, source } of lineBatches(input, { ...options, skipByteOrderMark: true })) {
+    if (first) {
+      first = false
+      if (lines[lines.findIndex((byte) => !JSON_WHITE_SPACE.has(byte))] === OPEN_BRACKET) {
+        throw new InputError(
+          `${input.path} holds a JSON array, not JSON Lines (a record per line); write its records one per line, e.g. jq -c '.[]' ${input.path} > records.jsonl`,
+        )
+      }
+    }
     yield { lines, format: 'jsonl', field, source }
   }
 }
+
+/** JSON's white space (RFC 8259): space, tab, line feed, carriage return. */
+const JSON_WHITE_SPACE = new Set([0x20, 0x09, 0x0a, 0x0d])
+/** `[`: no record of JSON Lines starts so, since a record is an object. */
+const OPEN_BRACKET = 0x5b
 
 /** What to do about a line that gives no document, by `encodeLines`'s error code. */
 const LINE_ADVICE = {
