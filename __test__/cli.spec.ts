@@ -318,6 +318,7 @@ describe('bad input: a message naming the file and line, non-zero exit, no outpu
     ['malformed JSON', '{"text":"a"}\n{"text": oops}\n', ['--format', 'jsonl'], /bad:2: malformed JSON .*; fix or remove the line/],
     ['a field that is not a string', '{"text":3}\n', ['--format', 'jsonl'], /bad:1: the record has a "text" that is number, not a string/],
     ['a JSON array, not JSON Lines', '\n [\n  {"text": "a"}\n]\n', ['--format', 'jsonl'], /bad holds a JSON array, not JSON Lines \(a record per line\); .*jq -c '\.\[\]' bad > records\.jsonl/],
+    ['JSON objects spread over lines', '{\r\n  "text": "a"\r\n}\r\n{\r\n  "text": "b"\r\n}\r\n', ['--format', 'jsonl'], /bad holds JSON spread over lines, not JSON Lines .*jq -c \. bad > records\.jsonl/],
   ]
   it.each(cases)('%s', (_name, content, args, message) => {
     writeFileSync(join(work, 'bad'), content)

@@ -313,11 +313,7 @@ async function* jsonlBatches(input, options) {
   for await (const { lines, source } of lineBatches(input, { ...options, skipByteOrderMark: true })) {
     if (first) {
       first = false
-      if (lines[lines.findIndex((byte) => !JSON_WHITE_SPACE.has(byte))] === OPEN_BRACKET) {
-        throw new InputError(
-          `${input.path} holds a JSON array, not JSON Lines (a record per line); write its records one per line, e.g. jq -c '.[]' ${input.path} > records.jsonl`,
-        )
-      }
+      checkNotJson(input.path, lines)
     }
     yield { lines, format: 'jsonl', field, source }
   }
@@ -325,8 +321,24 @@ async function* jsonlBatches(input, options) {
 
 /** JSON's white space (RFC 8259): space, tab, line feed, carriage return. */
 const JSON_WHITE_SPACE = new Set([0x20, 0x09, 0x0a, 0x0d])
-/** `[`: no record of JSON Lines starts so, since a record is an object. */
-const OPEN_BRACKET = 0x5b
+
+/**
+ * Throws where the first `lines` of the file `path` show JSON written for people rather than JSON
+ * Lines: an array (no record starts with `[`, a record being an object), or an object spread over
+ * lines (a first line of `{` alone), each with the jq command that writes one record per line.
+ */
+function checkNotJson(path, lines) {
+  // jq reads stdin when named no file.
+  const file = path === '-' ? '' : ` ${path}`
+  const at = lines.findIndex((byte) => !JSON_WHITE_SPACE.has(byte))
+  if (lines[at] === 0x5b) {
+    throw new InputError(`${path} holds a JSON array, not JSON Lines (a record per line); write its records one per line, e.g. jq -c '.[]'${file} > records.jsonl`)
+  }
+  const lineEnd = lines.indexOf(NEWLINE, at)
+  if (lines[at] === 0x7b && lineEnd !== -1 && lines.subarray(at + 1, lineEnd).every((byte) => JSON_WHITE_SPACE.has(byte))) {
+    throw new InputError(`${path} holds JSON spread over lines, not JSON Lines (a record per line); write each record on one line, e.g. jq -c .${file} > records.jsonl`)
+  }
+}
 
 /** What to do about a line that gives no document, by `encodeLines`'s error code. */
 const LINE_ADVICE = {
