@@ -452,7 +452,9 @@ async function* parquetBatches(input, options) {
   try {
     for await (const { values: page, rowStart, compressedBytes } of column.pages(options)) {
       for (let i = 0; i < page.length; i++) {
-        const value = page[i]
+        // A string column gives its bytes (cli/parquet.js); a type hyparquet writes as text (a
+        // UUID) gives a string.
+        const value = typeof page[i] === 'string' ? Buffer.from(page[i]) : page[i]
         if (!(value instanceof Uint8Array)) {
           throw new InputError(`${input.path}: row ${rowStart + i} has a "${options.field}" that is ${value === null || value === undefined ? 'null' : typeof value}, not a string; pick a string column with --field`)
         }
