@@ -145,6 +145,13 @@ describe('encode: inputs decode back to the documents', () => {
     expect(readMegatron(join(work, `out/parquet-${codec}`))).toEqual((await o200k.encodeBatch(fixtureDocs)).toArrays())
   })
 
+  it('a Parquet UUID column is encoded as its text', () => {
+    encode(CLI_FIXTURES, ['encode', 'uuid.parquet', '--encoding', 'o200k_base', '--count-only', '-o', join(work, 'out/uuid')])
+    const uuids = [0, 1, 2].map((i) => Buffer.from(Array.from({ length: 16 }, (_, k) => i + k)).toString('hex').replace(/^(.{8})(.{4})(.{4})(.{4})/, '$1-$2-$3-$4-'))
+    const counts = readFileSync(join(work, 'out/uuid.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line).tokens)
+    expect(counts).toEqual(uuids.map((uuid) => o200k.count(uuid)))
+  })
+
   it('Parquet in one row group of many pages (gzip, a dictionary, then plain values): read a page at a time, ids equal encodeBatch', async () => {
     const readPages = async (options?: { headerProbeBytes: number }) => {
       const column = await openColumn(join(CLI_FIXTURES, 'pages.parquet'), 'text', options)

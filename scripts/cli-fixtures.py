@@ -7,6 +7,7 @@
   the first pages, plain values once it is full), which the CLI reads a page at a time.
 - docs-brotli.parquet, docs-lz4.parquet, docs-snappy.parquet, docs-none.parquet: the column under
   the other codecs pyarrow writes.
+- uuid.parquet: a UUID column, which the CLI encodes as the text hyparquet gives it.
 - not-utf8.parquet: a byte-array column with no string annotation, whose fourth value is not
   UTF-8.
 - docs.jsonl.zst: the same documents as JSONL (`{"id": …, "content": …}`), compressed by the
@@ -62,6 +63,8 @@ def write_inputs(docs: list[str]) -> None:
     )
     for codec in ["brotli", "lz4", "snappy", "none"]:
         pyarrow.parquet.write_table(table.select(["text"]), OUT / f"docs-{codec}.parquet", compression=codec)
+    uuids = [bytes(range(i, i + 16)) for i in range(3)]
+    pyarrow.parquet.write_table(pyarrow.table({"text": pyarrow.array(uuids, type=pyarrow.uuid())}), OUT / "uuid.parquet")
     values = [text.encode("utf-8") for text in docs[:6]]
     values[3] = b"caf\xe9"
     pyarrow.parquet.write_table(pyarrow.table({"text": pyarrow.array(values, type=pyarrow.binary())}), OUT / "not-utf8.parquet")
