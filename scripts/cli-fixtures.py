@@ -59,7 +59,13 @@ def write_inputs(docs: list[str]) -> None:
     table = pyarrow.table({"id": list(range(len(docs))), "text": docs})
     pyarrow.parquet.write_table(table, OUT / "docs.parquet", row_group_size=len(docs) // 2 + 1, compression="zstd")
     pyarrow.parquet.write_table(
-        table, OUT / "pages.parquet", row_group_size=len(docs), data_page_size=512, write_batch_size=8, dictionary_pagesize_limit=2048, compression="gzip"
+        table,
+        OUT / "pages.parquet",
+        row_group_size=len(docs),
+        data_page_size=512,
+        write_batch_size=8,
+        dictionary_pagesize_limit=2048,
+        compression="gzip",
     )
     for codec in ["brotli", "lz4", "snappy", "none"]:
         pyarrow.parquet.write_table(table.select(["text"]), OUT / f"docs-{codec}.parquet", compression=codec)
@@ -67,7 +73,8 @@ def write_inputs(docs: list[str]) -> None:
     pyarrow.parquet.write_table(pyarrow.table({"text": pyarrow.array(uuids, type=pyarrow.uuid())}), OUT / "uuid.parquet")
     values = [text.encode("utf-8") for text in docs[:6]]
     values[3] = b"caf\xe9"
-    pyarrow.parquet.write_table(pyarrow.table({"text": pyarrow.array(values, type=pyarrow.binary())}), OUT / "not-utf8.parquet")
+    binary = pyarrow.table({"text": pyarrow.array(values, type=pyarrow.binary())})
+    pyarrow.parquet.write_table(binary, OUT / "not-utf8.parquet")
     lines = "".join(json.dumps({"id": i, "content": text}, ensure_ascii=False) + "\n" for i, text in enumerate(docs))
     (OUT / "docs.jsonl.zst").write_bytes(zstandard.ZstdCompressor(level=3).compress(lines.encode("utf-8")))
 
