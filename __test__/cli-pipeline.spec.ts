@@ -107,6 +107,35 @@ describe('encodeInOrder', () => {
     expect(state.most).toBe(2)
   })
 
+  it('starts a batch larger than `startBatchBytes` only once `ready` settles, and the batches after it in order', async () => {
+    const { tokenizer, pending, end } = standIn()
+    let markReady = () => {}
+    const ready = new Promise<void>((resolve) => (markReady = resolve))
+    async function* sized() {
+      yield { texts: ['0'] }
+      yield { texts: ['1'.padEnd(100, '.')] }
+      yield { texts: ['2'] }
+    }
+    const out = encodeInOrder(tokenizer, sized(), { concurrency: 2, startConcurrency: 2, startBatchBytes: 10, ready })
+    const seen: string[] = []
+    const run = (async () => {
+      for await (const batch of { [Symbol.asyncIterator]: () => out }) seen.push(String(batch.ids.length))
+    })()
+    for (let i = 0; i < 5; i++) await settle()
+    // The small first batch runs; the large one waits, and the one after it is not started.
+    expect(pending.map((p) => p.texts[0][0])).toEqual(['0'])
+    end('0')
+    for (let i = 0; i < 5; i++) await settle()
+    expect(pending.length).toBe(0)
+    markReady()
+    for (let i = 0; i < 5; i++) await settle()
+    expect(pending.map((p) => p.texts[0][0])).toEqual(['1', '2'])
+    end(pending[0].texts[0])
+    end('2')
+    await run
+    expect(seen).toEqual(['1', '1', '1'])
+  })
+
   it('throws a batch\'s error after the batches before it, and waits for the running ones before it returns', async () => {
     const { tokenizer, pending, state, end } = standIn()
     const out = encodeInOrder(tokenizer, numbered(5), { concurrency: 3 })

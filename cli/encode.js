@@ -210,7 +210,9 @@ async function runEncode(patterns, options) {
       throw writeError(error)
     }
     // While the engine is built, one core is left to the build; the first engine encodes on the
-    // others (on one where there are two). Every engine gives the same ids.
+    // others (on one where there are two), batches of the usual size only: one more than twice
+    // that holds a long document, which is better left to the full engine. Every engine gives the
+    // same ids.
     const building = partBytes(parts) >= WAIT_FOR_ENGINE_BYTES
     const ready = building ? loaded.tokenizer.whenReady() : Promise.resolve()
     if (timeline.enabled) ready.then(() => timeline.mark('ready', undefined, true), () => {})
@@ -224,6 +226,7 @@ async function runEncode(patterns, options) {
       eosId,
       concurrency,
       startConcurrency: building ? Math.max(1, threads - 1) : concurrency,
+      startBatchBytes: 2 * Math.max(batchBytes('text'), batchBytes('jsonl')),
       ready,
     })
     let written = 0

@@ -18,13 +18,21 @@ const timeline = require('./timeline')
  * core of its own), each on `scheduler`; at most twice that many are held, encoding or waiting to
  * be taken, and one more is read ahead. An error (reading, or encoding a batch) is thrown where
  * its batch comes in order, after the batches before it have been yielded.
+ *
+ * A batch larger than `startBatchBytes` waits for `ready` too: a long document handed over while
+ * the engine is built is encoded by the slower first engine, for much or all of its length (one of
+ * 200 MB took twice as long).
  * @param {import('../index').Tokenizer} tokenizer
  * @param {AsyncIterable<object>} batches `DocumentBatch`es (see batchtok/stream)
  * @param {{ scheduler: import('../index').Scheduler, eosId?: number, concurrency: number,
- *   startConcurrency?: number, ready?: Promise<unknown> }} options
+ *   startConcurrency?: number, startBatchBytes?: number, ready?: Promise<unknown> }} options
  * @returns {AsyncGenerator<object>}
  */
-async function* encodeInOrder(tokenizer, batches, { scheduler, eosId, concurrency, startConcurrency = concurrency, ready = Promise.resolve() }) {
+async function* encodeInOrder(
+  tokenizer,
+  batches,
+  { scheduler, eosId, concurrency, startConcurrency = concurrency, startBatchBytes = Infinity, ready = Promise.resolve() },
+) {
   const iterator = batches[Symbol.asyncIterator]()
   /** Started batches in input order, each a promise of its `TokenBatch`. */
   const started = []
@@ -46,7 +54,7 @@ async function* encodeInOrder(tokenizer, batches, { scheduler, eosId, concurrenc
   /** Starts what may start, and reads the batch after. Called whenever a batch ends or is read. */
   const pump = () => {
     if (stopped) return
-    while (next !== null && running < limit() && started.length < 2 * limit()) {
+    while (next !== null && running < limit() && started.length < 2 * limit() && (engineReady || batchBytes(next) <= startBatchBytes)) {
       const batch = startedCount++
       timeline.mark('encode', { batch }, batch === 0)
       const encoding = encodeOne(tokenizer, next, { scheduler, eosId })
@@ -102,6 +110,9 @@ async function* encodeInOrder(tokenizer, batches, { scheduler, eosId, concurrenc
         yield batch
       } else if (reading !== null) {
         await reading
+      } else if (next !== null) {
+        // Read and too large to start before the engine is ready.
+        await ready.catch(() => {})
       } else if (readError !== null) {
         throw readError
       } else {
@@ -117,6 +128,13 @@ async function* encodeInOrder(tokenizer, batches, { scheduler, eosId, concurrenc
     if (reading !== null) await reading
     await iterator.return?.()
   }
+}
+
+/** The bytes of text a `DocumentBatch` holds (strings counted in UTF-16 units). */
+function batchBytes(batch) {
+  if (batch.lines) return batch.lines.length
+  if (batch.bytes) return batch.bytes.length
+  return batch.texts.reduce((sum, text) => sum + text.length, 0)
 }
 
 module.exports = { encodeInOrder }

@@ -380,11 +380,12 @@ function skipLines(batch, documents) {
   return { documents: counted, lines, end: read }
 }
 
-/** A batch of documents given as byte `pieces` (`bytes` in all), joined, with their offsets. */
+/** A batch of documents given as byte `pieces` (`bytes` in all), joined, with their offsets; one
+ * piece is taken as it is, so a large file read whole is not copied again. */
 function bytesBatch(pieces, bytes, source) {
   const offsets = new Uint32Array(pieces.length + 1)
   pieces.forEach((piece, i) => (offsets[i + 1] = offsets[i] + piece.length))
-  return { bytes: Buffer.concat(pieces, bytes), offsets, source }
+  return { bytes: pieces.length === 1 ? pieces[0] : Buffer.concat(pieces, bytes), offsets, source }
 }
 
 /** The decompressed bytes of `input`, whole. A plain file is read into one buffer of its size;
