@@ -94,6 +94,16 @@ describe('encodeOne', () => {
   })
 })
 
+describe('documentsIn and bytesIn', () => {
+  it('count the documents and the text bytes of every kind of batch', () => {
+    const texts = { texts: ['é', 'ab'] }
+    const bytes = { bytes: Buffer.from('xxabcdef'), offsets: Uint32Array.of(2, 5, 8) }
+    const lines = { lines: Buffer.from('{"text":"a"}\n\n'), format: 'jsonl' as const, field: 'text' }
+    expect([texts, bytes, lines].map((batch) => stream.documentsIn(batch))).toEqual([2, 2, NaN])
+    expect([texts, bytes, lines].map((batch) => stream.bytesIn(batch))).toEqual([4, 6, 14])
+  })
+})
+
 describe('options', () => {
   type Options = import('../stream/index').EncodeStreamOptions
   const bad: [string, Record<string, unknown>, RegExp][] = [

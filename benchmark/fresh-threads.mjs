@@ -29,7 +29,6 @@ import { MiB, median, shuffledOrders } from './stats.mjs'
 import { CORPORA, WARMUP_CORPUS, cutSlices, ensureCorpora, runResultChild } from './fresh-corpora.mjs'
 
 const HERE = path.dirname(fileURLToPath(import.meta.url))
-const ROOT = path.join(HERE, '..')
 const CHILD = path.join(HERE, 'fresh-child.mjs')
 const MODEL = 'o200k_base'
 const CHILD_TIMEOUT_MS = 120_000

@@ -9,7 +9,7 @@
 // one ends, not when the writer takes the oldest, so the encoding threads do not wait for the
 // reading or the writing either.
 
-const { encodeOne } = require('../stream')
+const { bytesIn, encodeOne } = require('../stream')
 const timeline = require('./timeline')
 
 /**
@@ -54,7 +54,7 @@ async function* encodeInOrder(
   /** Starts what may start, and reads the batch after. Called whenever a batch ends or is read. */
   const pump = () => {
     if (stopped) return
-    while (next !== null && running < limit() && started.length < 2 * limit() && (engineReady || batchBytes(next) <= startBatchBytes)) {
+    while (next !== null && running < limit() && started.length < 2 * limit() && (engineReady || bytesIn(next) <= startBatchBytes)) {
       const batch = startedCount++
       timeline.mark('encode', { batch }, batch === 0)
       const encoding = encodeOne(tokenizer, next, { scheduler, eosId })
@@ -128,13 +128,6 @@ async function* encodeInOrder(
     if (reading !== null) await reading
     await iterator.return?.()
   }
-}
-
-/** The bytes of text a `DocumentBatch` holds (strings counted in UTF-16 units). */
-function batchBytes(batch) {
-  if (batch.lines) return batch.lines.length
-  if (batch.bytes) return batch.bytes.length
-  return batch.texts.reduce((sum, text) => sum + text.length, 0)
 }
 
 module.exports = { encodeInOrder }

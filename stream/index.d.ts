@@ -80,3 +80,8 @@ export const DEFAULT_BATCH_BYTES: number
 export const DEFAULT_BATCH_DOCUMENTS: number
 /** How many documents a `DocumentBatch` holds (`NaN` for a batch of lines: known once encoded). */
 export function documentsIn(batch: DocumentBatch): number
+/**
+ * The text bytes a `DocumentBatch` holds (strings counted in UTF-8; a batch of lines as read,
+ * line ends and JSON syntax included).
+ */
+export function bytesIn(batch: DocumentBatch): number

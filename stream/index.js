@@ -83,8 +83,10 @@ function documentsIn(batch) {
   return batch.texts ? batch.texts.length : batch.offsets.length - 1
 }
 
-/** The text bytes `batch` holds (for a string batch, the UTF-8 length). */
+/** The text bytes `batch` holds (for a string batch, the UTF-8 length; for a batch of lines, its
+ * bytes as read, line ends and JSON syntax included). */
 function bytesIn(batch) {
+  if (batch.lines) return batch.lines.length
   if (batch.bytes) return batch.offsets[batch.offsets.length - 1] - batch.offsets[0]
   let bytes = 0
   for (const text of batch.texts) bytes += Buffer.byteLength(text, 'utf8')
@@ -374,5 +376,6 @@ module.exports = {
   DEFAULT_BATCH_BYTES,
   DEFAULT_BATCH_DOCUMENTS,
   documentsIn,
+  bytesIn,
   encodeOne,
 }
