@@ -53,9 +53,9 @@ try {
     for await (const chunk of openBytes(input, 0, { rawBytes: 0 })) bytes += chunk.length
     return bytes
   }
-  const readParquet = (file) => async () => {
+  const readParquet = async () => {
     let bytes = 0
-    const input = { path: file, size: fs.statSync(file).size }
+    const input = { path: parquet, size: fs.statSync(parquet).size }
     for await (const batch of parquetBatches(input, { field: 'text', batchBytes: MiB, progress: { rawBytes: 0 } })) bytes += batch.bytes.length
     return bytes
   }
@@ -63,7 +63,7 @@ try {
     ['plain file (fs read stream)', decompress(plain, 'none')],
     [`gzip (node:zlib)`, decompress(`${plain}.gz`, 'gzip')],
     ...(haveZstd ? [[`zstd (fzstd ${packageVersion('fzstd')})`, decompress(`${plain}.zst`, 'zstd')]] : []),
-    [`Parquet text column (hyparquet ${packageVersion('hyparquet')}, a page at a time)`, readParquet(parquet)],
+    [`Parquet text column (hyparquet ${packageVersion('hyparquet')}, a page at a time)`, readParquet],
   ]
   const samples = new Map(contenders.map(([name]) => [name, []]))
   for (let round = 0; round < rounds; round++) {
