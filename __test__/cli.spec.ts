@@ -405,9 +405,12 @@ describe('bad input: a message naming the file and line, non-zero exit, no outpu
     const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', folder]).status === 0
     // root writes into a read-only folder all the same: without a mount there is nothing to test.
     if (!mounted && process.getuid?.() === 0) context.skip()
+    // Ids of far more than 64 KiB, whatever ran before.
+    const corpus = lines.join('\n') + '\n'
+    writeFileSync(join(work, 'full-disk.txt'), corpus.repeat(Math.ceil((1 << 20) / corpus.length)))
     try {
       if (!mounted) chmodSync(folder, 0o500)
-      const run = cli(work, ['encode', 'long.txt', '--encoding', 'o200k_base', '-o', 'small/x'])
+      const run = cli(work, ['encode', 'full-disk.txt', '--encoding', 'o200k_base', '-o', 'small/x'])
       expect(run.status).toBe(1)
       expect(run.stderr).toMatch(mounted ? /cannot write small\/x\.bin\.partial \(ENOSPC\); free some space/ : /cannot write .* \(EACCES\)/)
       expect(existsSync(join(folder, 'x.bin'))).toBe(false)
