@@ -299,6 +299,46 @@ describe('resume', () => {
     expect(readdirSync(join(work, 'out')).filter((name) => name.startsWith('resumed.'))).toEqual(['resumed.bin', 'resumed.idx'])
   })
 
+  const STOP_HOOK = join(__dirname, 'stop-while-publishing.cjs')
+  /** The command run with the process killed at `stopAt` (stop-while-publishing.cjs). */
+  const stoppedAt = (stopAt: string, args: string[]) =>
+    spawnSync(process.execPath, ['--require', STOP_HOOK, CLI, ...args], { cwd: work, env: { ...process.env, BATCHTOK_TEST_STOP_AT: stopAt } })
+
+  it.each([
+    ['megatron', 'before-rename-1', []],
+    ['megatron', 'after-rename-1', []],
+    ['megatron', 'after-rename-2', []],
+    ['megatron', 'before-checkpoint-removal', []],
+    ['flat', 'after-rename-1', ['--output-format', 'flat']],
+    ['counts', 'before-rename-1', ['--count-only']],
+  ])('%s: killed %s while publishing its files, the same command finishes the run', (format, stopAt, extra) => {
+    const args = ['encode', 'lines.txt', '--encoding', 'o200k_base', '-q', ...extra]
+    const name = `stopped-${format}-${stopAt}`
+    encode(work, [...args, '-o', `out/${name}-whole`])
+    const stopped = stoppedAt(stopAt, [...args, '-o', `out/${name}`])
+    expect(stopped.signal).toBe('SIGKILL')
+    expect(existsSync(join(work, `out/${name}.checkpoint.json`))).toBe(true)
+    const summary = encode(work, [...args, '-o', `out/${name}`])
+    expect(summary.documents).toBe(lines.length)
+    const outputs = readdirSync(join(work, 'out')).filter((file) => file.startsWith(`${name}.`)).sort()
+    expect(outputs).toEqual(format === 'megatron' ? [`${name}.bin`, `${name}.idx`] : [`${name}.${format === 'flat' ? 'bin' : 'jsonl'}`])
+    for (const output of outputs) {
+      expect(sha256(join(work, 'out', output))).toBe(sha256(join(work, 'out', output.replace(name, `${name}-whole`))))
+    }
+  })
+
+  it('a finished run whose files are gone is not taken as finished; --force starts over', () => {
+    const args = ['encode', 'lines.txt', '--encoding', 'o200k_base', '-q', '-o', 'out/gone']
+    expect(stoppedAt('after-rename-1', args).signal).toBe('SIGKILL')
+    rmSync(join(work, 'out/gone.bin.partial'))
+    const refused = cli(work, args)
+    expect(refused.status).toBe(1)
+    expect(refused.stderr).toMatch(/out\/gone\.bin is not the file the finished run's checkpoint records \(\d+ bytes\); pass --force to start over/)
+    expect(cli(work, [...args, '--force']).status).toBe(0)
+    expect(readMegatron(join(work, 'out/gone'))).toEqual(lines.map((line) => Array.from(o200k.encode(line))))
+    expect(existsSync(join(work, 'out/gone.checkpoint.json'))).toBe(false)
+  })
+
   it("a checkpoint of another CLI version is refused, naming the versions; --force starts over", () => {
     const args = ['encode', 'lines.txt', '--encoding', 'o200k_base', '-q', '-o', 'out/old']
     mkdirSync(join(work, 'out'), { recursive: true })

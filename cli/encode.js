@@ -156,6 +156,21 @@ async function runEncode(patterns, options) {
     shard,
   }
   const digest = fingerprint(settings, inputs)
+  /** The run's summary: its counts (documents, tokens, textBytes) from `counts`. */
+  const summary = (counts, resumedFrom, encodingStarted) => ({
+    // Set-up before the first batch: loading, and waiting for an OpenAI encoding's full engine.
+    startupSeconds: (encodingStarted - started) / 1000,
+    documents: counts.documents,
+    tokens: counts.tokens,
+    bytes: counts.textBytes,
+    inputBytes: partBytes(parts),
+    seconds: (Date.now() - started) / 1000,
+    shard: `${shard.index}/${shard.count}`,
+    resumedFrom,
+    dtype: writer.dtype,
+    outputs: Object.values(writer.finals),
+    peakRssMiB: peakRssMiB(),
+  })
   makeOutputFolder(options.output)
   let checkpoint = resumable ? readCheckpoint(checkpointFile) : null
   // Checkpoints before the version field are version 1.
@@ -175,6 +190,19 @@ async function runEncode(patterns, options) {
     }
     checkpoint = null
   }
+  if (checkpoint?.finished) {
+    // The run completed its files and stopped among the renames that publish them, or before
+    // deleting its checkpoint: only that is left to do. With --force, a run whose files are not
+    // there to publish starts over.
+    try {
+      writer.publishFinished(checkpoint.finished)
+      fs.rmSync(checkpointFile, { force: true })
+      return summary(checkpoint, checkpoint.documents, Date.now())
+    } catch (error) {
+      if (!options.force) throw writeError(error)
+      checkpoint = null
+    }
+  }
   if (!checkpoint && !options.force) {
     for (const file of Object.values(writer.finals)) {
       if (fs.existsSync(file)) throw new UsageError(`${file} exists; pass --force to overwrite it, or choose another --output`)
@@ -190,16 +218,19 @@ async function runEncode(patterns, options) {
   const progress = createProgress({ quiet: options.quiet, totalBytes: partBytes(parts) })
   const intervalMs = (options.checkpointSeconds ?? 10) * 1000
   let lastCheckpoint = Date.now()
+  /** The checkpoint of the run so far; `finished` (the files' sizes) once they are complete. */
+  const checkpointOf = (finished) => ({
+    version: CHECKPOINT_VERSION,
+    fingerprint: digest,
+    documents: state.documents,
+    tokens: state.tokens,
+    textBytes: state.textBytes,
+    sizes: writer.state(),
+    ...(finished ? { finished } : {}),
+  })
   const saveCheckpoint = () => {
     writer.sync()
-    writeCheckpoint(checkpointFile, {
-      version: CHECKPOINT_VERSION,
-      fingerprint: digest,
-      documents: state.documents,
-      tokens: state.tokens,
-      textBytes: state.textBytes,
-      sizes: writer.state(),
-    })
+    writeCheckpoint(checkpointFile, checkpointOf())
     lastCheckpoint = Date.now()
   }
   let encodingStarted = started
@@ -249,7 +280,9 @@ async function runEncode(patterns, options) {
     await writer.settle()
     timeline.mark('settled')
     try {
-      await writer.finish()
+      const finished = await writer.complete()
+      if (resumable) writeCheckpoint(checkpointFile, checkpointOf(finished))
+      writer.publish()
     } catch (error) {
       throw writeError(error)
     }
@@ -261,20 +294,7 @@ async function runEncode(patterns, options) {
   }
   fs.rmSync(checkpointFile, { force: true })
   timeline.flush()
-  return {
-    // Set-up before the first batch: loading, and waiting for an OpenAI encoding's full engine.
-    startupSeconds: (encodingStarted - started) / 1000,
-    documents: state.documents,
-    tokens: state.tokens,
-    bytes: state.textBytes,
-    inputBytes: partBytes(parts),
-    seconds: (Date.now() - started) / 1000,
-    shard: `${shard.index}/${shard.count}`,
-    resumedFrom: checkpoint ? checkpoint.documents : 0,
-    dtype: writer.dtype,
-    outputs: Object.values(writer.finals),
-    peakRssMiB: peakRssMiB(),
-  }
+  return summary(state, checkpoint ? checkpoint.documents : 0, encodingStarted)
 }
 
 module.exports = { runEncode, skipDocuments }

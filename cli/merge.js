@@ -83,8 +83,10 @@ function runMerge(prefixes, { output, force }) {
     fs.closeSync(out)
     for (const { fd } of indexSources) fs.closeSync(fd)
   }
-  fs.renameSync(dataPartial, `${output}.${dataExtension}`)
+  // The index first, as `encode` publishes: a stop between the renames leaves no .bin alone, which
+  // would pass for a flat output.
   if (format === 'megatron') fs.renameSync(`${output}.idx.partial`, `${output}.idx`)
+  fs.renameSync(dataPartial, `${output}.${dataExtension}`)
   syncFolder(path.dirname(path.resolve(output)))
   return { documents, shards: prefixes.length, outputs: extensions.map((extension) => `${output}.${extension}`) }
 }

@@ -3,13 +3,16 @@
 // so a file under its final name is always complete. A checkpoint records how many bytes of
 // each partial file are whole; a resumed run cuts them back to that and appends. A Megatron
 // `.idx` is written in place as the run goes: its sequence lengths, batch by batch, after room
-// for the header; the pointers, document indices and header are added at the end.
+// for the header; the pointers, document indices and header are added at the end. Once the files
+// are whole and synced, a last checkpoint records their sizes before they are renamed, so a run
+// stopped among the renames is finished by the next identical command (`publishFinished`).
 
 const fs = require('node:fs')
 const path = require('node:path')
 const { megatronDtype, completeIndex, INDEX_HEADER_BYTES } = require('./megatron')
 const timeline = require('./timeline')
 const { writeError } = require('./errors')
+const { syncFolder } = require('./checkpoint')
 
 /**
  * Bytes written to a file between two data syncs started in the background: the data is made
@@ -63,6 +66,8 @@ class OutputWriter {
    */
   constructor(format, prefix, vocabSize) {
     this.format = format
+    /** The folder the files are in, synced after they are renamed there. */
+    this.folder = path.dirname(path.resolve(prefix))
     const { dtype, finals } = outputLayout(format, prefix, vocabSize)
     this.dtype = dtype
     this.finals = finals
@@ -156,8 +161,12 @@ class OutputWriter {
     return { ...this.sizes }
   }
 
-  /** Completes the index (Megatron), syncs, then renames every partial file to its final name. */
-  async finish() {
+  /**
+   * Completes the index (Megatron) and makes every partial file durable; returns each one's size,
+   * for the checkpoint that says the run has finished.
+   * @returns {Promise<Record<string, number>>}
+   */
+  async complete() {
     timeline.mark('final-sync-start', { unsynced: this.unsynced, bin: this.sizes.bin ?? 0 })
     // The data's last bytes are synced while the index is completed.
     const dataSynced = Promise.all(Object.entries(this.fds).filter(([key]) => key !== 'idx').map(([, fd]) => dataSync(fd)))
@@ -170,12 +179,42 @@ class OutputWriter {
     }
     await dataSynced
     timeline.mark('final-sync-end', undefined, true)
+    const sizes = {}
+    for (const [key, fd] of Object.entries(this.fds)) sizes[key] = fs.fstatSync(fd).size
     this.close()
-    // The index first, the data last: `merge` takes a Megatron output only when both are there,
-    // so a crash between the two renames leaves no .bin that could pass for a flat output.
-    const keys = Object.keys(this.finals).sort((a, b) => (a === 'idx' ? -1 : b === 'idx' ? 1 : 0))
-    for (const key of keys) fs.renameSync(this.partials[key], this.finals[key])
+    return sizes
+  }
+
+  /** Renames every partial file, whole and synced (`complete`), to its final name. */
+  publish() {
+    for (const key of this.publishOrder()) fs.renameSync(this.partials[key], this.finals[key])
+    syncFolder(this.folder)
     timeline.mark('renamed')
+  }
+
+  /**
+   * Finishes publishing the files of a run that completed them (`sizes`, from its last
+   * checkpoint) and stopped before every rename was made: a file still under its partial name
+   * is renamed; one already renamed is left. Throws where a file is neither, or not that size.
+   * @param {Record<string, number>} sizes
+   */
+  publishFinished(sizes) {
+    const sized = (file, key) => fs.existsSync(file) && fs.statSync(file).size === sizes[key]
+    for (const key of this.publishOrder()) {
+      if (sized(this.partials[key], key)) fs.renameSync(this.partials[key], this.finals[key])
+      else if (fs.existsSync(this.partials[key]) || !sized(this.finals[key], key)) {
+        throw new Error(`${this.finals[key]} is not the file the finished run's checkpoint records (${sizes[key]} bytes); pass --force to start over`)
+      }
+    }
+    syncFolder(this.folder)
+  }
+
+  /**
+   * The index first, the data last: `merge` takes a Megatron output only when both are there, so
+   * a stop between the two renames leaves no .bin that could pass for a flat output.
+   */
+  publishOrder() {
+    return Object.keys(this.finals).sort((a, b) => (a === 'idx' ? -1 : b === 'idx' ? 1 : 0))
   }
 
   close() {
