@@ -229,8 +229,12 @@ async function runEncode(patterns, options) {
     ...(finished ? { finished } : {}),
   })
   const saveCheckpoint = () => {
-    writer.sync()
-    writeCheckpoint(checkpointFile, checkpointOf())
+    try {
+      writer.sync()
+      writeCheckpoint(checkpointFile, checkpointOf())
+    } catch (error) {
+      throw writeError(error)
+    }
     lastCheckpoint = Date.now()
   }
   let encodingStarted = started
