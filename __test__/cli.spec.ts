@@ -382,6 +382,15 @@ describe('bad input: a message naming the file and line, non-zero exit, no outpu
     expect(existsSync(join(work, 'out/not-utf8.bin'))).toBe(false)
   })
 
+  it('a Parquet row without text (null) is named by its row, with what to do', async () => {
+    const { parquetWriteFile } = await import('hyparquet-writer')
+    await parquetWriteFile({ filename: join(work, 'nulls.parquet'), columnData: [{ name: 'text', data: ['a', 'b', null, 'c'], type: 'STRING' }] })
+    const run = cli(work, ['encode', 'nulls.parquet', '--encoding', 'o200k_base', '-o', 'out/nulls'])
+    expect(run.status).toBe(1)
+    expect(run.stderr).toBe('batchtok: nulls.parquet: row 2 has no "text" (null); drop the rows without one, or pick another column with --field\n')
+    expect(existsSync(join(work, 'out/nulls.bin'))).toBe(false)
+  })
+
   it('a bad line deep in a file read in many batches, and in a shard, is named by its line', () => {
     // Small batches: the line number is counted across batches the addon cut.
     const records = Array.from({ length: 6000 }, (_, i) => (i % 5 === 4 ? '' : JSON.stringify({ id: i, text: `document ${i}` })))

@@ -456,8 +456,11 @@ async function* parquetBatches(input, options) {
         // A string column gives its bytes (cli/parquet.js); a type hyparquet writes as text (a
         // UUID) gives a string.
         const value = typeof page[i] === 'string' ? Buffer.from(page[i]) : page[i]
+        if (value === null || value === undefined) {
+          throw new InputError(`${input.path}: row ${rowStart + i} has no "${options.field}" (null); drop the rows without one, or pick another column with --field`)
+        }
         if (!(value instanceof Uint8Array)) {
-          throw new InputError(`${input.path}: row ${rowStart + i} has a "${options.field}" that is ${value === null || value === undefined ? 'null' : typeof value}, not a string; pick a string column with --field`)
+          throw new InputError(`${input.path}: row ${rowStart + i} has a "${options.field}" that is ${typeof value}, not a string; pick a string column with --field`)
         }
         if (values.length === 0) firstRow = rowStart + i
         values.push(value)
