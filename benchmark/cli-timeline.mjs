@@ -7,10 +7,10 @@
 //                                   [--inputs DIR] [--only lines|jsonl|parquet] [--max-others 0.1]
 //                                   [-- extra CLI options]
 //
-// `--inputs DIR` keeps the inputs there for the next run (built when missing). `--max-others S`
-// runs a round again (up to 10 times as many runs as rounds) when other processes took more than
-// S core-seconds during it: their CPU fills the cores the CLI leaves idle and hides them. Medians
-// of the rounds kept.
+// `--inputs DIR` keeps the text and JSONL inputs there for the next run (built when missing; the
+// Parquet input is written each run). `--max-others S` runs a round again (up to 10 times as many
+// runs as rounds) when other processes took more than S core-seconds during it: their CPU fills
+// the cores the CLI leaves idle and hides them. Medians of the rounds kept.
 
 import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
