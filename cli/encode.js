@@ -4,6 +4,7 @@
 
 const fs = require('node:fs')
 const os = require('node:os')
+const { documentsIn } = require('../stream')
 const { encodeInOrder } = require('./pipeline')
 const { resolveInputs } = require('./inputs')
 const { parseShard, shardParts, planBatches, partBytes } = require('./plan')
@@ -77,7 +78,7 @@ async function* skipDocuments(batches, count) {
       yield { ...batch, lines: batch.lines.subarray(skipped.end) }
       continue
     }
-    const documents = batch.texts ? batch.texts.length : batch.offsets.length - 1
+    const documents = documentsIn(batch)
     if (left >= documents) {
       left -= documents
       continue
