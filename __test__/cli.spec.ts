@@ -227,6 +227,21 @@ describe('encode: inputs decode back to the documents', () => {
   })
 })
 
+describe('progress', () => {
+  it('the plain line off a terminal counts the text encoded, not the compressed bytes read', () => {
+    const corpus = lines.join('\n') + '\n'
+    writeFileSync(join(work, 'progress.txt.gz'), gzipSync(corpus.repeat(Math.ceil((2 << 20) / corpus.length))))
+    const run = cli(work, ['encode', 'progress.txt.gz', '--encoding', 'o200k_base', '--summary', '-o', 'out/progress'])
+    expect(run.status).toBe(0)
+    const summary = JSON.parse(run.stdout)
+    const mib = (bytes: number) => (bytes / (1 << 20)).toFixed(1)
+    expect(mib(summary.bytes)).not.toBe(mib(summary.inputBytes))
+    expect(run.stderr).toMatch(
+      new RegExp(`^batchtok: done: ${summary.documents} documents, ${summary.tokens} tokens, ${mib(summary.bytes).replace('.', '\\.')} MiB of text, [\\d.]+ MiB/s\n$`),
+    )
+  })
+})
+
 describe('shards and merge', () => {
   it.each([1, 2, 3, 5])('%i shards of several files (one gzip, one large) merge into the single run', (count) => {
     mkdirSync(join(work, 'shards'), { recursive: true })
@@ -352,10 +367,44 @@ describe('resume', () => {
     expect(readMegatron(join(work, 'out/old'))).toEqual(lines.map((line) => Array.from(o200k.encode(line))))
   })
 
+  it.each([
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ])('%s mid-run stops at a batch with a checkpoint of it; the same command resumes from there, byte-identical', async (signal, code) => {
+    const corpus = lines.join('\n') + '\n'
+    writeFileSync(join(work, 'signalled.txt'), corpus.repeat(Math.ceil((4 << 20) / corpus.length)))
+    // No timed checkpoint: what the rerun resumes from is the one the signal wrote.
+    const args = ['encode', 'signalled.txt', '--encoding', 'o200k_base', '--threads', '1', '--checkpoint-seconds', '1000', '--batch-mib', '0.05']
+    const prefix = `out/${signal}`
+    encode(work, [...args, '-o', `${prefix}-whole`])
+    const child = spawn(process.execPath, [CLI, ...args, '-q', '-o', prefix], { cwd: work, stdio: ['ignore', 'ignore', 'pipe'] })
+    let stderr = ''
+    child.stderr.on('data', (data) => (stderr += data))
+    let finished = false
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve)).then((status) => ((finished = true), status))
+    const partial = join(work, `${prefix}.bin.partial`)
+    while (!(existsSync(partial) && readFileSync(partial).length > 0) && !finished) await new Promise((resolve) => setTimeout(resolve, 5))
+    expect(finished, 'the run ended before its first batch was written; give it a larger input').toBe(false)
+    child.kill(signal)
+    expect(await exited).toBe(code)
+    expect(stderr).toMatch(new RegExp(`stopped by ${signal}; \\d+ documents are in .*${signal}\\.checkpoint\\.json: run the same command again to resume`))
+    const checkpoint = JSON.parse(readFileSync(join(work, `${prefix}.checkpoint.json`), 'utf8'))
+    expect(checkpoint.documents).toBeGreaterThan(0)
+    expect(existsSync(join(work, `${prefix}.bin`))).toBe(false)
+    const summary = encode(work, [...args, '-o', prefix])
+    expect(summary.resumedFrom).toBe(checkpoint.documents)
+    for (const extension of ['bin', 'idx']) {
+      expect(sha256(join(work, `${prefix}.${extension}`))).toBe(sha256(join(work, `${prefix}-whole.${extension}`)))
+    }
+    expect(readdirSync(join(work, 'out')).filter((name) => name.startsWith(`${signal}.`))).toEqual([`${signal}.bin`, `${signal}.idx`])
+  })
+
   it('a finished output is not overwritten without --force', () => {
-    const run = cli(work, ['encode', 'lines.txt', '--encoding', 'o200k_base', '-o', 'out/lines'])
+    const args = ['encode', 'lines.txt', '--encoding', 'o200k_base', '-o', 'out/kept']
+    expect(cli(work, [...args, '-q']).status).toBe(0)
+    const run = cli(work, args)
     expect(run.status).toBe(2)
-    expect(run.stderr).toMatch(/out\/lines\.bin exists; pass --force/)
+    expect(run.stderr).toMatch(/out\/kept\.bin exists; pass --force/)
   })
 })
 

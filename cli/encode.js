@@ -12,6 +12,7 @@ const { loadTokenizer, eosIdOf } = require('./tokenizer')
 const { OutputWriter, makeOutputFolder } = require('./output')
 const { CHECKPOINT_VERSION, fingerprint, readCheckpoint, writeCheckpoint } = require('./checkpoint')
 const { createProgress } = require('./progress')
+const { watchStopSignals, StoppedError } = require('./stop-signals')
 const { UsageError, writeError } = require('./errors')
 const { lineError, skipLines } = require('./readers')
 const timeline = require('./timeline')
@@ -216,7 +217,7 @@ async function runEncode(patterns, options) {
     textBytes: checkpoint?.textBytes ?? 0,
     rawBytes: 0,
   }
-  const progress = createProgress({ quiet: options.quiet, totalBytes: partBytes(parts) })
+  const progress = createProgress({ quiet: options.quiet, totalBytes: partBytes(parts), resumedTextBytes: state.textBytes })
   const intervalMs = (options.checkpointSeconds ?? 10) * 1000
   let lastCheckpoint = Date.now()
   /** The checkpoint of the run so far; `finished` (the files' sizes) once they are complete. */
@@ -239,6 +240,9 @@ async function runEncode(patterns, options) {
     lastCheckpoint = Date.now()
   }
   let encodingStarted = started
+  let completed = false
+  // A run that cannot resume (stdin) gains nothing from stopping at a batch: a signal ends it.
+  const stop = resumable ? watchStopSignals() : { signal: null, dispose() {} }
   try {
     try {
       writer.open(checkpoint?.sizes)
@@ -279,6 +283,13 @@ async function runEncode(patterns, options) {
       state.tokens += batch.ids.length
       state.textBytes += batch.bytes
       progress.update(state)
+      if (stop.signal !== null) {
+        saveCheckpoint()
+        throw new StoppedError(
+          stop.signal,
+          `stopped by ${stop.signal}; ${state.documents} documents are in ${checkpointFile}: run the same command again to resume`,
+        )
+      }
       if (resumable && Date.now() - lastCheckpoint >= intervalMs) saveCheckpoint()
     }
     timeline.mark('last-written', undefined, true)
@@ -291,10 +302,12 @@ async function runEncode(patterns, options) {
     } catch (error) {
       throw writeError(error)
     }
+    completed = true
   } finally {
+    stop.dispose()
     await writer.settle()
     writer.close()
-    progress.stop()
+    progress.stop(completed ? 'done' : 'stopped')
     timeline.mark('closed', undefined, true)
   }
   fs.rmSync(checkpointFile, { force: true })
