@@ -412,7 +412,8 @@ describe('bad input: a message naming the file and line, non-zero exit, no outpu
   const cases: [string, string, string[], RegExp][] = [
     ['missing field', '{"text":"a"}\n\n{"body":"b"}\n', ['--format', 'jsonl'], /bad:3: the record has no "text" field \(it has: body\); name the text field with --field/],
     ['malformed JSON', '{"text":"a"}\n{"text": oops}\n', ['--format', 'jsonl'], /bad:2: malformed JSON .*; fix or remove the line/],
-    ['a field that is not a string', '{"text":3}\n', ['--format', 'jsonl'], /bad:1: the record has a "text" that is number, not a string/],
+    ['a field that is not a string', '{"text":3}\n', ['--format', 'jsonl'], /bad:1: the record has a "text" that is number, not a string \(it has: text\); fix or remove the line, or name the text field with --field/],
+    ['a record without text (null)', '{"text":"a"}\n{"text":null,"id":7}\n', ['--format', 'jsonl'], /bad:2: the record has a "text" that is null, not a string \(it has: text, id\); fix or remove the line/],
     ['a JSON array, not JSON Lines', '\n [\n  {"text": "a"}\n]\n', ['--format', 'jsonl'], /bad holds a JSON array, not JSON Lines \(a record per line\); .*jq -c '\.\[\]' bad > records\.jsonl/],
     ['JSON objects spread over lines', '{\r\n  "text": "a"\r\n}\r\n{\r\n  "text": "b"\r\n}\r\n', ['--format', 'jsonl'], /bad holds JSON spread over lines, not JSON Lines .*jq -c \. bad > records\.jsonl/],
   ]

@@ -345,7 +345,8 @@ const LINE_ADVICE = {
   ERR_NOT_UTF8: 'convert the file to UTF-8 (iconv -f <encoding> -t utf-8)',
   ERR_MALFORMED_JSON: 'fix or remove the line',
   ERR_MISSING_FIELD: 'name the text field with --field',
-  ERR_FIELD_NOT_STRING: 'name the text field with --field',
+  // A null (a record without text) or a number: the line is at fault, or the field named.
+  ERR_FIELD_NOT_STRING: 'fix or remove the line, or name the text field with --field',
 }
 
 /**
