@@ -159,3 +159,130 @@ describe('createEncodeStream', () => {
     transform.destroy()
   })
 })
+
+describe('encodeLineStream and batchLines', () => {
+  /** Fixture texts that fit on one line, as a text file holds them. */
+  const lines = texts.filter((text) => !/[\r\n]/.test(text))
+  /** `bytes` in chunks of `size` bytes, cut anywhere (inside a character too). */
+  function* chunksOf(bytes: Buffer, size: number) {
+    for (let at = 0; at < bytes.length; at += size) yield bytes.subarray(at, at + size)
+  }
+
+  it.each([
+    [7, 1],
+    [1000, 3000],
+    [65536, 1 << 22],
+  ])('text in chunks of %i bytes, batches of %i: a document per line, ids equal encodeBatch', async (chunk, batchBytes) => {
+    // CRLF and LF line ends, a blank line, and a last line without a line end.
+    const text = lines.map((line, i) => line + (i % 3 ? '\n' : '\r\n')).join('') + '\nlast'
+    const documents = [...lines, '', 'last']
+    const expected = (await tokenizer.encodeBatch(documents)).toArrays()
+    let lineCount = 0
+    const out: number[][] = []
+    for await (const batch of stream.encodeLineStream(tokenizer, chunksOf(Buffer.from(text), chunk), { batchBytes })) {
+      lineCount += batch.lines!
+      out.push(...(await idsOf([batch])))
+    }
+    expect(out).toEqual(expected)
+    expect(lineCount).toBe(documents.length)
+  })
+
+  it('gzipped JSONL from a file stream, with a byte order mark and blank lines: ids equal encodeBatch of each record\'s field', async () => {
+    const { createReadStream, mkdtempSync, rmSync, writeFileSync } = await import('node:fs')
+    const { join } = await import('node:path')
+    const { tmpdir } = await import('node:os')
+    const { createGunzip, gzipSync } = await import('node:zlib')
+    const folder = mkdtempSync(join(tmpdir(), 'batchtok-lines-'))
+    try {
+      const records = texts.map((text, i) => JSON.stringify({ id: i, body: text }) + (i % 5 ? '\n' : '\n\n'))
+      writeFileSync(join(folder, 'docs.jsonl.gz'), gzipSync('\ufeff' + records.join('')))
+      const chunks = createReadStream(join(folder, 'docs.jsonl.gz'), { highWaterMark: 4096 }).pipe(createGunzip())
+      const ids = await idsOf(stream.encodeLineStream(tokenizer, chunks, { format: 'jsonl', field: 'body', batchBytes: 5000, eosId: 199999 }))
+      expect(ids).toEqual((await tokenizer.encodeBatch(texts)).toArrays().map((each) => [...each, 199999]))
+    } finally {
+      rmSync(folder, { recursive: true, force: true })
+    }
+  })
+
+  it('strings from a Readable in text mode, through stream.pipeline', async () => {
+    const out: number[][] = []
+    await pipeline(
+      Readable.from(['héllo\nwor', 'ld\n日本', '語\n']),
+      (chunks: AsyncIterable<string>) => stream.encodeLineStream(tokenizer, chunks),
+      new Writable({
+        objectMode: true,
+        write(batch, _encoding, callback) {
+          idsOf([batch]).then((ids) => (out.push(...ids), callback()), callback)
+        },
+      }),
+    )
+    expect(out).toEqual((await tokenizer.encodeBatch(['héllo', 'world', '日本語'])).toArrays())
+  })
+
+  it('a line longer than a batch is a batch of its own; the lines around it are cut at line ends', async () => {
+    const long = 'word '.repeat(5000)
+    const batches = []
+    for await (const batch of stream.batchLines(chunksOf(Buffer.from(`a\n${long}\nb\nc\n`), 100), { batchBytes: 1000 })) {
+      batches.push(Buffer.from(batch.lines).toString())
+    }
+    expect(batches.join('')).toBe(`a\n${long}\nb\nc\n`)
+    expect(batches.every((batch) => batch.endsWith('\n'))).toBe(true)
+    expect(batches.some((batch) => batch.includes(long) && batch.length <= long.length + 104)).toBe(true)
+  })
+
+  it('a bad line deep in the stream is named by its line in the stream, with its code', async () => {
+    const records = Array.from({ length: 3000 }, (_, i) => (i === 2716 ? '{"text": oops}' : JSON.stringify({ text: `record ${i}` })))
+    const text = Buffer.from(records.join('\n') + '\n')
+    const run = idsOf(stream.encodeLineStream(tokenizer, chunksOf(text, 777), { format: 'jsonl', batchBytes: 4000 }))
+    await expect(run).rejects.toThrow(
+      expect.objectContaining({
+        message: expect.stringMatching(/^line 2717 of the stream: malformed JSON \(expected a value at column 10\); fix or remove the line$/),
+        lineNumber: 2717,
+        code: 'ERR_MALFORMED_JSON',
+      }),
+    )
+  })
+
+  it('reads ahead a bounded number of chunks: a consumer that stops, stops the reading', async () => {
+    let pulled = 0
+    function* source() {
+      for (let i = 0; i < 100_000; i++) {
+        pulled++
+        // 30 bytes a line, and a chunk.
+        yield Buffer.from(`line ${String(i).padStart(7, '0')} of a long stream\n`)
+      }
+    }
+    const batches = stream.encodeLineStream(tokenizer, source(), { batchBytes: 3000 })
+    await batches.next()
+    // 100 chunks a batch: the first batch, the second (started before the first is handed on)
+    // and the one chunk the third's gathering has begun.
+    expect(pulled).toBeLessThanOrEqual(201)
+    await batches.return(undefined)
+  })
+
+  it('bad arguments are errors naming them, before any work', () => {
+    expect(() => stream.encodeLineStream(tokenizer, ['a'], { format: 'csv' as 'lines' })).toThrow(/options\.format is "csv"; expected 'lines' .* or 'jsonl'/)
+    expect(() => stream.encodeLineStream(tokenizer, ['a'], { field: 'text' })).toThrow(/options\.field is for format 'jsonl'/)
+    expect(() => stream.encodeLineStream(tokenizer, ['a'], { batchDocuments: 10 } as object)).toThrow(/options\.batchDocuments does not apply to encodeLineStream/)
+    expect(() => stream.encodeLineStream(tokenizer, ['a'], { batchBytes: 0 })).toThrow(/options\.batchBytes is 0/)
+    expect(() => stream.encodeLineStream(tokenizer, ['a'], { eosId: -1 })).toThrow(/options\.eosId -1 is not an id/)
+    expect(() => stream.encodeLineStream(tokenizer, ['a'], { nope: 1 } as object)).toThrow(/options\.nope is not an option of encodeLineStream \(options: format, field, scheduler/)
+    expect(() => stream.encodeLineStream(tokenizer, 'a\nb' as unknown as string[])).toThrow(/chunks must be an iterable/)
+  })
+
+  it("the package's types take both, and refuse batchDocuments and an unknown format (tsc --noEmit --strict)", async () => {
+    const { spawnSync } = await import('node:child_process')
+    const { join } = await import('node:path')
+    // TypeScript and Node's types (@types/node) are devDependencies.
+    const tsc = require.resolve('typescript/bin/tsc')
+    const args = [tsc, '--noEmit', '--strict', '--target', 'es2022', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--types', 'node']
+    const root = join(__dirname, '..')
+    const result = spawnSync(process.execPath, [...args, join('__test__', 'types', 'line-stream.ts')], { cwd: root, encoding: 'utf8' })
+    expect(result.stdout + result.stderr).toBe('')
+    expect(result.status).toBe(0)
+  })
+
+  it('a chunk that is not text is a TypeError naming it', async () => {
+    await expect(idsOf(stream.encodeLineStream(tokenizer, ['a\n', 5 as unknown as string]))).rejects.toThrow(/^chunk 1 is number; expected a Buffer, a Uint8Array of UTF-8 or a string/)
+  })
+})

@@ -73,6 +73,44 @@ export function batchDocuments(
   options?: Pick<EncodeStreamOptions, 'batchBytes' | 'batchDocuments'>,
 ): AsyncGenerator<DocumentBatch>
 
+/** How `batchLines` and `encodeLineStream` read a stream of text chunks. Checked when a function is
+ * called: a format other than the two, or a field for `'lines'`, is a `TypeError`. */
+export interface LineStreamOptions {
+  /** `'lines'`: each line is a document (a blank line is an empty one). `'jsonl'`: each line is a
+   * JSON record whose string `field` is the document; blank lines are skipped, and a byte order
+   * mark starting the stream too. A line ends at `\n`; a `\r` before it is not part of it.
+   * @default 'lines' */
+  format?: 'lines' | 'jsonl'
+  /** The text field of a `'jsonl'` record. @default 'text' */
+  field?: string
+  /** Text per batch, in bytes: a batch ends at the first line end past it. @default 4194304 */
+  batchBytes?: number
+}
+
+/** A text chunk: UTF-8 bytes or a string, cut anywhere (a file's or a socket's reads, a
+ * decompressor's output; a `Readable` of either is an async iterable of them). */
+export type TextChunk = string | Uint8Array
+
+/** Cuts text chunks into `DocumentBatch`es of whole lines, for `encodeLines` (`encodeBatches`
+ * takes them). A line longer than `batchBytes` makes a batch of its own; a chunk is read only
+ * when the batch before has been taken. */
+export function batchLines(
+  chunks: Iterable<TextChunk> | AsyncIterable<TextChunk>,
+  options?: LineStreamOptions,
+): AsyncGenerator<DocumentBatch>
+
+/** Encodes a stream of text chunks, a document per line or per JSONL record: the lines are cut into
+ * batches (`batchLines`), each cut into documents and encoded on the scheduler's threads, one
+ * while the next is read; at most three batches are held. An error about a line names it by its
+ * number in the stream (`line 812 of the stream: …`) and carries `lineNumber` (from 1), besides
+ * `encodeLines`' `code`, `reason` and `lineIndex` (in its batch). `batchDocuments` does not apply:
+ * a batch's documents are counted as its lines are read. */
+export function encodeLineStream(
+  tokenizer: Tokenizer,
+  chunks: Iterable<TextChunk> | AsyncIterable<TextChunk>,
+  options?: Omit<EncodeStreamOptions, 'batchDocuments'> & LineStreamOptions,
+): AsyncGenerator<TokenBatch>
+
 /** A `Transform` in object mode: write documents, read `TokenBatch`es, with backpressure. */
 export function createEncodeStream(tokenizer: Tokenizer, options?: EncodeStreamOptions): Transform
 

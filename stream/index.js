@@ -300,6 +300,155 @@ function encodeStream(tokenizer, documents, options) {
   return encodeCheckedBatches(tokenizer, batchDocuments(documents, checked), checked)
 }
 
+/** A line feed: where a batch of lines may be cut. */
+const NEWLINE = 0x0a
+/** The options of `encodeLineStream` besides `EncodeStreamOptions`' (all but `batchDocuments`:
+ * a batch's documents are known only once its lines are read, on the scheduler's threads). */
+const LINE_OPTIONS = ['format', 'field']
+
+/**
+ * Checks `batchLines`'s options; returns the batches' format and their size in bytes.
+ * @returns {{ format: 'lines' | 'jsonl', field?: string, maxBytes: number }}
+ */
+function checkLineOptions(options, caller) {
+  if (options === null || typeof options !== 'object') throw new TypeError(`${caller}'s options must be an object`)
+  const { format = 'lines', field } = options
+  if (format !== 'lines' && format !== 'jsonl') {
+    throw new TypeError(`options.format is ${JSON.stringify(format)}; expected 'lines' (a document per line) or 'jsonl' (a record per line)`)
+  }
+  if (format === 'lines' && field !== undefined) throw new TypeError("options.field is for format 'jsonl'; a document per line has no field")
+  if (field !== undefined && typeof field !== 'string') throw new TypeError(`options.field is ${typeof field}; expected the name of the records' text field`)
+  checkBatchSizes({ batchBytes: options.batchBytes })
+  const maxBytes = options.batchBytes ?? DEFAULT_BATCH_BYTES
+  return format === 'jsonl' ? { format, field: field ?? 'text', maxBytes } : { format, maxBytes }
+}
+
+/**
+ * Cuts a stream of text chunks (Buffers or Uint8Arrays of UTF-8, or strings, cut anywhere: a
+ * file's or a socket's reads, a decompressor's output) into `DocumentBatch`es of whole lines of
+ * about `batchBytes` each, for `encodeLines`: a document per line (`format: 'lines'`, the
+ * default), or a JSON record per line whose string `field` (default `'text'`) is the document
+ * (`format: 'jsonl'`, blank lines skipped, a byte order mark starting the stream skipped). A line
+ * longer than `batchBytes` makes a batch of its own. Only the gathering batch is held: a chunk is
+ * read when the batch before has been taken.
+ * @param {Iterable<string | Uint8Array> | AsyncIterable<string | Uint8Array>} chunks
+ * @param {{ format?: 'lines' | 'jsonl', field?: string, batchBytes?: number }} [options]
+ * @returns {AsyncGenerator<DocumentBatch>}
+ */
+async function* batchLines(chunks, options = {}) {
+  const { format, field, maxBytes } = checkLineOptions(options, 'batchLines')
+  const batchOf = (lines) => (format === 'jsonl' ? { lines, format, field } : { lines, format })
+  /** The chunks gathered, and their size. */
+  let parts = []
+  let size = 0
+  /** Parts before this one hold no line feed (searched already). */
+  let searched = 0
+  let first = true
+  let index = 0
+  for await (const chunk of chunks) {
+    let bytes
+    if (typeof chunk === 'string') bytes = Buffer.from(chunk, 'utf8')
+    else if (chunk instanceof Uint8Array) bytes = chunk
+    else throw new TypeError(`chunk ${index} is ${chunk === null ? 'null' : typeof chunk}; expected a Buffer, a Uint8Array of UTF-8 or a string`)
+    index++
+    if (first && bytes.length > 0) {
+      first = false
+      // JSON.parse refuses a byte order mark; a file written with one still holds JSON Lines.
+      if (format === 'jsonl' && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) bytes = bytes.subarray(3)
+    }
+    if (bytes.length === 0) continue
+    parts.push(bytes)
+    size += bytes.length
+    if (size < maxBytes) continue
+    // Cut after the last line feed gathered: the newest parts are searched first, each part once.
+    let part = parts.length - 1
+    let at = -1
+    for (; part >= searched; part--) {
+      at = parts[part].lastIndexOf(NEWLINE)
+      if (at !== -1) break
+    }
+    if (at === -1) {
+      // One line so far, longer than a batch: it ends in a later chunk.
+      searched = parts.length
+      continue
+    }
+    const head = parts.slice(0, part)
+    head.push(parts[part].subarray(0, at + 1))
+    const rest = parts.slice(part + 1)
+    if (at + 1 < parts[part].length) rest.unshift(parts[part].subarray(at + 1))
+    const lines = Buffer.concat(head)
+    parts = rest
+    size -= lines.length
+    // What is left comes after the last line feed: none of it holds one.
+    searched = parts.length
+    yield batchOf(lines)
+  }
+  if (size > 0) yield batchOf(Buffer.concat(parts, size))
+}
+
+/**
+ * `error`, where it names a line of a batch (`lineIndex`) and `linesBefore` lines came before the
+ * batch, as an error that names the line in the whole stream: `lineNumber`, counted from 1 as an
+ * editor counts them, the original as its `cause`.
+ */
+function placedLine(error, linesBefore) {
+  if (!(error instanceof Error) || typeof error.lineIndex !== 'number') return error
+  const lineNumber = linesBefore + error.lineIndex + 1
+  // The batch's own count of the line gives way to the stream's.
+  const inBatch = `line ${error.lineIndex + 1}: `
+  const rest = error.message.startsWith(inBatch) ? error.message.slice(inBatch.length) : error.message
+  const placed = new error.constructor(`line ${lineNumber} of the stream: ${rest}`, { cause: error })
+  return Object.assign(placed, { code: error.code, reason: error.reason, lineIndex: error.lineIndex, lineNumber, source: error.source })
+}
+
+/**
+ * Encodes a stream of text chunks cut anywhere (a file's or a socket's reads, a decompressor's
+ * output): lines are gathered into batches of about `batchBytes` (`batchLines`), and each batch
+ * is cut into documents and encoded on the scheduler's threads (`encodeLines`), one while the
+ * next is read. Yields `TokenBatch`es in order; an error about a line names it by its number in
+ * the stream (`line 812 of the stream: …`, with `lineNumber`). At most three batches are held.
+ * @param {import('../index').Tokenizer} tokenizer
+ * @param {Iterable<string | Uint8Array> | AsyncIterable<string | Uint8Array>} chunks
+ * @param {EncodeStreamOptions & { format?: 'lines' | 'jsonl', field?: string }} [options]
+ * @returns {AsyncGenerator<TokenBatch>}
+ */
+function encodeLineStream(tokenizer, chunks, options = {}) {
+  if (typeof chunks === 'string' || chunks == null || !(Symbol.iterator in Object(chunks) || Symbol.asyncIterator in Object(chunks))) {
+    throw new TypeError('chunks must be an iterable or async iterable of Buffers, Uint8Arrays or strings (a Readable is one)')
+  }
+  if (options === null || typeof options !== 'object') throw new TypeError("encodeLineStream's options must be an object")
+  const { format, field, ...streamOptions } = options
+  if (streamOptions.batchDocuments !== undefined) {
+    throw new TypeError("options.batchDocuments does not apply to encodeLineStream: a batch's documents are counted as its lines are read; size batches with batchBytes")
+  }
+  const lineOptions = { format, field, batchBytes: streamOptions.batchBytes }
+  for (const name of Object.keys(streamOptions)) {
+    if (!STREAM_OPTIONS.includes(name)) {
+      throw new TypeError(
+        `options.${name} is not an option of encodeLineStream (options: ${[...LINE_OPTIONS, ...STREAM_OPTIONS.filter((o) => o !== 'batchDocuments')].join(', ')}); an option of each batch call goes in encodeOptions`,
+      )
+    }
+  }
+  checkLineOptions(lineOptions, 'encodeLineStream')
+  const checked = checkOptions(tokenizer, streamOptions, 'encodeLineStream')
+  return encodeLinesInOrder(tokenizer, batchLines(chunks, lineOptions), checked)
+}
+
+/** `encodeCheckedBatches` over batches of consecutive lines, their errors placed in the stream. */
+async function* encodeLinesInOrder(tokenizer, batches, options) {
+  // An error comes from the batch after the last one yielded, so the lines counted are those
+  // before it.
+  let linesBefore = 0
+  try {
+    for await (const batch of encodeCheckedBatches(tokenizer, batches, options)) {
+      linesBefore += batch.lines
+      yield batch
+    }
+  } catch (error) {
+    throw placedLine(error, linesBefore)
+  }
+}
+
 /**
  * A `Transform` in object mode: write documents (strings or UTF-8 Buffers), read `TokenBatch`es.
  * Backpressure holds: when the readable side is full, writes wait, and no more text is taken.
@@ -370,6 +519,8 @@ function createEncodeStream(tokenizer, options) {
 
 module.exports = {
   encodeStream,
+  encodeLineStream,
+  batchLines,
   encodeBatches,
   batchDocuments,
   createEncodeStream,
