@@ -399,6 +399,21 @@ describe('resume', () => {
     expect(readdirSync(join(work, 'out')).filter((name) => name.startsWith(`${signal}.`))).toEqual([`${signal}.bin`, `${signal}.idx`])
   })
 
+  it('a Ctrl-C that arrives twice at once, as through npx, still stops at a batch with a checkpoint', () => {
+    const args = ['encode', 'lines.txt', '--encoding', 'o200k_base', '--batch-mib', '0.0001', '--checkpoint-seconds', '1000', '-o', 'out/twice']
+    const run = spawnSync(process.execPath, ['--require', join(__dirname, 'signal-twice.cjs'), CLI, ...args], {
+      cwd: work,
+      encoding: 'utf8',
+      env: { ...process.env, BATCHTOK_TEST_SIGNAL: 'SIGINT' },
+    })
+    expect(run.signal).toBe(null)
+    expect(run.status).toBe(130)
+    expect(run.stderr).toMatch(/stopped by SIGINT; \d+ documents are in out\/twice\.checkpoint\.json/)
+    expect(JSON.parse(readFileSync(join(work, 'out/twice.checkpoint.json'), 'utf8')).documents).toBeGreaterThan(0)
+    expect(encode(work, [...args, '-q']).resumedFrom).toBeGreaterThan(0)
+    expect(readMegatron(join(work, 'out/twice'))).toEqual(lines.map((line) => Array.from(o200k.encode(line))))
+  })
+
   it('a finished output is not overwritten without --force', () => {
     const args = ['encode', 'lines.txt', '--encoding', 'o200k_base', '-o', 'out/kept']
     expect(cli(work, [...args, '-q']).status).toBe(0)
