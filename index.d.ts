@@ -78,16 +78,29 @@ export declare class Tokenizer {
    * `'cl100k_base'`, `'p50k_base'`, `'p50k_edit'`, `'r50k_base'` (alias `'gpt2'`); `encodings()`
    * lists them. Nothing is downloaded. An unknown name throws an `Error` that lists the valid
    * ones.
+   *
+   * `options.specialTokens` adds special tokens, text to id, as tiktoken's
+   * `Encoding(special_tokens={**enc._special_tokens, ...})`, tiktoken's (WASM)
+   * `get_encoding(name, extend_special_tokens)` and js-tiktoken's
+   * `getEncoding(name, extendSpecialTokens)` do
+   * (ChatML on cl100k_base: `{ '<|im_start|>': 100264, '<|im_end|>': 100265 }`). They encode
+   * where a call allows them (`allowedSpecial`), count against `disallowedSpecial: 'all'`,
+   * decode, and are in the vocabulary; `idLimit` grows past the largest. An id an ordinary or
+   * another special token has, or one above 16,777,215, is a `RangeError`; an empty text a
+   * `TypeError`. The encoding's engines are shared; each distinct set of tokens is kept for
+   * the process's life.
    */
-  static fromEncoding(name: string): Tokenizer
+  static fromEncoding(name: string, options?: { specialTokens?: Record<string, number> }): Tokenizer
   /**
    * The embedded encoding of an OpenAI model (`'gpt-4o'`, `'gpt-4o-2024-08-06'`,
    * `'ft:gpt-3.5-turbo:org:x'`), as Python tiktoken's `encoding_for_model` picks it, else as
    * gpt-tokenizer's module for the model (`'gpt-audio'`, `'gpt-realtime'`); the chat
    * methods then default to this model. An unknown model throws an `Error` that says how to
-   * name an encoding instead.
+   * name an encoding instead. `options.specialTokens` adds special tokens, as
+   * [`fromEncoding`](Self::from_encoding)'s does (js-tiktoken's
+   * `encodingForModel(model, extendSpecialTokens)`).
    */
-  static fromModel(model: string): Tokenizer
+  static fromModel(model: string, options?: { specialTokens?: Record<string, number> }): Tokenizer
   /**
    * A Hugging Face `tokenizer.json` file (any version `tokenizers` reads), by path, `file:` URL
    * or `URL`. A missing file or invalid JSON throws an `Error` naming the path and the reason;

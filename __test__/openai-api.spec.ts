@@ -377,6 +377,86 @@ describe('disallowedSpecial', () => {
   })
 })
 
+type ExtendedSpecialsFixture = {
+  cases: {
+    encoding: string
+    specialTokens: Record<string, number>
+    first: string
+    nVocab: number
+    specialTokensSet: string[]
+    decoded: Record<string, string>
+    texts: { text: string; allowedAll: number[]; allowedFirst: number[]; ordinary: number[]; refusedByDefault: boolean }[]
+  }[]
+}
+
+describe("special tokens added to an encoding (tiktoken's Encoding(special_tokens={**base, ...}))", () => {
+  const extended = fixture<ExtendedSpecialsFixture>('extended-specials.json')
+
+  it.each(extended.cases.map((c) => [c.encoding, Object.keys(c.specialTokens).join(' '), c] as const))(
+    '%s with %s: ids, refusals, decode and vocabulary as tiktoken',
+    async (name, _tokens, c) => {
+      const tokenizer = Tokenizer.fromEncoding(name, { specialTokens: c.specialTokens })
+      const base = Tokenizer.fromEncoding(name)
+      for (const t of c.texts) {
+        expect(Array.from(tokenizer.encode(t.text, { allowedSpecial: 'all' })), t.text).toEqual(t.allowedAll)
+        expect(Array.from(tokenizer.encode(t.text, { allowedSpecial: [c.first] })), t.text).toEqual(t.allowedFirst)
+        expect(Array.from(tokenizer.encode(t.text)), t.text).toEqual(t.ordinary)
+        if (t.refusedByDefault) expect(() => tokenizer.encode(t.text, { disallowedSpecial: 'all' }), t.text).toThrow(/disallowed special token/)
+        else expect(Array.from(tokenizer.encode(t.text, { disallowedSpecial: 'all' })), t.text).toEqual(t.ordinary)
+        expect(tokenizer.count(t.text, { allowedSpecial: 'all' })).toBe(t.allowedAll.length)
+        expect(tokenizer.decode(t.allowedAll)).toBe(t.text)
+      }
+      const batch = await tokenizer.encodeBatch(c.texts.map((t) => t.text), { allowedSpecial: 'all' })
+      expect(batch.toArrays()).toEqual(c.texts.map((t) => t.allowedAll))
+      expect(tokenizer.idLimit).toBe(c.nVocab)
+      const added = Object.entries(c.specialTokens).filter(([text]) => base.tokenToId(text) === null)
+      expect(tokenizer.vocabSize).toBe(base.vocabSize + added.length)
+      for (const [text, id] of Object.entries(c.specialTokens)) {
+        expect(tokenizer.tokenToId(text)).toBe(id)
+        expect(tokenizer.idToToken(id)).toBe(text)
+        expect(tokenizer.decode([id])).toBe(c.decoded[text])
+        expect(tokenizer.getVocab()[text]).toBe(id)
+      }
+      // The encoding itself is left as it was.
+      for (const [text, id] of added) {
+        expect(base.tokenToId(text)).toBeNull()
+        expect(() => base.decode([id])).toThrow(RangeError)
+        expect(Array.from(base.encode(text, { allowedSpecial: 'all' }))).not.toEqual([id])
+      }
+    },
+  )
+
+  it('fromModel takes them too; the same tokens give the same tokenizer state, in any order', () => {
+    const chatml = { '<|im_start|>': 100264, '<|im_end|>': 100265 }
+    const model = Tokenizer.fromModel('gpt-4', { specialTokens: chatml })
+    expect(model.name).toBe('cl100k_base')
+    expect(Array.from(model.encode('<|im_start|>x<|im_end|>', { allowedSpecial: 'all' }))).toEqual([100264, 87, 100265])
+    const reordered = Tokenizer.fromEncoding('cl100k_base', { specialTokens: { '<|im_end|>': 100265, '<|im_start|>': 100264 } })
+    expect(Array.from(reordered.encode('<|im_end|>', { allowedSpecial: 'all' }))).toEqual([100265])
+    // None added, or only the encoding's own: the encoding itself.
+    expect(Tokenizer.fromEncoding('cl100k_base', { specialTokens: { '<|endoftext|>': 100257 } }).idLimit).toBe(Tokenizer.fromEncoding('cl100k_base').idLimit)
+  })
+
+  it.each([
+    ['an ordinary token\'s id', { '<|im_start|>': 5 }, RangeError, /the id 5 of "<\|im_start\|>" is the ordinary token "&" of cl100k_base, whose ordinary tokens have the ids below 100256; give it an id no token has/],
+    ['another special token\'s id', { x: 100257 }, RangeError, /the id 100257 of "x" is already the special token "<\|endoftext\|>"'s/],
+    ['one id for two', { a: 100300, b: 100300 }, RangeError, /the id 100300 of "b" is already the special token "a"'s/],
+    ['a special token of the encoding with another id', { '<|endoftext|>': 100300 }, RangeError, /"<\|endoftext\|>" is cl100k_base's special token 100257, not 100300; leave it out to keep it/],
+    ['an id too large', { x: 2 ** 24 }, RangeError, /the id 16777216 of "x" is too large; an added special token's id is at most 16777215/],
+    ['an empty text', { '': 100300 }, TypeError, /a special token's text is empty/],
+    ['an id that is not whole', { x: 1.5 }, RangeError, /options\.specialTokens\["x"\] is 1\.5; expected a whole number/],
+    ['an id that is a string', { x: '100300' }, TypeError, /options\.specialTokens\["x"\] is a string; expected a whole number/],
+    ['an array', [['x', 100300]], TypeError, /options\.specialTokens is an array; expected an object of each token's text and id/],
+  ])('%s is an error naming the token', (_name, specialTokens, kind, message) => {
+    expect(() => Tokenizer.fromEncoding('cl100k_base', { specialTokens: specialTokens as Record<string, number> })).toThrow(kind)
+    expect(() => Tokenizer.fromEncoding('cl100k_base', { specialTokens: specialTokens as Record<string, number> })).toThrow(message)
+  })
+
+  it('an unknown option is a TypeError listing the valid one', () => {
+    expect(() => Tokenizer.fromEncoding('cl100k_base', { special: {} } as object)).toThrow(/options\.special is not an option of fromEncoding.*specialTokens/)
+  })
+})
+
 describe('encodeSpecialTokens on Hugging Face tokenizers', () => {
   it.each(Object.keys(hfSpecial.tokenizers))("%s tokenizer.json: true gives Python tokenizers' ids with encode_special_tokens = True", (name) => {
     const tokenizer = hfTokenizer(name)

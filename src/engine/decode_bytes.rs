@@ -37,14 +37,15 @@ impl TokenBytes {
         self.longest
     }
 
-    /// The tokens of `encoding`, measured on first use (once per process).
+    /// The tokens of `encoding`, measured on first use (once per process and rank table: an
+    /// encoding with special tokens added shares its embedded encoding's).
     pub(super) fn of(encoding: &'static OpenAiEncoding) -> Result<&'static Self, Error> {
         static TABLES: LazyLock<Vec<OnceLock<TokenBytes>>> =
             LazyLock::new(|| ENCODINGS.iter().map(|_| OnceLock::new()).collect());
         let slot = ENCODINGS
             .iter()
-            .position(|e| std::ptr::eq(e, encoding))
-            .expect("an encoding is an entry of ENCODINGS");
+            .position(|e| std::ptr::eq(e.model, encoding.model))
+            .expect("every encoding's ranks are an embedded encoding's");
         let table = encoding.model.table()?;
         Ok(TABLES[slot].get_or_init(|| TokenBytes {
             table,

@@ -309,6 +309,9 @@ pub struct OpenAiEncoding {
     named_specials: &'static [SpecialToken],
     /// Ids whose special token is spelled `<|reserved_ID|>`, listed after the named ones.
     reserved_specials: std::ops::Range<u32>,
+    /// The special tokens a user added ([`OpenAiEncoding::extended`]), also among the named ones;
+    /// none for an embedded encoding.
+    extra_specials: &'static [SpecialToken],
     /// The named and the reserved special tokens together, built on first use.
     all_specials: OnceLock<Vec<SpecialToken>>,
 }
@@ -330,9 +333,14 @@ const fn encoding(
         model,
         named_specials,
         reserved_specials,
+        extra_specials: &[],
         all_specials: OnceLock::new(),
     }
 }
+
+/// The largest id a special token added to an encoding may have: the tables of valid ids are as
+/// long as the largest id, and no encoding comes near it (o200k_harmony's last is 201087).
+pub const MAX_EXTRA_SPECIAL_ID: u32 = (1 << 24) - 1;
 
 /// How many encodings are embedded.
 pub const ENCODING_COUNT: usize = 6;
@@ -458,6 +466,105 @@ impl OpenAiEncoding {
                 .chain(reserved)
                 .collect()
         })
+    }
+
+    /// The special tokens a user added to it ([`extended`](Self::extended)); none for an
+    /// embedded encoding.
+    pub fn extra_specials(&self) -> &[SpecialToken] {
+        self.extra_specials
+    }
+
+    /// Checks `extra` as special tokens to add to this encoding, as tiktoken's
+    /// `Encoding(special_tokens={**base, **extra})` and js-tiktoken's `extendSpecialTokens` add
+    /// them; returns the ones it does not have yet, in id order. Each must have text, an id no
+    /// ordinary token has, and an id and text no other special token has, except a token of the
+    /// encoding given again with its own id.
+    pub fn check_extra_specials(
+        &self,
+        extra: &[(String, u32)],
+    ) -> Result<Vec<(String, u32)>, Error> {
+        let table = self.model.table()?;
+        let specials = self.specials();
+        let out_of_range = |message: String| Error::new(ErrorKind::OutOfRange, message);
+        let mut added: Vec<(String, u32)> = Vec::with_capacity(extra.len());
+        for (text, id) in extra {
+            if text.is_empty() {
+                return Err(Error::new(
+                    ErrorKind::InvalidOption,
+                    "a special token's text is empty; give each one its text, e.g. '<|im_start|>'",
+                ));
+            }
+            if let Some(own) = specials.iter().find(|s| s.text == text) {
+                if own.id == *id {
+                    continue;
+                }
+                return Err(out_of_range(format!(
+                    "{text:?} is {}'s special token {}, not {id}; leave it out to keep it",
+                    self.name, own.id
+                )));
+            }
+            if *id > MAX_EXTRA_SPECIAL_ID {
+                return Err(out_of_range(format!(
+                    "the id {id} of {text:?} is too large; an added special token's id is at most \
+                     {MAX_EXTRA_SPECIAL_ID}"
+                )));
+            }
+            if let Some(token) = table.token(*id) {
+                return Err(out_of_range(format!(
+                    "the id {id} of {text:?} is the ordinary token {:?} of {}, whose ordinary \
+                     tokens have the ids below {}; give it an id no token has",
+                    String::from_utf8_lossy(token),
+                    self.name,
+                    table.len()
+                )));
+            }
+            let taken = specials
+                .iter()
+                .map(|s| (s.text, s.id))
+                .chain(added.iter().map(|(t, i)| (t.as_str(), *i)))
+                .find(|(_, taken)| taken == id);
+            if let Some((other, _)) = taken {
+                return Err(out_of_range(format!(
+                    "the id {id} of {text:?} is already the special token {other:?}'s; give each \
+                     special token an id of its own"
+                )));
+            }
+            if added.iter().any(|(t, _)| t == text) {
+                return Err(out_of_range(format!(
+                    "{text:?} is given twice; give each special token once"
+                )));
+            }
+            added.push((text.clone(), *id));
+        }
+        added.sort_by_key(|(_, id)| *id);
+        Ok(added)
+    }
+
+    /// This encoding with the special tokens `extra` added (checked by
+    /// [`check_extra_specials`](Self::check_extra_specials), in id order), sharing its ranks and
+    /// engines. The new encoding and its tokens' text are leaked: special tokens' text is
+    /// `&'static str` throughout, like the embedded ones'. `Tokenizer::from_encoding_with`
+    /// keeps each encoding it makes and gives it again for the same tokens, so a process leaks
+    /// one per distinct set it uses.
+    pub fn extended(&'static self, extra: Vec<(String, u32)>) -> &'static OpenAiEncoding {
+        let extra: Vec<SpecialToken> = extra
+            .into_iter()
+            .map(|(text, id)| SpecialToken {
+                text: Box::leak(text.into_boxed_str()),
+                id,
+            })
+            .collect();
+        let extra: &'static [SpecialToken] = Box::leak(extra.into_boxed_slice());
+        let named: Vec<SpecialToken> = self.named_specials.iter().chain(extra).cloned().collect();
+        Box::leak(Box::new(OpenAiEncoding {
+            name: self.name,
+            aliases: self.aliases,
+            model: self.model,
+            named_specials: Box::leak(named.into_boxed_slice()),
+            reserved_specials: self.reserved_specials.clone(),
+            extra_specials: extra,
+            all_specials: OnceLock::new(),
+        }))
     }
 
     /// `valid[id]` is true for every id of an ordinary or special token.
@@ -711,6 +818,60 @@ mod tests {
             assert_eq!(embedded.len(), derived.len(), "{}", model.name);
             assert!(embedded == derived, "{}: the merges differ", model.name);
         }
+    }
+
+    /// Added special tokens are checked against the encoding's tokens: a token of its own given
+    /// with its own id is left out, the rest come back in id order; an id or text taken is refused.
+    #[test]
+    fn extra_special_tokens_are_checked_against_the_encoding() {
+        let cl100k = find("cl100k_base").unwrap();
+        let token = |text: &str, id: u32| (text.to_owned(), id);
+        let added = cl100k
+            .check_extra_specials(&[
+                token("<|im_end|>", 100265),
+                token("<|endoftext|>", 100257),
+                token("<|im_start|>", 100264),
+            ])
+            .unwrap();
+        assert_eq!(
+            added,
+            [token("<|im_start|>", 100264), token("<|im_end|>", 100265)]
+        );
+        let refused = |extra: &[(String, u32)]| cl100k.check_extra_specials(extra).unwrap_err();
+        assert_eq!(refused(&[token("x", 5)]).kind(), ErrorKind::OutOfRange);
+        assert!(
+            refused(&[token("x", 100276)])
+                .to_string()
+                .contains("<|endofprompt|>")
+        );
+        assert!(
+            refused(&[token("a", 100300), token("b", 100300)])
+                .to_string()
+                .contains("\"a\"")
+        );
+        assert!(
+            refused(&[token("a", 100300), token("a", 100301)])
+                .to_string()
+                .contains("twice")
+        );
+        assert!(
+            refused(&[token("<|endoftext|>", 100300)])
+                .to_string()
+                .contains("100257")
+        );
+        assert!(
+            refused(&[token("x", MAX_EXTRA_SPECIAL_ID + 1)])
+                .to_string()
+                .contains("too large")
+        );
+        assert_eq!(
+            refused(&[token("", 100300)]).kind(),
+            ErrorKind::InvalidOption
+        );
+        let extended = cl100k.extended(added);
+        assert_eq!(extended.extra_specials().len(), 2);
+        assert_eq!(extended.specials().len(), cl100k.specials().len() + 2);
+        assert!(std::ptr::eq(extended.model, cl100k.model));
     }
 
     /// Merges that do not fit the table are refused with a reason, not built from.

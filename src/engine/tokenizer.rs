@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use super::loading::{Engines, ValidIds, VocabularyIds};
 use super::model_config::{ModelConfig, SpecialTokens};
@@ -80,22 +80,65 @@ impl Tokenizer {
             .position(|e| std::ptr::eq(e, encoding))
             .expect("find returns an entry of ENCODINGS");
         LOADED[slot]
-            .get_or_init(|| {
-                encoding.model.first_engine()?;
-                let valid_ids = encoding.valid_ids()?;
-                encoding.model.build_full_engine_in_background();
-                Ok(Arc::new(Tokenizer {
-                    family: Family::OpenAi(encoding),
-                    engines: Arc::new(Engines::for_encoding(VocabularyIds {
-                        size: valid_ids.iter().filter(|&&valid| valid).count(),
-                        valid: ValidIds::Table(valid_ids),
-                    })),
-                    ids_per_byte: AtomicU32::new(INITIAL_IDS_PER_BYTE),
-                    model_config: None,
-                    source: None,
-                }))
-            })
+            .get_or_init(|| Self::for_encoding(encoding))
             .clone()
+    }
+
+    /// An embedded OpenAI encoding with the special tokens `extra` (text and id) added, as
+    /// tiktoken's `Encoding(special_tokens={**base, **extra})` adds them: they encode where a
+    /// call allows them, decode, and are in the vocabulary. It shares the encoding's engines.
+    /// The tokenizer of each distinct set is made once per process and shared (its tokens' text
+    /// stays for the process's life); with no tokens besides the encoding's own it is
+    /// [`from_encoding`](Self::from_encoding)'s.
+    pub fn from_encoding_with(
+        name: &str,
+        extra: &[(String, u32)],
+    ) -> Result<Arc<Tokenizer>, Error> {
+        static EXTENDED: Mutex<Vec<Arc<Tokenizer>>> = Mutex::new(Vec::new());
+        let base = openai::find(name)?;
+        let added = base.check_extra_specials(extra)?;
+        if added.is_empty() {
+            return Self::from_encoding(name);
+        }
+        let mut extended = EXTENDED
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let same = |tokenizer: &&Arc<Tokenizer>| match tokenizer.family {
+            Family::OpenAi(encoding) => {
+                encoding.name == base.name
+                    && encoding.extra_specials().len() == added.len()
+                    && encoding
+                        .extra_specials()
+                        .iter()
+                        .zip(&added)
+                        .all(|(have, (text, id))| have.text == text && have.id == *id)
+            }
+            Family::HuggingFace => false,
+        };
+        if let Some(found) = extended.iter().find(same) {
+            return Ok(found.clone());
+        }
+        let tokenizer = Self::for_encoding(base.extended(added))?;
+        extended.push(tokenizer.clone());
+        Ok(tokenizer)
+    }
+
+    /// A tokenizer of `encoding`: ready once its rank table is read, its release-candidate engine
+    /// built in the background.
+    fn for_encoding(encoding: &'static OpenAiEncoding) -> Result<Arc<Tokenizer>, Error> {
+        encoding.model.first_engine()?;
+        let valid_ids = encoding.valid_ids()?;
+        encoding.model.build_full_engine_in_background();
+        Ok(Arc::new(Tokenizer {
+            family: Family::OpenAi(encoding),
+            engines: Arc::new(Engines::for_encoding(VocabularyIds {
+                size: valid_ids.iter().filter(|&&valid| valid).count(),
+                valid: ValidIds::Table(valid_ids),
+            })),
+            ids_per_byte: AtomicU32::new(INITIAL_IDS_PER_BYTE),
+            model_config: None,
+            source: None,
+        }))
     }
 
     /// A Hugging Face tokenizer.json read from `path`.

@@ -365,6 +365,42 @@ pub fn choice_option<'c>(
         .transpose()
 }
 
+/// The keys of `Tokenizer.fromEncoding`'s and `fromModel`'s options.
+const EMBEDDED_KEYS: &[&str] = &["specialTokens"];
+
+/// The special tokens of `options.specialTokens` (an object of text to id, as tiktoken's
+/// `special_tokens` dict and js-tiktoken's `extendSpecialTokens`), for `call`; none when
+/// unset. A value that is not a whole number from 0 to 2^32 - 1 is an error naming its key.
+pub fn special_tokens_option(
+    env: &Env,
+    options: Option<Unknown>,
+    call: &str,
+) -> napi::Result<Vec<(String, u32)>> {
+    let Some(options) = options_object(env, options, call, EMBEDDED_KEYS)? else {
+        return Ok(Vec::new());
+    };
+    let Some(tokens) = property(env, &options, c"specialTokens")? else {
+        return Ok(Vec::new());
+    };
+    if tokens.get_type()? != ValueType::Object || tokens.is_array()? {
+        return Err(type_error(
+            env,
+            &format!(
+                "options.specialTokens is {}; expected an object of each token's text and id, \
+                 e.g. {{ '<|im_start|>': 100264 }}",
+                describe(&tokens)
+            ),
+        ));
+    }
+    raw::own_entries(env, &tokens)?
+        .into_iter()
+        .map(|(text, id)| {
+            let what = format!("options.specialTokens[{text:?}]");
+            Ok((text, whole_number(env, &id, &what, 0, u32::MAX)?))
+        })
+        .collect()
+}
+
 /// A string that must be one of `choices`, named `name` in errors: a `TypeError` for a value that
 /// is not a string, a `RangeError` listing the choices for one that is not among them.
 pub fn choice<'c>(

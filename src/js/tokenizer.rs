@@ -6,7 +6,9 @@ use napi::bindgen_prelude::{Either, JsValue, Uint8Array, Uint32Array, Unknown};
 use napi::{Env, Task};
 use napi_derive::napi;
 
-use super::args::{chat_messages, id_lists, path_argument, string, u32_list, whole_number};
+use super::args::{
+    chat_messages, id_lists, path_argument, special_tokens_option, string, u32_list, whole_number,
+};
 use super::batch_encoding::BatchEncoding;
 use super::chat_completion::chat_completion_request;
 use super::errors::{from_engine, type_error};
@@ -42,9 +44,11 @@ impl Tokenizer {
         }
     }
 
-    /// An embedded encoding by `name`, which may be one of its aliases.
-    fn embedded(env: &Env, name: &str) -> napi::Result<Tokenizer> {
-        let tokenizer = engine::Tokenizer::from_encoding(name).map_err(|e| from_engine(env, &e))?;
+    /// An embedded encoding by `name`, which may be one of its aliases, with the special tokens
+    /// `extra` added.
+    fn embedded(env: &Env, name: &str, extra: &[(String, u32)]) -> napi::Result<Tokenizer> {
+        let tokenizer =
+            engine::Tokenizer::from_encoding_with(name, extra).map_err(|e| from_engine(env, &e))?;
         let alias = match tokenizer.family() {
             Family::OpenAi(encoding) => encoding.aliases.iter().copied().find(|a| *a == name),
             Family::HuggingFace => None,
@@ -180,26 +184,57 @@ impl Tokenizer {
     /// `'cl100k_base'`, `'p50k_base'`, `'p50k_edit'`, `'r50k_base'` (alias `'gpt2'`); `encodings()`
     /// lists them. Nothing is downloaded. An unknown name throws an `Error` that lists the valid
     /// ones.
-    #[napi(factory, catch_unwind, ts_args_type = "name: string")]
-    pub fn from_encoding(env: Env, name: Unknown) -> napi::Result<Tokenizer> {
+    ///
+    /// `options.specialTokens` adds special tokens, text to id, as tiktoken's
+    /// `Encoding(special_tokens={**enc._special_tokens, ...})`, tiktoken's (WASM)
+    /// `get_encoding(name, extend_special_tokens)` and js-tiktoken's
+    /// `getEncoding(name, extendSpecialTokens)` do
+    /// (ChatML on cl100k_base: `{ '<|im_start|>': 100264, '<|im_end|>': 100265 }`). They encode
+    /// where a call allows them (`allowedSpecial`), count against `disallowedSpecial: 'all'`,
+    /// decode, and are in the vocabulary; `idLimit` grows past the largest. An id an ordinary or
+    /// another special token has, or one above 16,777,215, is a `RangeError`; an empty text a
+    /// `TypeError`. The encoding's engines are shared; each distinct set of tokens is kept for
+    /// the process's life.
+    #[napi(
+        factory,
+        catch_unwind,
+        ts_args_type = "name: string, options?: { specialTokens?: Record<string, number> }"
+    )]
+    pub fn from_encoding(
+        env: Env,
+        name: Unknown,
+        options: Option<Unknown>,
+    ) -> napi::Result<Tokenizer> {
         let name = string(&env, &name, "name")?;
-        Tokenizer::embedded(&env, &name)
+        let extra = special_tokens_option(&env, options, "fromEncoding")?;
+        Tokenizer::embedded(&env, &name, &extra)
     }
 
     /// The embedded encoding of an OpenAI model (`'gpt-4o'`, `'gpt-4o-2024-08-06'`,
     /// `'ft:gpt-3.5-turbo:org:x'`), as Python tiktoken's `encoding_for_model` picks it, else as
     /// gpt-tokenizer's module for the model (`'gpt-audio'`, `'gpt-realtime'`); the chat
     /// methods then default to this model. An unknown model throws an `Error` that says how to
-    /// name an encoding instead.
-    #[napi(factory, catch_unwind, ts_args_type = "model: string")]
-    pub fn from_model(env: Env, model: Unknown) -> napi::Result<Tokenizer> {
+    /// name an encoding instead. `options.specialTokens` adds special tokens, as
+    /// [`fromEncoding`](Self::from_encoding)'s does (js-tiktoken's
+    /// `encodingForModel(model, extendSpecialTokens)`).
+    #[napi(
+        factory,
+        catch_unwind,
+        ts_args_type = "model: string, options?: { specialTokens?: Record<string, number> }"
+    )]
+    pub fn from_model(
+        env: Env,
+        model: Unknown,
+        options: Option<Unknown>,
+    ) -> napi::Result<Tokenizer> {
         let model = string(&env, &model, "model")?;
+        let extra = special_tokens_option(&env, options, "fromModel")?;
         // Checks the model against the embedded encodings, for the error that names both.
         engine::Tokenizer::from_model(&model).map_err(|e| from_engine(&env, &e))?;
         let encoding = engine::encoding_for_model(&model).map_err(|e| from_engine(&env, &e))?;
         Ok(Tokenizer {
             model: Some(model),
-            ..Tokenizer::embedded(&env, encoding)?
+            ..Tokenizer::embedded(&env, encoding, &extra)?
         })
     }
 
