@@ -230,6 +230,19 @@ describe('encodeLineStream and batchLines', () => {
     expect(batches.some((batch) => batch.includes(long) && batch.length <= long.length + 104)).toBe(true)
   })
 
+  it('one chunk of many lines, as a whole file read at once, is cut into batches of at most batchBytes', async () => {
+    const text = Buffer.from(lines.join('\n') + '\n')
+    const batches = []
+    for await (const batch of stream.batchLines([text], { batchBytes: 2000 })) batches.push(Buffer.from(batch.lines))
+    expect(Buffer.concat(batches).equals(text)).toBe(true)
+    expect(batches.length).toBeGreaterThan(10)
+    for (const batch of batches) {
+      expect(batch.at(-1)).toBe(0x0a)
+      // At most a batch's size, unless one line is longer.
+      if (batch.length > 2000) expect(batch.indexOf(0x0a)).toBe(batch.length - 1)
+    }
+  })
+
   it('a bad line deep in the stream is named by its line in the stream, with its code', async () => {
     const records = Array.from({ length: 3000 }, (_, i) => (i === 2716 ? '{"text": oops}' : JSON.stringify({ text: `record ${i}` })))
     const text = Buffer.from(records.join('\n') + '\n')

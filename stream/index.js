@@ -338,11 +338,11 @@ function checkLineOptions(options, caller) {
 async function* batchLines(chunks, options = {}) {
   const { format, field, maxBytes } = checkLineOptions(options, 'batchLines')
   const batchOf = (lines) => (format === 'jsonl' ? { lines, format, field } : { lines, format })
-  /** The chunks gathered, and their size. */
+  /** The bytes gathered: the end of the last batch's line on. */
   let parts = []
   let size = 0
-  /** Parts before this one hold no line feed (searched already). */
-  let searched = 0
+  /** Whether the gathered bytes are one line, longer than a batch, whose end is still to come. */
+  let unfinishedLine = false
   let first = true
   let index = 0
   for await (const chunk of chunks) {
@@ -359,31 +359,28 @@ async function* batchLines(chunks, options = {}) {
     if (bytes.length === 0) continue
     parts.push(bytes)
     size += bytes.length
-    if (size < maxBytes) continue
-    // Cut after the last line feed gathered: the newest parts are searched first, each part once.
-    let part = parts.length - 1
-    let at = -1
-    for (; part >= searched; part--) {
-      at = parts[part].lastIndexOf(NEWLINE)
-      if (at !== -1) break
+    // A long line is joined once, when its end comes, not at every chunk.
+    if (size < maxBytes || (unfinishedLine && bytes.indexOf(NEWLINE) === -1)) continue
+    const gathered = parts.length === 1 ? parts[0] : Buffer.concat(parts, size)
+    let start = 0
+    unfinishedLine = false
+    while (gathered.length - start >= maxBytes) {
+      // The last line end within a batch's size; past it only where one line is longer.
+      let end = gathered.lastIndexOf(NEWLINE, start + maxBytes - 1)
+      if (end < start) end = gathered.indexOf(NEWLINE, start + maxBytes)
+      if (end === -1) {
+        unfinishedLine = true
+        break
+      }
+      // The consumer hands each batch to encodeLines, which copies it, before asking for the
+      // next, so a view of the caller's chunk is safe to yield.
+      yield batchOf(gathered.subarray(start, end + 1))
+      start = end + 1
     }
-    if (at === -1) {
-      // One line so far, longer than a batch: it ends in a later chunk.
-      searched = parts.length
-      continue
-    }
-    const head = parts.slice(0, part)
-    head.push(parts[part].subarray(0, at + 1))
-    const rest = parts.slice(part + 1)
-    if (at + 1 < parts[part].length) rest.unshift(parts[part].subarray(at + 1))
-    const lines = Buffer.concat(head)
-    parts = rest
-    size -= lines.length
-    // What is left comes after the last line feed: none of it holds one.
-    searched = parts.length
-    yield batchOf(lines)
+    parts = start < gathered.length ? [gathered.subarray(start)] : []
+    size = gathered.length - start
   }
-  if (size > 0) yield batchOf(Buffer.concat(parts, size))
+  if (size > 0) yield batchOf(parts.length === 1 ? parts[0] : Buffer.concat(parts, size))
 }
 
 /**

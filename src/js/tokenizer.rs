@@ -214,9 +214,8 @@ impl Tokenizer {
     /// `'ft:gpt-3.5-turbo:org:x'`), as Python tiktoken's `encoding_for_model` picks it, else as
     /// gpt-tokenizer's module for the model (`'gpt-audio'`, `'gpt-realtime'`); the chat
     /// methods then default to this model. An unknown model throws an `Error` that says how to
-    /// name an encoding instead. `options.specialTokens` adds special tokens, as
-    /// [`fromEncoding`](Self::from_encoding)'s does (js-tiktoken's
-    /// `encodingForModel(model, extendSpecialTokens)`).
+    /// name an encoding instead. `options.specialTokens` adds special tokens, as `fromEncoding`'s
+    /// does (js-tiktoken's `encodingForModel(model, extendSpecialTokens)`).
     #[napi(
         factory,
         catch_unwind,
