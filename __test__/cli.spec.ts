@@ -400,7 +400,11 @@ describe('resume', () => {
   })
 
   it('a Ctrl-C that arrives twice at once, as through npx, still stops at a batch with a checkpoint', () => {
-    const args = ['encode', 'lines.txt', '--encoding', 'o200k_base', '--batch-mib', '0.0001', '--checkpoint-seconds', '1000', '-o', 'out/twice']
+    const corpus = lines.join('\n') + '\n'
+    const copies = Math.ceil((4 << 20) / corpus.length)
+    writeFileSync(join(work, 'twice.txt'), corpus.repeat(copies))
+    // Many batches, so that the run is far from its end when the signals are handled.
+    const args = ['encode', 'twice.txt', '--encoding', 'o200k_base', '--threads', '1', '--batch-mib', '0.05', '--checkpoint-seconds', '1000', '-o', 'out/twice']
     const run = spawnSync(process.execPath, ['--require', join(__dirname, 'signal-twice.cjs'), CLI, ...args], {
       cwd: work,
       encoding: 'utf8',
@@ -409,9 +413,12 @@ describe('resume', () => {
     expect(run.signal).toBe(null)
     expect(run.status).toBe(130)
     expect(run.stderr).toMatch(/stopped by SIGINT; \d+ documents are in out\/twice\.checkpoint\.json/)
-    expect(JSON.parse(readFileSync(join(work, 'out/twice.checkpoint.json'), 'utf8')).documents).toBeGreaterThan(0)
-    expect(encode(work, [...args, '-q']).resumedFrom).toBeGreaterThan(0)
-    expect(readMegatron(join(work, 'out/twice'))).toEqual(lines.map((line) => Array.from(o200k.encode(line))))
+    const saved = JSON.parse(readFileSync(join(work, 'out/twice.checkpoint.json'), 'utf8')).documents
+    expect(saved).toBeGreaterThan(0)
+    expect(saved).toBeLessThan(copies * lines.length)
+    const summary = encode(work, [...args, '-q'])
+    expect(summary.resumedFrom).toBe(saved)
+    expect(summary.documents).toBe(copies * lines.length)
   })
 
   it('a finished output is not overwritten without --force', () => {
