@@ -83,7 +83,8 @@ export interface LineStreamOptions {
   format?: 'lines' | 'jsonl'
   /** The text field of a `'jsonl'` record. @default 'text' */
   field?: string
-  /** Text per batch, in bytes: a batch ends at the first line end past it. @default 4194304 */
+  /** Text per batch, in bytes: a batch ends at its last line end within this size, or, where one
+   * line is longer, at that line's end. @default 4194304 */
   batchBytes?: number
 }
 

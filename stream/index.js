@@ -326,11 +326,11 @@ function checkLineOptions(options, caller) {
 /**
  * Cuts a stream of text chunks (Buffers or Uint8Arrays of UTF-8, or strings, cut anywhere: a
  * file's or a socket's reads, a decompressor's output) into `DocumentBatch`es of whole lines of
- * about `batchBytes` each, for `encodeLines`: a document per line (`format: 'lines'`, the
+ * at most `batchBytes` each, for `encodeLines`: a document per line (`format: 'lines'`, the
  * default), or a JSON record per line whose string `field` (default `'text'`) is the document
  * (`format: 'jsonl'`, blank lines skipped, a byte order mark starting the stream skipped). A line
- * longer than `batchBytes` makes a batch of its own. Only the gathering batch is held: a chunk is
- * read when the batch before has been taken.
+ * longer than `batchBytes` makes a batch of its own. Beyond the chunks being cut, only the bytes
+ * after the last batch are held: a chunk is read once the batches cut before it have been taken.
  * @param {Iterable<string | Uint8Array> | AsyncIterable<string | Uint8Array>} chunks
  * @param {{ format?: 'lines' | 'jsonl', field?: string, batchBytes?: number }} [options]
  * @returns {AsyncGenerator<DocumentBatch>}
