@@ -256,6 +256,14 @@ describe('encodeLineStream and batchLines', () => {
     )
   })
 
+  it.each([
+    ['a record without the field', '{"body":"a"}\n', /^line 2 of the stream: the record has no "text" field \(it has: body\); name the text field with options\.field$/],
+    ['a record whose text is null', '{"text":null}\n', /^line 2 of the stream: the record has a "text" that is null, not a string \(it has: text\); fix or remove the line, or name a string field with options\.field$/],
+  ])('%s: the advice names encodeLineStream\'s own option', async (_name, bad, message) => {
+    const chunks = ['{"text":"fine"}\n', bad]
+    await expect(idsOf(stream.encodeLineStream(tokenizer, chunks, { format: 'jsonl', batchBytes: 1 }))).rejects.toThrow(message)
+  })
+
   it('reads ahead a bounded number of chunks: a consumer that stops, stops the reading', async () => {
     let pulled = 0
     function* source() {

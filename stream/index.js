@@ -383,6 +383,16 @@ async function* batchLines(chunks, options = {}) {
   if (size > 0) yield batchOf(parts.length === 1 ? parts[0] : Buffer.concat(parts, size))
 }
 
+/** What to do about a line of a stream that gives no document, by `encodeLines`' error code, in
+ * `encodeLineStream`'s terms (its field is `options.field`). */
+const LINE_ADVICE = {
+  ERR_NOT_UTF8: 'convert the input to UTF-8',
+  ERR_MALFORMED_JSON: 'fix or remove the line',
+  ERR_MISSING_FIELD: 'name the text field with options.field',
+  // A null (a record without text) or a number: the line is at fault, or the field named.
+  ERR_FIELD_NOT_STRING: 'fix or remove the line, or name a string field with options.field',
+}
+
 /**
  * `error`, where it names a line of a batch (`lineIndex`) and `linesBefore` lines came before the
  * batch, as an error that names the line in the whole stream: `lineNumber`, counted from 1 as an
@@ -393,7 +403,13 @@ function placedLine(error, linesBefore) {
   const lineNumber = linesBefore + error.lineIndex + 1
   // The batch's own count of the line gives way to the stream's.
   const inBatch = `line ${error.lineIndex + 1}: `
-  const rest = error.message.startsWith(inBatch) ? error.message.slice(inBatch.length) : error.message
+  const advice = LINE_ADVICE[error.code]
+  const rest =
+    advice && typeof error.reason === 'string'
+      ? `${error.reason}; ${advice}`
+      : error.message.startsWith(inBatch)
+        ? error.message.slice(inBatch.length)
+        : error.message
   const placed = new error.constructor(`line ${lineNumber} of the stream: ${rest}`, { cause: error })
   return Object.assign(placed, { code: error.code, reason: error.reason, lineIndex: error.lineIndex, lineNumber, source: error.source })
 }
