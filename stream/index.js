@@ -33,18 +33,18 @@ function checkBatchSizes(options) {
 }
 
 /**
- * Checks `options` before any work is done: an unknown name, or a value of the wrong type or
- * range, is an error naming it. The options of each batch call, in `encodeOptions`, are checked by
+ * Checks `options` before any work is done: a name not in `names`, or a value of the wrong type
+ * or range, is an error naming it. The options of each batch call, in `encodeOptions`, are checked by
  * the call itself.
  * @returns {EncodeStreamOptions}
  */
-function checkOptions(tokenizer, options, caller) {
+function checkOptions(tokenizer, options, caller, names = STREAM_OPTIONS) {
   if (options === undefined) return {}
   if (options === null || typeof options !== 'object') throw new TypeError(`${caller}'s options must be an object`)
   for (const name of Object.keys(options)) {
-    if (!STREAM_OPTIONS.includes(name)) {
+    if (!names.includes(name)) {
       throw new TypeError(
-        `options.${name} is not an option of ${caller} (options: ${STREAM_OPTIONS.join(', ')}); an option of each batch call goes in encodeOptions`,
+        `options.${name} is not an option of ${caller} (options: ${names.join(', ')}); an option of each batch call goes in encodeOptions`,
       )
     }
   }
@@ -302,9 +302,10 @@ function encodeStream(tokenizer, documents, options) {
 
 /** A line feed: where a batch of lines may be cut. */
 const NEWLINE = 0x0a
-/** The options of `encodeLineStream` besides `EncodeStreamOptions`' (all but `batchDocuments`:
- * a batch's documents are known only once its lines are read, on the scheduler's threads). */
-const LINE_OPTIONS = ['format', 'field']
+/** The names `encodeLineStream`'s options have: the format of its lines, and every
+ * `EncodeStreamOptions` name but `batchDocuments` (a batch's documents are known only once its
+ * lines are read, on the scheduler's threads). */
+const LINE_STREAM_OPTIONS = ['format', 'field', ...STREAM_OPTIONS.filter((name) => name !== 'batchDocuments')]
 
 /**
  * Checks `batchLines`'s options; returns the batches' format and their size in bytes.
@@ -429,21 +430,13 @@ function encodeLineStream(tokenizer, chunks, options = {}) {
   if (typeof chunks === 'string' || chunks == null || !(Symbol.iterator in Object(chunks) || Symbol.asyncIterator in Object(chunks))) {
     throw new TypeError('chunks must be an iterable or async iterable of Buffers, Uint8Arrays or strings (a Readable is one)')
   }
-  if (options === null || typeof options !== 'object') throw new TypeError("encodeLineStream's options must be an object")
-  const { format, field, ...streamOptions } = options
-  if (streamOptions.batchDocuments !== undefined) {
+  // Said before the unknown-name check, which would only list the names it takes.
+  if (options?.batchDocuments !== undefined) {
     throw new TypeError("options.batchDocuments does not apply to encodeLineStream: a batch's documents are counted as its lines are read; size batches with batchBytes")
   }
-  const lineOptions = { format, field, batchBytes: streamOptions.batchBytes }
-  for (const name of Object.keys(streamOptions)) {
-    if (!STREAM_OPTIONS.includes(name)) {
-      throw new TypeError(
-        `options.${name} is not an option of encodeLineStream (options: ${[...LINE_OPTIONS, ...STREAM_OPTIONS.filter((o) => o !== 'batchDocuments')].join(', ')}); an option of each batch call goes in encodeOptions`,
-      )
-    }
-  }
+  const checked = checkOptions(tokenizer, options, 'encodeLineStream', LINE_STREAM_OPTIONS)
+  const lineOptions = { format: checked.format, field: checked.field, batchBytes: checked.batchBytes }
   checkLineOptions(lineOptions, 'encodeLineStream')
-  const checked = checkOptions(tokenizer, streamOptions, 'encodeLineStream')
   return encodeLinesInOrder(tokenizer, batchLines(chunks, lineOptions), checked)
 }
 
