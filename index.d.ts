@@ -101,6 +101,25 @@ export declare class Tokenizer {
    */
   static fromModel(model: string, options?: { specialTokens?: Record<string, number> }): Tokenizer
   /**
+   * An encoding read from a rank file in tiktoken's format (a `.tiktoken` file, Llama 3's
+   * `tokenizer.model`, Qwen's `qwen.tiktoken`: a line `<base64 bytes> <rank>` per token; or
+   * js-tiktoken's packed `bpe_ranks`), given as its contents (a string, or the bytes
+   * `fs.readFileSync(path)` gives), as tiktoken's
+   * `Encoding(name, pat_str=..., mergeable_ranks=load_tiktoken_bpe(path), special_tokens=...)`
+   * and js-tiktoken's `new Tiktoken(ranks)` make one. `options.pattern` is the regex that
+   * splits text (tiktoken's `pat_str`; required), `options.specialTokens` the special tokens
+   * (checked as `fromEncoding`'s), `options.name` what `name` says (default `'custom'`; not
+   * an embedded encoding's).
+   *
+   * Ids are tiktoken's for the same ranks, pattern and tokens. Where the pattern is one of
+   * tiktoken's (GPT-2's, cl100k_base's, Llama 3's spelling of it, o200k_base's) it runs on the
+   * release candidate's own matcher; any other pattern runs on `fancy-regex`, tiktoken's regex
+   * engine, and text it does not match is left out, as tiktoken leaves it. A malformed line,
+   * a rank given twice, a byte with no rank or a pattern that does not compile is an `Error`
+   * naming it. Each distinct file and pattern is read once per process and kept for its life.
+   */
+  static fromTiktoken(ranks: string | Uint8Array, options: { pattern: string; specialTokens?: Record<string, number>; name?: string }): Tokenizer
+  /**
    * A Hugging Face `tokenizer.json` file (any version `tokenizers` reads), by path, `file:` URL
    * or `URL`. A missing file or invalid JSON throws an `Error` naming the path and the reason;
    * `Tokenizer.load` does the same off the main thread.

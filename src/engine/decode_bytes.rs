@@ -7,54 +7,37 @@
 //! BPE reads its tokens' bytes from the engine; any other Hugging Face tokenizer has no bytes
 //! apart from its text, and gives the UTF-8 of `decode`.
 
-use std::sync::{LazyLock, OnceLock};
-
 use tokenizers::pipeline::PipelineModel;
 use tokenizers::utils::byte_level::char_to_byte;
 
-use super::openai::{ENCODINGS, OpenAiEncoding};
+use super::openai::OpenAiEncoding;
 use super::pipeline::PipelineEngine;
 use super::ranks::RankTable;
 use super::{Error, Family, Tokenizer};
 
-/// The ordinary tokens' bytes of one OpenAI encoding: its rank table, and the most bytes one
-/// token spells.
+/// The ordinary tokens' bytes of one OpenAI encoding: a view of its rank table.
+#[derive(Clone, Copy)]
 pub(super) struct TokenBytes {
     table: &'static RankTable,
-    /// The most bytes any ordinary token spells.
-    longest: usize,
 }
 
 impl TokenBytes {
     /// The bytes of ordinary token `id`; empty for an id that is not one.
     #[inline]
-    pub(super) fn get(&self, id: u32) -> &[u8] {
+    pub(super) fn get(&self, id: u32) -> &'static [u8] {
         self.table.token(id).unwrap_or(&[])
     }
 
     /// The most bytes any ordinary token spells.
     pub(super) fn longest(&self) -> usize {
-        self.longest
+        self.table.longest_token()
     }
 
-    /// The tokens of `encoding`, measured on first use (once per process and rank table: an
-    /// encoding with special tokens added shares its embedded encoding's).
-    pub(super) fn of(encoding: &'static OpenAiEncoding) -> Result<&'static Self, Error> {
-        static TABLES: LazyLock<Vec<OnceLock<TokenBytes>>> =
-            LazyLock::new(|| ENCODINGS.iter().map(|_| OnceLock::new()).collect());
-        let slot = ENCODINGS
-            .iter()
-            .position(|e| std::ptr::eq(e.model, encoding.model))
-            .expect("every encoding's ranks are an embedded encoding's");
-        let table = encoding.model.table()?;
-        Ok(TABLES[slot].get_or_init(|| TokenBytes {
-            table,
-            longest: (0..table.len() as u32)
-                .filter_map(|rank| table.token(rank))
-                .map(<[u8]>::len)
-                .max()
-                .unwrap_or(0),
-        }))
+    /// The tokens of `encoding`.
+    pub(super) fn of(encoding: &'static OpenAiEncoding) -> Result<Self, Error> {
+        Ok(TokenBytes {
+            table: encoding.model.table()?,
+        })
     }
 }
 
@@ -94,7 +77,7 @@ impl Tokenizer {
 
     /// The bytes of the ordinary tokens of an OpenAI encoding (`None` for a Hugging Face
     /// tokenizer), built on first use.
-    pub(super) fn token_bytes(&self) -> Option<&'static TokenBytes> {
+    pub(super) fn token_bytes(&self) -> Option<TokenBytes> {
         match self.family() {
             Family::OpenAi(encoding) => TokenBytes::of(encoding).ok(),
             Family::HuggingFace => None,

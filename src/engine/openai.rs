@@ -62,19 +62,33 @@ const O200K_EXACT: &str = concat!(
     ")"
 );
 
+/// A regex that cuts text into the pieces BPE encodes, and what becomes of the text it does not
+/// match.
+#[derive(Debug, Clone, Copy)]
+struct Cut {
+    pattern: &'static str,
+    /// The text between matches is dropped, as tiktoken's loop over the matches drops it: a rank
+    /// file's own pattern, which need not match every character. The embedded encodings'
+    /// patterns match every character, so for them the text between matches (none) is kept, the
+    /// form in which the release candidate runs a pattern it recognises on its own matcher.
+    matches_only: bool,
+}
+
 /// A rank table and the regexes that split text for it, with the engines built from them: what
 /// encodings that share their ranks (o200k_base and o200k_harmony) share.
 pub struct RankModel {
     /// The name of the table, for errors.
     name: &'static str,
-    /// The compact table, raw-deflated.
+    /// The compact table, raw-deflated; empty for a rank file read at run time, whose table is
+    /// set when the model is made.
     deflated: &'static [u8],
-    /// The merges, as each rank's left-part length, raw-deflated.
-    merge_splits: &'static [u8],
+    /// The merges, as each rank's left-part length, raw-deflated; `None` for a rank file read at
+    /// run time, whose merges are derived from its table when the release candidate is built.
+    merge_splits: Option<&'static [u8]>,
     /// The regex the release candidate's own matcher runs: the fast path.
-    pattern: &'static str,
+    pattern: Cut,
     /// tiktoken's regex, run by tiktoken's regex engine: the slower exact path.
-    exact_pattern: &'static str,
+    exact_pattern: Cut,
     table: OnceLock<Result<RankTable, Error>>,
     /// tiktoken's BPE behind `pattern`: the engine until `full` is ready.
     first: OnceLock<Result<RankEngine, Error>>,
@@ -110,9 +124,15 @@ impl RankModel {
         RankModel {
             name,
             deflated,
-            merge_splits,
-            pattern,
-            exact_pattern,
+            merge_splits: Some(merge_splits),
+            pattern: Cut {
+                pattern,
+                matches_only: false,
+            },
+            exact_pattern: Cut {
+                pattern: exact_pattern,
+                matches_only: false,
+            },
             table: OnceLock::new(),
             first: OnceLock::new(),
             exact: OnceLock::new(),
@@ -123,14 +143,82 @@ impl RankModel {
         }
     }
 
+    /// A rank file's model (`tiktoken_file.rs` reads the file), splitting text with `pattern` as
+    /// tiktoken does. Where `pattern` is one of tiktoken's own, the release candidate runs it on
+    /// its own matcher, as for the embedded encodings; any other runs on `fancy-regex`,
+    /// tiktoken's regex engine, on every path. Leaked: its engines live as long as the embedded
+    /// ones, and `Tokenizer::from_rank_file` makes one per distinct table and pattern.
+    pub(crate) fn from_rank_file(
+        name: &'static str,
+        table: RankTable,
+        pattern: &str,
+    ) -> Result<&'static RankModel, Error> {
+        // Wrapped in a group, no pattern is one the release candidate recognises, so it runs
+        // on `fancy-regex`, which keeps the text between matches out as tiktoken does.
+        let exact = Cut {
+            pattern: Box::leak(format!("(?:{pattern})").into_boxed_str()),
+            matches_only: true,
+        };
+        let refused = |why: String| {
+            Error::new(
+                ErrorKind::InvalidOption,
+                format!("options.pattern is not a regex tiktoken's engine reads: {why}"),
+            )
+        };
+        // Compiled here first, as given, so that an error's position is in the user's pattern:
+        // the release candidate's reader takes any pattern, and only panics when it clones the
+        // pre-tokenizer.
+        fancy_regex::Regex::new(pattern).map_err(|e| refused(e.to_string()))?;
+        split_pre_tokenizer(exact).map_err(refused)?;
+        let fast = native_spelling(pattern).map_or(exact, |pattern| Cut {
+            pattern,
+            matches_only: false,
+        });
+        Ok(Box::leak(Box::new(RankModel {
+            name,
+            deflated: &[],
+            merge_splits: None,
+            pattern: fast,
+            exact_pattern: exact,
+            table: OnceLock::from(Ok(table)),
+            first: OnceLock::new(),
+            exact: OnceLock::new(),
+            full: OnceLock::new(),
+            #[cfg(feature = "fastokens")]
+            fastokens: OnceLock::from(None),
+            building: AtomicBool::new(false),
+        })))
+    }
+
+    /// Whether this is the model `from_rank_file` makes of `table` and `pattern`.
+    pub(crate) fn is_rank_file(&'static self, table: &[u8], pattern: &str) -> bool {
+        self.is_from_rank_file()
+            && self
+                .exact_pattern
+                .pattern
+                .get(3..self.exact_pattern.pattern.len() - 1)
+                == Some(pattern)
+            && self.table().is_ok_and(|own| own.compact() == table)
+    }
+
+    /// Whether the model is a rank file's, read at run time.
+    pub(crate) fn is_from_rank_file(&self) -> bool {
+        self.merge_splits.is_none()
+    }
+
     fn corrupt(&self, why: impl std::fmt::Display) -> Error {
-        Error::new(
-            ErrorKind::Load,
+        let message = if self.is_from_rank_file() {
+            format!(
+                "the engine of the rank file {} cannot be built: {why}",
+                self.name
+            )
+        } else {
             format!(
                 "the embedded {} table is corrupt ({why}); rebuild batchtok",
                 self.name
-            ),
-        )
+            )
+        };
+        Error::new(ErrorKind::Load, message)
     }
 
     /// The table, inflated and indexed on first use.
@@ -148,7 +236,7 @@ impl RankModel {
     fn rank_engine(
         &'static self,
         slot: &'static OnceLock<Result<RankEngine, Error>>,
-        pattern: &str,
+        pattern: Cut,
     ) -> Result<&'static RankEngine, Error> {
         slot.get_or_init(|| {
             let table = self.table()?;
@@ -547,14 +635,7 @@ impl OpenAiEncoding {
     /// keeps each encoding it makes and gives it again for the same tokens, so a process leaks
     /// one per distinct set it uses.
     pub fn extended(&'static self, extra: Vec<(String, u32)>) -> &'static OpenAiEncoding {
-        let extra: Vec<SpecialToken> = extra
-            .into_iter()
-            .map(|(text, id)| SpecialToken {
-                text: Box::leak(text.into_boxed_str()),
-                id,
-            })
-            .collect();
-        let extra: &'static [SpecialToken] = Box::leak(extra.into_boxed_slice());
+        let extra = leak_specials(extra);
         let named: Vec<SpecialToken> = self.named_specials.iter().chain(extra).cloned().collect();
         Box::leak(Box::new(OpenAiEncoding {
             name: self.name,
@@ -565,6 +646,23 @@ impl OpenAiEncoding {
             extra_specials: extra,
             all_specials: OnceLock::new(),
         }))
+    }
+
+    /// The encoding of a rank file's `model` named `name`, with the special tokens `specials`
+    /// (checked as [`check_extra_specials`](Self::check_extra_specials) checks added ones), as
+    /// tiktoken's `Encoding(name, pat_str, mergeable_ranks, special_tokens)` makes one. Leaked,
+    /// as [`extended`](Self::extended)'s are.
+    pub fn from_rank_file(
+        name: &'static str,
+        model: &'static RankModel,
+        specials: &[(String, u32)],
+    ) -> Result<&'static OpenAiEncoding, Error> {
+        let bare = encoding(name, &[], model, &[], 0..0);
+        let specials = leak_specials(bare.check_extra_specials(specials)?);
+        Ok(Box::leak(Box::new(OpenAiEncoding {
+            named_specials: specials,
+            ..bare
+        })))
     }
 
     /// `valid[id]` is true for every id of an ordinary or special token.
@@ -588,9 +686,27 @@ impl OpenAiEncoding {
     }
 }
 
+/// Special tokens whose text lives as long as the embedded ones'.
+fn leak_specials(specials: Vec<(String, u32)>) -> &'static [SpecialToken] {
+    let specials: Vec<SpecialToken> = specials
+        .into_iter()
+        .map(|(text, id)| SpecialToken {
+            text: Box::leak(text.into_boxed_str()),
+            id,
+        })
+        .collect();
+    Box::leak(specials.into_boxed_slice())
+}
+
 /// A tokenizer.json with only the pre-tokenizer (a `Split` on `pattern`) and the byte-level
 /// decoder, read by the release candidate: the pipeline an encoding's model goes into.
-fn skeleton(pattern: &str) -> Result<PipelineTokenizer, String> {
+fn skeleton(cut: Cut) -> Result<PipelineTokenizer, String> {
+    let (behavior, invert) = if cut.matches_only {
+        // Inverted, the text between matches is what `Removed` removes.
+        ("Removed", true)
+    } else {
+        ("Isolated", false)
+    };
     let skeleton = json!({
         "version": "2.0",
         "truncation": null,
@@ -599,9 +715,9 @@ fn skeleton(pattern: &str) -> Result<PipelineTokenizer, String> {
         "normalizer": null,
         "pre_tokenizer": {
             "type": "Split",
-            "pattern": { "Regex": pattern },
-            "behavior": "Isolated",
-            "invert": false,
+            "pattern": { "Regex": cut.pattern },
+            "behavior": behavior,
+            "invert": invert,
         },
         "post_processor": null,
         "decoder": { "type": "ByteLevel" },
@@ -611,9 +727,28 @@ fn skeleton(pattern: &str) -> Result<PipelineTokenizer, String> {
     tokenizers::from_json(&skeleton.to_string()).map_err(|e| e.to_string())
 }
 
-/// The `Split` pre-tokenizer on `pattern`.
-fn split_pre_tokenizer(pattern: &str) -> Result<PipelinePreTokenizer, String> {
-    Ok(skeleton(pattern)?.get_pre_tokenizer().clone())
+/// The `Split` pre-tokenizer that cuts as `cut` says.
+fn split_pre_tokenizer(cut: Cut) -> Result<PipelinePreTokenizer, String> {
+    Ok(skeleton(cut)?.get_pre_tokenizer().clone())
+}
+
+/// The spelling the release candidate runs on its own matcher of a rank file's `pattern`, where
+/// `pattern` is one of tiktoken's: GPT-2's (r50k_base, p50k_base), cl100k_base's (also Llama 3's
+/// `tokenizer.model`, written without possessive quantifiers) and o200k_base's, each as tiktoken
+/// or a Hugging Face file writes it. The spellings split every text as tiktoken does, but for the
+/// characters `unicode_drift.rs` sends to the exact path.
+fn native_spelling(pattern: &str) -> Option<&'static str> {
+    let inner = |exact: &'static str| &exact[3..exact.len() - 1];
+    [
+        (inner(GPT2_EXACT), GPT2_PATTERN),
+        (GPT2_PATTERN, GPT2_PATTERN),
+        (inner(CL100K_EXACT), CL100K_PATTERN),
+        (CL100K_PATTERN, CL100K_PATTERN),
+        (inner(O200K_EXACT), O200K_PATTERN),
+    ]
+    .into_iter()
+    .find(|(spelling, _)| *spelling == pattern)
+    .map(|(_, native)| native)
 }
 
 /// The byte-level alphabet spelling of `bytes`, as a byte-level BPE vocabulary writes tokens.
@@ -661,9 +796,9 @@ fn embedded_merges<'t>(table: &'t RankTable, splits: &[u8]) -> Result<Vec<Merge<
 /// ranked by the token's rank, are the whole merge list (about one per token; every cut of every
 /// token would be twice as many, and the engine's load time grows with them).
 ///
-/// The engine is built from the embedded merges ([`embedded_merges`]): this derivation takes a few
-/// hundred milliseconds for o200k_base. It stays as the definition the tests hold them to.
-#[cfg(test)]
+/// An embedded encoding's engine is built from its embedded merges ([`embedded_merges`], which
+/// the tests hold to this definition): the derivation takes a few hundred milliseconds for
+/// o200k_base. A rank file's are derived, on the thread that builds its engine.
 fn derive_merges(table: &RankTable) -> Vec<Merge<'_>> {
     let mut merges = Vec::with_capacity(table.len());
     let mut cuts = Vec::new();
@@ -682,7 +817,6 @@ fn derive_merges(table: &RankTable) -> Vec<Merge<'_>> {
 
 /// Encodes `bytes` with tiktoken's BPE; if it ends as one token, returns the pair the last merge
 /// joined. `cuts` is scratch space.
-#[cfg(test)]
 fn last_merge<'t>(bytes: &'t [u8], table: &RankTable, cuts: &mut Vec<usize>) -> Option<Merge<'t>> {
     cuts.clear();
     cuts.extend(0..=bytes.len());
@@ -769,8 +903,8 @@ pub fn ranks_for_benchmarks(name: &str) -> Result<Vec<(Vec<u8>, u32)>, String> {
 /// them around the engine.
 fn build_tokenizer(
     table: &RankTable,
-    merge_splits: &[u8],
-    pattern: &str,
+    merge_splits: Option<&[u8]>,
+    pattern: Cut,
 ) -> Result<PipelineTokenizer, String> {
     let skeleton = skeleton(pattern)?;
     let mut vocab = Vocab::with_capacity(table.len());
@@ -779,7 +913,11 @@ fn build_tokenizer(
             vocab.insert(byte_level(token), rank);
         }
     }
-    let merges: Merges = embedded_merges(table, merge_splits)?
+    let merges = match merge_splits {
+        Some(splits) => embedded_merges(table, splits)?,
+        None => derive_merges(table),
+    };
+    let merges: Merges = merges
         .into_iter()
         .map(|(l, r)| (byte_level(l), byte_level(r)))
         .collect();
@@ -813,7 +951,7 @@ mod tests {
     fn embedded_merges_equal_the_derivation() {
         for model in [&O200K, &CL100K, &P50K, &R50K] {
             let table = model.table().unwrap();
-            let embedded = embedded_merges(table, model.merge_splits).unwrap();
+            let embedded = embedded_merges(table, model.merge_splits.unwrap()).unwrap();
             let derived = derive_merges(table);
             assert_eq!(embedded.len(), derived.len(), "{}", model.name);
             assert!(embedded == derived, "{}: the merges differ", model.name);

@@ -71,6 +71,8 @@ pub struct RankTable {
     rank_mask: u32,
     /// `rank of the single byte b`, for every byte.
     byte_ranks: [u32; 256],
+    /// The most bytes one token spells.
+    longest: usize,
 }
 
 impl RankTable {
@@ -104,6 +106,7 @@ impl RankTable {
             .checked_shr((at.len() as u32).leading_zeros())
             .unwrap_or(0);
         let mut byte_ranks = [NO_RANK; 256];
+        let mut longest = 0;
         let token = |rank: u32| token_at(&table, at[rank as usize]);
         for rank in 0..at.len() as u32 {
             let Some(bytes) = token(rank) else {
@@ -117,6 +120,7 @@ impl RankTable {
             if let [byte] = bytes {
                 byte_ranks[*byte as usize] = rank;
             }
+            longest = longest.max(bytes.len());
         }
         if let Some(byte) = byte_ranks.iter().position(|&rank| rank == NO_RANK) {
             return Err(format!("byte {byte:#04x} has no rank"));
@@ -127,7 +131,18 @@ impl RankTable {
             slots,
             rank_mask,
             byte_ranks,
+            longest,
         })
+    }
+
+    /// The table in its compact form.
+    pub fn compact(&self) -> &[u8] {
+        &self.table
+    }
+
+    /// The most bytes one token spells.
+    pub fn longest_token(&self) -> usize {
+        self.longest
     }
 
     /// One more than the largest rank.

@@ -61,6 +61,12 @@
 //! from the vocabulary (tens of MiB, a tenth of a second or more on its first text), so a fresh
 //! process's first batch on a new thread was slower than the release candidate's.
 //!
+//! **An encoding read from a rank file** (`Tokenizer::from_rank_file`) routes as the embedded ones
+//! do, between the same three engines built from its table. Where its pattern is one of tiktoken's,
+//! the release candidate runs that pattern on its own matcher and the exact path runs the pattern
+//! as given; any other pattern runs on `fancy-regex` on every path, exact by construction and
+//! about a fifth as fast. fastokens never takes one: its scanners are the embedded encodings'.
+//!
 //! What the stable route costs: the stable crate encodes 30 to 60 times slower than the release
 //! candidate on the same texts (`benchmark/results/fallback.md`), since it builds a normalized
 //! string with alignments, offsets and a token string per token for every text. That is why the

@@ -7,10 +7,12 @@ use std::sync::{Arc, Mutex, OnceLock};
 use super::loading::{Engines, ValidIds, VocabularyIds};
 use super::model_config::{ModelConfig, SpecialTokens};
 use super::model_folder::{self, HubOptions, Located, TOKENIZER_FILE};
-use super::openai::{self, ENCODINGS, OpenAiEncoding};
+use super::openai::{self, ENCODINGS, OpenAiEncoding, RankModel};
 use super::pipeline::PipelineEngine;
+use super::ranks::RankTable;
 use super::special::{self, AllowedSpecial, Segment, SpecialToken};
 use super::stable::StableEngine;
+use super::tiktoken_file;
 use super::unicode_drift;
 use super::{Engine, Error, ErrorKind, Ids, Scratch, TruncationChoice};
 
@@ -120,6 +122,82 @@ impl Tokenizer {
         }
         let tokenizer = Self::for_encoding(base.extended(added))?;
         extended.push(tokenizer.clone());
+        Ok(tokenizer)
+    }
+
+    /// An encoding read from a rank file in tiktoken's format (`contents`, see
+    /// `tiktoken_file.rs`), named `name`, splitting text with `pattern` and with the special
+    /// tokens `specials`, as tiktoken's `Encoding(name, pat_str, mergeable_ranks,
+    /// special_tokens)` makes one. Ready once the table is indexed; the release candidate is
+    /// built from it on a thread of its own. Each distinct table and pattern is kept for the
+    /// process's life, as the embedded encodings are, and made once: the same file again shares
+    /// its engines, and the same name and tokens too, its tokenizer.
+    pub fn from_rank_file(
+        contents: &[u8],
+        pattern: &str,
+        name: &str,
+        specials: &[(String, u32)],
+    ) -> Result<Arc<Tokenizer>, Error> {
+        static MODELS: Mutex<Vec<&'static RankModel>> = Mutex::new(Vec::new());
+        static TOKENIZERS: Mutex<Vec<Arc<Tokenizer>>> = Mutex::new(Vec::new());
+        if name.is_empty() || openai::find(name).is_ok() {
+            return Err(Error::new(
+                ErrorKind::InvalidOption,
+                format!(
+                    "options.name is {name:?}; give the encoding a name of its own, not an \
+                     embedded encoding's (Tokenizer.fromEncoding loads those)"
+                ),
+            ));
+        }
+        let table = tiktoken_file::compact_table(contents)
+            .map_err(|why| Error::new(ErrorKind::Load, why))?;
+        let model = {
+            let mut models = MODELS
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            match models
+                .iter()
+                .find(|model| model.is_rank_file(&table, pattern))
+            {
+                Some(model) => *model,
+                None => {
+                    let table = RankTable::new(table).map_err(|why| {
+                        Error::new(
+                            ErrorKind::Load,
+                            format!("the rank file is not a rank table: {why}"),
+                        )
+                    })?;
+                    let name = Box::leak(name.to_owned().into_boxed_str());
+                    let model = RankModel::from_rank_file(name, table, pattern)?;
+                    models.push(model);
+                    model
+                }
+            }
+        };
+        let mut tokenizers = TOKENIZERS
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut checked = specials.to_vec();
+        checked.sort_by_key(|(_, id)| *id);
+        let same = |tokenizer: &&Arc<Tokenizer>| match tokenizer.family {
+            Family::OpenAi(encoding) => {
+                std::ptr::eq(encoding.model, model)
+                    && encoding.name == name
+                    && encoding.specials().len() == checked.len()
+                    && encoding
+                        .specials()
+                        .iter()
+                        .zip(&checked)
+                        .all(|(have, (text, id))| have.text == text && have.id == *id)
+            }
+            Family::HuggingFace => false,
+        };
+        if let Some(found) = tokenizers.iter().find(same) {
+            return Ok(found.clone());
+        }
+        let name = Box::leak(name.to_owned().into_boxed_str());
+        let tokenizer = Self::for_encoding(OpenAiEncoding::from_rank_file(name, model, specials)?)?;
+        tokenizers.push(tokenizer.clone());
         Ok(tokenizer)
     }
 

@@ -376,10 +376,15 @@ pub fn special_tokens_option(
     options: Option<Unknown>,
     call: &str,
 ) -> napi::Result<Vec<(String, u32)>> {
-    let Some(options) = options_object(env, options, call, EMBEDDED_KEYS)? else {
-        return Ok(Vec::new());
-    };
-    let Some(tokens) = property(env, &options, c"specialTokens")? else {
+    match options_object(env, options, call, EMBEDDED_KEYS)? {
+        Some(options) => special_tokens_of(env, &options),
+        None => Ok(Vec::new()),
+    }
+}
+
+/// `options.specialTokens` of an options object; none when unset.
+fn special_tokens_of(env: &Env, options: &Unknown) -> napi::Result<Vec<(String, u32)>> {
+    let Some(tokens) = property(env, options, c"specialTokens")? else {
         return Ok(Vec::new());
     };
     if tokens.get_type()? != ValueType::Object || tokens.is_array()? {
@@ -399,6 +404,44 @@ pub fn special_tokens_option(
             Ok((text, whole_number(env, &id, &what, 0, u32::MAX)?))
         })
         .collect()
+}
+
+/// What `Tokenizer.fromTiktoken`'s options say: the regex that splits text (tiktoken's
+/// `pat_str`), the special tokens and the encoding's name.
+pub struct RankFileOptions {
+    pub pattern: String,
+    pub special_tokens: Vec<(String, u32)>,
+    pub name: String,
+}
+
+/// The keys of `Tokenizer.fromTiktoken`'s options.
+const RANK_FILE_KEYS: &[&str] = &["pattern", "specialTokens", "name"];
+
+/// The name of an encoding read from a rank file when its options give none.
+const RANK_FILE_NAME: &str = "custom";
+
+/// `Tokenizer.fromTiktoken`'s options; `pattern` is required, since no rank file says which
+/// regex it was made with.
+pub fn rank_file_options(env: &Env, options: Option<Unknown>) -> napi::Result<RankFileOptions> {
+    let missing = || {
+        type_error(
+            env,
+            "fromTiktoken needs options.pattern, the regex that splits text for the ranks \
+             (tiktoken's pat_str); for Llama 3's tokenizer.model it is cl100k_base's",
+        )
+    };
+    let options =
+        options_object(env, options, "fromTiktoken", RANK_FILE_KEYS)?.ok_or_else(missing)?;
+    let pattern = property(env, &options, c"pattern")?.ok_or_else(missing)?;
+    let name = match property(env, &options, c"name")? {
+        Some(name) => string(env, &name, "options.name")?,
+        None => RANK_FILE_NAME.to_owned(),
+    };
+    Ok(RankFileOptions {
+        pattern: string(env, &pattern, "options.pattern")?,
+        special_tokens: special_tokens_of(env, &options)?,
+        name,
+    })
 }
 
 /// A string that must be one of `choices`, named `name` in errors: a `TypeError` for a value that

@@ -7,7 +7,8 @@ use napi::{Env, Task};
 use napi_derive::napi;
 
 use super::args::{
-    chat_messages, id_lists, path_argument, special_tokens_option, string, u32_list, whole_number,
+    chat_messages, describe, id_lists, path_argument, rank_file_options, special_tokens_option,
+    string, u32_list, whole_number,
 };
 use super::batch_encoding::BatchEncoding;
 use super::chat_completion::chat_completion_request;
@@ -235,6 +236,61 @@ impl Tokenizer {
             model: Some(model),
             ..Tokenizer::embedded(&env, encoding, &extra)?
         })
+    }
+
+    /// An encoding read from a rank file in tiktoken's format (a `.tiktoken` file, Llama 3's
+    /// `tokenizer.model`, Qwen's `qwen.tiktoken`: a line `<base64 bytes> <rank>` per token; or
+    /// js-tiktoken's packed `bpe_ranks`), given as its contents (a string, or the bytes
+    /// `fs.readFileSync(path)` gives), as tiktoken's
+    /// `Encoding(name, pat_str=..., mergeable_ranks=load_tiktoken_bpe(path), special_tokens=...)`
+    /// and js-tiktoken's `new Tiktoken(ranks)` make one. `options.pattern` is the regex that
+    /// splits text (tiktoken's `pat_str`; required), `options.specialTokens` the special tokens
+    /// (checked as `fromEncoding`'s), `options.name` what `name` says (default `'custom'`; not
+    /// an embedded encoding's).
+    ///
+    /// Ids are tiktoken's for the same ranks, pattern and tokens. Where the pattern is one of
+    /// tiktoken's (GPT-2's, cl100k_base's, Llama 3's spelling of it, o200k_base's) it runs on the
+    /// release candidate's own matcher; any other pattern runs on `fancy-regex`, tiktoken's regex
+    /// engine, and text it does not match is left out, as tiktoken leaves it. A malformed line,
+    /// a rank given twice, a byte with no rank or a pattern that does not compile is an `Error`
+    /// naming it. Each distinct file and pattern is read once per process and kept for its life.
+    #[napi(
+        factory,
+        catch_unwind,
+        ts_args_type = "ranks: string | Uint8Array, options: { pattern: string; specialTokens?: Record<string, number>; name?: string }"
+    )]
+    pub fn from_tiktoken(
+        env: Env,
+        ranks: Unknown,
+        options: Option<Unknown>,
+    ) -> napi::Result<Tokenizer> {
+        let options = rank_file_options(&env, options)?;
+        let read = |contents: &[u8]| {
+            engine::Tokenizer::from_rank_file(
+                contents,
+                &options.pattern,
+                &options.name,
+                &options.special_tokens,
+            )
+        };
+        let tokenizer = match raw::with_uint8_bytes(&env, &ranks, read)? {
+            Some(tokenizer) => tokenizer,
+            None if ranks.get_type()? == napi::ValueType::String => {
+                read(raw::string(&env, &ranks)?.as_bytes())
+            }
+            None => {
+                return Err(type_error(
+                    &env,
+                    &format!(
+                        "ranks is {}; expected the rank file's contents, a string or a \
+                         Uint8Array (fs.readFileSync(path))",
+                        describe(&ranks)
+                    ),
+                ));
+            }
+        }
+        .map_err(|e| from_engine(&env, &e))?;
+        Ok(Tokenizer::new(tokenizer))
     }
 
     /// A Hugging Face `tokenizer.json` file (any version `tokenizers` reads), by path, `file:` URL
