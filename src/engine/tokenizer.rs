@@ -57,6 +57,15 @@ pub struct Tokenizer {
     source: Option<PathBuf>,
 }
 
+/// Whether `have` are the special tokens `want` (text and id), in the same order.
+fn same_specials(have: &[SpecialToken], want: &[(String, u32)]) -> bool {
+    have.len() == want.len()
+        && have
+            .iter()
+            .zip(want)
+            .all(|(have, (text, id))| have.text == text && have.id == *id)
+}
+
 /// [`Tokenizer::ids_per_byte`]'s fixed point: 1.0 is `1 << IDS_PER_BYTE_SHIFT`.
 const IDS_PER_BYTE_SHIFT: u32 = 16;
 
@@ -102,27 +111,13 @@ impl Tokenizer {
         if added.is_empty() {
             return Self::from_encoding(name);
         }
-        let mut extended = EXTENDED
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let same = |tokenizer: &&Arc<Tokenizer>| match tokenizer.family {
-            Family::OpenAi(encoding) => {
-                encoding.name == base.name
-                    && encoding.extra_specials().len() == added.len()
-                    && encoding
-                        .extra_specials()
-                        .iter()
-                        .zip(&added)
-                        .all(|(have, (text, id))| have.text == text && have.id == *id)
-            }
-            Family::HuggingFace => false,
-        };
-        if let Some(found) = extended.iter().find(same) {
-            return Ok(found.clone());
-        }
-        let tokenizer = Self::for_encoding(base.extended(added))?;
-        extended.push(tokenizer.clone());
-        Ok(tokenizer)
+        Self::interned(
+            &EXTENDED,
+            |encoding| {
+                encoding.name == base.name && same_specials(encoding.extra_specials(), &added)
+            },
+            || Ok(base.extended(added.clone())),
+        )
     }
 
     /// An encoding read from a rank file in tiktoken's format (`contents`, see
@@ -174,30 +169,41 @@ impl Tokenizer {
                 }
             }
         };
-        let mut tokenizers = TOKENIZERS
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let mut checked = specials.to_vec();
-        checked.sort_by_key(|(_, id)| *id);
-        let same = |tokenizer: &&Arc<Tokenizer>| match tokenizer.family {
-            Family::OpenAi(encoding) => {
+        let mut in_id_order = specials.to_vec();
+        in_id_order.sort_by_key(|(_, id)| *id);
+        Self::interned(
+            &TOKENIZERS,
+            |encoding| {
                 std::ptr::eq(encoding.model, model)
                     && encoding.name == name
-                    && encoding.specials().len() == checked.len()
-                    && encoding
-                        .specials()
-                        .iter()
-                        .zip(&checked)
-                        .all(|(have, (text, id))| have.text == text && have.id == *id)
-            }
+                    && same_specials(encoding.specials(), &in_id_order)
+            },
+            || {
+                let name = Box::leak(name.to_owned().into_boxed_str());
+                OpenAiEncoding::from_rank_file(name, model, specials)
+            },
+        )
+    }
+
+    /// The tokenizer in `registry` whose encoding is `wanted`, or one of the encoding `make`
+    /// gives, kept there: each encoding made at run time is made once per process.
+    fn interned(
+        registry: &Mutex<Vec<Arc<Tokenizer>>>,
+        wanted: impl Fn(&OpenAiEncoding) -> bool,
+        make: impl FnOnce() -> Result<&'static OpenAiEncoding, Error>,
+    ) -> Result<Arc<Tokenizer>, Error> {
+        let mut registry = registry
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let found = registry.iter().find(|tokenizer| match tokenizer.family {
+            Family::OpenAi(encoding) => wanted(encoding),
             Family::HuggingFace => false,
-        };
-        if let Some(found) = tokenizers.iter().find(same) {
+        });
+        if let Some(found) = found {
             return Ok(found.clone());
         }
-        let name = Box::leak(name.to_owned().into_boxed_str());
-        let tokenizer = Self::for_encoding(OpenAiEncoding::from_rank_file(name, model, specials)?)?;
-        tokenizers.push(tokenizer.clone());
+        let tokenizer = Self::for_encoding(make()?)?;
+        registry.push(tokenizer.clone());
         Ok(tokenizer)
     }
 
