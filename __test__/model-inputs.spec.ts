@@ -151,6 +151,12 @@ describe.each(cases.map((c) => [`${c.file} ${c.case}`, c] as const))('%s against
     expectEveryField(got, c.rows)
   })
 
+  it('gives the same with the pad token from the call, on a file without a padding section', () => {
+    const tokenizer = tokenizerWith(c.file, null, c.truncation)
+    const options = { ...explicitOptions(c), padToken: c.padding.pad_token }
+    expectIdsAndMasks(tokenizer.encodeForModelSync(c.inputs, { ...options, dtype: 'int32' }), mainRows(c.rows))
+  })
+
   it('gives the same from options that override the file’s sections', () => {
     const tokenizer = tokenizerWith(c.file, ...otherSections(c))
     const options = explicitOptions(c)
@@ -317,6 +323,8 @@ describe('bad inputs and options', () => {
     ['a misspelt option', () => bert.encodeForModelSync(['a'], { paddng: 'longest' } as never), TypeError, /did you mean 'padding'/],
     ['truncation of another type', () => bert.count('a', { truncation: 5 as never }), TypeError, /^options\.truncation is a number; expected true, false or/],
     ['padding without a pad token', () => gpt2.encodeForModelSync(['a', 'a b'], { padding: 'longest' }), Error, /padding needs a pad token, and this tokenizer has none/],
+    ['a pad token the vocabulary lacks', () => gpt2.encodeForModelSync(['a', 'a b'], { padding: 'longest', padToken: '<pad>' }), RangeError, /^options\.padToken "<pad>" is not a token of this tokenizer; pass one it has/],
+    ['a pad token that is not a string', () => gpt2.encodeForModelSync(['a'], { padToken: 0 as never }), TypeError, /^options\.padToken is a number; expected a string/],
     ['unequal rows without padding', () => gpt2.encodeForModelSync(['a', 'a b']), RangeError, /rows differ in length .* pass padding: 'longest'/],
     ['maxLength padding with no length', () => tokenizerWith('bert', { ...(fileJson('bert').padding as PaddingSection), strategy: 'BatchLongest' }, null).encodeForModelSync(['a'], { padding: 'maxLength' }), Error, /padding: 'maxLength' needs a length/],
     ['truncation on an OpenAI encoding', () => o200k.encode('a', { truncation: true }), TypeError, /truncation applies to Hugging Face tokenizers; o200k_base .* Use truncate\(text, maxTokens\)/],

@@ -322,7 +322,7 @@ mod tests {
                 returns,
             };
             let padding = tokenizer
-                .resolve_padding(Some(PadTo::Longest), Some(8), Some(side))
+                .resolve_padding(Some(PadTo::Longest), Some(8), Some(side), None)
                 .unwrap();
             let one = Scheduler::new(SchedulerConfig {
                 threads: 1,

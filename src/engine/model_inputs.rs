@@ -650,18 +650,33 @@ impl Tokenizer {
     }
 
     /// The padding a call asks for: `to` (`None`: no padding), the rest from the call where set,
-    /// else from the file's padding section. The pad token is the file's, else the model's.
+    /// else from the file's padding section. The pad token is the call's (`pad_token`), else the
+    /// file's, else the model's.
     pub fn resolve_padding(
         &self,
         to: Option<PadTo>,
         multiple_of: Option<usize>,
         side: Option<Side>,
+        pad_token: Option<&str>,
     ) -> Result<Option<Padding>, Error> {
         let Some(to) = to else { return Ok(None) };
         let file = self.file_padding();
-        let (pad_id, pad_type_id, pad_token) = match &file {
-            Some(file) => (file.pad_id, file.pad_type_id, file.pad_token.clone()),
-            None => {
+        let (pad_id, pad_type_id, pad_token) = match (pad_token, &file) {
+            (Some(token), _) => {
+                let id = self.token_to_id(token)?.ok_or_else(|| {
+                    Error::new(
+                        ErrorKind::OutOfRange,
+                        format!(
+                            "options.padToken {token:?} is not a token of this tokenizer; pass one \
+                             it has, such as its end-of-text token"
+                        ),
+                    )
+                })?;
+                let type_id = file.as_ref().map_or(0, |file| file.pad_type_id);
+                (id, type_id, token.to_owned())
+            }
+            (None, Some(file)) => (file.pad_id, file.pad_type_id, file.pad_token.clone()),
+            (None, None) => {
                 let id = match self.config_pad_token() {
                     Some(token) => self.token_to_id(&token)?.map(|id| (id, token)),
                     None => None,
@@ -671,7 +686,7 @@ impl Tokenizer {
                         ErrorKind::NotConfigured,
                         "padding needs a pad token, and this tokenizer has none (its file has no \
                          padding section and its model configuration names no pad_token). Pass \
-                         padding: false, or load a tokenizer whose file sets padding",
+                         padToken (its end-of-text token, say), or padding: false",
                     ));
                 };
                 (id, 0, token)
@@ -862,7 +877,7 @@ mod tests {
             ..fast.clone()
         };
         let padding = tokenizer
-            .resolve_padding(Some(PadTo::Longest), Some(4), Some(Side::Left))
+            .resolve_padding(Some(PadTo::Longest), Some(4), Some(Side::Left), None)
             .unwrap()
             .unwrap();
         for options in [&fast, &reference] {
@@ -953,7 +968,7 @@ mod tests {
         ];
         for (tokenizer, inputs, ids, types, zeros) in cases {
             let padding = tokenizer
-                .resolve_padding(Some(PadTo::Longest), None, None)
+                .resolve_padding(Some(PadTo::Longest), None, None, None)
                 .unwrap()
                 .unwrap();
             let rows = rows_of(&tokenizer, inputs, &options);
@@ -998,7 +1013,7 @@ mod tests {
         let text = "😀 word a b";
         let rows = rows_of(&tokenizer, &[(text, None), ("a", Some("😀"))], &options);
         let padding = tokenizer
-            .resolve_padding(Some(PadTo::Longest), None, None)
+            .resolve_padding(Some(PadTo::Longest), None, None, None)
             .unwrap()
             .unwrap();
         let inputs: ModelInputs<u32> = assemble(
@@ -1038,7 +1053,7 @@ mod tests {
             error.message()
         );
         let error = tokenizer
-            .resolve_padding(Some(PadTo::Longest), None, None)
+            .resolve_padding(Some(PadTo::Longest), None, None, None)
             .unwrap_err();
         assert_eq!(error.kind(), ErrorKind::NotConfigured);
     }

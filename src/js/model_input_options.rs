@@ -4,7 +4,7 @@
 use napi::bindgen_prelude::Unknown;
 use napi::{Env, ValueType};
 
-use super::args::{bool_option, choice, describe, property, whole_number};
+use super::args::{bool_option, choice, describe, property, string, whole_number};
 use super::errors::type_error;
 use crate::engine::{self, PadTo, Padding, Returns, Side, Tokenizer};
 
@@ -19,11 +19,12 @@ pub fn side(name: &str) -> Side {
 
 /// The option keys `encodeForModel` takes beside `addSpecialTokens`, `encodeSpecialTokens`,
 /// `truncation`, `signal` and `scheduler`.
-pub const MODEL_INPUT_KEYS: [&str; 10] = [
+pub const MODEL_INPUT_KEYS: [&str; 11] = [
     "padding",
     "maxLength",
     "padToMultipleOf",
     "padSide",
+    "padToken",
     "dtype",
     "returnOffsets",
     "returnTokens",
@@ -65,6 +66,7 @@ pub struct ModelInputOptions {
     pub max_length: Option<usize>,
     pub pad_to_multiple_of: Option<usize>,
     pub pad_side: Option<Side>,
+    pub pad_token: Option<String>,
     pub dtype: Dtype,
     pub returns: Returns,
 }
@@ -118,6 +120,9 @@ impl ModelInputOptions {
                 .map(|value| choice(env, &value, "options.padSide", &["right", "left"]))
                 .transpose()?
                 .map(side),
+            pad_token: property(env, object, c"padToken")?
+                .map(|value| string(env, &value, "options.padToken"))
+                .transpose()?,
             dtype: match dtype {
                 Some("int32") => Dtype::Int32,
                 Some("uint32") => Dtype::Uint32,
@@ -160,6 +165,11 @@ impl ModelInputOptions {
                 None => PadTo::Longest,
             }),
         };
-        tokenizer.resolve_padding(to, self.pad_to_multiple_of, self.pad_side)
+        tokenizer.resolve_padding(
+            to,
+            self.pad_to_multiple_of,
+            self.pad_side,
+            self.pad_token.as_deref(),
+        )
     }
 }

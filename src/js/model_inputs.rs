@@ -43,8 +43,8 @@ pub struct ModelInputsOptions {
     pub truncation: Option<bool>,
     /// `'longest'` pads every row to the longest row, `'maxLength'` to `maxLength`; `false` pads
     /// nothing, and rows of different lengths are then an error. The pad id, pad token and pad
-    /// type id are the file's padding section's, else the model's pad token; padding a
-    /// tokenizer with neither throws an `Error`.
+    /// type id are the file's padding section's, else the model's pad token; `padToken` sets the
+    /// token. Padding a tokenizer with none of them throws an `Error`.
     /// @default the file's padding section (none: false)
     #[napi(ts_type = "false | 'longest' | 'maxLength'")]
     pub padding: Option<bool>,
@@ -58,6 +58,12 @@ pub struct ModelInputsOptions {
     /// @default the file's padding direction, else 'right'
     #[napi(ts_type = "'right' | 'left'")]
     pub pad_side: Option<String>,
+    /// The token padding is made of, by its text (`'<|endoftext|>'` for GPT-2, Llama 3's
+    /// `'<|end_of_text|>'`), as Python `tokenizers`' `enable_padding(pad_token=...)` and
+    /// transformers' `tokenizer.pad_token = tokenizer.eos_token` set it; a token the vocabulary
+    /// lacks is a `RangeError`.
+    /// @default the file's padding token, else the model's `pad_token`
+    pub pad_token: Option<String>,
     /// The type of `inputIds`, `attentionMask` and `tokenTypeIds`: `'int64'` (`BigInt64Array`,
     /// what onnxruntime-node's int64 tensors take), `'int32'` (`Int32Array`) or `'uint32'`
     /// (`Uint32Array`).
