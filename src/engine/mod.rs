@@ -16,11 +16,13 @@
 //! their encodings (`models.rs`), counting within a limit and truncating to a number of tokens
 //! (`budget.rs`), exact bytes (`decode_bytes.rs`), streaming decoding (`stream_decode.rs`),
 //! tiktoken's disallowed special tokens (`disallowed.rs`), chat conversations (`chat.rs`), chat
-//! completion requests with function definitions (`function_calls.rs`) and the vocabulary
-//! (`vocabulary.rs`). A model folder's config files are read by `model_config.rs`, and
-//! `model_folder.rs` finds a folder or a Hub id in the local Hugging Face cache.
+//! completion requests with function definitions (`function_calls.rs`), the vocabulary
+//! (`vocabulary.rs`) and tokens added to it (`add_tokens.rs`). A model folder's config files are
+//! read by `model_config.rs`, and `model_folder.rs` finds a folder or a Hub id in the local
+//! Hugging Face cache.
 
 mod adapter;
+mod add_tokens;
 mod added_search;
 mod ascii_fold;
 mod ascii_stretches;

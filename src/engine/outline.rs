@@ -17,6 +17,8 @@ pub struct DeclaredToken {
     pub id: u32,
     /// Whether it matches only as a whole word.
     pub single_word: bool,
+    /// Whether it is matched in the normalized text (the reference's default), not the raw text.
+    pub normalized: bool,
 }
 
 /// A tokenizer.json's vocabulary in outline.
@@ -77,6 +79,10 @@ impl Outline {
                         .get("single_word")
                         .and_then(Value::as_bool)
                         .unwrap_or(false),
+                    normalized: token
+                        .get("normalized")
+                        .and_then(Value::as_bool)
+                        .unwrap_or(true),
                 });
             }
         }
@@ -124,6 +130,11 @@ impl Outline {
     /// True when an added token matches only as a whole word.
     pub fn has_single_word_added_token(&self) -> bool {
         self.added.iter().any(|token| token.single_word)
+    }
+
+    /// True when an added token is matched in the normalized text.
+    pub fn has_normalized_added_token(&self) -> bool {
+        self.added.iter().any(|token| token.normalized)
     }
 
     /// The added tokens as the file numbers them: text to id, sorted.

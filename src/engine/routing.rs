@@ -24,6 +24,12 @@
 //! - **An added token is `single_word`.** The release candidate decides where a word ends with
 //!   other character classes than the stable crate (next to some marks and letters), so such a
 //!   tokenizer goes to the stable engine whole.
+//! - **It cuts the text around an added token matched in the normalized text differently.** The
+//!   stable crate normalizes and pre-tokenizes each piece between such tokens on its own, so a
+//!   `Metaspace` that prepends `▁` to every piece gives the text after the token one; on a
+//!   SentencePiece-style Unigram file the release candidate did not. Each such token (up to 64)
+//!   is tried on both engines at load, at a text's start, inside a word, between words and at
+//!   the end, and a difference sends the tokenizer to the stable engine whole.
 //! - **It cannot run a part of the file exactly.** Its reader keeps a `Split` whose regex is not one
 //!   of the patterns it runs natively (GPT-2's, cl100k's and Llama 3's, o200k's, DeepSeek's three)
 //!   without any way to search for it, and such a `Split` would fail on every text; a regex
@@ -89,14 +95,42 @@ use super::outline::Outline;
 use super::pipeline::PipelineEngine;
 use super::stable::StableEngine;
 use super::unicode_drift;
+use super::{Engine, Ids, Scratch};
 
 /// Why [`Route::for_pipeline`] cannot settle a route without the stable engine.
 pub enum StableNeeded {
     /// Every text goes to the stable engine, on this route.
     Whole(Route),
-    /// The release candidate numbers the added tokens otherwise than the file declares them; the
-    /// stable engine's numbering decides (see [`Route::for_loaded`]).
+    /// The release candidate numbers the added tokens otherwise than the file declares them, or
+    /// an added token is matched in the normalized text: the stable engine decides (see
+    /// [`Route::for_loaded`]).
     ToCompare,
+}
+
+/// The most added tokens matched in the normalized text that a load tries on both engines.
+const NORMALIZED_TOKENS_TRIED: usize = 64;
+
+/// The first added token matched in the normalized text around which the two engines cut a text
+/// differently, of the first [`NORMALIZED_TOKENS_TRIED`]. Where the stable crate cuts at such a
+/// token, each piece between is normalized and pre-tokenized on its own (a `Metaspace` that
+/// prepends to every piece gives the text after the token its `▁`); the release candidate did not
+/// on a SentencePiece-style Unigram file, so each is tried at a text's start, inside a word,
+/// between words and at the end, on both engines.
+fn cut_differently_around(pipeline: &PipelineEngine, stable: &StableEngine) -> Option<String> {
+    let mut scratch = Scratch::new();
+    let (mut ours, mut reference) = (Ids::with_capacity(64), Ids::with_capacity(64));
+    stable
+        .normalized_added_tokens()
+        .into_iter()
+        .take(NORMALIZED_TOKENS_TRIED)
+        .find(|token| {
+            let text = format!("{token}a{token}b c {token} d{token}");
+            ours.clear();
+            reference.clear();
+            let ours_ok = pipeline.encode_into(&text, true, true, &mut scratch, &mut ours);
+            let reference_ok = stable.encode_into(&text, true, true, &mut scratch, &mut reference);
+            ours_ok.is_err() || reference_ok.is_err() || ours.as_slice() != reference.as_slice()
+        })
 }
 
 /// The route a tokenizer's texts take.
@@ -137,7 +171,8 @@ impl Route {
         // the engines agree (`added_tokens_numbered_as_declared_are_numbered_alike` in
         // `tokenizer.rs` tries many numberings). Any other file is compared with the stable
         // engine's own numbering.
-        if pipeline.added_tokens() != outline.added_tokens() {
+        if pipeline.added_tokens() != outline.added_tokens() || outline.has_normalized_added_token()
+        {
             return Err(StableNeeded::ToCompare);
         }
         Ok(Route::Pipeline)
@@ -170,6 +205,14 @@ impl Route {
             return Route::Stable {
                 reason: format!(
                     "the 1.0 release candidate numbers its added tokens differently ({differing})"
+                ),
+            };
+        }
+        if let Some(token) = cut_differently_around(pipeline, stable) {
+            return Route::Stable {
+                reason: format!(
+                    "the 1.0 release candidate cuts the text around its added token {token:?}, \
+                     matched in the normalized text, differently from the reference"
                 ),
             };
         }
@@ -210,6 +253,79 @@ impl Route {
             ),
             Route::Stable { reason } => {
                 format!("stable: tokenizers 0.23 encodes every text, because {reason}")
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::engine::test_fixtures::{fixture_texts, root};
+    use crate::engine::{AllowedSpecial, Tokenizer};
+
+    /// The fixture file `name` with `token` added as a plain token, matched in normalized text.
+    fn with_plain_token(name: &str, token: &str) -> Tokenizer {
+        let path = root().join(format!("__test__/fixtures/tokenizers/{name}.json"));
+        let mut file: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let id = file["added_tokens"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["id"].as_u64().unwrap())
+            .max()
+            .unwrap()
+            .max(match &file["model"]["vocab"] {
+                serde_json::Value::Array(pieces) => pieces.len() as u64,
+                vocab => vocab.as_object().unwrap().len() as u64,
+            })
+            + 1;
+        file["added_tokens"]
+            .as_array_mut()
+            .unwrap()
+            .push(serde_json::json!({
+                "id": id, "content": token, "single_word": false, "lstrip": false, "rstrip": false,
+                "normalized": true, "special": false
+            }));
+        let tokenizer = Tokenizer::from_json(&file.to_string(), name).unwrap();
+        tokenizer.wait_until_ready().unwrap();
+        tokenizer
+    }
+
+    /// A plain added token on the SentencePiece-style Unigram file, whose `Metaspace` prepends
+    /// `▁` to every piece, is cut around differently by the release candidate: the load finds it
+    /// and routes the file to the stable engine. On GPT-2's and BERT's files the two agree, and
+    /// the release candidate keeps them. Either way the ids are the stable engine's.
+    #[test]
+    fn a_plain_added_token_goes_where_the_engines_agree() {
+        let mode = |t: &Tokenizer| t.encode_mode(None, &AllowedSpecial::None).unwrap();
+        let mut texts = fixture_texts();
+        texts.push("<new_token>a<new_token>b c <new_token> d".to_owned());
+        for (name, route) in [
+            ("unigram", "stable"),
+            ("gpt2", "pipeline"),
+            ("bert", "pipeline"),
+        ] {
+            let tokenizer = with_plain_token(name, "<new_token>");
+            assert!(
+                tokenizer.routing().starts_with(route),
+                "{name}: {}",
+                tokenizer.routing()
+            );
+            let stable = tokenizer.fallback_engine().unwrap();
+            for text in &texts {
+                let mut expected = crate::engine::Ids::with_capacity(0);
+                stable
+                    .encode_into(
+                        text,
+                        true,
+                        true,
+                        &mut crate::engine::Scratch::new(),
+                        &mut expected,
+                    )
+                    .unwrap();
+                let ids = tokenizer.encode(text, &mode(&tokenizer)).unwrap();
+                assert_eq!(ids.as_slice(), expected.as_slice(), "{name}: {text:?}");
             }
         }
     }

@@ -9,7 +9,9 @@ use tokenizers_stable::utils::padding::{PaddingDirection, PaddingParams, Padding
 use tokenizers_stable::utils::truncation::{
     TruncationDirection, TruncationParams, TruncationStrategy, truncate_encodings,
 };
-use tokenizers_stable::{Model, PostProcessor, PreTokenizer, Tokenizer as StableTokenizer};
+use tokenizers_stable::{
+    AddedToken, Model, PostProcessor, PreTokenizer, Tokenizer as StableTokenizer,
+};
 
 use super::rows::{self, FilePadding, Side, StableEncoding, Truncation};
 use super::{Engine, Error, ErrorKind, Ids, Scratch, stable_reader};
@@ -139,6 +141,42 @@ impl StableEngine {
         })
     }
 
+    /// The tokenizer.json of this tokenizer with `tokens` added, as Python `tokenizers`'
+    /// `add_tokens` (or, where `special`, `add_special_tokens`) adds them: the reference's own
+    /// code decides which are new, their ids and how they match.
+    pub fn file_with_added_tokens(
+        &self,
+        tokens: &[String],
+        special: bool,
+    ) -> Result<String, String> {
+        let mut tokenizer = self.splitting.clone();
+        tokenizer.with_padding(self.file_padding.clone());
+        let tokens = tokens
+            .iter()
+            .map(|token| AddedToken::from(token.as_str(), special));
+        if special {
+            tokenizer.add_special_tokens(tokens)
+        } else {
+            tokenizer.add_tokens(tokens)
+        }
+        .map_err(|e| e.to_string())?;
+        let json = tokenizer.to_string(false).map_err(|e| e.to_string())?;
+        // A special token added again as a plain one is written as plain, but the tokenizer
+        // that added it still counts it special (decoding skips it); written so, the file reads
+        // back as that tokenizer.
+        let mut file: serde_json::Value = serde_json::from_str(&json).map_err(|e| e.to_string())?;
+        let vocabulary = tokenizer.get_added_vocabulary();
+        for token in file["added_tokens"].as_array_mut().into_iter().flatten() {
+            let special = token["content"]
+                .as_str()
+                .is_some_and(|content| vocabulary.is_special_token(content));
+            if special {
+                token["special"] = serde_json::Value::Bool(true);
+            }
+        }
+        Ok(file.to_string())
+    }
+
     /// Every token of the vocabulary with its id, added tokens included.
     pub fn vocabulary(&self) -> impl Iterator<Item = (String, u32)> {
         self.splitting.get_vocab(true).into_iter()
@@ -174,6 +212,18 @@ impl StableEngine {
             .collect();
         tokens.sort_by_key(|&(_, id, _)| id);
         tokens
+    }
+
+    /// The added tokens matched in the normalized text, by id.
+    pub fn normalized_added_tokens(&self) -> Vec<String> {
+        let mut tokens: Vec<_> = self
+            .splitting
+            .get_added_tokens_decoder()
+            .into_iter()
+            .filter(|(_, token)| token.normalized && !token.content.is_empty())
+            .collect();
+        tokens.sort_by_key(|(id, _)| *id);
+        tokens.into_iter().map(|(_, token)| token.content).collect()
     }
 
     /// True when an added token matches only as a whole word (`single_word`).

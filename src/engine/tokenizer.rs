@@ -52,7 +52,7 @@ pub struct Tokenizer {
     /// buffers are sized by (see [`Tokenizer::expected_ids`]).
     ids_per_byte: AtomicU32,
     /// The model folder's config files, where the tokenizer was loaded from a folder.
-    model_config: Option<ModelConfig>,
+    pub(super) model_config: Option<ModelConfig>,
     /// The file or folder it was loaded from, if any.
     source: Option<PathBuf>,
 }

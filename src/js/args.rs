@@ -51,6 +51,24 @@ pub fn string(env: &Env, value: &Unknown, what: &str) -> napi::Result<String> {
     raw::string(env, value)
 }
 
+/// An array of strings, or a `TypeError` naming `what` (or the element) that is not one.
+pub fn string_list(env: &Env, value: &Unknown, what: &str) -> napi::Result<Vec<String>> {
+    if !value.is_array()? {
+        return Err(type_error(
+            env,
+            &format!(
+                "{what} is {}; expected an array of strings",
+                describe(value)
+            ),
+        ));
+    }
+    raw::elements(env, value)?
+        .iter()
+        .enumerate()
+        .map(|(index, element)| string(env, element, &format!("{what}[{index}]")))
+        .collect()
+}
+
 /// A boolean argument, or a `TypeError` naming it as `what`.
 pub fn boolean(env: &Env, value: &Unknown, what: &str) -> napi::Result<bool> {
     if value.get_type()? != ValueType::Boolean {
@@ -404,6 +422,19 @@ fn special_tokens_of(env: &Env, options: &Unknown) -> napi::Result<Vec<(String, 
             Ok((text, whole_number(env, &id, &what, 0, u32::MAX)?))
         })
         .collect()
+}
+
+/// The keys of `withAddedTokens`' options.
+const ADDED_TOKENS_KEYS: &[&str] = &["special"];
+
+/// `withAddedTokens`' `options.special`: add the tokens as special ones (default false).
+pub fn special_option(env: &Env, options: Option<Unknown>) -> napi::Result<bool> {
+    Ok(
+        match options_object(env, options, "withAddedTokens", ADDED_TOKENS_KEYS)? {
+            Some(options) => bool_option(env, &options, c"special")?.unwrap_or(false),
+            None => false,
+        },
+    )
 }
 
 /// What `Tokenizer.fromTiktoken`'s options say: the regex that splits text (tiktoken's
