@@ -1626,11 +1626,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument(
         "--only",
-        choices=[
-            "models", "hf-special", "vocabulary", "model-inputs", "real-files", "extended-specials", "rank-files",
-            "added-tokens",
-        ],
-        help="write only this fixture (it needs neither the corpora nor the rank files)",
+        choices=list(ONLY),
+        help="write only this fixture, from the committed texts.json (no corpora needed)",
     )
     parser.add_argument(
         "--retrain-unigram", action="store_true", help="train unigram.json anew (it is not deterministic)"
@@ -1645,35 +1642,32 @@ def main() -> None:
         shutil.rmtree(work)
 
 
+def committed_texts() -> list[str]:
+    return [c["text"] for c in json.loads((FIXTURES / "texts.json").read_text(encoding="utf-8"))["cases"]]
+
+
+def openai_encodings(work: Path):
+    return load_openai_encodings(tiktoken_rs_assets(), work)[0]
+
+
+# The fixtures --only writes alone: each file and how to make it, from the work folder; those that
+# read texts read the committed texts.json.
+ONLY = {
+    "models": ("models.json", lambda work: models_fixture()),
+    "vocabulary": ("vocabulary.json", lambda work: vocabulary_fixture(openai_encodings(work))),
+    "extended-specials": ("extended-specials.json", lambda work: extended_specials_fixture(openai_encodings(work))),
+    "added-tokens": ("added-tokens.json", lambda work: added_tokens_fixture()),
+    "rank-files": ("rank-files.json", lambda work: rank_files_fixture(openai_encodings(work))),
+    "model-inputs": ("model-inputs.json", lambda work: model_inputs_fixture()),
+    "real-files": ("real-files.json", lambda work: real_files_fixture(committed_texts())),
+    "hf-special": ("hf-special.json", lambda work: hf_special_fixture(committed_texts())),
+}
+
+
 def generate(args, work: Path) -> None:
-    if args.only == "models":
-        write_json(FIXTURES / "models.json", models_fixture())
-        return
-    if args.only == "vocabulary":
-        encodings, _ = load_openai_encodings(tiktoken_rs_assets(), work)
-        write_json(FIXTURES / "vocabulary.json", vocabulary_fixture(encodings))
-        return
-    if args.only == "extended-specials":
-        encodings, _ = load_openai_encodings(tiktoken_rs_assets(), work)
-        write_json(FIXTURES / "extended-specials.json", extended_specials_fixture(encodings))
-        return
-    if args.only == "added-tokens":
-        write_json(FIXTURES / "added-tokens.json", added_tokens_fixture())
-        return
-    if args.only == "rank-files":
-        encodings, _ = load_openai_encodings(tiktoken_rs_assets(), work)
-        write_json(FIXTURES / "rank-files.json", rank_files_fixture(encodings))
-        return
-    if args.only == "model-inputs":
-        write_json(FIXTURES / "model-inputs.json", model_inputs_fixture())
-        return
-    if args.only == "real-files":
-        cases = json.loads((FIXTURES / "texts.json").read_text(encoding="utf-8"))["cases"]
-        write_json(FIXTURES / "real-files.json", real_files_fixture([c["text"] for c in cases]))
-        return
-    if args.only == "hf-special":
-        cases = json.loads((FIXTURES / "texts.json").read_text(encoding="utf-8"))["cases"]
-        write_json(FIXTURES / "hf-special.json", hf_special_fixture([c["text"] for c in cases]))
+    if args.only is not None:
+        name, make = ONLY[args.only]
+        write_json(FIXTURES / name, make(work))
         return
     encodings, verified = load_openai_encodings(tiktoken_rs_assets(), work)
     cuts = corpus_cuts()

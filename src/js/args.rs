@@ -51,17 +51,23 @@ pub fn string(env: &Env, value: &Unknown, what: &str) -> napi::Result<String> {
     raw::string(env, value)
 }
 
+/// A `TypeError` naming `what` unless `value` is an array (of strings, as the message says).
+pub fn expect_string_array(env: &Env, value: &Unknown, what: &str) -> napi::Result<()> {
+    if value.is_array()? {
+        return Ok(());
+    }
+    Err(type_error(
+        env,
+        &format!(
+            "{what} is {}; expected an array of strings",
+            describe(value)
+        ),
+    ))
+}
+
 /// An array of strings, or a `TypeError` naming `what` (or the element) that is not one.
 pub fn string_list(env: &Env, value: &Unknown, what: &str) -> napi::Result<Vec<String>> {
-    if !value.is_array()? {
-        return Err(type_error(
-            env,
-            &format!(
-                "{what} is {}; expected an array of strings",
-                describe(value)
-            ),
-        ));
-    }
+    expect_string_array(env, value, what)?;
     raw::elements(env, value)?
         .iter()
         .enumerate()
