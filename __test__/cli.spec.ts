@@ -227,6 +227,36 @@ describe('encode: inputs decode back to the documents', () => {
   })
 })
 
+describe('encode: a rank file in tiktoken’s format', () => {
+  // r50k_base's ranks as a .tiktoken file, with Llama 3's spelling of cl100k_base's pattern and a
+  // special token of its own as the end of text.
+  const pattern = String.raw`(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+  const specialTokens = { '<|end_of_text|>': 50300 }
+  let ranks = ''
+  for (let rank = 0; rank < EOT; rank++) ranks += `${Buffer.from(r50k.tokenBytes(rank)!).toString('base64')} ${rank}\n`
+
+  it('--tiktoken with --pattern and --special-tokens: ids equal fromTiktoken’s encodeBatch, and --append-eos appends the token named', async () => {
+    writeFileSync(join(work, 'r50k.tiktoken'), ranks)
+    const args = ['encode', 'lines.txt', '--tiktoken', 'r50k.tiktoken', '--pattern', pattern, '--special-tokens', JSON.stringify(specialTokens)]
+    const summary = encode(work, [...args, '--append-eos', '--eos-token', '<|end_of_text|>', '-o', 'out/tiktoken'])
+    expect(summary.dtype).toBe('uint16')
+    const tokenizer = batchtok.Tokenizer.fromTiktoken(ranks, { pattern, specialTokens })
+    const expected = (await tokenizer.encodeBatch(lines)).toArrays().map((ids) => [...ids, 50300])
+    expect(readMegatron(join(work, 'out/tiktoken'))).toEqual(expected)
+  })
+
+  it('names what is missing or wrong', () => {
+    writeFileSync(join(work, 'r50k.tiktoken'), ranks)
+    const stderr = (args: string[]) => cli(work, ['encode', 'lines.txt', ...args, '-o', 'out/tiktoken-bad']).stderr
+    expect(stderr(['--tiktoken', 'r50k.tiktoken'])).toMatch(/--tiktoken needs --pattern, the regex that splits text/)
+    expect(stderr(['--encoding', 'o200k_base', '--pattern', pattern])).toMatch(/--pattern goes with --tiktoken, which the command does not give/)
+    expect(stderr(['--tiktoken', 'r50k.tiktoken', '--pattern', pattern, '--special-tokens', '{x'])).toMatch(/--special-tokens is not JSON .*; give an object of each token and its id/)
+    expect(stderr(['--tiktoken', 'missing.tiktoken', '--pattern', pattern])).toMatch(/--tiktoken: cannot read missing\.tiktoken/)
+    expect(stderr(['--tiktoken', 'lines.txt', '--pattern', pattern])).toMatch(/--tiktoken lines\.txt: line 1 of the rank file .*; is it a rank file\?/)
+    expect(stderr(['--tiktoken', 'r50k.tiktoken', '--pattern', pattern, '--append-eos'])).toMatch(/--eos-token <\|endoftext\|>/)
+  })
+})
+
 describe('progress', () => {
   it('the plain line off a terminal counts the text encoded, not the compressed bytes read', () => {
     const corpus = lines.join('\n') + '\n'

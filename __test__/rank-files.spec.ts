@@ -138,7 +138,7 @@ describe('Tokenizer.fromTiktoken', () => {
   })
 
   it.each([
-    ['a path', '/models/llama3/tokenizer.model', /line 1 of the rank file is "\/models\/llama3\/tokenizer\.model", not '<base64 bytes> <rank>'; give the file's contents/],
+    ['a path', '/models/llama3/tokenizer.model', /line 1 of the rank file is "\/models\/llama3\/tokenizer\.model", not '<base64 bytes> <rank>'; is it a rank file\? Give a \.tiktoken file's contents \(fs\.readFileSync\(path\)\), not its path/],
     ['a cut line', 'IQ== 0\nIg==\n', /line 2 of the rank file is "Ig==", not '<base64 bytes> <rank>'/],
     ['bytes that are not base64', 'IQ== 0\n!!!! 1\n', /line 2 of the rank file has a token that is not base64/],
     ['a rank given twice', 'IQ== 0\nIg== 0\n', /line 2 of the rank file gives rank 0, which line 1 gives already/],

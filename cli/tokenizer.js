@@ -9,14 +9,23 @@ const { UsageError } = require('./errors')
 const OPENAI_EOS = '<|endoftext|>'
 
 /**
- * The tokenizer of `--encoding`, `--model` or `--tokenizer` (a tokenizer.json, or a folder that
- * holds one); exactly one of them must be given.
+ * The tokenizer of `--encoding`, `--model`, `--tokenizer` (a tokenizer.json, or a folder that
+ * holds one) or `--tiktoken` (a rank file, with `--pattern`); exactly one of them must be given.
  * @returns {{ tokenizer: import('../index').Tokenizer, openai: boolean, description: string }}
  */
 function loadTokenizer(options, batchtok) {
-  const given = ['encoding', 'model', 'tokenizer'].filter((key) => options[key] !== undefined)
+  const given = ['encoding', 'model', 'tokenizer', 'tiktoken'].filter((key) => options[key] !== undefined)
   if (given.length !== 1) {
-    throw new UsageError('name one tokenizer: --encoding o200k_base, --model gpt-4o, or --tokenizer path/to/tokenizer.json (or its model folder, or a Hub id in the local cache)')
+    throw new UsageError(
+      'name one tokenizer: --encoding o200k_base, --model gpt-4o, --tokenizer path/to/tokenizer.json (or its model folder, or a Hub id in the local cache), or --tiktoken path/to/ranks.tiktoken --pattern REGEX',
+    )
+  }
+  if (options.tiktoken === undefined) {
+    for (const [key, flag] of [['pattern', '--pattern'], ['specialTokens', '--special-tokens']]) {
+      if (options[key] !== undefined) throw new UsageError(`${flag} goes with --tiktoken, which the command does not give`)
+    }
+  } else {
+    return loadRankFile(options, batchtok)
   }
   try {
     if (options.encoding !== undefined) {
@@ -37,6 +46,37 @@ function loadTokenizer(options, batchtok) {
     return { tokenizer, openai: false, description: tokenizer.source ?? path.resolve(source) }
   } catch (error) {
     throw new UsageError(`--tokenizer: ${error.message}`)
+  }
+}
+
+/**
+ * The encoding of `--tiktoken`'s rank file, `--pattern` and `--special-tokens`. Its description
+ * (what a checkpoint is matched by) holds all three.
+ */
+function loadRankFile(options, batchtok) {
+  if (options.pattern === undefined) {
+    throw new UsageError("--tiktoken needs --pattern, the regex that splits text for its ranks (tiktoken's pat_str; for Llama 3's tokenizer.model, cl100k_base's)")
+  }
+  let specialTokens = {}
+  if (options.specialTokens !== undefined) {
+    try {
+      specialTokens = JSON.parse(options.specialTokens)
+    } catch (error) {
+      throw new UsageError(`--special-tokens is not JSON (${error.message}); give an object of each token and its id, e.g. '{"<|end_of_text|>": 128001}'`)
+    }
+  }
+  let contents
+  try {
+    contents = fs.readFileSync(options.tiktoken)
+  } catch (error) {
+    throw new UsageError(`--tiktoken: cannot read ${options.tiktoken}: ${error.message}`)
+  }
+  const file = path.resolve(options.tiktoken)
+  try {
+    const tokenizer = batchtok.Tokenizer.fromTiktoken(contents, { pattern: options.pattern, specialTokens, name: `tiktoken:${path.basename(file)}` })
+    return { tokenizer, openai: true, description: JSON.stringify({ tiktoken: file, pattern: options.pattern, specialTokens }) }
+  } catch (error) {
+    throw new UsageError(`--tiktoken ${options.tiktoken}: ${error.message}`)
   }
 }
 

@@ -153,12 +153,6 @@ impl RankModel {
         table: RankTable,
         pattern: &str,
     ) -> Result<&'static RankModel, Error> {
-        // Wrapped in a group, no pattern is one the release candidate recognises, so it runs
-        // on `fancy-regex`, which keeps the text between matches out as tiktoken does.
-        let exact = Cut {
-            pattern: Box::leak(format!("(?:{pattern})").into_boxed_str()),
-            matches_only: true,
-        };
         let refused = |why: String| {
             Error::new(
                 ErrorKind::InvalidOption,
@@ -169,6 +163,12 @@ impl RankModel {
         // the release candidate's reader takes any pattern, and only panics when it clones the
         // pre-tokenizer.
         fancy_regex::Regex::new(pattern).map_err(|e| refused(e.to_string()))?;
+        // Wrapped in a group, no pattern is one the release candidate recognises, so it runs
+        // on `fancy-regex`, which keeps the text between matches out as tiktoken does.
+        let exact = Cut {
+            pattern: Box::leak(format!("(?:{pattern})").into_boxed_str()),
+            matches_only: true,
+        };
         split_pre_tokenizer(exact).map_err(refused)?;
         let fast = native_spelling(pattern).map_or(exact, |pattern| Cut {
             pattern,

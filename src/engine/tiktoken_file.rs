@@ -32,7 +32,8 @@ pub fn compact_table(contents: &[u8]) -> Result<Vec<u8>, String> {
         }
         let at_fault = |why: String| {
             let advice = if number == 1 {
-                "; give the file's contents (e.g. fs.readFileSync(path)), not its path"
+                "; is it a rank file? Give a .tiktoken file's contents (fs.readFileSync(path)), not \
+                 its path"
             } else {
                 ""
             };
