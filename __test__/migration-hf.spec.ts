@@ -86,6 +86,19 @@ describe.each(HF_TOKENIZERS)('%s.json: the binding and batchtok', (name) => {
     expect(await ours.decodeBatch(lists, { skipSpecialTokens: true })).toEqual(await peer.decodeBatch(lists, true))
   })
 
+  it('added tokens, plain and special', async () => {
+    const peer = binding()
+    peer.addTokens(['<new_token>', 'hello world'])
+    peer.addSpecialTokens(['<|im_start|>', '<|im_end|>'])
+    const added = ours.withAddedTokens(['<new_token>', 'hello world']).withAddedTokens(['<|im_start|>', '<|im_end|>'], { special: true })
+    expect(added.vocabSize).toBe(peer.getVocabSize(true))
+    for (const text of ['<|im_start|>user hello world<|im_end|>', 'a <new_token>b HELLO WORLD', ...texts.slice(0, 40)]) {
+      const ids = (await peer.encode(text)).getIds()
+      expect(Array.from(added.encode(text)), text).toEqual(ids)
+      expect(added.decode(ids, { skipSpecialTokens: true }), text).toBe(await peer.decode(ids, true))
+    }
+  })
+
   it('the vocabulary: its size, every token and id, both ways', () => {
     const peer = binding()
     const vocab = peer.getVocab(true)
