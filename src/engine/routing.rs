@@ -19,7 +19,9 @@
 //!   end of the model's vocabulary, whatever ids the file declares (so the reference does too, and
 //!   the embedded OpenAI encodings keep their gapped specials outside the engine). Any difference
 //!   between their added vocabularies is checked at load and sends the tokenizer to the stable
-//!   engine, so a change in either cannot go unnoticed.
+//!   engine, so a change in either cannot go unnoticed. A token matched in the normalized text
+//!   only has to keep its id: the release candidate names it by its normalized form (Llama 2's
+//!   `<pad>` as `▁<pad>`), and the check of such tokens below tries each on both engines.
 //!
 //! - **An added token is `single_word`.** The release candidate decides where a word ends with
 //!   other character classes than the stable crate (next to some marks and letters), so such a
