@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { gzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
-import { batchtok, FIXTURES, fixture, type Texts } from './helpers'
+import { batchtok, FIXTURES, fixture, rankFileOf, type Texts } from './helpers'
 
 const CLI = join(__dirname, '..', 'cli', 'batchtok.js')
 const { openColumn } = createRequire(import.meta.url)('../cli/parquet.js')
@@ -232,8 +232,7 @@ describe('encode: a rank file in tiktoken’s format', () => {
   // special token of its own as the end of text.
   const pattern = String.raw`(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
   const specialTokens = { '<|end_of_text|>': 50300 }
-  let ranks = ''
-  for (let rank = 0; rank < EOT; rank++) ranks += `${Buffer.from(r50k.tokenBytes(rank)!).toString('base64')} ${rank}\n`
+  const ranks = rankFileOf('r50k_base')
 
   it('--tiktoken with --pattern and --special-tokens: ids equal fromTiktoken’s encodeBatch, and --append-eos appends the token named', async () => {
     writeFileSync(join(work, 'r50k.tiktoken'), ranks)

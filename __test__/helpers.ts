@@ -49,6 +49,22 @@ export function hfTokenizer(name: string) {
 }
 
 /**
+ * A rank file in tiktoken's format, a line `<base64> <rank>` per token in rank order: the ordinary
+ * tokens of the embedded encoding `encoding` whose rank `keep` keeps.
+ */
+export function rankFileOf(encoding: string, keep: (rank: number) => boolean = () => true): string {
+  const base = batchtok.Tokenizer.fromEncoding(encoding)
+  const specials = new Set(base.addedTokens.map((token) => token.id))
+  const lines: string[] = []
+  for (let rank = 0; rank < base.idLimit; rank++) {
+    const bytes = base.tokenBytes(rank)
+    if (bytes === null || specials.has(rank) || !keep(rank)) continue
+    lines.push(`${Buffer.from(bytes).toString('base64')} ${rank}\n`)
+  }
+  return lines.join('')
+}
+
+/**
  * The digest scripts/fixtures.py computes from the reference ids: sha256 over, for each item, its
  * token count as u32 little-endian, then its ids as u32 little-endian.
  */

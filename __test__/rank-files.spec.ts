@@ -9,7 +9,7 @@ import { Tiktoken as JsTiktoken } from 'js-tiktoken/lite'
 
 import { describe, expect, it } from 'vitest'
 
-import { batchtok, digest, fixture, type Digest, type Texts } from './helpers'
+import { batchtok, digest, fixture, rankFileOf, type Digest, type Texts } from './helpers'
 
 const { Tokenizer } = batchtok
 const require = createRequire(import.meta.url)
@@ -32,20 +32,9 @@ type RankFilesFixture = { samples: string[]; cases: RankFileCase[] }
 const rankFiles = fixture<RankFilesFixture>('rank-files.json')
 const texts = [...fixture<Texts>('texts.json').cases.map((c) => c.text), ...rankFiles.samples]
 
-/** The rank file of `c`: its encoding's tokens in rank order, a line `<base64> <rank>` each. */
-function rankFile(c: RankFileCase): string {
-  const base = Tokenizer.fromEncoding(c.ranks)
-  const specials = new Set(base.addedTokens.map((token) => token.id))
-  const lines: string[] = []
-  for (let rank = 0; rank < base.idLimit; rank++) {
-    if (c.below !== null && rank >= c.below) break
-    if (c.drop !== null && rank >= c.drop[0] && rank < c.drop[1]) continue
-    const bytes = base.tokenBytes(rank)
-    if (bytes === null || specials.has(rank)) continue
-    lines.push(`${Buffer.from(bytes).toString('base64')} ${rank}\n`)
-  }
-  return lines.join('')
-}
+/** The rank file of `c`: its encoding's ordinary tokens below `below`, but those in `drop`. */
+const rankFile = (c: RankFileCase) =>
+  rankFileOf(c.ranks, (rank) => (c.below === null || rank < c.below) && (c.drop === null || rank < c.drop[0] || rank >= c.drop[1]))
 
 describe('Tokenizer.fromTiktoken', () => {
   it.each(rankFiles.cases.map((c) => [c.name, c] as const))('%s: ids, decode and vocabulary as tiktoken', async (_name, c) => {

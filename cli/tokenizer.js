@@ -20,12 +20,9 @@ function loadTokenizer(options, batchtok) {
       'name one tokenizer: --encoding o200k_base, --model gpt-4o, --tokenizer path/to/tokenizer.json (or its model folder, or a Hub id in the local cache), or --tiktoken path/to/ranks.tiktoken --pattern REGEX',
     )
   }
-  if (options.tiktoken === undefined) {
-    for (const [key, flag] of [['pattern', '--pattern'], ['specialTokens', '--special-tokens']]) {
-      if (options[key] !== undefined) throw new UsageError(`${flag} goes with --tiktoken, which the command does not give`)
-    }
-  } else {
-    return loadRankFile(options, batchtok)
+  if (options.tiktoken !== undefined) return loadRankFile(options, batchtok)
+  for (const [key, flag] of [['pattern', '--pattern'], ['specialTokens', '--special-tokens']]) {
+    if (options[key] !== undefined) throw new UsageError(`${flag} goes with --tiktoken, which the command does not give`)
   }
   try {
     if (options.encoding !== undefined) {

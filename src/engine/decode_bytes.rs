@@ -76,7 +76,7 @@ impl Tokenizer {
     }
 
     /// The bytes of the ordinary tokens of an OpenAI encoding (`None` for a Hugging Face
-    /// tokenizer), built on first use.
+    /// tokenizer): its rank table, read on first use.
     pub(super) fn token_bytes(&self) -> Option<TokenBytes> {
         match self.family() {
             Family::OpenAi(encoding) => TokenBytes::of(encoding).ok(),

@@ -166,7 +166,7 @@ impl RankModel {
         // Wrapped in a group, no pattern is one the release candidate recognises, so it runs
         // on `fancy-regex`, which keeps the text between matches out as tiktoken does.
         let exact = Cut {
-            pattern: Box::leak(format!("(?:{pattern})").into_boxed_str()),
+            pattern: Box::leak(grouped(pattern).into_boxed_str()),
             matches_only: true,
         };
         split_pre_tokenizer(exact).map_err(refused)?;
@@ -193,11 +193,7 @@ impl RankModel {
     /// Whether this is the model `from_rank_file` makes of `table` and `pattern`.
     pub(crate) fn is_rank_file(&'static self, table: &[u8], pattern: &str) -> bool {
         self.is_from_rank_file()
-            && self
-                .exact_pattern
-                .pattern
-                .get(3..self.exact_pattern.pattern.len() - 1)
-                == Some(pattern)
+            && ungrouped(self.exact_pattern.pattern) == Some(pattern)
             && self.table().is_ok_and(|own| own.compact() == table)
     }
 
@@ -738,17 +734,27 @@ fn split_pre_tokenizer(cut: Cut) -> Result<PipelinePreTokenizer, String> {
 /// or a Hugging Face file writes it. The spellings split every text as tiktoken does, but for the
 /// characters `unicode_drift.rs` sends to the exact path.
 fn native_spelling(pattern: &str) -> Option<&'static str> {
-    let inner = |exact: &'static str| &exact[3..exact.len() - 1];
     [
-        (inner(GPT2_EXACT), GPT2_PATTERN),
-        (GPT2_PATTERN, GPT2_PATTERN),
-        (inner(CL100K_EXACT), CL100K_PATTERN),
-        (CL100K_PATTERN, CL100K_PATTERN),
-        (inner(O200K_EXACT), O200K_PATTERN),
+        (ungrouped(GPT2_EXACT), GPT2_PATTERN),
+        (Some(GPT2_PATTERN), GPT2_PATTERN),
+        (ungrouped(CL100K_EXACT), CL100K_PATTERN),
+        (Some(CL100K_PATTERN), CL100K_PATTERN),
+        (ungrouped(O200K_EXACT), O200K_PATTERN),
     ]
     .into_iter()
-    .find(|(spelling, _)| *spelling == pattern)
+    .find(|(spelling, _)| *spelling == Some(pattern))
     .map(|(_, native)| native)
+}
+
+/// `pattern` in a non-capturing group, which no engine recognises as one of tiktoken's: the form
+/// the exact path runs on `fancy-regex`.
+fn grouped(pattern: &str) -> String {
+    format!("(?:{pattern})")
+}
+
+/// The pattern inside a [`grouped`] one.
+fn ungrouped(pattern: &str) -> Option<&str> {
+    pattern.strip_prefix("(?:")?.strip_suffix(')')
 }
 
 /// The byte-level alphabet spelling of `bytes`, as a byte-level BPE vocabulary writes tokens.

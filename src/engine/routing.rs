@@ -93,6 +93,8 @@
 //! differential fuzz (`tests/differential_fuzz.rs`, FUZZING.md) against independent oracles; no
 //! other input class disagreed in `tokenizers` 1.0.0-rc.3.
 
+use std::collections::HashSet;
+
 use super::outline::Outline;
 use super::pipeline::PipelineEngine;
 use super::stable::StableEngine;
@@ -118,12 +120,15 @@ const NORMALIZED_TOKENS_TRIED: usize = 64;
 /// prepends to every piece gives the text after the token its `▁`); the release candidate did not
 /// on a SentencePiece-style Unigram file, so each is tried at a text's start, inside a word,
 /// between words and at the end, on both engines.
-fn cut_differently_around(pipeline: &PipelineEngine, stable: &StableEngine) -> Option<String> {
+fn cut_differently_around<'t>(
+    pipeline: &PipelineEngine,
+    stable: &StableEngine,
+    normalized: &'t [String],
+) -> Option<&'t String> {
     let mut scratch = Scratch::new();
     let (mut ours, mut reference) = (Ids::with_capacity(64), Ids::with_capacity(64));
-    stable
-        .normalized_added_tokens()
-        .into_iter()
+    normalized
+        .iter()
         .take(NORMALIZED_TOKENS_TRIED)
         .find(|token| {
             let text = format!("{token}a{token}b c {token} d{token}");
@@ -200,6 +205,7 @@ impl Route {
         // form (Llama 2's `<pad>` as `▁<pad>`): such a token must keep its id, and the probe
         // below checks that the engines cut around it alike.
         let normalized = stable.normalized_added_tokens();
+        let matched_normalized: HashSet<&str> = normalized.iter().map(String::as_str).collect();
         let by_id = |tokens: Vec<(String, u32)>| {
             let mut tokens: Vec<(u32, String)> =
                 tokens.into_iter().map(|(text, id)| (id, text)).collect();
@@ -208,17 +214,17 @@ impl Route {
         };
         let ours = by_id(pipeline.added_tokens());
         let reference = by_id(stable.added_tokens());
-        let alike = ours.len() == reference.len()
-            && ours
-                .iter()
-                .zip(&reference)
-                .all(|((our_id, our_text), (id, text))| {
-                    our_id == id && (our_text == text || normalized.contains(text))
-                });
-        if !alike {
-            let differing = reference
-                .iter()
-                .find(|token| !ours.contains(token))
+        let alike = |(our_id, our_text): &(u32, String), (id, text): &(u32, String)| {
+            our_id == id && (our_text == text || matched_normalized.contains(text.as_str()))
+        };
+        let differing = reference
+            .iter()
+            .zip(&ours)
+            .find(|(theirs, ours)| !alike(ours, theirs))
+            .map(|(theirs, _)| theirs)
+            .or_else(|| reference.get(ours.len()));
+        if differing.is_some() || ours.len() != reference.len() {
+            let differing = differing
                 .map(|(id, text)| format!("{text:?} is {id} in the file"))
                 .unwrap_or_else(|| "the added tokens differ".to_owned());
             return Route::Stable {
@@ -227,7 +233,7 @@ impl Route {
                 ),
             };
         }
-        if let Some(token) = cut_differently_around(pipeline, stable) {
+        if let Some(token) = cut_differently_around(pipeline, stable, &normalized) {
             return Route::Stable {
                 reason: format!(
                     "the 1.0 release candidate cuts the text around its added token {token:?}, \

@@ -160,11 +160,10 @@ impl StableEngine {
             tokenizer.add_tokens(tokens)
         }
         .map_err(|e| e.to_string())?;
-        let json = tokenizer.to_string(false).map_err(|e| e.to_string())?;
+        let mut file = serde_json::to_value(&tokenizer).map_err(|e| e.to_string())?;
         // A special token added again as a plain one is written as plain, but the tokenizer
         // that added it still counts it special (decoding skips it); written so, the file reads
         // back as that tokenizer.
-        let mut file: serde_json::Value = serde_json::from_str(&json).map_err(|e| e.to_string())?;
         let vocabulary = tokenizer.get_added_vocabulary();
         for token in file["added_tokens"].as_array_mut().into_iter().flatten() {
             let special = token["content"]
