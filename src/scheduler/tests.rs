@@ -93,10 +93,14 @@ fn chunked_shares_work_and_counts_atomics() {
     let stats = &output.stats;
     assert!(!stats.inline);
     assert!(stats.chunks >= batch.costs.len() / 2);
-    assert_eq!(
+    // One empty claim per participant that stays to the end; a helper that leaves after a chunk
+    // for a batch published meanwhile (the tests share the global pool) makes none.
+    assert!(
+        (stats.chunks + 1..=stats.chunks + stats.participants).contains(&stats.claims),
+        "{} claims of {} chunks by {} participants",
         stats.claims,
-        stats.chunks + stats.participants,
-        "one empty claim per participant"
+        stats.chunks,
+        stats.participants
     );
     assert!(stats.shared_atomic_ops >= stats.claims as u64);
 }
