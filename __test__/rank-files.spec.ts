@@ -19,6 +19,8 @@ type RankFileCase = {
   ranks: string
   below: number | null
   drop: [number, number] | null
+  emptyTokenAt: number | null
+  emptyToken?: { id: number; decoded: string; bytes: number[] }
   pattern: string
   specialTokens: Record<string, number>
   contentsSha256: string
@@ -32,9 +34,13 @@ type RankFilesFixture = { samples: string[]; cases: RankFileCase[] }
 const rankFiles = fixture<RankFilesFixture>('rank-files.json')
 const texts = [...fixture<Texts>('texts.json').cases.map((c) => c.text), ...rankFiles.samples]
 
-/** The rank file of `c`: its encoding's ordinary tokens below `below`, but those in `drop`. */
+/**
+ * The rank file of `c`: its encoding's ordinary tokens below `below`, but those in `drop`, then its
+ * empty token (base64 `=`) where it has one.
+ */
 const rankFile = (c: RankFileCase) =>
-  rankFileOf(c.ranks, (rank) => (c.below === null || rank < c.below) && (c.drop === null || rank < c.drop[0] || rank >= c.drop[1]))
+  rankFileOf(c.ranks, (rank) => (c.below === null || rank < c.below) && (c.drop === null || rank < c.drop[0] || rank >= c.drop[1])) +
+  (c.emptyTokenAt === null ? '' : `= ${c.emptyTokenAt}\n`)
 
 describe('Tokenizer.fromTiktoken', () => {
   it.each(rankFiles.cases.map((c) => [c.name, c] as const))('%s: ids, decode and vocabulary as tiktoken', async (_name, c) => {
@@ -52,6 +58,14 @@ describe('Tokenizer.fromTiktoken', () => {
     for (const [text, id] of Object.entries(c.specialTokens)) {
       expect(tokenizer.tokenToId(text)).toBe(id)
       expect(tokenizer.decode([id])).toBe(text)
+    }
+    if (c.emptyToken !== undefined) {
+      // tiktoken's encode_single_token(b""), decode and decode_single_token_bytes.
+      expect(tokenizer.tokenToId('')).toBe(c.emptyToken.id)
+      expect(tokenizer.decode([0, c.emptyToken.id, 1])).toBe(c.emptyToken.decoded)
+      expect(Array.from(tokenizer.tokenBytes(c.emptyToken.id) ?? [-1])).toEqual(c.emptyToken.bytes)
+      expect(tokenizer.idToToken(c.emptyToken.id)).toBe('')
+      expect(tokenizer.vocabSize).toBe(c.nVocab)
     }
     // Whichever engine encodes (the first engine over the table, then the release candidate
     // built from it), the ids are tiktoken's.

@@ -28,7 +28,7 @@ runs the reference libraries once and stores what they answer under `__test__/fi
 - extended-specials.json: tiktoken's ids, `n_vocab` and token bytes for encodings extended with
   special tokens as tiktoken's README extends them (`Encoding(special_tokens={**base, ...})`).
 - rank-files.json: encodings made from rank files (`.tiktoken`, written from an encoding's ranks:
-  all, the first 30,000, or all but a range), a pattern (tiktoken's, Llama 3's spelling, one no
+  all, the first 30,000, all but a range, or all and an empty token as Whisper's has), a pattern (tiktoken's, Llama 3's spelling, one no
   engine recognises, one that leaves text unmatched) and special tokens, as tiktoken's
   `Encoding(name, pat_str, mergeable_ranks, special_tokens)` makes them: each file's sha256,
   `n_vocab`, digests of the ids of every fixture text, and the ids of a few samples.
@@ -1289,6 +1289,10 @@ RANK_FILE_CASES = [
     # Ranks with a gap, and a pattern that leaves text unmatched, which tiktoken drops.
     {"name": "p50k_gap_letters_and_numbers", "ranks": "p50k_base", "below": None, "drop": [1000, 1100],
      "pattern": r" ?\p{L}+| ?\p{N}+", "specialTokens": {}},
+    # An empty token (its base64 "="), as Whisper's multilingual.tiktoken gives rank 50256, with
+    # Whisper's first specials after it.
+    {"name": "r50k_empty_token", "ranks": "r50k_base", "below": None, "drop": None, "emptyTokenAt": 50256,
+     "pattern": "r50k_base", "specialTokens": {"<|endoftext|>": 50257, "<|startoftranscript|>": 50258}},
 ]
 
 RANK_FILE_SAMPLES = [
@@ -1324,7 +1328,9 @@ def rank_files_fixture(encodings) -> dict:
             if case["drop"] is not None and case["drop"][0] <= rank < case["drop"][1]:
                 continue
             ranks[token] = rank
-        contents = "".join(f"{base64.b64encode(token).decode()} {rank}\n" for token, rank in ranks.items())
+        if case.get("emptyTokenAt") is not None:
+            ranks[b""] = case["emptyTokenAt"]
+        contents = "".join(f"{base64.b64encode(token).decode() or '='} {rank}\n" for token, rank in ranks.items())
         pattern = rank_file_pattern(case["pattern"], encodings)
         encoding = tiktoken.Encoding(
             name=case["name"], pat_str=pattern, mergeable_ranks=ranks, special_tokens=case["specialTokens"]
@@ -1340,9 +1346,16 @@ def rank_files_fixture(encodings) -> dict:
                     "decoded": encoding.decode(ordinary),
                 }
             )
+        empty = case.get("emptyTokenAt")
         cases.append(
             {
                 **{key: case[key] for key in ("name", "ranks", "below", "drop", "specialTokens")},
+                "emptyTokenAt": empty,
+                **({} if empty is None else {"emptyToken": {
+                    "id": encoding.encode_single_token(b""),
+                    "decoded": encoding.decode([0, empty, 1]),
+                    "bytes": list(encoding.decode_single_token_bytes(empty)),
+                }}),
                 "pattern": pattern,
                 "contentsSha256": hashlib.sha256(contents.encode()).hexdigest(),
                 "nVocab": encoding.n_vocab,

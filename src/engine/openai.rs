@@ -35,6 +35,7 @@ use super::fastokens::FastokensEngine;
 use super::pipeline::PipelineEngine;
 use super::ranks::{RankEngine, RankTable};
 use super::special::SpecialToken;
+use super::tiktoken_file::RankFile;
 use super::{Engine, Error, ErrorKind};
 
 /// The GPT-2 pre-tokenization regex, as tiktoken's r50k_base and p50k_base use it.
@@ -190,11 +191,13 @@ impl RankModel {
         })))
     }
 
-    /// Whether this is the model `from_rank_file` makes of `table` and `pattern`.
-    pub(crate) fn is_rank_file(&'static self, table: &[u8], pattern: &str) -> bool {
+    /// Whether this is the model `from_rank_file` makes of `file` and `pattern`.
+    pub(crate) fn is_rank_file(&'static self, file: &RankFile, pattern: &str) -> bool {
         self.is_from_rank_file()
             && ungrouped(self.exact_pattern.pattern) == Some(pattern)
-            && self.table().is_ok_and(|own| own.compact() == table)
+            && self.table().is_ok_and(|own| {
+                own.compact() == file.table && own.empty_token() == file.empty_token
+            })
     }
 
     /// Whether the model is a rank file's, read at run time.
@@ -915,7 +918,8 @@ fn build_tokenizer(
     let skeleton = skeleton(pattern)?;
     let mut vocab = Vocab::with_capacity(table.len());
     for rank in 0..table.len() as u32 {
-        if let Some(token) = table.token(rank) {
+        // The empty token is left out: the engine's vocabulary holds what its merges can form.
+        if let Some(token) = table.token(rank).filter(|token| !token.is_empty()) {
             vocab.insert(byte_level(token), rank);
         }
     }

@@ -73,6 +73,9 @@ pub struct RankTable {
     byte_ranks: [u32; 256],
     /// The most bytes one token spells.
     longest: usize,
+    /// The rank of the token with no bytes, where a rank file gives one (`tiktoken_file.rs`): a
+    /// gap in `table` that is still a token, which the BPE never forms.
+    empty_token: Option<u32>,
 }
 
 impl RankTable {
@@ -132,7 +135,29 @@ impl RankTable {
             rank_mask,
             byte_ranks,
             longest,
+            empty_token: None,
         })
+    }
+
+    /// The table with the empty token at `rank` (a rank the compact table leaves without a
+    /// token), or without one.
+    pub fn with_empty_token(mut self, rank: Option<u32>) -> Result<RankTable, String> {
+        let Some(rank) = rank else {
+            return Ok(self);
+        };
+        match self.at.get(rank as usize) {
+            Some(&at) if token_at(&self.table, at).is_none() => {
+                self.empty_token = Some(rank);
+                Ok(self)
+            }
+            Some(_) => Err(format!("rank {rank} is a token already")),
+            None => Err(format!("rank {rank} is past the table's last rank")),
+        }
+    }
+
+    /// The rank of the token with no bytes, if the table has one.
+    pub fn empty_token(&self) -> Option<u32> {
+        self.empty_token
     }
 
     /// The table in its compact form.
@@ -150,18 +175,25 @@ impl RankTable {
         self.at.len()
     }
 
-    /// The bytes of the token of `rank`; `None` for a rank with no token, or past the end.
+    /// The bytes of the token of `rank` (none for the empty token); `None` for a rank with no
+    /// token, or past the end.
     #[inline]
     pub fn token(&self, rank: u32) -> Option<&[u8]> {
-        token_at(&self.table, *self.at.get(rank as usize)?)
+        match token_at(&self.table, *self.at.get(rank as usize)?) {
+            None if self.empty_token == Some(rank) => Some(&[]),
+            token => token,
+        }
     }
 
     /// The rank of the token `bytes`, if it is one.
     #[inline]
     pub fn rank(&self, bytes: &[u8]) -> Option<u32> {
+        if bytes.is_empty() {
+            return self.empty_token;
+        }
         let start = slot_and_tag(bytes, self.slots.len() - 1, self.rank_mask);
         probe(&self.slots, self.rank_mask, start, bytes, |rank| {
-            self.token(rank)
+            token_at(&self.table, self.at[rank as usize])
         })
         .ok()
     }
@@ -602,6 +634,31 @@ mod tests {
             assert_eq!(encode(&ranks, b"bcab", heap), [257, 256]);
             assert_eq!(encode(&ranks, b"aaa", heap), [258, b'a' as u32]);
         }
+    }
+
+    #[test]
+    fn the_empty_token_is_a_token_the_merges_never_form() {
+        let ranks = byte_table(&[b"", b"xy"])
+            .with_empty_token(Some(256))
+            .unwrap();
+        assert_eq!(ranks.token(256), Some(&b""[..]));
+        assert_eq!(ranks.rank(b""), Some(256));
+        assert_eq!(
+            ranks.decode_bytes(&[b'x' as u32, 256, 257]).unwrap(),
+            b"xxy"
+        );
+        for heap in [false, true] {
+            assert_eq!(encode(&ranks, b"xyx", heap), [257, b'x' as u32]);
+        }
+        let refused = |rank| {
+            byte_table(&[b"", b"xy"])
+                .with_empty_token(Some(rank))
+                .err()
+                .unwrap()
+        };
+        assert!(refused(257).contains("rank 257 is a token already"));
+        assert!(refused(258).contains("past the table's last rank"));
+        assert_eq!(byte_table(&[]).rank(b""), None);
     }
 
     #[test]

@@ -9,20 +9,37 @@
 //! read, in any mix. The compact table lists each rank from 0 up as a length byte and the
 //! token's bytes, a length of 0 standing for a rank no line gives.
 //!
+//! One token may be empty: Whisper's `multilingual.tiktoken` gives `=` (no bytes, as Python's
+//! `base64.b64decode` reads it) the rank 50256. tiktoken keeps such a token in its vocabulary
+//! (`decode` reads it as nothing, `encode_single_token(b"")` finds it) and its BPE never forms it.
+//! The compact table has no length for it, so it is a gap there and [`RankFile::empty_token`]
+//! names its rank.
+//!
 //! What this reader refuses, each with the line it is on: a line that is neither kind, bytes
-//! that are not standard base64 with its padding, an empty token or one longer than the 255 bytes
-//! a compact entry holds, a rank that is not a whole number below [`MAX_RANKS`], and a rank given
-//! twice. Two ranks with the same bytes are refused by `RankTable::new`, and so is a table
-//! missing a single byte: tiktoken's BPE starts from single bytes, so every byte needs a rank.
+//! that are not standard base64 with its padding, a second empty token, a token longer than the
+//! 255 bytes a compact entry holds, a rank that is not a whole number below [`MAX_RANKS`], and a
+//! rank given twice. Two ranks with the same bytes are refused by `RankTable::new`, and so is a
+//! table missing a single byte: tiktoken's BPE starts from single bytes, so every byte needs a
+//! rank.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 
 use super::pair_cache::MAX_RANKS;
 
-/// The compact table of the rank file `contents`; the error names the line at fault.
-pub fn compact_table(contents: &[u8]) -> Result<Vec<u8>, String> {
+/// What a rank file holds: its compact table and the rank of its empty token, if it has one.
+#[derive(Debug, PartialEq, Eq)]
+pub struct RankFile {
+    /// The compact table: for each rank from 0 up, a length byte and the token's bytes.
+    pub table: Vec<u8>,
+    /// The rank of the token with no bytes (a gap in `table`).
+    pub empty_token: Option<u32>,
+}
+
+/// The rank file `contents`, read; the error names the line at fault.
+pub fn read_rank_file(contents: &[u8]) -> Result<RankFile, String> {
     let mut tokens: Vec<Option<(Vec<u8>, usize)>> = Vec::new();
+    let mut empty_token: Option<(u32, usize)> = None;
     let mut read = 0;
     for (index, line) in contents.split(|&b| b == b'\n').enumerate() {
         let number = index + 1;
@@ -44,14 +61,28 @@ pub fn compact_table(contents: &[u8]) -> Result<Vec<u8>, String> {
             if rank >= tokens.len() {
                 tokens.resize(rank + 1, None);
             }
-            if let Some((_, first)) = &tokens[rank] {
+            let given = match (&tokens[rank], empty_token) {
+                (Some((_, first)), _) => Some(*first),
+                (None, Some((empty, first))) if empty as usize == rank => Some(first),
+                _ => None,
+            };
+            if let Some(first) = given {
                 return Err(format!(
                     "line {number} of the rank file gives rank {rank}, which line {first} gives \
                      already; each rank is one token"
                 ));
             }
-            tokens[rank] = Some((token, number));
             read += 1;
+            if !token.is_empty() {
+                tokens[rank] = Some((token, number));
+            } else if let Some((other, first)) = empty_token {
+                return Err(format!(
+                    "line {number} of the rank file gives the empty token rank {rank}, which line \
+                     {first} gives rank {other}; each token has one rank"
+                ));
+            } else {
+                empty_token = Some((rank as u32, number));
+            }
         }
     }
     if read == 0 {
@@ -75,7 +106,10 @@ pub fn compact_table(contents: &[u8]) -> Result<Vec<u8>, String> {
             None => table.push(0),
         }
     }
-    Ok(table)
+    Ok(RankFile {
+        table,
+        empty_token: empty_token.map(|(rank, _)| rank),
+    })
 }
 
 /// One line's tokens and their ranks: one for a line of tiktoken's, a run for a packed line of
@@ -104,14 +138,14 @@ fn read_line(line: &[u8]) -> Result<Vec<(Vec<u8>, u32)>, String> {
     }
 }
 
-/// A token's bytes from their base64.
+/// A token's bytes from their base64; padding alone is the empty token.
 fn read_token(token: &[u8], shown: &dyn Fn() -> String) -> Result<Vec<u8>, String> {
+    if token.iter().all(|&b| b == b'=') {
+        return Ok(Vec::new());
+    }
     let token = STANDARD
         .decode(token)
         .map_err(|e| format!("has a token that is not base64 ({e}): {:?}", shown()))?;
-    if token.is_empty() {
-        return Err("has an empty token; every token has at least one byte".to_owned());
-    }
     if token.len() > usize::from(u8::MAX) {
         return Err(format!(
             "has a token of {} bytes; batchtok reads tokens of up to 255 bytes",
@@ -153,23 +187,23 @@ mod tests {
             line(b"xyz", 4),
         ]
         .concat();
-        let table = compact_table(contents.as_bytes()).unwrap();
+        let table = read_rank_file(contents.as_bytes()).unwrap().table;
         assert_eq!(table, b"\x01a\x01b\x00\x00\x03xyz");
     }
 
     #[test]
     fn packed_lines_run_from_their_first_rank() {
         let contents = format!("! 0 YQ== Yg==\n{}! 5 eA== eXo=\n", line(b"c", 2));
-        let table = compact_table(contents.as_bytes()).unwrap();
+        let table = read_rank_file(contents.as_bytes()).unwrap().table;
         assert_eq!(table, b"\x01a\x01b\x01c\x00\x00\x01x\x02yz");
-        let error = compact_table(b"! 0 YQ== Yg==\n! 1 Yw==\n").unwrap_err();
+        let error = read_rank_file(b"! 0 YQ== Yg==\n! 1 Yw==\n").unwrap_err();
         assert!(error.contains("line 2 of the rank file gives rank 1, which line 1 gives"));
         assert!(
-            compact_table(b"! x YQ==\n")
+            read_rank_file(b"! x YQ==\n")
                 .unwrap_err()
                 .contains("has the rank \"x\"")
         );
-        let past = compact_table(b"! 2097150 YQ== Yg==\n").unwrap_err();
+        let past = read_rank_file(b"! 2097150 YQ== Yg==\n").unwrap_err();
         assert!(past.contains("packs ranks past 2097151"), "{past}");
     }
 
@@ -180,12 +214,15 @@ mod tests {
             line(b"a", 0).trim_end(),
             line(b"b", 1).trim_end()
         );
-        assert_eq!(compact_table(contents.as_bytes()).unwrap(), b"\x01a\x01b");
+        assert_eq!(
+            read_rank_file(contents.as_bytes()).unwrap().table,
+            b"\x01a\x01b"
+        );
     }
 
     #[test]
     fn each_fault_names_its_line() {
-        let error = |contents: &str| compact_table(contents.as_bytes()).unwrap_err();
+        let error = |contents: &str| read_rank_file(contents.as_bytes()).unwrap_err();
         let a = line(b"a", 0);
         assert!(error("/models/x.tiktoken").contains("line 1 of the rank file is"));
         assert!(error("/models/x.tiktoken").contains("not its path"));
@@ -198,6 +235,30 @@ mod tests {
         assert!(error("\n\n").contains("has no tokens"));
         let long = line(&[b'x'; 256], 1);
         assert!(error(&format!("{a}{long}")).contains("256 bytes"));
+    }
+
+    #[test]
+    fn padding_alone_is_the_empty_token_a_gap_in_the_table() {
+        // Whisper's multilingual.tiktoken ends with "= 50256".
+        let contents = format!("{}{}= 2\n{}", line(b"a", 0), line(b"b", 1), line(b"c", 3));
+        let file = read_rank_file(contents.as_bytes()).unwrap();
+        assert_eq!(file.table, b"\x01a\x01b\x00\x01c");
+        assert_eq!(file.empty_token, Some(2));
+        let error = |contents: &str| read_rank_file(contents.as_bytes()).unwrap_err();
+        let twice = error(&format!("{contents}== 4\n"));
+        assert!(
+            twice.contains(
+                "line 5 of the rank file gives the empty token rank 4, which line 3 gives rank 2"
+            ),
+            "{twice}"
+        );
+        assert!(
+            error(&format!("{contents}YQ== 2\n"))
+                .contains("gives rank 2, which line 3 gives already")
+        );
+        assert!(
+            error(&format!("= 0\n{contents}")).contains("gives rank 0, which line 1 gives already")
+        );
     }
 
     /// The rank file of an embedded encoding's table, ranks in reverse order as a file may list

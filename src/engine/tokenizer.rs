@@ -144,7 +144,7 @@ impl Tokenizer {
                 ),
             ));
         }
-        let table = tiktoken_file::compact_table(contents)
+        let file = tiktoken_file::read_rank_file(contents)
             .map_err(|why| Error::new(ErrorKind::Load, why))?;
         let model = {
             let mut models = MODELS
@@ -152,16 +152,19 @@ impl Tokenizer {
                 .unwrap_or_else(|poisoned| poisoned.into_inner());
             match models
                 .iter()
-                .find(|model| model.is_rank_file(&table, pattern))
+                .find(|model| model.is_rank_file(&file, pattern))
             {
                 Some(model) => *model,
                 None => {
-                    let table = RankTable::new(table).map_err(|why| {
-                        Error::new(
-                            ErrorKind::Load,
-                            format!("the rank file is not a rank table: {why}"),
-                        )
-                    })?;
+                    let empty_token = file.empty_token;
+                    let table = RankTable::new(file.table)
+                        .and_then(|table| table.with_empty_token(empty_token))
+                        .map_err(|why| {
+                            Error::new(
+                                ErrorKind::Load,
+                                format!("the rank file is not a rank table: {why}"),
+                            )
+                        })?;
                     let name = Box::leak(name.to_owned().into_boxed_str());
                     let model = RankModel::from_rank_file(name, table, pattern)?;
                     models.push(model);
