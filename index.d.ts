@@ -675,6 +675,11 @@ export interface ModelInputs {
   tokens?: Array<Array<string>>
   /** `returnWordIds`: each token's word index within its text, -1 for template and pad tokens. */
   wordIds?: Int32Array
+  /**
+   * `returnSequenceIds`: the text each token comes from, 0 for the first and 1 for the second
+   * of a pair (transformers' `sequence_ids()`), -1 for template and pad tokens.
+   */
+  sequenceIds?: Int32Array
   /** `returnSpecialTokensMask`: 1 for template and pad tokens, 0 for the text's. */
   specialTokensMask?: Uint8Array
   /** `returnOverflowing`: the input each row comes from. */
@@ -752,6 +757,11 @@ export interface ModelInputsOptions {
    * @default false
    */
   returnWordIds?: boolean
+  /**
+   * Also return `sequenceIds`.
+   * @default false
+   */
+  returnSequenceIds?: boolean
   /**
    * Also return `specialTokensMask`.
    * @default false

@@ -47,13 +47,14 @@ describe.each(HF_TOKENIZERS)('%s.json: the binding and batchtok', (name) => {
     expect((await ours.encodeBatch(texts)).toArrays()).toEqual(batch.map((encoding) => encoding.getIds()))
   })
 
-  it('a pair, its type ids, tokens and offsets', async () => {
+  it('a pair, its type ids, sequence ids, tokens and offsets', async () => {
     const peer = binding()
     for (const [text, pair] of pairs) {
       const expected = await peer.encode(text, pair)
-      const inputs = ours.encodeForModelSync([[text, pair]], { padding: false, dtype: 'uint32', returnTokens: true })
+      const inputs = ours.encodeForModelSync([[text, pair]], { padding: false, dtype: 'uint32', returnTokens: true, returnSequenceIds: true })
       expect(Array.from(inputs.inputIds), text).toEqual(expected.getIds())
       expect(Array.from(inputs.tokenTypeIds), text).toEqual(expected.getTypeIds())
+      expect(Array.from(inputs.sequenceIds!), text).toEqual(expected.getSequenceIds().map((s) => s ?? -1))
       expect(inputs.tokens![0], text).toEqual(expected.getTokens())
     }
     for (const text of texts) {

@@ -38,7 +38,7 @@ type Row = {
   wordIds: number[]
   tokens: string[]
   offsets: [number, number][]
-  /** The text each token comes from (-1: a template or pad token); used to pick the text to slice. */
+  /** The text each token comes from (-1: a template or pad token). */
   sequenceIds: number[]
 }
 type Case = {
@@ -82,6 +82,7 @@ const ALL_FIELDS = {
   returnOffsets: true,
   returnTokens: true,
   returnWordIds: true,
+  returnSequenceIds: true,
   returnSpecialTokensMask: true,
   returnOverflowing: true,
 } as const
@@ -133,6 +134,7 @@ function expectEveryField(got: import('../index.js').ModelInputs, rows: Row[]) {
   expect(numbers(got.offsets!)).toEqual(rows.flatMap((row) => row.offsets.flat()))
   expect(got.tokens).toEqual(rows.map((row) => row.tokens))
   expect(numbers(got.wordIds!)).toEqual(flat(rows, 'wordIds'))
+  expect(numbers(got.sequenceIds!)).toEqual(flat(rows, 'sequenceIds'))
   expect(numbers(got.specialTokensMask!)).toEqual(flat(rows, 'specialTokensMask'))
   expect(numbers(got.overflowToSampleMapping!)).toEqual(rows.map((row) => row.sample))
 }

@@ -298,6 +298,7 @@ mod tests {
             offsets: true,
             tokens: true,
             word_ids: true,
+            sequence_ids: true,
             special_tokens_mask: true,
             overflowing: true,
         };
@@ -364,6 +365,7 @@ mod tests {
                 assert_eq!(got.offsets, reference.offsets, "{policy}");
                 assert_eq!(got.tokens, reference.tokens, "{policy}");
                 assert_eq!(got.word_ids, reference.word_ids, "{policy}");
+                assert_eq!(got.sequence_ids, reference.sequence_ids, "{policy}");
                 assert_eq!(
                     got.special_tokens_mask, reference.special_tokens_mask,
                     "{policy}"

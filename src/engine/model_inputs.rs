@@ -97,6 +97,8 @@ pub struct ModelInputs<T> {
     pub tokens: Option<Vec<Vec<String>>>,
     /// Word index per token, -1 where none.
     pub word_ids: Option<Vec<i32>>,
+    /// Sequence index per token (0 or 1), -1 for template and pad tokens.
+    pub sequence_ids: Option<Vec<i32>>,
     /// 1 for template and pad tokens.
     pub special_tokens_mask: Option<Vec<u8>>,
     /// The input each row comes from (with overflowing windows).
@@ -250,6 +252,7 @@ pub struct Unfilled<T> {
     offsets: Option<Vec<u32>>,
     tokens: Option<Vec<Vec<String>>>,
     word_ids: Option<Vec<i32>>,
+    sequence_ids: Option<Vec<i32>>,
     special_tokens_mask: Option<Vec<u8>>,
 }
 
@@ -264,6 +267,7 @@ pub struct RowsWindow<'a, T> {
     offsets: Option<&'a mut [MaybeUninit<u32>]>,
     tokens: Option<&'a mut [Vec<String>]>,
     word_ids: Option<&'a mut [MaybeUninit<i32>]>,
+    sequence_ids: Option<&'a mut [MaybeUninit<i32>]>,
     special_tokens_mask: Option<&'a mut [MaybeUninit<u8>]>,
 }
 
@@ -293,6 +297,7 @@ impl<T: IdElement> Unfilled<T> {
                 .tokens
                 .then(|| (0..layout.rows).map(|_| Vec::new()).collect()),
             word_ids: returns.word_ids.then(|| Vec::with_capacity(cells)),
+            sequence_ids: returns.sequence_ids.then(|| Vec::with_capacity(cells)),
             special_tokens_mask: returns
                 .special_tokens_mask
                 .then(|| Vec::with_capacity(cells)),
@@ -324,6 +329,10 @@ impl<T: IdElement> Unfilled<T> {
             .word_ids
             .as_mut()
             .map(|v| &mut v.spare_capacity_mut()[..cells]);
+        let mut sequence_ids = self
+            .sequence_ids
+            .as_mut()
+            .map(|v| &mut v.spare_capacity_mut()[..cells]);
         let mut special = self
             .special_tokens_mask
             .as_mut()
@@ -339,6 +348,7 @@ impl<T: IdElement> Unfilled<T> {
                     offsets: offsets.as_mut().map(|s| split_front(s, n * 2)),
                     tokens: tokens.as_mut().map(|s| split_front(s, rows)),
                     word_ids: word_ids.as_mut().map(|s| split_front(s, n)),
+                    sequence_ids: sequence_ids.as_mut().map(|s| split_front(s, n)),
                     special_tokens_mask: special.as_mut().map(|s| split_front(s, n)),
                 }
             })
@@ -367,6 +377,9 @@ impl<T: IdElement> Unfilled<T> {
             if let Some(v) = self.word_ids.as_mut() {
                 v.set_len(cells);
             }
+            if let Some(v) = self.sequence_ids.as_mut() {
+                v.set_len(cells);
+            }
             if let Some(v) = self.special_tokens_mask.as_mut() {
                 v.set_len(cells);
             }
@@ -380,6 +393,7 @@ impl<T: IdElement> Unfilled<T> {
             offsets: self.offsets,
             tokens: self.tokens,
             word_ids: self.word_ids,
+            sequence_ids: self.sequence_ids,
             special_tokens_mask: self.special_tokens_mask,
             overflow_to_sample: None,
         }
@@ -418,6 +432,7 @@ pub fn pad_rows<T: IdElement>(
         mut offsets,
         mut tokens,
         mut word_ids,
+        mut sequence_ids,
         mut special_tokens_mask,
     } = window;
     let (pad_id, one, zero, pad_type) = (
@@ -457,14 +472,15 @@ pub fn pad_rows<T: IdElement>(
             write_mapped(&mut row_offsets[text.start * 2..text.end * 2], flat, |v| v);
             write_all(&mut row_offsets[pad.start * 2..pad.end * 2], 0);
         }
-        if let Some(word_ids) = word_ids.as_deref_mut() {
-            let row_words = &mut word_ids[cells.clone()];
-            write_mapped(
-                &mut row_words[text.clone()],
-                &rows.word_ids[span.clone()],
-                |v| v,
-            );
-            write_all(&mut row_words[pad.clone()], -1);
+        for (out, source) in [
+            (word_ids.as_deref_mut(), &rows.word_ids),
+            (sequence_ids.as_deref_mut(), &rows.sequence_ids),
+        ] {
+            if let Some(out) = out {
+                let row = &mut out[cells.clone()];
+                write_mapped(&mut row[text.clone()], &source[span.clone()], |v| v);
+                write_all(&mut row[pad.clone()], -1);
+            }
         }
         if let Some(mask) = special_tokens_mask.as_deref_mut() {
             let row_mask = &mut mask[cells.clone()];
@@ -1006,6 +1022,7 @@ mod tests {
                 offsets: true,
                 tokens: true,
                 word_ids: true,
+                sequence_ids: true,
                 special_tokens_mask: true,
                 overflowing: true,
             },
@@ -1033,6 +1050,9 @@ mod tests {
         let word = &units[offsets[4] as usize..offsets[5] as usize];
         assert_eq!(String::from_utf16(word).unwrap(), "word");
         assert_eq!(inputs.word_ids.unwrap()[..5], [-1, 0, 1, 2, -1]);
+        let sequences = inputs.sequence_ids.unwrap();
+        assert_eq!(sequences[..5], [-1, 0, 0, 0, -1]);
+        assert_eq!(sequences[10..], [-1, 0, -1, 1, -1]);
         // The pair's second sequence indexes its own text.
         assert_eq!(tokens[2], ["[CLS]", "a", "[SEP]", "😀", "[SEP]"]);
         assert_eq!(&offsets[2 * 5 * 2 + 6..2 * 5 * 2 + 8], [0, 2]);

@@ -103,6 +103,8 @@ pub struct Returns {
     pub tokens: bool,
     /// Each token's word index (-1 where none).
     pub word_ids: bool,
+    /// Each token's sequence: 0 or 1, -1 for template tokens.
+    pub sequence_ids: bool,
     /// 1 for the template's and pad tokens, 0 for the text's.
     pub special_tokens_mask: bool,
     /// The windows truncation cuts off, as rows of their own.
@@ -112,7 +114,12 @@ pub struct Returns {
 impl Returns {
     /// Whether any part only the stable engine computes is asked for.
     pub(super) fn needs_stable(&self) -> bool {
-        self.offsets || self.tokens || self.word_ids || self.special_tokens_mask || self.overflowing
+        self.offsets
+            || self.tokens
+            || self.word_ids
+            || self.sequence_ids
+            || self.special_tokens_mask
+            || self.overflowing
     }
 }
 
@@ -148,6 +155,8 @@ pub struct Rows {
     pub tokens: Vec<String>,
     /// Word indices, -1 where none.
     pub word_ids: Vec<i32>,
+    /// Sequence indices, -1 for template tokens.
+    pub sequence_ids: Vec<i32>,
     /// 1 for template tokens.
     pub special: Vec<u8>,
     /// The release candidate's working buffers for the first and second sequence of an input,
@@ -177,6 +186,8 @@ impl Rows {
         self.offsets.truncate(tokens.min(self.offsets.len()));
         self.tokens.truncate(tokens.min(self.tokens.len()));
         self.word_ids.truncate(tokens.min(self.word_ids.len()));
+        self.sequence_ids
+            .truncate(tokens.min(self.sequence_ids.len()));
         self.special.truncate(tokens.min(self.special.len()));
     }
 
@@ -229,6 +240,14 @@ impl Rows {
                     .get_word_ids()
                     .iter()
                     .map(|word| word.map_or(-1, |w| w as i32)),
+            );
+        }
+        if returns.sequence_ids {
+            self.sequence_ids.extend(
+                encoding
+                    .get_sequence_ids()
+                    .iter()
+                    .map(|sequence| sequence.map_or(-1, |s| s as i32)),
             );
         }
         if returns.special_tokens_mask {

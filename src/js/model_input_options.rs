@@ -19,7 +19,7 @@ pub fn side(name: &str) -> Side {
 
 /// The option keys `encodeForModel` takes beside `addSpecialTokens`, `encodeSpecialTokens`,
 /// `truncation`, `signal` and `scheduler`.
-pub const MODEL_INPUT_KEYS: [&str; 11] = [
+pub const MODEL_INPUT_KEYS: [&str; 12] = [
     "padding",
     "maxLength",
     "padToMultipleOf",
@@ -29,6 +29,7 @@ pub const MODEL_INPUT_KEYS: [&str; 11] = [
     "returnOffsets",
     "returnTokens",
     "returnWordIds",
+    "returnSequenceIds",
     "returnSpecialTokensMask",
     "returnOverflowing",
 ];
@@ -132,6 +133,7 @@ impl ModelInputOptions {
                 offsets: flag(c"returnOffsets")?,
                 tokens: flag(c"returnTokens")?,
                 word_ids: flag(c"returnWordIds")?,
+                sequence_ids: flag(c"returnSequenceIds")?,
                 special_tokens_mask: flag(c"returnSpecialTokensMask")?,
                 overflowing: flag(c"returnOverflowing")?,
             },

@@ -79,6 +79,9 @@ pub struct ModelInputsOptions {
     /// Also return `wordIds`.
     /// @default false
     pub return_word_ids: Option<bool>,
+    /// Also return `sequenceIds`.
+    /// @default false
+    pub return_sequence_ids: Option<bool>,
     /// Also return `specialTokensMask`.
     /// @default false
     pub return_special_tokens_mask: Option<bool>,
@@ -122,6 +125,9 @@ pub struct ModelInputs {
     pub tokens: Option<Vec<Vec<String>>>,
     /// `returnWordIds`: each token's word index within its text, -1 for template and pad tokens.
     pub word_ids: Option<Int32Array>,
+    /// `returnSequenceIds`: the text each token comes from, 0 for the first and 1 for the second
+    /// of a pair (transformers' `sequence_ids()`), -1 for template and pad tokens.
+    pub sequence_ids: Option<Int32Array>,
     /// `returnSpecialTokensMask`: 1 for template and pad tokens, 0 for the text's.
     pub special_tokens_mask: Option<Uint8Array>,
     /// `returnOverflowing`: the input each row comes from.
@@ -286,6 +292,7 @@ fn to_js<T>(
         offsets: inputs.offsets.map(Uint32Array::new),
         tokens: inputs.tokens,
         word_ids: inputs.word_ids.map(Int32Array::new),
+        sequence_ids: inputs.sequence_ids.map(Int32Array::new),
         special_tokens_mask: inputs.special_tokens_mask.map(Uint8Array::new),
         overflow_to_sample_mapping: inputs.overflow_to_sample.map(Uint32Array::new),
     }
