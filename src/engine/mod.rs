@@ -10,7 +10,7 @@
 //! [`Tokenizer`] owns one or both and decides, per tokenizer and per input, which one encodes
 //! (see `routing.rs` for what is routed where and why). The OpenAI encodings are built from rank
 //! tables embedded in the binary (`openai.rs`), and a user's from a rank file in tiktoken's format
-//! (`tiktoken_file.rs`).
+//! (`tiktoken_file.rs`) or from Mistral's `tekken.json` (`tekken.rs`).
 //!
 //! Around encoding and decoding, each in its own file as `impl Tokenizer` blocks: model names and
 //! their encodings (`models.rs`), counting within a limit and truncating to a number of tokens
@@ -60,6 +60,7 @@ mod spelling;
 mod stable;
 mod stable_reader;
 mod stream_decode;
+mod tekken;
 #[cfg(test)]
 mod test_fixtures;
 mod tiktoken_file;

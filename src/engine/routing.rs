@@ -69,8 +69,8 @@
 //! from the vocabulary (tens of MiB, a tenth of a second or more on its first text), so a fresh
 //! process's first batch on a new thread was slower than the release candidate's.
 //!
-//! **An encoding read from a rank file** (`Tokenizer::from_rank_file`) routes as the embedded ones
-//! do, between the same three engines built from its table. Where its pattern is one of tiktoken's,
+//! **An encoding read from a rank file** (`Tokenizer::from_rank_file`, and Mistral's tekken files,
+//! `Tokenizer::from_tekken`) routes as the embedded ones do, between the same three engines built from its table. Where its pattern is one of tiktoken's,
 //! the release candidate runs that pattern on its own matcher and the exact path runs the pattern
 //! as given; any other pattern runs on `fancy-regex` on every path, exact by construction and
 //! about a fifth as fast. fastokens never takes one: its scanners are the embedded encodings'.

@@ -12,7 +12,8 @@ use super::pipeline::PipelineEngine;
 use super::ranks::RankTable;
 use super::special::{self, AllowedSpecial, Segment, SpecialToken};
 use super::stable::StableEngine;
-use super::tiktoken_file;
+use super::tekken;
+use super::tiktoken_file::{self, RankFile};
 use super::unicode_drift;
 use super::{Engine, Error, ErrorKind, Ids, Scratch, TruncationChoice};
 
@@ -133,6 +134,29 @@ impl Tokenizer {
         name: &str,
         specials: &[(String, u32)],
     ) -> Result<Arc<Tokenizer>, Error> {
+        let file = tiktoken_file::read_rank_file(contents)
+            .map_err(|why| Error::new(ErrorKind::Load, why))?;
+        Self::from_ranks(file, pattern, name, specials)
+    }
+
+    /// Mistral's tokenizer file (`tekken.json`, see `tekken.rs`), as `mistral_common`'s
+    /// `Tekkenizer.from_file` reads it, named `name`: its ordinary tokens numbered after its
+    /// special tokens, which are special tokens here. Made and kept as
+    /// [`from_rank_file`](Self::from_rank_file)'s encodings are.
+    pub fn from_tekken(json: &[u8], name: &str) -> Result<Arc<Tokenizer>, Error> {
+        let tekken = tekken::read_tekken(json).map_err(|why| Error::new(ErrorKind::Load, why))?;
+        Self::from_ranks(tekken.ranks, &tekken.pattern, name, &tekken.specials)
+    }
+
+    /// The encoding of the ranks `file`, splitting text with `pattern`, named `name`, with the
+    /// special tokens `specials`: one model per distinct table and pattern, one tokenizer per
+    /// model, name and special tokens.
+    fn from_ranks(
+        file: RankFile,
+        pattern: &str,
+        name: &str,
+        specials: &[(String, u32)],
+    ) -> Result<Arc<Tokenizer>, Error> {
         static MODELS: Mutex<Vec<&'static RankModel>> = Mutex::new(Vec::new());
         static TOKENIZERS: Mutex<Vec<Arc<Tokenizer>>> = Mutex::new(Vec::new());
         if name.is_empty() || openai::find(name).is_ok() {
@@ -144,8 +168,6 @@ impl Tokenizer {
                 ),
             ));
         }
-        let file = tiktoken_file::read_rank_file(contents)
-            .map_err(|why| Error::new(ErrorKind::Load, why))?;
         let model = {
             let mut models = MODELS
                 .lock()

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use napi::bindgen_prelude::{JsValue, TypedArrayType, Unknown};
 use napi::{Env, ValueType};
 
-use super::errors::{ErrorClass, js_error, range_error, type_error};
+use super::errors::{ErrorClass, from_engine, js_error, range_error, type_error};
 use super::raw;
 use crate::engine::{
     self, ChatMessage, HarmonyTerminator, RecipientPlacement, edit_distance, is_typo,
@@ -479,6 +479,49 @@ pub fn rank_file_options(env: &Env, options: Option<Unknown>) -> napi::Result<Ra
         special_tokens: special_tokens_of(env, &options)?,
         name,
     })
+}
+
+/// What `read` makes of `value`, a file's contents given as a string or as bytes; `name` is the
+/// argument's name and `whose` the file's, as errors say them.
+pub fn file_contents<T>(
+    env: &Env,
+    value: &Unknown,
+    name: &str,
+    whose: &str,
+    read: impl Fn(&[u8]) -> Result<T, engine::Error>,
+) -> napi::Result<T> {
+    match raw::with_uint8_bytes(env, value, &read)? {
+        Some(read) => read,
+        None if value.get_type()? == ValueType::String => read(raw::string(env, value)?.as_bytes()),
+        None => {
+            return Err(type_error(
+                env,
+                &format!(
+                    "{name} is {}; expected {whose} contents, a string or a Uint8Array \
+                     (fs.readFileSync(path))",
+                    describe(value)
+                ),
+            ));
+        }
+    }
+    .map_err(|e| from_engine(env, &e))
+}
+
+/// The keys of `Tokenizer.fromTekken`'s options.
+const TEKKEN_KEYS: &[&str] = &["name"];
+
+/// The name of an encoding read from a tekken file when its options give none.
+const TEKKEN_NAME: &str = "tekken";
+
+/// `Tokenizer.fromTekken`'s options: the encoding's name.
+pub fn tekken_name(env: &Env, options: Option<Unknown>) -> napi::Result<String> {
+    match options_object(env, options, "fromTekken", TEKKEN_KEYS)? {
+        Some(options) => match property(env, &options, c"name")? {
+            Some(name) => string(env, &name, "options.name"),
+            None => Ok(TEKKEN_NAME.to_owned()),
+        },
+        None => Ok(TEKKEN_NAME.to_owned()),
+    }
 }
 
 /// A string that must be one of `choices`, named `name` in errors: a `TypeError` for a value that

