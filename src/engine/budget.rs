@@ -151,8 +151,8 @@ impl Tokenizer {
                     .as_slice()
                     .iter()
                     .map(|&id| {
-                        let len = match encoding.specials().iter().find(|s| s.id == id) {
-                            Some(special) => special.text.len(),
+                        let len = match encoding.special_text(id) {
+                            Some(special) => special.len(),
                             None => table.get(id).len(),
                         };
                         at += len;

@@ -56,9 +56,9 @@ impl Tokenizer {
                 let table = TokenBytes::of(encoding)?;
                 let mut out = Vec::with_capacity(ids.len() * 4);
                 for &id in ids {
-                    match encoding.specials().iter().find(|s| s.id == id) {
+                    match encoding.special_text(id) {
                         Some(special) if !skip_special_tokens => {
-                            out.extend_from_slice(special.text.as_bytes())
+                            out.extend_from_slice(special.as_bytes())
                         }
                         Some(_) => {}
                         None => out.extend_from_slice(table.get(id)),

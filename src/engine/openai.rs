@@ -401,6 +401,9 @@ pub struct OpenAiEncoding {
     extra_specials: &'static [SpecialToken],
     /// The named and the reserved special tokens together, built on first use.
     all_specials: OnceLock<Vec<SpecialToken>>,
+    /// Every special token's id and text, by id, built on first use: decoding looks up each id
+    /// here, and o200k_harmony and a tekken file have over a thousand special tokens.
+    specials_by_id: OnceLock<Vec<(u32, &'static str)>>,
 }
 
 const fn special(text: &'static str, id: u32) -> SpecialToken {
@@ -422,6 +425,7 @@ const fn encoding(
         reserved_specials,
         extra_specials: &[],
         all_specials: OnceLock::new(),
+        specials_by_id: OnceLock::new(),
     }
 }
 
@@ -555,6 +559,23 @@ impl OpenAiEncoding {
         })
     }
 
+    /// The text of the special token `id`, if `id` is one.
+    pub fn special_text(&self, id: u32) -> Option<&'static str> {
+        let by_id = self.specials_by_id.get_or_init(|| {
+            // o200k_harmony lists `<|endofprompt|>` and `<|reserved_200018|>` at one id; the
+            // first listed names it, as the text a named token's id decodes to.
+            let mut by_id: Vec<(u32, &'static str)> =
+                self.specials().iter().map(|s| (s.id, s.text)).collect();
+            by_id.sort_by_key(|&(id, _)| id);
+            by_id.dedup_by_key(|&mut (id, _)| id);
+            by_id
+        });
+        by_id
+            .binary_search_by_key(&id, |&(id, _)| id)
+            .ok()
+            .map(|at| by_id[at].1)
+    }
+
     /// The special tokens a user added to it ([`extended`](Self::extended)); none for an
     /// embedded encoding.
     pub fn extra_specials(&self) -> &[SpecialToken] {
@@ -644,6 +665,7 @@ impl OpenAiEncoding {
             reserved_specials: self.reserved_specials.clone(),
             extra_specials: extra,
             all_specials: OnceLock::new(),
+            specials_by_id: OnceLock::new(),
         }))
     }
 
@@ -966,6 +988,28 @@ mod tests {
             assert_eq!(embedded.len(), derived.len(), "{}", model.name);
             assert!(embedded == derived, "{}: the merges differ", model.name);
         }
+    }
+
+    /// Every special token, named or reserved, is found by its id, and nothing else is.
+    #[test]
+    fn special_tokens_are_found_by_id() {
+        let harmony = find("o200k_harmony").unwrap();
+        for special in harmony.specials() {
+            let first = harmony
+                .specials()
+                .iter()
+                .find(|s| s.id == special.id)
+                .unwrap();
+            assert_eq!(harmony.special_text(special.id), Some(first.text));
+        }
+        assert_eq!(harmony.special_text(200018), Some("<|endofprompt|>"));
+        assert!(harmony.specials().len() > 1000);
+        assert_eq!(harmony.special_text(0), None);
+        assert_eq!(harmony.special_text(u32::MAX), None);
+        assert_eq!(
+            find("r50k_base").unwrap().special_text(50256),
+            Some("<|endoftext|>")
+        );
     }
 
     /// Added special tokens are checked against the encoding's tokens: a token of its own given

@@ -513,7 +513,7 @@ impl Tokenizer {
         match (self.family, self.stable_engine(), self.pipeline_engine()) {
             (Family::OpenAi(encoding), _, _) => decode_around_specials(
                 encoding.model.first_engine()?,
-                encoding.specials(),
+                |id| encoding.special_text(id),
                 ids,
                 skip_special_tokens,
             ),
@@ -685,11 +685,10 @@ impl EncodeMode {
 /// ordinary ids are decoded by the engine and the special tokens spelled in between (or left out).
 fn decode_around_specials(
     engine: &dyn Engine,
-    specials: &[SpecialToken],
+    special_text: impl Fn(u32) -> Option<&'static str>,
     ids: &[u32],
     skip_special_tokens: bool,
 ) -> Result<String, Error> {
-    let special_text = |id: u32| specials.iter().find(|s| s.id == id).map(|s| s.text);
     if skip_special_tokens {
         let ordinary: Vec<u32> = ids
             .iter()

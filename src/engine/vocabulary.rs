@@ -75,10 +75,8 @@ impl Tokenizer {
                     return Ok(Some(bytes.to_vec()));
                 }
                 Ok(encoding
-                    .specials()
-                    .iter()
-                    .find(|special| special.id == id)
-                    .map(|special| special.text.as_bytes().to_vec()))
+                    .special_text(id)
+                    .map(|special| special.as_bytes().to_vec()))
             }
             Family::HuggingFace => Ok(self.id_to_token(id)?.map(String::into_bytes)),
         }
