@@ -8,7 +8,7 @@
 //! runs before the encoding. The text's first occurrence is reported (the longest where two start
 //! at the same byte), with its byte offset.
 
-use super::special::{self, AllowedSpecial, SpecialToken};
+use super::special::{self, AllowedSpecial, SpecialSet, SpecialToken};
 use super::{Error, ErrorKind, Family, Tokenizer};
 
 impl Tokenizer {
@@ -20,11 +20,13 @@ impl Tokenizer {
         &self,
         allowed: &AllowedSpecial,
         disallowed: &AllowedSpecial,
-    ) -> Result<Vec<SpecialToken>, Error> {
-        let specials = match (self.family(), disallowed) {
-            (_, AllowedSpecial::None) => return Ok(Vec::new()),
-            (Family::OpenAi(encoding), _) => encoding.specials(),
-            (Family::HuggingFace, _) => {
+    ) -> Result<SpecialSet, Error> {
+        let encoding = match self.family() {
+            Family::OpenAi(encoding) => encoding,
+            Family::HuggingFace if *disallowed == AllowedSpecial::None => {
+                return Ok(SpecialSet::default());
+            }
+            Family::HuggingFace => {
                 return Err(Error::new(
                     ErrorKind::InvalidOption,
                     "disallowedSpecial applies to the OpenAI encodings; a Hugging Face tokenizer \
@@ -33,22 +35,28 @@ impl Tokenizer {
                 ));
             }
         };
-        match disallowed {
-            AllowedSpecial::None => Ok(Vec::new()),
-            AllowedSpecial::All => {
+        let specials = encoding.specials();
+        let tokens = match (disallowed, allowed) {
+            (AllowedSpecial::None, _) => return Ok(SpecialSet::default()),
+            // Every special token: the encoding's set, whose automaton is built once.
+            (AllowedSpecial::All, AllowedSpecial::None) => return Ok(encoding.special_set()),
+            (AllowedSpecial::All, _) => {
                 let is_allowed = |s: &SpecialToken| match allowed {
                     AllowedSpecial::None => false,
                     AllowedSpecial::All => true,
                     AllowedSpecial::Only(names) => names.iter().any(|n| n == s.text),
                 };
-                Ok(specials
+                specials
                     .iter()
                     .filter(|s| !is_allowed(s))
                     .cloned()
-                    .collect())
+                    .collect()
             }
-            AllowedSpecial::Only(names) => special::named("disallowedSpecial", names, specials),
-        }
+            (AllowedSpecial::Only(names), _) => {
+                special::named("disallowedSpecial", names, specials)?
+            }
+        };
+        Ok(SpecialSet::new(tokens))
     }
 }
 
@@ -57,8 +65,8 @@ mod tests {
     use super::*;
     use crate::engine::special::find_disallowed_special;
 
-    fn names(tokens: &[SpecialToken]) -> Vec<&'static str> {
-        tokens.iter().map(|s| s.text).collect()
+    fn names(set: &SpecialSet) -> Vec<&'static str> {
+        set.tokens().iter().map(|s| s.text).collect()
     }
 
     #[test]
@@ -97,7 +105,7 @@ mod tests {
         let (token, at) = find_disallowed_special(text, &disallowed).unwrap();
         assert_eq!((token.text, at), ("<|endofprompt|>", 7));
         assert!(find_disallowed_special("<|endoftext|", &disallowed).is_none());
-        assert!(find_disallowed_special(text, &[]).is_none());
+        assert!(find_disallowed_special(text, &SpecialSet::default()).is_none());
     }
 
     #[test]

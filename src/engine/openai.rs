@@ -34,7 +34,7 @@ use tokenizers::vocab::bucket_added_vocabulary::AddedVocabulary;
 use super::fastokens::FastokensEngine;
 use super::pipeline::PipelineEngine;
 use super::ranks::{RankEngine, RankTable};
-use super::special::SpecialToken;
+use super::special::{SpecialSet, SpecialToken};
 use super::tiktoken_file::RankFile;
 use super::{Engine, Error, ErrorKind};
 
@@ -404,6 +404,8 @@ pub struct OpenAiEncoding {
     /// Every special token's id and text, by id, built on first use: decoding looks up each id
     /// here, and o200k_harmony and a tekken file have over a thousand special tokens.
     specials_by_id: OnceLock<Vec<(u32, &'static str)>>,
+    /// Every special token, as a set to find in texts, built on first use.
+    special_set: OnceLock<SpecialSet>,
 }
 
 const fn special(text: &'static str, id: u32) -> SpecialToken {
@@ -426,6 +428,7 @@ const fn encoding(
         extra_specials: &[],
         all_specials: OnceLock::new(),
         specials_by_id: OnceLock::new(),
+        special_set: OnceLock::new(),
     }
 }
 
@@ -559,6 +562,14 @@ impl OpenAiEncoding {
         })
     }
 
+    /// Every special token, as a set to find in texts (`allowedSpecial: 'all'`); its automaton is
+    /// built once.
+    pub fn special_set(&self) -> SpecialSet {
+        self.special_set
+            .get_or_init(|| SpecialSet::new(self.specials().to_vec()))
+            .clone()
+    }
+
     /// The text of the special token `id`, if `id` is one.
     pub fn special_text(&self, id: u32) -> Option<&'static str> {
         let by_id = self.specials_by_id.get_or_init(|| {
@@ -666,6 +677,7 @@ impl OpenAiEncoding {
             extra_specials: extra,
             all_specials: OnceLock::new(),
             specials_by_id: OnceLock::new(),
+            special_set: OnceLock::new(),
         }))
     }
 

@@ -10,7 +10,7 @@ use super::model_folder::{self, HubOptions, Located, TOKENIZER_FILE};
 use super::openai::{self, ENCODINGS, OpenAiEncoding, RankModel};
 use super::pipeline::PipelineEngine;
 use super::ranks::RankTable;
-use super::special::{self, AllowedSpecial, Segment, SpecialToken};
+use super::special::{self, AllowedSpecial, Segment, SpecialSet, SpecialToken};
 use super::stable::StableEngine;
 use super::tekken;
 use super::tiktoken_file::{self, RankFile};
@@ -30,13 +30,13 @@ pub enum Family {
 #[derive(Debug, Clone, Default)]
 pub struct EncodeMode {
     add_special_tokens: bool,
-    allowed_special: Vec<SpecialToken>,
+    allowed_special: SpecialSet,
     /// Hugging Face tokenizers: encode added special tokens' text as ordinary text (Python
     /// `tokenizers`' `encode_special_tokens = True`).
     special_text_is_ordinary: bool,
     /// OpenAI encodings: special tokens whose text makes a text fail, as tiktoken's
     /// `disallowed_special` refuses it (empty: none, batchtok's default).
-    disallowed_special: Vec<SpecialToken>,
+    disallowed_special: SpecialSet,
     /// Hugging Face tokenizers: the truncation applied to each text (the file's by default).
     truncation: TruncationChoice,
 }
@@ -398,11 +398,15 @@ impl Tokenizer {
                         ),
                     ));
                 }
+                let allowed_special = match allowed_special {
+                    AllowedSpecial::All => encoding.special_set(),
+                    _ => SpecialSet::new(special::resolve(allowed_special, encoding.specials())?),
+                };
                 Ok(EncodeMode {
                     add_special_tokens: false,
-                    allowed_special: special::resolve(allowed_special, encoding.specials())?,
+                    allowed_special,
                     special_text_is_ordinary: false,
-                    disallowed_special: Vec::new(),
+                    disallowed_special: SpecialSet::default(),
                     truncation: TruncationChoice::File,
                 })
             }
@@ -417,9 +421,9 @@ impl Tokenizer {
                 }
                 Ok(EncodeMode {
                     add_special_tokens: add_special_tokens.unwrap_or(true),
-                    allowed_special: Vec::new(),
+                    allowed_special: SpecialSet::default(),
                     special_text_is_ordinary: false,
-                    disallowed_special: Vec::new(),
+                    disallowed_special: SpecialSet::default(),
                     truncation: TruncationChoice::File,
                 })
             }
@@ -631,7 +635,7 @@ impl Tokenizer {
 impl EncodeMode {
     /// The special tokens whose text becomes their id (OpenAI encodings).
     pub(super) fn allowed_special(&self) -> &[SpecialToken] {
-        &self.allowed_special
+        self.allowed_special.tokens()
     }
 
     /// Whether the post-processor's template tokens are added (Hugging Face tokenizers).
@@ -663,7 +667,7 @@ impl EncodeMode {
     }
 
     /// The special tokens whose text makes a text fail.
-    pub(super) fn disallowed_special(&self) -> &[SpecialToken] {
+    pub(super) fn disallowed_special(&self) -> &SpecialSet {
         &self.disallowed_special
     }
 
@@ -675,7 +679,7 @@ impl EncodeMode {
 
     /// This mode refusing every text that contains one of `disallowed` (from
     /// [`Tokenizer::disallowed_special`]), as tiktoken's `encode` does.
-    pub fn with_disallowed_special(mut self, disallowed: Vec<SpecialToken>) -> Self {
+    pub fn with_disallowed_special(mut self, disallowed: SpecialSet) -> Self {
         self.disallowed_special = disallowed;
         self
     }
