@@ -118,7 +118,58 @@ fn run(target: &str, check: impl Fn(&str) -> Verdict) {
 
 /// An OpenAI encoding against `tiktoken-rs`, and decoding back to the text.
 fn openai(name: &str, oracle: tiktoken_rs::CoreBPE) {
-    let tokenizer = Tokenizer::from_encoding(name).unwrap();
+    check_openai(name, &Tokenizer::from_encoding(name).unwrap(), oracle);
+}
+
+/// Qwen's regex (`qwen.tiktoken`'s) and Mistral's Tekken regex (`tekken.json`'s), which a rank
+/// file's encoding runs on the release candidate's own matcher: here on cl100k_base's and
+/// o200k_base's ranks, whose classes they name.
+const QWEN_PATTERN: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+const TEKKEN_PATTERN: &str = r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+
+/// The encoding of `ranks`' rank file read with `pattern` and `<|endoftext|>` after its last
+/// rank, and tiktoken-rs's of the same ranks, pattern and token, once the release candidate is
+/// built.
+fn rank_file(ranks: &str, pattern: &str) -> (std::sync::Arc<Tokenizer>, tiktoken_rs::CoreBPE) {
+    use base64::Engine as _;
+    let ranks = batchtok::engine::openai::ranks_for_benchmarks(ranks).unwrap();
+    let end = ranks.iter().map(|(_, rank)| rank + 1).max().unwrap();
+    let contents: String = ranks
+        .iter()
+        .map(|(token, rank)| {
+            format!(
+                "{} {rank}\n",
+                base64::engine::general_purpose::STANDARD.encode(token)
+            )
+        })
+        .collect();
+    let specials = [("<|endoftext|>".to_owned(), end)];
+    let tokenizer =
+        Tokenizer::from_rank_file(contents.as_bytes(), pattern, "fuzzed", &specials).unwrap();
+    tokenizer.wait_until_ready().unwrap();
+    let oracle = tiktoken_rs::CoreBPE::new(
+        ranks.into_iter().collect(),
+        specials.into_iter().collect(),
+        pattern,
+    )
+    .unwrap();
+    (tokenizer, oracle)
+}
+
+#[test]
+fn qwen_pattern_matches_tiktoken_rs() {
+    let (tokenizer, oracle) = rank_file("cl100k_base", QWEN_PATTERN);
+    check_openai("qwen pattern", &tokenizer, oracle);
+}
+
+#[test]
+fn tekken_pattern_matches_tiktoken_rs() {
+    let (tokenizer, oracle) = rank_file("o200k_base", TEKKEN_PATTERN);
+    check_openai("tekken pattern", &tokenizer, oracle);
+}
+
+/// `tokenizer` against `oracle`, with no special token allowed and with all, and decoding back.
+fn check_openai(name: &str, tokenizer: &Tokenizer, oracle: tiktoken_rs::CoreBPE) {
     let ordinary = tokenizer.encode_mode(None, &AllowedSpecial::None).unwrap();
     let all = tokenizer.encode_mode(None, &AllowedSpecial::All).unwrap();
     run(name, |text| {
@@ -321,7 +372,10 @@ fn sweep(target: &str, disagrees: impl Fn(&str) -> bool) {
 }
 
 fn sweep_openai(name: &str, oracle: tiktoken_rs::CoreBPE) {
-    let tokenizer = Tokenizer::from_encoding(name).unwrap();
+    sweep_rank_file(name, &Tokenizer::from_encoding(name).unwrap(), oracle);
+}
+
+fn sweep_rank_file(name: &str, tokenizer: &Tokenizer, oracle: tiktoken_rs::CoreBPE) {
     let mode = tokenizer.encode_mode(None, &AllowedSpecial::None).unwrap();
     sweep(name, |text| {
         tokenizer.encode(text, &mode).unwrap().as_slice() != oracle.encode_ordinary(text).as_slice()
@@ -365,6 +419,20 @@ fn sweep_p50k_base() {
 #[ignore = "a minute or more per target; run by hand"]
 fn sweep_r50k_base() {
     sweep_openai("r50k_base", tiktoken_rs::r50k_base().unwrap());
+}
+
+#[test]
+#[ignore = "a minute or more per target; run by hand"]
+fn sweep_qwen_pattern() {
+    let (tokenizer, oracle) = rank_file("cl100k_base", QWEN_PATTERN);
+    sweep_rank_file("qwen pattern", &tokenizer, oracle);
+}
+
+#[test]
+#[ignore = "a minute or more per target; run by hand"]
+fn sweep_tekken_pattern() {
+    let (tokenizer, oracle) = rank_file("o200k_base", TEKKEN_PATTERN);
+    sweep_rank_file("tekken pattern", &tokenizer, oracle);
 }
 
 #[test]

@@ -49,6 +49,14 @@ const CL100K_PATTERN: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p
 /// o200k_base's regex: case-aware letter runs with an optional contraction suffix.
 const O200K_PATTERN: &str = r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+";
 
+/// Qwen's regex (its `qwen.tiktoken`'s, and Qwen 2 and 3's tokenizer.json): cl100k_base's, with
+/// one digit per match.
+const QWEN_PATTERN: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+
+/// Mistral's Tekken regex (its `tekken.json`'s): o200k_base's without the contraction suffixes,
+/// with one digit per match.
+const TEKKEN_PATTERN: &str = r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+
 /// tiktoken's own regexes (as `tiktoken-rs` 0.12 spells them), for the texts the patterns above
 /// cannot serve. The release candidate recognises the patterns above and runs them on its own
 /// matcher, whose Unicode 17 tables disagree with tiktoken's Unicode 16 ones on a few thousand
@@ -768,8 +776,10 @@ fn split_pre_tokenizer(cut: Cut) -> Result<PipelinePreTokenizer, String> {
 /// The spelling the release candidate runs on its own matcher of a rank file's `pattern`, where
 /// `pattern` is one of tiktoken's: GPT-2's (r50k_base, p50k_base), cl100k_base's (also Llama 3's
 /// `tokenizer.model`, written without possessive quantifiers) and o200k_base's, each as tiktoken
-/// or a Hugging Face file writes it. The spellings split every text as tiktoken does, but for the
-/// characters `unicode_drift.rs` sends to the exact path.
+/// or a Hugging Face file writes it; or Qwen's or Mistral's Tekken regex, as their files write
+/// them. The spellings split every text as tiktoken does, but for the characters
+/// `unicode_drift.rs` sends to the exact path (they name the classes cl100k_base's and
+/// o200k_base's do; `tests/differential_fuzz.rs` fuzzes and sweeps both against tiktoken-rs).
 fn native_spelling(pattern: &str) -> Option<&'static str> {
     [
         (ungrouped(GPT2_EXACT), GPT2_PATTERN),
@@ -777,6 +787,8 @@ fn native_spelling(pattern: &str) -> Option<&'static str> {
         (ungrouped(CL100K_EXACT), CL100K_PATTERN),
         (Some(CL100K_PATTERN), CL100K_PATTERN),
         (ungrouped(O200K_EXACT), O200K_PATTERN),
+        (Some(QWEN_PATTERN), QWEN_PATTERN),
+        (Some(TEKKEN_PATTERN), TEKKEN_PATTERN),
     ]
     .into_iter()
     .find(|(spelling, _)| *spelling == Some(pattern))

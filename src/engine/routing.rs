@@ -70,10 +70,14 @@
 //! process's first batch on a new thread was slower than the release candidate's.
 //!
 //! **An encoding read from a rank file** (`Tokenizer::from_rank_file`, and Mistral's tekken files,
-//! `Tokenizer::from_tekken`) routes as the embedded ones do, between the same three engines built from its table. Where its pattern is one of tiktoken's,
-//! the release candidate runs that pattern on its own matcher and the exact path runs the pattern
-//! as given; any other pattern runs on `fancy-regex` on every path, exact by construction and
-//! about a fifth as fast. fastokens never takes one: its scanners are the embedded encodings'.
+//! `Tokenizer::from_tekken`) routes as the embedded ones do, between the same three engines built
+//! from its table. Where its pattern is one of tiktoken's, or Qwen's or Mistral's Tekken regex
+//! (both of which the release candidate also has a matcher for, naming the classes cl100k_base's
+//! and o200k_base's do, so the same texts with drifting characters leave it), the release
+//! candidate runs that pattern on its own matcher and the exact path runs the pattern as given;
+//! `tests/differential_fuzz.rs` fuzzes and sweeps Qwen's and Tekken's against tiktoken-rs. Any
+//! other pattern runs on `fancy-regex` on every path, exact by construction and about a fifth as
+//! fast. fastokens never takes one: its scanners are the embedded encodings'.
 //!
 //! What the stable route costs: the stable crate encodes 30 to 60 times slower than the release
 //! candidate on the same texts (`benchmark/results/fallback.md`), since it builds a normalized
