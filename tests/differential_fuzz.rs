@@ -277,6 +277,27 @@ fn unigram_json_matches_the_stable_crate() {
     hugging_face("unigram.json", &fixture("unigram"));
 }
 
+/// The GPT-2 fixture split by Kimi K2's regex before its byte-level step, as a tokenizer.json
+/// converted from Kimi K2's `tiktoken.model` is: a regex the release candidate runs on a matcher
+/// of its own.
+fn gpt2_with_kimi_regex() -> String {
+    const KIMI_REGEX: &str = r"[\p{Han}]+|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]*[\p{Ll}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]+[\p{Ll}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+    let mut file: serde_json::Value = serde_json::from_str(&fixture("gpt2")).unwrap();
+    file["pre_tokenizer"] = serde_json::json!({
+        "type": "Sequence",
+        "pretokenizers": [
+            {"type": "Split", "pattern": {"Regex": KIMI_REGEX}, "behavior": "Isolated", "invert": false},
+            {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": false},
+        ],
+    });
+    file.to_string()
+}
+
+#[test]
+fn gpt2_json_with_kimi_regex_matches_the_stable_crate() {
+    hugging_face("gpt2.json+kimi regex", &gpt2_with_kimi_regex());
+}
+
 #[test]
 fn sentencepiece_json_matches_the_stable_crate() {
     hugging_face("sentencepiece.json", &fixture("sentencepiece"));
@@ -470,6 +491,8 @@ const FOUND: &[(&str, &str)] = &[
     ("unigram", "\u{1d49e}\u{1ac5}\u{327}"),
     ("gpt2+added", "\u{1df7}[TOOL]"),
     ("gpt2+added", "[TOOL]\u{1e945}"),
+    ("gpt2+kimi", "\u{104a0}\u{3007}71"),
+    ("gpt2+kimi", "x \u{2e80}"),
 ];
 
 #[test]
@@ -490,6 +513,7 @@ fn every_disagreement_found_stays_fixed() {
         } else {
             let json = match target {
                 "gpt2+added" => gpt2_with_flagged_added_tokens(),
+                "gpt2+kimi" => gpt2_with_kimi_regex(),
                 _ => fixture(target),
             };
             let tokenizer = Tokenizer::from_json(&json, target).unwrap();

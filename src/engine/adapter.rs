@@ -34,6 +34,12 @@
 //!   members in turn, each on the pieces the one before cut; with one member, that member runs on
 //!   the whole text, as it does on its own. Applied first, so the rewrite above can then apply to
 //!   a lone `ByteLevel` it unwraps.
+//! - **Kimi K2's regex.** The release candidate runs this `Split` regex on a matcher of its own,
+//!   which cuts Han-script numerals (`〇`, the Hangzhou numerals) and the CJK radicals otherwise
+//!   than the regex does (the differential fuzz, on the GPT-2 fixture split by it: `"𐒠〇71"`). Not
+//!   an equivalent form but a refusal: the same regex in a non-capturing group is one the release
+//!   candidate does not run natively, so the route sends the file to the stable engine, which runs
+//!   it on Oniguruma as the reference does (`routing.rs`).
 
 use serde_json::{Map, Value, json};
 
@@ -51,7 +57,44 @@ pub fn for_release_candidate(file: &mut Value, largest_id: u32) -> Vec<String> {
     if let Some(why) = spell_out_prefix_space(file) {
         rewritten.push(why);
     }
+    if let Some(why) = group_kimi_regex(file) {
+        rewritten.push(why);
+    }
     rewritten
+}
+
+/// Kimi K2's pre-tokenization regex, as its files write it.
+const KIMI_REGEX: &str = r"[\p{Han}]+|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]*[\p{Ll}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]+[\p{Ll}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+
+/// The Kimi rewrite (see the module doc), where a `Split` of the pre-tokenizer, or of its
+/// `Sequence`, has that regex.
+fn group_kimi_regex(file: &mut Value) -> Option<String> {
+    let pre_tokenizer = file.get_mut("pre_tokenizer")?;
+    let splits: Vec<&mut Value> = match pre_tokenizer.get("type").and_then(Value::as_str) {
+        Some("Sequence") => pre_tokenizer
+            .get_mut("pretokenizers")?
+            .as_array_mut()?
+            .iter_mut()
+            .collect(),
+        _ => vec![pre_tokenizer],
+    };
+    let mut grouped = false;
+    for member in splits {
+        if member.get("type").and_then(Value::as_str) != Some("Split") {
+            continue;
+        }
+        if let Some(regex) = member.pointer_mut("/pattern/Regex")
+            && regex.as_str() == Some(KIMI_REGEX)
+        {
+            *regex = Value::String(format!("(?:{KIMI_REGEX})"));
+            grouped = true;
+        }
+    }
+    grouped.then(|| {
+        "Kimi K2's Split regex is grouped, so that the release candidate's matcher for it, which \
+         cuts Han numerals and radicals otherwise, does not run it"
+            .to_owned()
+    })
 }
 
 /// The lone-member rewrite (see the module doc), where it applies.

@@ -330,7 +330,7 @@ impl Engines {
                 trusts_outline: true,
                 unparsed: None,
             },
-            Err(StableNeeded::Whole(route)) => Settled::stable(route),
+            Err(StableNeeded::Whole(route)) => Settled::stable(route.rewritten(rewritten)),
             Err(StableNeeded::ToCompare) => match self.stable.wait() {
                 Some(stable) => Settled {
                     route: Route::for_loaded(&pipeline, stable).rewritten(rewritten),

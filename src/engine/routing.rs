@@ -33,8 +33,10 @@
 //!   is tried on both engines at load, at a text's start, inside a word, between words and at
 //!   the end, and a difference sends the tokenizer to the stable engine whole.
 //! - **It cannot run a part of the file exactly.** Its reader keeps a `Split` whose regex is not one
-//!   of the patterns it runs natively (GPT-2's, cl100k's and Llama 3's, o200k's, DeepSeek's three)
-//!   without any way to search for it, and such a `Split` would fail on every text; a regex
+//!   of the patterns it runs natively (GPT-2's, cl100k's and Llama 3's, Qwen's, o200k's, Mistral's
+//!   Tekken, DeepSeek's three) without any way to search for it, and such a `Split` would fail on
+//!   every text; Kimi K2's regex, which it runs natively but cuts otherwise around Han numerals and
+//!   radicals, is grouped by `adapter.rs` so that it is such a regex too; a regex
 //!   `Replace` normalizer it runs with `fancy-regex`, whose syntax and classes are not Oniguruma's,
 //!   unless the pattern is repeated literals (SentencePiece converters' `" {2,}"`), which the two
 //!   read alike (`is_repeated_literals` in `pipeline.rs`); and a BPE model with an
@@ -263,10 +265,18 @@ impl Route {
     }
 
     /// This route, for a release candidate that read the file as `adapter.rs` rewrote it (`how`,
-    /// empty where it read the file as written).
+    /// empty where it read the file as written). A stable route's reason says what was rewritten
+    /// too, since the reason may name the rewritten form.
     pub fn rewritten(self, how: Vec<String>) -> Route {
         match self {
-            Route::Pipeline if !how.is_empty() => Route::Rewritten { how },
+            _ if how.is_empty() => self,
+            Route::Pipeline => Route::Rewritten { how },
+            Route::Stable { reason } => Route::Stable {
+                reason: format!(
+                    "{reason}; the release candidate read the file rewritten: {}",
+                    how.join("; ")
+                ),
+            },
             route => route,
         }
     }
