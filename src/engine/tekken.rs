@@ -22,6 +22,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde::Deserialize;
 
+use super::pair_cache::MAX_RANKS;
 use super::tiktoken_file::{RankFile, read_rank_file};
 
 /// The special tokens a file of version v7 or earlier without a `special_tokens` list has,
@@ -101,6 +102,13 @@ pub fn read_tekken(json: &[u8]) -> Result<Tekken, String> {
         )
     })?;
     let config = &file.config;
+    if config.default_vocab_size > MAX_RANKS {
+        return Err(format!(
+            "the tekken file's config has default_vocab_size {}; batchtok reads vocabularies of \
+             up to {MAX_RANKS} tokens",
+            config.default_vocab_size
+        ));
+    }
     let offset = config.default_num_special_tokens;
     let kept = config
         .default_vocab_size
@@ -328,6 +336,15 @@ mod tests {
     fn what_the_tekkenizer_refuses_is_refused_with_the_reason() {
         let error = |json: &str| read_tekken(json.as_bytes()).unwrap_err();
         assert!(error("{}").contains("is not one"));
+        let huge = tekken(&[], 10, 256, "").replace(
+            "\"default_vocab_size\":266",
+            "\"default_vocab_size\":4000000000",
+        );
+        assert!(
+            error(&huge).contains("vocabularies of up to 2097151 tokens"),
+            "{}",
+            error(&huge)
+        );
         assert!(error(&tekken(&[], 10, 300, "")).contains("fewer than the 300"));
         let v13 = tekken(&[], 10, 256, "").replace("\"v3\"", "\"v13\"");
         assert!(error(&v13).contains("version v13 has no special_tokens"));

@@ -136,7 +136,7 @@ impl Tokenizer {
     ) -> Result<Arc<Tokenizer>, Error> {
         let file = tiktoken_file::read_rank_file(contents)
             .map_err(|why| Error::new(ErrorKind::Load, why))?;
-        Self::from_ranks(file, pattern, name, specials)
+        Self::from_ranks("the rank file", file, pattern, name, specials)
     }
 
     /// Mistral's tokenizer file (`tekken.json`, see `tekken.rs`), as `mistral_common`'s
@@ -145,13 +145,20 @@ impl Tokenizer {
     /// [`from_rank_file`](Self::from_rank_file)'s encodings are.
     pub fn from_tekken(json: &[u8], name: &str) -> Result<Arc<Tokenizer>, Error> {
         let tekken = tekken::read_tekken(json).map_err(|why| Error::new(ErrorKind::Load, why))?;
-        Self::from_ranks(tekken.ranks, &tekken.pattern, name, &tekken.specials)
+        Self::from_ranks(
+            "the tekken file",
+            tekken.ranks,
+            &tekken.pattern,
+            name,
+            &tekken.specials,
+        )
     }
 
-    /// The encoding of the ranks `file`, splitting text with `pattern`, named `name`, with the
-    /// special tokens `specials`: one model per distinct table and pattern, one tokenizer per
-    /// model, name and special tokens.
+    /// The encoding of the ranks `file` (`source`, as errors name it), splitting text with
+    /// `pattern`, named `name`, with the special tokens `specials`: one model per distinct table
+    /// and pattern, one tokenizer per model, name and special tokens.
     fn from_ranks(
+        source: &str,
         file: RankFile,
         pattern: &str,
         name: &str,
@@ -184,7 +191,7 @@ impl Tokenizer {
                         .map_err(|why| {
                             Error::new(
                                 ErrorKind::Load,
-                                format!("the rank file is not a rank table: {why}"),
+                                format!("{source} is not a rank table: {why}"),
                             )
                         })?;
                     let name = Box::leak(name.to_owned().into_boxed_str());
