@@ -536,6 +536,13 @@ export interface DecodeOptions {
    * @default false
    */
   skipSpecialTokens?: boolean
+  /**
+   * `decode` and `decodeBatch`: take out the spaces before punctuation and contractions
+   * (`" ."`, `" ,"`, `" n't"`, `" 's"`, …) as transformers' and transformers.js's `decode` do
+   * where the model's tokenizer_config sets `clean_up_tokenization_spaces` (Llama 3's does).
+   * @default false, as the `tokenizers` library
+   */
+  cleanUpTokenizationSpaces?: boolean
   /** Aborts `decodeBatch`: the promise rejects with an `AbortError`. (Async method only.) */
   signal?: AbortSignal
 }

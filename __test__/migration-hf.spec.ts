@@ -1,6 +1,7 @@
 // README's "Migrating from the tokenizers binding and transformers.js": each call of its table,
 // made with the `tokenizers` napi binding (0.23, the Python reference's own crate) and with
 // batchtok on the fixture tokenizer files, gives the same answer.
+import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
 
@@ -85,6 +86,23 @@ describe.each(HF_TOKENIZERS)('%s.json: the binding and batchtok', (name) => {
       expect(ours.decode(ids, { skipSpecialTokens: true }), texts[i]).toBe(await peer.decode(ids, true))
     }
     expect(await ours.decodeBatch(lists, { skipSpecialTokens: true })).toEqual(await peer.decodeBatch(lists, true))
+  })
+
+  it("decode with cleanUpTokenizationSpaces, as transformers.js's decode with clean_up_tokenization_spaces", async () => {
+    // transformers.js's tokenizer library: the file, and a tokenizer_config that asks for it.
+    const { Tokenizer: TransformersJs } = await import('@huggingface/tokenizers')
+    const json = JSON.parse(readFileSync(file, 'utf8'))
+    const peer = new TransformersJs(json, { clean_up_tokenization_spaces: true })
+    const spaced = ["Hello , world . Is it ? Yes ! I do n't know , it 's what we 're doing ' here ' .", 'a ? ! , .']
+    // transformers.js refuses an empty list of ids.
+    const lists = (await ours.encodeBatch([...spaced, ...texts], { addSpecialTokens: false })).toArrays().filter((ids) => ids.length > 0)
+    const options = { cleanUpTokenizationSpaces: true }
+    for (const ids of lists) {
+      expect(ours.decode(ids, options)).toBe(peer.decode(Array.from(ids), { clean_up_tokenization_spaces: true }))
+    }
+    expect(ours.decode(lists[0], options)).not.toBe(ours.decode(lists[0]))
+    expect(await ours.decodeBatch(lists, options)).toEqual(lists.map((ids) => ours.decode(ids, options)))
+    expect(() => ours.decodeBytes(lists[0], options as never)).toThrow(/cleanUpTokenizationSpaces/)
   })
 
   it('added tokens, plain and special', async () => {

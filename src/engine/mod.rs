@@ -64,6 +64,7 @@ mod tekken;
 #[cfg(test)]
 mod test_fixtures;
 mod tiktoken_file;
+mod tokenization_spaces;
 mod tokenizer;
 mod unicode_drift;
 mod vocabulary;
@@ -91,6 +92,7 @@ pub use special::find_disallowed_special;
 pub use special::{AllowedSpecial, SpecialToken};
 pub use spelling::{edit_distance, is_typo};
 pub use stream_decode::StreamDecoder;
+pub use tokenization_spaces::clean_up_tokenization_spaces;
 pub use tokenizer::{EncodeMode, Family, Tokenizer};
 pub use vocabulary::AddedToken;
 

@@ -153,6 +153,11 @@ pub struct DecodeOptions {
     /// Leave special tokens out of the text.
     /// @default false
     pub skip_special_tokens: Option<bool>,
+    /// `decode` and `decodeBatch`: take out the spaces before punctuation and contractions
+    /// (`" ."`, `" ,"`, `" n't"`, `" 's"`, …) as transformers' and transformers.js's `decode` do
+    /// where the model's tokenizer_config sets `clean_up_tokenization_spaces` (Llama 3's does).
+    /// @default false, as the `tokenizers` library
+    pub clean_up_tokenization_spaces: Option<bool>,
     /// Aborts `decodeBatch`: the promise rejects with an `AbortError`. (Async method only.)
     #[napi(ts_type = "AbortSignal")]
     pub signal: Option<bool>,
@@ -217,8 +222,10 @@ pub enum Takes {
     Batch,
     /// `truncate`.
     Truncate,
-    /// The decode methods.
+    /// `decodeBytes` and `decoder`.
     Decode,
+    /// `decode`, `decodeBatch` and `decodeBatchSync`, whose text can be cleaned up.
+    DecodeText,
     /// `encodeChat`, `countChat`.
     Chat,
     /// `encodeForModel`, `encodeForModelSync`.
@@ -231,6 +238,7 @@ impl Takes {
             Takes::Encode | Takes::Batch => [&MODE_KEYS[..], &["truncation"]].concat(),
             Takes::Truncate => [&["from"][..], &MODE_KEYS[..3]].concat(),
             Takes::Decode => vec!["skipSpecialTokens", "signal"],
+            Takes::DecodeText => vec!["skipSpecialTokens", "cleanUpTokenizationSpaces", "signal"],
             Takes::Chat => vec!["model"],
             Takes::ModelInputs => {
                 [&MODE_KEYS[..2], &["truncation"], &MODEL_INPUT_KEYS[..]].concat()
@@ -255,6 +263,7 @@ pub struct Options<'env> {
     /// `truncate`: keep the end of the text (`from: 'start'`).
     pub from_start: bool,
     pub skip_special_tokens: Option<bool>,
+    pub clean_up_tokenization_spaces: Option<bool>,
     pub model: Option<String>,
     /// `truncation`, where the method takes it.
     pub truncation: Option<TruncationRequest>,
@@ -338,6 +347,10 @@ impl<'env> Options<'env> {
         }
         if has("skipSpecialTokens") {
             options.skip_special_tokens = bool_option(env, &object, c"skipSpecialTokens")?;
+        }
+        if has("cleanUpTokenizationSpaces") {
+            options.clean_up_tokenization_spaces =
+                bool_option(env, &object, c"cleanUpTokenizationSpaces")?;
         }
         if has("model") {
             options.model = property(env, &object, c"model")?

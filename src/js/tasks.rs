@@ -160,6 +160,8 @@ pub struct DecodeCall {
     pub lists: Vec<Vec<u32>>,
     /// Leave special tokens out.
     pub skip_special_tokens: bool,
+    /// Take out the spaces transformers' `clean_up_tokenization` takes out.
+    pub clean_up_tokenization_spaces: bool,
     /// Set when the caller's signal fires; checked between lists.
     pub cancel: CancelToken,
     /// As in [`BatchCall`].
@@ -176,6 +178,9 @@ impl DecodeCall {
                     return TaskOutput::Failed(Failure::Batch(BatchError::Cancelled));
                 }
                 match self.tokenizer.decode(ids, self.skip_special_tokens) {
+                    Ok(text) if self.clean_up_tokenization_spaces => {
+                        texts.push(engine::clean_up_tokenization_spaces(text));
+                    }
                     Ok(text) => texts.push(text),
                     Err(e) => {
                         return TaskOutput::Refused(engine::Error::new(

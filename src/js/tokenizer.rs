@@ -105,6 +105,7 @@ impl Tokenizer {
             tokenizer: self.tokenizer.clone(),
             lists,
             skip_special_tokens: options.skip_special_tokens.unwrap_or(false),
+            clean_up_tokenization_spaces: options.clean_up_tokenization_spaces.unwrap_or(false),
             cancel,
             abort_listener,
         })
@@ -722,12 +723,17 @@ impl Tokenizer {
         ts_args_type = "ids: Uint32Array | readonly number[], options?: DecodeOptions"
     )]
     pub fn decode(&self, env: Env, ids: Unknown, options: Option<Unknown>) -> napi::Result<String> {
-        let options = Options::read(&env, options, "decode", Takes::Decode)?;
+        let options = Options::read(&env, options, "decode", Takes::DecodeText)?;
         options.refuse_signal(&env, "decode")?;
         let ids = u32_list(&env, &ids, "ids", "ids")?;
-        self.tokenizer
+        let text = self
+            .tokenizer
             .decode(&ids, options.skip_special_tokens.unwrap_or(false))
-            .map_err(|e| from_engine(&env, &e))
+            .map_err(|e| from_engine(&env, &e))?;
+        Ok(match options.clean_up_tokenization_spaces {
+            Some(true) => engine::clean_up_tokenization_spaces(text),
+            _ => text,
+        })
     }
 
     /// The exact bytes of a list of ids, as tiktoken's `decode_bytes`: `decode` without the
@@ -777,7 +783,7 @@ impl Tokenizer {
         options: Option<Unknown<'env>>,
     ) -> napi::Result<Unknown<'env>> {
         promise(env, || {
-            let options = Options::read(env, options, "decodeBatch", Takes::Decode)?;
+            let options = Options::read(env, options, "decodeBatch", Takes::DecodeText)?;
             let lists = id_lists(env, &lists, "lists")?;
             Ok(DecodeTask(self.decode_call(
                 env,
@@ -800,7 +806,7 @@ impl Tokenizer {
         lists: Unknown,
         options: Option<Unknown>,
     ) -> napi::Result<Vec<String>> {
-        let options = Options::read(&env, options, "decodeBatchSync", Takes::Decode)?;
+        let options = Options::read(&env, options, "decodeBatchSync", Takes::DecodeText)?;
         let lists = id_lists(&env, &lists, "lists")?;
         let call = self.decode_call(&env, lists, options, "decodeBatchSync", false)?;
         call.settle(&env, call.decode())
