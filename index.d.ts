@@ -342,13 +342,16 @@ export declare class Tokenizer {
   /**
    * A new tokenizer with `tokens` added, as Python `tokenizers`' `add_tokens` adds them, or
    * with `options.special`, `add_special_tokens` (special tokens match in the raw text and
-   * are left out by `skipSpecialTokens`). Each new token takes the next id after the vocabulary
+   * are left out by `skipSpecialTokens`). A token is its text, or `{ content, singleWord?,
+   * lstrip?, rstrip?, normalized? }` as Python's `AddedToken` takes them (a whole word only;
+   * taking the white space on its left or right; matching the normalized text, by default for
+   * plain tokens and not for special ones). Each new token takes the next id after the vocabulary
    * and the added tokens; a token the tokenizer already has is left as it is. This tokenizer is
    * unchanged. Builds the tokenizer anew, as `fromJSON` does: a fraction of a second for a
    * large vocabulary. An OpenAI encoding takes special tokens with `fromEncoding`'s
    * `specialTokens` instead (a `TypeError` says so).
    */
-  withAddedTokens(tokens: readonly string[], options?: { special?: boolean }): Tokenizer
+  withAddedTokens(tokens: ReadonlyArray<string | { content: string; singleWord?: boolean; lstrip?: boolean; rstrip?: boolean; normalized?: boolean }>, options?: { special?: boolean }): Tokenizer
   /** The added tokens, by id: `{ content, id, special }` (an OpenAI encoding's special tokens). */
   get addedTokens(): Array<AddedToken>
 }

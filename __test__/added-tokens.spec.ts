@@ -15,10 +15,17 @@ type AddedTokensCase = {
   addedTokens: { content: string; id: number; special: boolean }[]
   texts: { text: string; ids: number[]; decoded: string; decodedSkipping: string }[]
 }
+/** An AddedToken's arguments as Python takes them. */
+type PythonAddedToken = { content: string; single_word?: boolean; lstrip?: boolean; rstrip?: boolean; normalized?: boolean }
 type AddedTokensFixture = {
   plain: string[]
   special: string[]
   cases: AddedTokensCase[]
+  withOptions: {
+    plain: PythonAddedToken[]
+    special: PythonAddedToken[]
+    cases: Omit<AddedTokensCase, 'steps' | 'ids'>[]
+  }
   specialGivenAsPlain: { file: string; token: string; text: string; ids: number[]; decoded: string; decodedSkipping: string }[]
 }
 
@@ -47,6 +54,36 @@ describe('withAddedTokens', () => {
     // The tokenizer it was made from is left as it was.
     expect(original.tokenToId('<new_token>')).toBeNull()
     expect(original.vocabSize).toBeLessThan(c.vocabSize)
+  })
+
+  /** Python's AddedToken arguments as withAddedTokens takes them. */
+  const asOptions = ({ single_word, ...rest }: PythonAddedToken) => ({ ...rest, ...(single_word === undefined ? {} : { singleWord: single_word }) })
+
+  it.each(added.withOptions.cases.map((c) => [c.file, c] as const))('%s with tokens given as AddedToken objects: as Python tokenizers', async (file, c) => {
+    const tokenizer = hfTokenizer(file)
+      .withAddedTokens(added.withOptions.plain.map(asOptions))
+      .withAddedTokens(added.withOptions.special.map(asOptions), { special: true })
+    expect(tokenizer.vocabSize).toBe(c.vocabSize)
+    expect(tokenizer.addedTokens).toEqual(c.addedTokens)
+    for (const ready of [false, true]) {
+      if (ready) await tokenizer.whenReady()
+      for (const t of c.texts) {
+        expect(Array.from(tokenizer.encode(t.text)), t.text).toEqual(t.ids)
+        expect(tokenizer.decode(t.ids), t.text).toBe(t.decoded)
+        expect(tokenizer.decode(t.ids, { skipSpecialTokens: true }), t.text).toBe(t.decodedSkipping)
+      }
+    }
+    // Without its options a token matches otherwise: the options reach the reference.
+    const bare = hfTokenizer(file).withAddedTokens(added.withOptions.special.map((t) => t.content), { special: true })
+    expect(Array.from(bare.encode('a <mask> b'))).not.toEqual(c.texts[0].ids)
+  })
+
+  it('says what is wrong with a token given as an object', () => {
+    const bert = hfTokenizer('bert')
+    expect(() => bert.withAddedTokens([{ content: '<x>', strip: true } as never])).toThrow(/tokens\[0\] has the key "strip"; a token is a string or an object of content, singleWord, lstrip, rstrip, normalized/)
+    expect(() => bert.withAddedTokens([{ lstrip: true } as never])).toThrow(/tokens\[0\] has no content/)
+    expect(() => bert.withAddedTokens(['a', { content: 'b', rstrip: 1 } as never])).toThrow(/tokens\[1\]\.rstrip is a number; expected true or false/)
+    expect(() => bert.withAddedTokens([{ content: '' }])).toThrow(/tokens\[0\] is empty/)
   })
 
   it.each(added.specialGivenAsPlain.map((c) => [c.token, c.file, c] as const))('keeps %s of %s, given again as plain, special when decoding, as Python’s tokenizer does', async (token, file, c) => {

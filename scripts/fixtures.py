@@ -37,7 +37,8 @@ runs the reference libraries once and stores what they answer under `__test__/fi
   digest) and of a few samples, with and without `<s>` and `</s>`, and decoding that keeps or
   ignores special tokens.
 - added-tokens.json: the three fixture files after `add_tokens`, `add_special_tokens` or both,
-  among them tokens they already hold: how many each call added, the vocabulary size, the added
+  among them tokens they already hold, and with tokens given as `AddedToken` objects (`lstrip`,
+  `rstrip`, `single_word`, `normalized`): how many each call added, the vocabulary size, the added
   tokens, and the ids and decoded text of texts that hold the tokens.
 - model-inputs.json: `encode_batch` with `enable_padding` and `enable_truncation` (singles and
   pairs, both pad sides, pad_to_multiple_of, a fixed length, every truncation strategy and
@@ -1445,6 +1446,16 @@ def tekken_fixture(texts: list[str]) -> dict:
 ADDED_PLAIN = ["<new_token>", "hello world", "naïve", "hello"]
 ADDED_SPECIAL = ["<|im_start|>", "<|im_end|>", "[SEP]", "</s>", "<|endoftext|>", "hello world"]
 SPECIAL_GIVEN_AS_PLAIN = {"bert": ("[SEP]", "a [SEP] b"), "unigram": ("</s>", "a </s> b")}
+# Tokens given as AddedToken objects: one that takes the spaces after it, one that matches whole
+# words only, one matched in the raw text though plain (BERT's normalizer lowercases), and a
+# special one that takes the spaces before it (RoBERTa's <mask>).
+ADDED_WITH_OPTIONS_PLAIN = [
+    {"content": "<tab>", "rstrip": True},
+    {"content": "ab", "single_word": True},
+    {"content": "Hello", "normalized": False},
+]
+ADDED_WITH_OPTIONS_SPECIAL = [{"content": "<mask>", "lstrip": True}]
+ADDED_WITH_OPTIONS_TEXTS = ["a <mask> b", "  <mask>", "x<tab>   y", "<tab>", "ab abc cab ab.", "Hello hello HELLO"]
 ADDED_TEXTS = [
     "<|im_start|>user\nhello world, HELLO WORLD<|im_end|>",
     "a <new_token>b<new_token> c",
@@ -1493,6 +1504,35 @@ def added_tokens_fixture() -> dict:
                 }
             )
             log(f"{name} after {' then '.join(steps)}: {added} added, vocabulary {cases[-1]['vocabSize']}")
+    from tokenizers import AddedToken
+
+    with_options = []
+    for name in HF_NAMES:
+        tok = load_hf(name)
+        tok.add_tokens([AddedToken(**token) for token in ADDED_WITH_OPTIONS_PLAIN])
+        tok.add_special_tokens([AddedToken(**token, special=True) for token in ADDED_WITH_OPTIONS_SPECIAL])
+        texts = []
+        for text in ADDED_WITH_OPTIONS_TEXTS:
+            ids = tok.encode(text).ids
+            texts.append(
+                {
+                    "text": text,
+                    "ids": ids,
+                    "decoded": tok.decode(ids, skip_special_tokens=False),
+                    "decodedSkipping": tok.decode(ids, skip_special_tokens=True),
+                }
+            )
+        with_options.append(
+            {
+                "file": name,
+                "vocabSize": tok.get_vocab_size(with_added_tokens=True),
+                "addedTokens": [
+                    {"content": t.content, "id": i, "special": t.special}
+                    for i, t in sorted(tok.get_added_tokens_decoder().items())
+                ],
+                "texts": texts,
+            }
+        )
     given_as_plain = []
     for name, (token, text) in SPECIAL_GIVEN_AS_PLAIN.items():
         tok = load_hf(name)
@@ -1514,6 +1554,11 @@ def added_tokens_fixture() -> dict:
         "special": ADDED_SPECIAL,
         "cases": cases,
         "specialGivenAsPlain": given_as_plain,
+        "withOptions": {
+            "plain": ADDED_WITH_OPTIONS_PLAIN,
+            "special": ADDED_WITH_OPTIONS_SPECIAL,
+            "cases": with_options,
+        },
     }
 
 

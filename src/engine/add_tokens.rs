@@ -11,11 +11,40 @@
 
 use super::{Error, ErrorKind, Family, Tokenizer};
 
+/// A token to add, with how it matches: Python `tokenizers`' `AddedToken`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NewToken {
+    /// Its text.
+    pub content: String,
+    /// It matches only a whole word.
+    pub single_word: bool,
+    /// It takes the white space on its left.
+    pub lstrip: bool,
+    /// It takes the white space on its right.
+    pub rstrip: bool,
+    /// It matches the normalized text (`None`: as `tokenizers` decides, plain tokens do and
+    /// special ones do not).
+    pub normalized: Option<bool>,
+}
+
+impl From<String> for NewToken {
+    fn from(content: String) -> NewToken {
+        NewToken {
+            content,
+            ..NewToken::default()
+        }
+    }
+}
+
 impl Tokenizer {
     /// A new tokenizer: this one with `tokens` added (special ones where `special`). The model
     /// folder's config files still apply; the file it was read from no longer describes it, so
     /// it has no [`source`](Self::source).
-    pub fn with_added_tokens(&self, tokens: &[String], special: bool) -> Result<Tokenizer, Error> {
+    pub fn with_added_tokens(
+        &self,
+        tokens: &[NewToken],
+        special: bool,
+    ) -> Result<Tokenizer, Error> {
         if let Family::OpenAi(encoding) = self.family() {
             return Err(Error::new(
                 ErrorKind::InvalidOption,
@@ -26,7 +55,7 @@ impl Tokenizer {
                 ),
             ));
         }
-        if let Some(empty) = tokens.iter().position(String::is_empty) {
+        if let Some(empty) = tokens.iter().position(|token| token.content.is_empty()) {
             return Err(Error::new(
                 ErrorKind::InvalidOption,
                 format!("tokens[{empty}] is empty; an added token has at least one character"),

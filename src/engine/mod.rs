@@ -69,6 +69,7 @@ mod tokenizer;
 mod unicode_drift;
 mod vocabulary;
 
+pub use add_tokens::NewToken;
 pub use chat::{ChatMessage, HarmonyTerminator, RecipientPlacement};
 pub use error::{Error, ErrorKind};
 pub use function_calls::{

@@ -11,7 +11,7 @@ use napi::{Env, ValueType};
 use super::errors::{ErrorClass, from_engine, js_error, range_error, type_error};
 use super::raw;
 use crate::engine::{
-    self, ChatMessage, HarmonyTerminator, RecipientPlacement, edit_distance, is_typo,
+    self, ChatMessage, HarmonyTerminator, NewToken, RecipientPlacement, edit_distance, is_typo,
 };
 
 /// How a JS value is described in an error: its `typeof`, with `null` and arrays told apart.
@@ -65,13 +65,57 @@ pub fn expect_string_array(env: &Env, value: &Unknown, what: &str) -> napi::Resu
     ))
 }
 
-/// An array of strings, or a `TypeError` naming `what` (or the element) that is not one.
-pub fn string_list(env: &Env, value: &Unknown, what: &str) -> napi::Result<Vec<String>> {
-    expect_string_array(env, value, what)?;
+/// The keys of a token given to `withAddedTokens` as an object.
+const NEW_TOKEN_KEYS: &[&str] = &["content", "singleWord", "lstrip", "rstrip", "normalized"];
+
+/// `withAddedTokens`' tokens: an array of strings, or of `{ content, singleWord?, lstrip?,
+/// rstrip?, normalized? }` (Python's `AddedToken`), in any mix; a `TypeError` names the element
+/// that is neither.
+pub fn new_token_list(env: &Env, value: &Unknown, what: &str) -> napi::Result<Vec<NewToken>> {
+    if !value.is_array()? {
+        return Err(type_error(
+            env,
+            &format!(
+                "{what} is {}; expected an array of strings or {{ content, … }} objects",
+                describe(value)
+            ),
+        ));
+    }
     raw::elements(env, value)?
         .iter()
         .enumerate()
-        .map(|(index, element)| string(env, element, &format!("{what}[{index}]")))
+        .map(|(index, element)| {
+            let name = format!("{what}[{index}]");
+            if element.get_type()? != ValueType::Object || element.is_array()? {
+                return string(env, element, &name).map(NewToken::from);
+            }
+            for key in raw::own_keys(env, element)? {
+                if !NEW_TOKEN_KEYS.contains(&key.as_str()) {
+                    return Err(type_error(
+                        env,
+                        &format!(
+                            "{name} has the key {key:?}; a token is a string or an object of {}",
+                            NEW_TOKEN_KEYS.join(", ")
+                        ),
+                    ));
+                }
+            }
+            let content = property(env, element, c"content")?.ok_or_else(|| {
+                type_error(env, &format!("{name} has no content, the token's text"))
+            })?;
+            let flag = |key: &CStr| -> napi::Result<Option<bool>> {
+                property(env, element, key)?
+                    .map(|value| boolean(env, &value, &format!("{name}.{}", key.to_string_lossy())))
+                    .transpose()
+            };
+            Ok(NewToken {
+                content: string(env, &content, &format!("{name}.content"))?,
+                single_word: flag(c"singleWord")?.unwrap_or(false),
+                lstrip: flag(c"lstrip")?.unwrap_or(false),
+                rstrip: flag(c"rstrip")?.unwrap_or(false),
+                normalized: flag(c"normalized")?,
+            })
+        })
         .collect()
 }
 

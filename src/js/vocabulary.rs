@@ -9,7 +9,7 @@ use napi::Env;
 use napi::bindgen_prelude::{Function, JsObjectValue, Object, Uint8Array, Unknown};
 use napi_derive::napi;
 
-use super::args::{special_option, string, string_list, whole_number};
+use super::args::{new_token_list, special_option, string, whole_number};
 use super::errors::from_engine;
 use super::tokenizer::Tokenizer;
 
@@ -121,14 +121,17 @@ impl Tokenizer {
 
     /// A new tokenizer with `tokens` added, as Python `tokenizers`' `add_tokens` adds them, or
     /// with `options.special`, `add_special_tokens` (special tokens match in the raw text and
-    /// are left out by `skipSpecialTokens`). Each new token takes the next id after the vocabulary
+    /// are left out by `skipSpecialTokens`). A token is its text, or `{ content, singleWord?,
+    /// lstrip?, rstrip?, normalized? }` as Python's `AddedToken` takes them (a whole word only;
+    /// taking the white space on its left or right; matching the normalized text, by default for
+    /// plain tokens and not for special ones). Each new token takes the next id after the vocabulary
     /// and the added tokens; a token the tokenizer already has is left as it is. This tokenizer is
     /// unchanged. Builds the tokenizer anew, as `fromJSON` does: a fraction of a second for a
     /// large vocabulary. An OpenAI encoding takes special tokens with `fromEncoding`'s
     /// `specialTokens` instead (a `TypeError` says so).
     #[napi(
         catch_unwind,
-        ts_args_type = "tokens: readonly string[], options?: { special?: boolean }"
+        ts_args_type = "tokens: ReadonlyArray<string | { content: string; singleWord?: boolean; lstrip?: boolean; rstrip?: boolean; normalized?: boolean }>, options?: { special?: boolean }"
     )]
     pub fn with_added_tokens(
         &self,
@@ -136,7 +139,7 @@ impl Tokenizer {
         tokens: Unknown,
         options: Option<Unknown>,
     ) -> napi::Result<Tokenizer> {
-        let tokens = string_list(&env, &tokens, "tokens")?;
+        let tokens = new_token_list(&env, &tokens, "tokens")?;
         let special = special_option(&env, options)?;
         let tokenizer = self
             .tokenizer
