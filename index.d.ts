@@ -258,8 +258,9 @@ export declare class Tokenizer {
    */
   encodeLines(bytes: Uint8Array, format: LinesFormat, options?: BatchOptions): Promise<LinesEncoding>
   /**
-   * A model folder (its `tokenizer.json`, with `tokenizer_config.json`,
-   * `special_tokens_map.json` and `chat_template.jinja` where present), a `tokenizer.json`, or a
+   * A model folder (its `tokenizer.json`, else a Mistral model's `tekken.json`, with
+   * `tokenizer_config.json`, `special_tokens_map.json` and `chat_template.jinja` where present),
+   * a `tokenizer.json`, or a
    * Hub id (`'org/name'`) found in the local Hugging Face cache (`options.cacheDir`, else
    * `HF_HUB_CACHE`, else `HF_HOME/hub`, else `~/.cache/huggingface/hub`) at `options.revision`
    * (a branch, tag or commit hash; default `'main'`). Nothing is downloaded: an id not in the

@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
-import { FIXTURES, batchtok, fixture } from './helpers'
+import { FIXTURES, TEKKEN_FILE, batchtok, fixture } from './helpers'
 
 const { Tokenizer } = batchtok
 type Tokenizer = InstanceType<typeof Tokenizer>
@@ -364,6 +364,25 @@ describe('the local Hugging Face cache', () => {
     await expect(Tokenizer.fromPretrained('org/model', { cacheDir: hub, revision: 'v3' })).rejects.toThrow(
       /revision 'v3' of 'org\/model'.*refs: main, v2/,
     )
+  })
+
+  it("a Mistral model in Mistral's format: its tekken.json, where it has no tokenizer.json", async () => {
+    const texts = ['Hello, world! [INST] 12345 naïve café', '日本語のテキスト']
+    const tekken = Tokenizer.fromTekken(readFileSync(TEKKEN_FILE))
+    const dir = folder('mistral-format', { 'tekken.json': { copy: TEKKEN_FILE }, 'params.json': '{"dim": 5120}' })
+    const cached = folder('cache/mistral', {
+      'models--mistralai--nemo/refs/main': commitA,
+      [`models--mistralai--nemo/snapshots/${commitA}/tekken.json`]: { copy: TEKKEN_FILE },
+    })
+    for (const tokenizer of [await Tokenizer.fromPretrained(dir), Tokenizer.fromPretrainedSync('mistralai/nemo', { cacheDir: cached })]) {
+      expect(tokenizer.name).toBe('tekken')
+      expect(tokenizer.vocabSize).toBe(tekken.vocabSize)
+      for (const text of texts) expect(Array.from(tokenizer.encode(text)), text).toEqual(Array.from(tekken.encode(text)))
+    }
+    expect((await Tokenizer.fromPretrained(dir)).source).toBe(dir)
+    // A folder with both reads its tokenizer.json, as transformers does.
+    const both = folder('mistral-both', { 'tekken.json': { copy: TEKKEN_FILE }, 'tokenizer.json': { copy: fixturePath('gpt2') } })
+    expect((await Tokenizer.fromPretrained(both)).vocabSize).toBe(expected.hf.gpt2.vocabSize)
   })
 
   it('a folder without tokenizer.json lists what it holds', async () => {

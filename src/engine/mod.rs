@@ -93,6 +93,7 @@ pub use special::find_disallowed_special;
 pub use special::{AllowedSpecial, SpecialToken};
 pub use spelling::{edit_distance, is_typo};
 pub use stream_decode::StreamDecoder;
+pub use tekken::TEKKEN_NAME;
 pub use tokenization_spaces::clean_up_tokenization_spaces;
 pub use tokenizer::{EncodeMode, Family, Tokenizer};
 pub use vocabulary::AddedToken;

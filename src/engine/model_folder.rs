@@ -15,6 +15,10 @@ use super::{Error, ErrorKind};
 /// The tokenizer file of a model folder.
 pub const TOKENIZER_FILE: &str = "tokenizer.json";
 
+/// A Mistral model's tokenizer file in Mistral's own format, read where a folder has no
+/// tokenizer.json.
+pub const TEKKEN_FILE: &str = "tekken.json";
+
 /// The revision used when none is asked for, as `huggingface_hub`'s default.
 pub const DEFAULT_REVISION: &str = "main";
 
@@ -245,14 +249,14 @@ fn is_commit_hash(revision: &str) -> bool {
     revision.len() == 40 && revision.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
-/// `folder`, if it holds a tokenizer.json; else an error listing what it holds.
+/// `folder`, if it holds a tokenizer.json or a tekken.json; else an error listing what it holds.
 fn folder_with_tokenizer(folder: &Path) -> Result<PathBuf, Error> {
-    if folder.join(TOKENIZER_FILE).is_file() {
+    if folder.join(TOKENIZER_FILE).is_file() || folder.join(TEKKEN_FILE).is_file() {
         return Ok(folder.to_owned());
     }
     Err(load_error(format!(
         "the folder {} has no {TOKENIZER_FILE} (it holds: {}); batchtok reads a model's \
-         tokenizer.json, as transformers' fast tokenizers do",
+         tokenizer.json, as transformers' fast tokenizers do, or a Mistral model's {TEKKEN_FILE}",
         folder.display(),
         list_entries(folder)
     )))

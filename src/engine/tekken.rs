@@ -50,6 +50,9 @@ const DEPRECATED_SPECIAL_TOKENS: [&str; 20] = [
     "[TOOL_CONTENT]",
 ];
 
+/// The name of an encoding read from a tekken file when none is given.
+pub const TEKKEN_NAME: &str = "tekken";
+
 /// The newest version whose files may leave out `special_tokens`.
 const LAST_VERSION_WITH_DEFAULT_SPECIALS: u32 = 7;
 

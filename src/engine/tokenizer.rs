@@ -6,13 +6,13 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use super::loading::{Engines, ValidIds, VocabularyIds};
 use super::model_config::{ModelConfig, SpecialTokens};
-use super::model_folder::{self, HubOptions, Located, TOKENIZER_FILE};
+use super::model_folder::{self, HubOptions, Located, TEKKEN_FILE, TOKENIZER_FILE};
 use super::openai::{self, ENCODINGS, OpenAiEncoding, RankModel};
 use super::pipeline::PipelineEngine;
 use super::ranks::RankTable;
 use super::special::{self, AllowedSpecial, Segment, SpecialSet, SpecialToken};
 use super::stable::StableEngine;
-use super::tekken;
+use super::tekken::{self, TEKKEN_NAME};
 use super::tiktoken_file::{self, RankFile};
 use super::unicode_drift;
 use super::{Engine, Error, ErrorKind, Ids, Scratch, TruncationChoice};
@@ -275,13 +275,39 @@ impl Tokenizer {
         Ok(tokenizer)
     }
 
-    /// A model folder: its tokenizer.json, and what its config files say (`model_config.rs`).
+    /// A model folder: its tokenizer.json, else its tekken.json (a Mistral model in Mistral's own
+    /// format, as `mistral_common` reads it), and what its config files say (`model_config.rs`).
     pub fn from_folder(folder: &Path) -> Result<Tokenizer, Error> {
         let config = ModelConfig::read(folder)?;
-        let mut tokenizer = Self::from_file(&folder.join(TOKENIZER_FILE))?;
+        let tokenizer_file = folder.join(TOKENIZER_FILE);
+        let mut tokenizer = if tokenizer_file.is_file() {
+            Self::from_file(&tokenizer_file)?
+        } else {
+            Self::from_tekken_file(&folder.join(TEKKEN_FILE))?
+        };
         tokenizer.model_config = Some(config);
         tokenizer.source = Some(folder.to_owned());
         Ok(tokenizer)
+    }
+
+    /// The tekken.json at `path`: a tokenizer of its own over the encoding
+    /// [`from_tekken`](Self::from_tekken) makes (and keeps) of the file, so that it can carry the
+    /// folder's config.
+    fn from_tekken_file(path: &Path) -> Result<Tokenizer, Error> {
+        let json = std::fs::read(path).map_err(|e| {
+            Error::new(
+                ErrorKind::Load,
+                format!("cannot read tekken file '{}': {e}", path.display()),
+            )
+        })?;
+        let shared = Self::from_tekken(&json, TEKKEN_NAME)?;
+        Ok(Tokenizer {
+            family: shared.family,
+            engines: shared.engines.clone(),
+            ids_per_byte: AtomicU32::new(INITIAL_IDS_PER_BYTE),
+            model_config: None,
+            source: None,
+        })
     }
 
     /// A model folder, a tokenizer.json, or a Hub id in the local Hugging Face cache, as

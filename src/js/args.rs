@@ -554,17 +554,14 @@ pub fn file_contents<T>(
 /// The keys of `Tokenizer.fromTekken`'s options.
 const TEKKEN_KEYS: &[&str] = &["name"];
 
-/// The name of an encoding read from a tekken file when its options give none.
-const TEKKEN_NAME: &str = "tekken";
-
 /// `Tokenizer.fromTekken`'s options: the encoding's name.
 pub fn tekken_name(env: &Env, options: Option<Unknown>) -> napi::Result<String> {
     match options_object(env, options, "fromTekken", TEKKEN_KEYS)? {
         Some(options) => match property(env, &options, c"name")? {
             Some(name) => string(env, &name, "options.name"),
-            None => Ok(TEKKEN_NAME.to_owned()),
+            None => Ok(engine::TEKKEN_NAME.to_owned()),
         },
-        None => Ok(TEKKEN_NAME.to_owned()),
+        None => Ok(engine::TEKKEN_NAME.to_owned()),
     }
 }
 
