@@ -263,6 +263,11 @@ describe('encode: Mistral’s tekken.json', () => {
     const tekken = batchtok.Tokenizer.fromTekken(readFileSync(TEKKEN_FILE))
     const expected = (await tekken.encodeBatch(lines)).toArrays().map((ids) => [...ids, tekken.tokenToId('</s>')])
     expect(readMegatron(join(work, 'out/tekken'))).toEqual(expected)
+    // A Mistral model's folder in Mistral's format, through --tokenizer.
+    mkdirSync(join(work, 'mistral-model'), { recursive: true })
+    copyFileSync(TEKKEN_FILE, join(work, 'mistral-model', 'tekken.json'))
+    encode(work, ['encode', 'lines.txt', '--tokenizer', 'mistral-model', '--append-eos', '-o', 'out/tekken-folder'])
+    expect(readMegatron(join(work, 'out/tekken-folder'))).toEqual(expected)
     const stderr = (args: string[]) => cli(work, ['encode', 'lines.txt', ...args, '-o', 'out/tekken-bad']).stderr
     expect(stderr(['--tekken', 'missing.json'])).toMatch(/--tekken: cannot read missing\.json/)
     expect(stderr(['--tekken', 'lines.txt'])).toMatch(/--tekken lines\.txt: the tekken file is not one/)

@@ -61,6 +61,11 @@ describe('Tokenizer.fromTekken', () => {
     expect(tekken.tokenToId('<s>')).toBe(expected.bos)
     expect(tekken.tokenToId('</s>')).toBe(expected.eos)
     expect(tekken.addedTokens).toHaveLength(expected.numSpecialTokens)
+    // mistral_common's bos, eos, unk and pad; the rest named, the <SPECIAL_n> fillers left out.
+    const { bos, eos, unk, pad, additional } = tekken.specialTokens
+    expect({ bos, eos, unk, pad }).toEqual({ bos: '<s>', eos: '</s>', unk: '<unk>', pad: '<pad>' })
+    expect(additional).toEqual(tekken.addedTokens.map((t) => t.content).filter((t) => !['<s>', '</s>', '<unk>', '<pad>'].includes(t) && !t.startsWith('<SPECIAL_')))
+    expect(additional).toContain('[INST]')
     for (const [id, piece] of Object.entries(expected.pieces)) expect(tekken.idToToken(Number(id)), id).toBe(piece)
     for (const sample of expected.samples) {
       const ids = Array.from(tekken.encode(sample.text))

@@ -8,15 +8,12 @@ const { UsageError } = require('./errors')
 /** The end-of-text token of the OpenAI encodings. */
 const OPENAI_EOS = '<|endoftext|>'
 
-/** The end-of-sequence token of Mistral's tekken files. */
-const TEKKEN_EOS = '</s>'
-
 /**
  * The tokenizer of `--encoding`, `--model`, `--tokenizer` (a tokenizer.json, or a folder that
- * holds one), `--tiktoken` (a rank file, with `--pattern`) or `--tekken` (Mistral's tekken.json);
- * exactly one of them must be given. `eos` is the end-of-sequence token `--append-eos` appends
- * where the tokenizer's kind fixes one.
- * @returns {{ tokenizer: import('../index').Tokenizer, openai: boolean, eos?: string, description: string }}
+ * holds one or a Mistral model's tekken.json), `--tiktoken` (a rank file, with `--pattern`) or
+ * `--tekken` (Mistral's tekken.json); exactly one of them must be given. `openai`: an encoding of
+ * tiktoken's kind, whose special tokens are named in `allowedSpecial`.
+ * @returns {{ tokenizer: import('../index').Tokenizer, openai: boolean, description: string }}
  */
 function loadTokenizer(options, batchtok) {
   const given = ['encoding', 'model', 'tokenizer', 'tiktoken', 'tekken'].filter((key) => options[key] !== undefined)
@@ -46,7 +43,8 @@ function loadTokenizer(options, batchtok) {
     // token `--append-eos` uses); a file is a bare tokenizer.json.
     const isFile = fs.existsSync(source) && fs.statSync(source).isFile()
     const tokenizer = isFile ? batchtok.Tokenizer.fromFile(source) : batchtok.Tokenizer.fromPretrainedSync(source)
-    return { tokenizer, openai: false, description: tokenizer.source ?? path.resolve(source) }
+    // A Hugging Face tokenizer is named after its file; a folder's tekken.json is an encoding.
+    return { tokenizer, openai: tokenizer.name !== 'tokenizer.json', description: tokenizer.source ?? path.resolve(source) }
   } catch (error) {
     throw new UsageError(`--tokenizer: ${error.message}`)
   }
@@ -94,21 +92,21 @@ function loadTekken(source, batchtok) {
   const file = path.resolve(source)
   try {
     const tokenizer = batchtok.Tokenizer.fromTekken(contents, { name: `tekken:${path.basename(file)}` })
-    return { tokenizer, openai: true, eos: TEKKEN_EOS, description: JSON.stringify({ tekken: file }) }
+    return { tokenizer, openai: true, description: JSON.stringify({ tekken: file }) }
   } catch (error) {
     throw new UsageError(`--tekken ${source}: ${error.message}`)
   }
 }
 
 /**
- * The id `--append-eos` appends: `--eos-token`'s, else the one the tokenizer's kind fixes
- * (`<|endoftext|>` for an OpenAI encoding, `</s>` for a tekken file), else the tokenizer's own
- * end-of-sequence token where it names one.
+ * The id `--append-eos` appends: `--eos-token`'s, else the tokenizer's own end-of-sequence token
+ * (`<|endoftext|>` for the OpenAI encodings, `</s>` for a tekken file, a model's from its
+ * config), else `<|endoftext|>` for an encoding of tiktoken's kind.
  */
-function eosIdOf({ tokenizer, openai, eos }, eosToken) {
-  let token = eosToken ?? eos
-  if (token === undefined) token = openai ? OPENAI_EOS : tokenizer.specialTokens?.eos
-  if (token === undefined || token === null) {
+function eosIdOf({ tokenizer, openai }, eosToken) {
+  let token = eosToken ?? tokenizer.specialTokens?.eos
+  if (token == null && openai) token = OPENAI_EOS
+  if (token == null) {
     throw new UsageError('--append-eos: this tokenizer names no end-of-sequence token; give it with --eos-token, e.g. --eos-token "</s>"')
   }
   let ids

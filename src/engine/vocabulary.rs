@@ -31,6 +31,12 @@ pub struct AddedToken {
     pub special: bool,
 }
 
+/// Whether `text` names a special token that stands for nothing: o200k_harmony's
+/// `<|reserved_N|>`, a tekken file's `<SPECIAL_N>`.
+fn is_filler(text: &str) -> bool {
+    text.starts_with("<|reserved_") || text.starts_with("<SPECIAL_")
+}
+
 impl Tokenizer {
     /// The id of `token`, or `None` where the vocabulary has no such token. For a Hugging Face
     /// tokenizer the added tokens are looked up first, as Python's `token_to_id`; for an OpenAI
@@ -154,20 +160,31 @@ impl Tokenizer {
     /// `<|reserved_…|>` ones) are `additional`.
     pub fn special_tokens(&self) -> SpecialTokens {
         match self.family() {
-            Family::OpenAi(encoding) => SpecialTokens {
-                eos: encoding
-                    .specials()
-                    .iter()
-                    .any(|s| s.text == END_OF_TEXT)
-                    .then(|| END_OF_TEXT.to_owned()),
-                additional: encoding
-                    .specials()
-                    .iter()
-                    .filter(|s| s.text != END_OF_TEXT && !s.text.starts_with("<|reserved_"))
-                    .map(|s| s.text.to_owned())
-                    .collect(),
-                ..SpecialTokens::default()
-            },
+            Family::OpenAi(encoding) => {
+                // tiktoken's end of text; a tekken file's SentencePiece-style names
+                // (`mistral_common`'s bos, eos, unk and pad).
+                let has = |text: &str| encoding.specials().iter().any(|s| s.text == text);
+                let named = |text: &str| has(text).then(|| text.to_owned());
+                let eos = named(END_OF_TEXT).or_else(|| named("</s>"));
+                let (bos, unk, pad) = (named("<s>"), named("<unk>"), named("<pad>"));
+                let named_already = [&bos, &eos, &unk, &pad];
+                SpecialTokens {
+                    additional: encoding
+                        .specials()
+                        .iter()
+                        .filter(|s| {
+                            !named_already.iter().any(|n| n.as_deref() == Some(s.text))
+                                && !is_filler(s.text)
+                        })
+                        .map(|s| s.text.to_owned())
+                        .collect(),
+                    bos,
+                    eos,
+                    unk,
+                    pad,
+                    ..SpecialTokens::default()
+                }
+            }
             Family::HuggingFace => match self.model_config() {
                 Some(config) => config.special_tokens.clone().or(self.file_special_tokens()),
                 None => self.file_special_tokens().clone(),
