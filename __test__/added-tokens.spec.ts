@@ -31,6 +31,19 @@ type AddedTokensFixture = {
 
 const added = fixture<AddedTokensFixture>('added-tokens.json')
 
+/** Python's ids and decoded texts, whichever engine encodes: before and after the release candidate is built. */
+async function expectTexts(tokenizer: InstanceType<typeof Tokenizer>, texts: AddedTokensCase['texts']) {
+  for (const ready of [false, true]) {
+    if (ready) await tokenizer.whenReady()
+    for (const t of texts) {
+      expect(Array.from(tokenizer.encode(t.text)), t.text).toEqual(t.ids)
+      expect(tokenizer.decode(t.ids), t.text).toBe(t.decoded)
+      expect(tokenizer.decode(t.ids, { skipSpecialTokens: true }), t.text).toBe(t.decodedSkipping)
+    }
+    expect((await tokenizer.encodeBatch(texts.map((t) => t.text))).toArrays()).toEqual(texts.map((t) => t.ids))
+  }
+}
+
 describe('withAddedTokens', () => {
   it.each(added.cases.map((c) => [c.file, c.steps.join(' then '), c] as const))('%s after %s: as Python tokenizers', async (file, _steps, c) => {
     const original = hfTokenizer(file)
@@ -41,16 +54,7 @@ describe('withAddedTokens', () => {
     expect(tokenizer.vocabSize).toBe(c.vocabSize)
     expect(tokenizer.addedTokens).toEqual(c.addedTokens)
     for (const [token, id] of Object.entries(c.ids)) expect(tokenizer.tokenToId(token), token).toBe(id)
-    // Whichever engine encodes, before and after the release candidate is built.
-    for (const ready of [false, true]) {
-      if (ready) await tokenizer.whenReady()
-      for (const t of c.texts) {
-        expect(Array.from(tokenizer.encode(t.text)), t.text).toEqual(t.ids)
-        expect(tokenizer.decode(t.ids), t.text).toBe(t.decoded)
-        expect(tokenizer.decode(t.ids, { skipSpecialTokens: true }), t.text).toBe(t.decodedSkipping)
-      }
-      expect((await tokenizer.encodeBatch(c.texts.map((t) => t.text))).toArrays()).toEqual(c.texts.map((t) => t.ids))
-    }
+    await expectTexts(tokenizer, c.texts)
     // The tokenizer it was made from is left as it was.
     expect(original.tokenToId('<new_token>')).toBeNull()
     expect(original.vocabSize).toBeLessThan(c.vocabSize)
@@ -65,14 +69,7 @@ describe('withAddedTokens', () => {
       .withAddedTokens(added.withOptions.special.map(asOptions), { special: true })
     expect(tokenizer.vocabSize).toBe(c.vocabSize)
     expect(tokenizer.addedTokens).toEqual(c.addedTokens)
-    for (const ready of [false, true]) {
-      if (ready) await tokenizer.whenReady()
-      for (const t of c.texts) {
-        expect(Array.from(tokenizer.encode(t.text)), t.text).toEqual(t.ids)
-        expect(tokenizer.decode(t.ids), t.text).toBe(t.decoded)
-        expect(tokenizer.decode(t.ids, { skipSpecialTokens: true }), t.text).toBe(t.decodedSkipping)
-      }
-    }
+    await expectTexts(tokenizer, c.texts)
     // Without its options a token matches otherwise: the options reach the reference.
     const bare = hfTokenizer(file).withAddedTokens(added.withOptions.special.map((t) => t.content), { special: true })
     expect(Array.from(bare.encode('a <mask> b'))).not.toEqual(c.texts[0].ids)

@@ -1466,6 +1466,27 @@ ADDED_TEXTS = [
 ]
 
 
+def encoded_with_added_tokens(tok, texts: list[str]) -> list[dict]:
+    """Each text's ids, and its decoded text with and without the special tokens."""
+    out = []
+    for text in texts:
+        ids = tok.encode(text).ids
+        out.append(
+            {
+                "text": text,
+                "ids": ids,
+                "decoded": tok.decode(ids, skip_special_tokens=False),
+                "decodedSkipping": tok.decode(ids, skip_special_tokens=True),
+            }
+        )
+    return out
+
+
+def added_tokens_of(tok) -> list[dict]:
+    """The added tokens by id, as get_added_tokens_decoder gives them."""
+    return [{"content": t.content, "id": i, "special": t.special} for i, t in sorted(tok.get_added_tokens_decoder().items())]
+
+
 def added_tokens_fixture() -> dict:
     cases = []
     for name in HF_NAMES:
@@ -1477,17 +1498,6 @@ def added_tokens_fixture() -> dict:
                     added.append(tok.add_tokens(ADDED_PLAIN))
                 else:
                     added.append(tok.add_special_tokens(ADDED_SPECIAL))
-            texts = []
-            for text in ADDED_TEXTS:
-                ids = tok.encode(text).ids
-                texts.append(
-                    {
-                        "text": text,
-                        "ids": ids,
-                        "decoded": tok.decode(ids, skip_special_tokens=False),
-                        "decodedSkipping": tok.decode(ids, skip_special_tokens=True),
-                    }
-                )
             tokens = ADDED_PLAIN + ADDED_SPECIAL
             cases.append(
                 {
@@ -1496,11 +1506,8 @@ def added_tokens_fixture() -> dict:
                     "added": added,
                     "vocabSize": tok.get_vocab_size(with_added_tokens=True),
                     "ids": {token: tok.token_to_id(token) for token in tokens},
-                    "addedTokens": [
-                        {"content": t.content, "id": i, "special": t.special}
-                        for i, t in sorted(tok.get_added_tokens_decoder().items())
-                    ],
-                    "texts": texts,
+                    "addedTokens": added_tokens_of(tok),
+                    "texts": encoded_with_added_tokens(tok, ADDED_TEXTS),
                 }
             )
             log(f"{name} after {' then '.join(steps)}: {added} added, vocabulary {cases[-1]['vocabSize']}")
@@ -1511,26 +1518,12 @@ def added_tokens_fixture() -> dict:
         tok = load_hf(name)
         tok.add_tokens([AddedToken(**token) for token in ADDED_WITH_OPTIONS_PLAIN])
         tok.add_special_tokens([AddedToken(**token, special=True) for token in ADDED_WITH_OPTIONS_SPECIAL])
-        texts = []
-        for text in ADDED_WITH_OPTIONS_TEXTS:
-            ids = tok.encode(text).ids
-            texts.append(
-                {
-                    "text": text,
-                    "ids": ids,
-                    "decoded": tok.decode(ids, skip_special_tokens=False),
-                    "decodedSkipping": tok.decode(ids, skip_special_tokens=True),
-                }
-            )
         with_options.append(
             {
                 "file": name,
                 "vocabSize": tok.get_vocab_size(with_added_tokens=True),
-                "addedTokens": [
-                    {"content": t.content, "id": i, "special": t.special}
-                    for i, t in sorted(tok.get_added_tokens_decoder().items())
-                ],
-                "texts": texts,
+                "addedTokens": added_tokens_of(tok),
+                "texts": encoded_with_added_tokens(tok, ADDED_WITH_OPTIONS_TEXTS),
             }
         )
     given_as_plain = []

@@ -9,6 +9,8 @@
 //! loaded as any file is: both engines read it, and the load checks that they agree on the added
 //! vocabulary (`routing.rs`). The tokenizer it was made from is left as it was.
 
+use tokenizers_stable::AddedToken;
+
 use super::{Error, ErrorKind, Family, Tokenizer};
 
 /// A token to add, with how it matches: Python `tokenizers`' `AddedToken`.
@@ -25,6 +27,20 @@ pub struct NewToken {
     /// It matches the normalized text (`None`: as `tokenizers` decides, plain tokens do and
     /// special ones do not).
     pub normalized: Option<bool>,
+}
+
+impl NewToken {
+    /// The token as the reference adds it, `special` or not.
+    fn to_added_token(&self, special: bool) -> AddedToken {
+        let added = AddedToken::from(self.content.as_str(), special)
+            .single_word(self.single_word)
+            .lstrip(self.lstrip)
+            .rstrip(self.rstrip);
+        match self.normalized {
+            Some(normalized) => added.normalized(normalized),
+            None => added,
+        }
+    }
 }
 
 impl From<String> for NewToken {
@@ -69,7 +85,13 @@ impl Tokenizer {
             )
         })?;
         let json = stable
-            .file_with_added_tokens(tokens, special)
+            .file_with_added_tokens(
+                tokens
+                    .iter()
+                    .map(|token| token.to_added_token(special))
+                    .collect(),
+                special,
+            )
             .map_err(|why| {
                 Error::new(ErrorKind::Load, format!("adding the tokens failed: {why}"))
             })?;

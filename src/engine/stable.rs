@@ -13,7 +13,6 @@ use tokenizers_stable::{
     AddedToken, Model, PostProcessor, PreTokenizer, Tokenizer as StableTokenizer,
 };
 
-use super::add_tokens::NewToken;
 use super::rows::{self, FilePadding, Side, StableEncoding, Truncation};
 use super::{Engine, Error, ErrorKind, Ids, Scratch, stable_reader};
 
@@ -147,21 +146,11 @@ impl StableEngine {
     /// code decides which are new, their ids and how they match.
     pub fn file_with_added_tokens(
         &self,
-        tokens: &[NewToken],
+        tokens: Vec<AddedToken>,
         special: bool,
     ) -> Result<String, String> {
         let mut tokenizer = self.splitting.clone();
         tokenizer.with_padding(self.file_padding.clone());
-        let tokens = tokens.iter().map(|token| {
-            let added = AddedToken::from(token.content.as_str(), special)
-                .single_word(token.single_word)
-                .lstrip(token.lstrip)
-                .rstrip(token.rstrip);
-            match token.normalized {
-                Some(normalized) => added.normalized(normalized),
-                None => added,
-            }
-        });
         if special {
             tokenizer.add_special_tokens(tokens)
         } else {
