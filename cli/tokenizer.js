@@ -66,12 +66,7 @@ function loadRankFile(options, batchtok) {
       throw new UsageError(`--special-tokens is not JSON (${error.message}); give an object of each token and its id, e.g. '{"<|end_of_text|>": 128001}'`)
     }
   }
-  let contents
-  try {
-    contents = fs.readFileSync(options.tiktoken)
-  } catch (error) {
-    throw new UsageError(`--tiktoken: cannot read ${options.tiktoken}: ${error.message}`)
-  }
+  const contents = readFlagFile('--tiktoken', options.tiktoken)
   const file = path.resolve(options.tiktoken)
   try {
     const tokenizer = batchtok.Tokenizer.fromTiktoken(contents, { pattern: options.pattern, specialTokens, name: `tiktoken:${path.basename(file)}` })
@@ -83,18 +78,22 @@ function loadRankFile(options, batchtok) {
 
 /** The encoding of `--tekken`'s file. Its description (what a checkpoint is matched by) is the file. */
 function loadTekken(source, batchtok) {
-  let contents
-  try {
-    contents = fs.readFileSync(source)
-  } catch (error) {
-    throw new UsageError(`--tekken: cannot read ${source}: ${error.message}`)
-  }
+  const contents = readFlagFile('--tekken', source)
   const file = path.resolve(source)
   try {
     const tokenizer = batchtok.Tokenizer.fromTekken(contents, { name: `tekken:${path.basename(file)}` })
     return { tokenizer, openai: true, description: JSON.stringify({ tekken: file }) }
   } catch (error) {
     throw new UsageError(`--tekken ${source}: ${error.message}`)
+  }
+}
+
+/** The bytes of the file `source` that `flag` names; a usage error naming both if it cannot be read. */
+function readFlagFile(flag, source) {
+  try {
+    return fs.readFileSync(source)
+  } catch (error) {
+    throw new UsageError(`${flag}: cannot read ${source}: ${error.message}`)
   }
 }
 

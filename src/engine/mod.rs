@@ -14,7 +14,8 @@
 //!
 //! Around encoding and decoding, each in its own file as `impl Tokenizer` blocks: model names and
 //! their encodings (`models.rs`), counting within a limit and truncating to a number of tokens
-//! (`budget.rs`), exact bytes (`decode_bytes.rs`), streaming decoding (`stream_decode.rs`),
+//! (`budget.rs`), exact bytes (`decode_bytes.rs`), transformers' clean-up of decoded text
+//! (`tokenization_spaces.rs`), streaming decoding (`stream_decode.rs`),
 //! tiktoken's disallowed special tokens (`disallowed.rs`), chat conversations (`chat.rs`), chat
 //! completion requests with function definitions (`function_calls.rs`), the vocabulary
 //! (`vocabulary.rs`) and tokens added to it (`add_tokens.rs`). A model folder's config files are
@@ -94,7 +95,6 @@ pub use special::{AllowedSpecial, SpecialToken};
 pub use spelling::{edit_distance, is_typo};
 pub use stream_decode::StreamDecoder;
 pub use tekken::TEKKEN_NAME;
-pub use tokenization_spaces::clean_up_tokenization_spaces;
 pub use tokenizer::{EncodeMode, Family, Tokenizer};
 pub use vocabulary::AddedToken;
 

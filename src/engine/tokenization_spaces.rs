@@ -7,6 +7,8 @@
 //! batchtok's follows, never does. The replacements are transformers' own, in its order, each
 //! over the whole text before the next, as Python's `str.replace` makes them.
 
+use super::{Error, Tokenizer};
+
 /// Each space-and-text transformers replaces, and what with, in the order it replaces them.
 const REPLACEMENTS: [(&str, &str); 10] = [
     (" .", "."),
@@ -21,8 +23,26 @@ const REPLACEMENTS: [(&str, &str); 10] = [
     (" 're", "'re"),
 ];
 
+impl Tokenizer {
+    /// [`decode`](Self::decode), with transformers' `clean_up_tokenization` applied where
+    /// `clean_up_spaces`.
+    pub fn decode_cleaned(
+        &self,
+        ids: &[u32],
+        skip_special_tokens: bool,
+        clean_up_spaces: bool,
+    ) -> Result<String, Error> {
+        let text = self.decode(ids, skip_special_tokens)?;
+        Ok(if clean_up_spaces {
+            clean_up_tokenization_spaces(text)
+        } else {
+            text
+        })
+    }
+}
+
 /// `text` with transformers' `clean_up_tokenization` applied.
-pub fn clean_up_tokenization_spaces(mut text: String) -> String {
+fn clean_up_tokenization_spaces(mut text: String) -> String {
     for (from, to) in REPLACEMENTS {
         if text.contains(from) {
             text = text.replace(from, to);

@@ -177,10 +177,12 @@ impl DecodeCall {
                 if self.cancel.is_cancelled() {
                     return TaskOutput::Failed(Failure::Batch(BatchError::Cancelled));
                 }
-                match self.tokenizer.decode(ids, self.skip_special_tokens) {
-                    Ok(text) if self.clean_up_tokenization_spaces => {
-                        texts.push(engine::clean_up_tokenization_spaces(text));
-                    }
+                let text = self.tokenizer.decode_cleaned(
+                    ids,
+                    self.skip_special_tokens,
+                    self.clean_up_tokenization_spaces,
+                );
+                match text {
                     Ok(text) => texts.push(text),
                     Err(e) => {
                         return TaskOutput::Refused(engine::Error::new(

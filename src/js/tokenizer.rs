@@ -726,14 +726,13 @@ impl Tokenizer {
         let options = Options::read(&env, options, "decode", Takes::DecodeText)?;
         options.refuse_signal(&env, "decode")?;
         let ids = u32_list(&env, &ids, "ids", "ids")?;
-        let text = self
-            .tokenizer
-            .decode(&ids, options.skip_special_tokens.unwrap_or(false))
-            .map_err(|e| from_engine(&env, &e))?;
-        Ok(match options.clean_up_tokenization_spaces {
-            Some(true) => engine::clean_up_tokenization_spaces(text),
-            _ => text,
-        })
+        self.tokenizer
+            .decode_cleaned(
+                &ids,
+                options.skip_special_tokens.unwrap_or(false),
+                options.clean_up_tokenization_spaces.unwrap_or(false),
+            )
+            .map_err(|e| from_engine(&env, &e))
     }
 
     /// The exact bytes of a list of ids, as tiktoken's `decode_bytes`: `decode` without the
