@@ -51,15 +51,16 @@ pub fn string(env: &Env, value: &Unknown, what: &str) -> napi::Result<String> {
     raw::string(env, value)
 }
 
-/// A `TypeError` naming `what` unless `value` is an array (of strings, as the message says).
-pub fn expect_string_array(env: &Env, value: &Unknown, what: &str) -> napi::Result<()> {
+/// A `TypeError` naming `what` unless `value` is an array; the message says it expected an array
+/// of `items`.
+pub fn expect_array(env: &Env, value: &Unknown, what: &str, items: &str) -> napi::Result<()> {
     if value.is_array()? {
         return Ok(());
     }
     Err(type_error(
         env,
         &format!(
-            "{what} is {}; expected an array of strings",
+            "{what} is {}; expected an array of {items}",
             describe(value)
         ),
     ))
@@ -72,15 +73,7 @@ const NEW_TOKEN_KEYS: &[&str] = &["content", "singleWord", "lstrip", "rstrip", "
 /// rstrip?, normalized? }` (Python's `AddedToken`), in any mix; a `TypeError` names the element
 /// that is neither.
 pub fn new_token_list(env: &Env, value: &Unknown, what: &str) -> napi::Result<Vec<NewToken>> {
-    if !value.is_array()? {
-        return Err(type_error(
-            env,
-            &format!(
-                "{what} is {}; expected an array of strings or {{ content, … }} objects",
-                describe(value)
-            ),
-        ));
-    }
+    expect_array(env, value, what, "strings or { content, … } objects")?;
     raw::elements(env, value)?
         .iter()
         .enumerate()
@@ -204,15 +197,7 @@ pub fn u32_list(env: &Env, value: &Unknown, what: &str, noun: &str) -> napi::Res
 
 /// A list of id lists, each read as [`u32_list`] reads one.
 pub fn id_lists(env: &Env, value: &Unknown, what: &str) -> napi::Result<Vec<Vec<u32>>> {
-    if !value.is_array()? {
-        return Err(type_error(
-            env,
-            &format!(
-                "{what} is {}; expected an array of id lists",
-                describe(value)
-            ),
-        ));
-    }
+    expect_array(env, value, what, "id lists")?;
     raw::elements(env, value)?
         .iter()
         .enumerate()
@@ -258,15 +243,12 @@ impl ChatMessages {
 
 /// An array of chat messages, or a `TypeError` naming the message and field at fault.
 pub fn chat_messages(env: &Env, value: &Unknown, what: &str) -> napi::Result<ChatMessages> {
-    if !value.is_array()? {
-        return Err(type_error(
-            env,
-            &format!(
-                "{what} is {}; expected an array of messages such as {{ role: 'user', content: 'Hi' }}",
-                describe(value)
-            ),
-        ));
-    }
+    expect_array(
+        env,
+        value,
+        what,
+        "messages such as { role: 'user', content: 'Hi' }",
+    )?;
     let mut messages = Vec::new();
     for (index, message) in raw::elements(env, value)?.iter().enumerate() {
         let at = format!("{what}[{index}]");

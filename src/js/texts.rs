@@ -6,7 +6,7 @@ use std::mem::MaybeUninit;
 use napi::bindgen_prelude::{JsValue, TypedArrayType, Unknown};
 use napi::{Env, sys};
 
-use super::args::{describe, expect_string_array, u32_list};
+use super::args::{describe, expect_array, u32_list};
 use super::errors::{ErrorClass, item_error, js_error, read_failed, type_error};
 use super::raw;
 use crate::batch::{Texts, TextsWriter, Utf8BatchError};
@@ -105,7 +105,7 @@ pub fn text_from_string(env: &Env, value: &Unknown, what: &str) -> napi::Result<
 
 /// Reads a JS array of strings into one `Texts`; `what` names the argument in errors.
 pub fn texts_from_array(env: &Env, value: &Unknown, what: &str) -> napi::Result<Texts> {
-    expect_string_array(env, value, what)?;
+    expect_array(env, value, what, "strings")?;
     let len =
         raw::array_length(env, value).map_err(|code| failed(env, code, &|| what.to_owned()))?;
     let mut texts = Texts::with_capacity(len as usize, 0);
@@ -159,15 +159,7 @@ pub fn inputs_from_array(
     what: &str,
 ) -> napi::Result<(Texts, Vec<u32>)> {
     let expected = "expected a string or a pair [text, textPair] of strings";
-    if !value.is_array()? {
-        return Err(type_error(
-            env,
-            &format!(
-                "{what} is {}; expected an array of strings or of pairs [text, textPair]",
-                describe(value)
-            ),
-        ));
-    }
+    expect_array(env, value, what, "strings or of pairs [text, textPair]")?;
     let len =
         raw::array_length(env, value).map_err(|code| failed(env, code, &|| what.to_owned()))?;
     let mut texts = Texts::with_capacity(len as usize, 0);
