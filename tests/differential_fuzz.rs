@@ -127,6 +127,12 @@ fn openai(name: &str, oracle: tiktoken_rs::CoreBPE) {
 const QWEN_PATTERN: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
 const TEKKEN_PATTERN: &str = r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+";
 
+/// cl100k_base's and o200k_base's patterns as js-tiktoken's `ranks/*` files write them: the
+/// contraction suffixes with every case spelled out instead of `(?i:…)`. A rank file's encoding
+/// runs these on the release candidate's matcher too; the oracle runs them as written.
+const JS_CL100K_PATTERN: &str = r"('s|'S|'t|'T|'re|'rE|'Re|'RE|'ve|'vE|'Ve|'VE|'m|'M|'ll|'lL|'Ll|'LL|'d|'D)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+const JS_O200K_PATTERN: &str = r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+('s|'S|'t|'T|'re|'rE|'Re|'RE|'ve|'vE|'Ve|'VE|'m|'M|'ll|'lL|'Ll|'LL|'d|'D)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*('s|'S|'t|'T|'re|'rE|'Re|'RE|'ve|'vE|'Ve|'VE|'m|'M|'ll|'lL|'Ll|'LL|'d|'D)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+
 /// The encoding of `ranks`' rank file read with `pattern` and `<|endoftext|>` after its last
 /// rank, and tiktoken-rs's of the same ranks, pattern and token, once the release candidate is
 /// built.
@@ -166,6 +172,18 @@ fn qwen_pattern_matches_tiktoken_rs() {
 fn tekken_pattern_matches_tiktoken_rs() {
     let (tokenizer, oracle) = rank_file("o200k_base", TEKKEN_PATTERN);
     check_openai("tekken pattern", &tokenizer, oracle);
+}
+
+#[test]
+fn js_tiktoken_cl100k_pattern_matches_tiktoken_rs() {
+    let (tokenizer, oracle) = rank_file("cl100k_base", JS_CL100K_PATTERN);
+    check_openai("js-tiktoken cl100k pattern", &tokenizer, oracle);
+}
+
+#[test]
+fn js_tiktoken_o200k_pattern_matches_tiktoken_rs() {
+    let (tokenizer, oracle) = rank_file("o200k_base", JS_O200K_PATTERN);
+    check_openai("js-tiktoken o200k pattern", &tokenizer, oracle);
 }
 
 /// `tokenizer` against `oracle`, with no special token allowed and with all, and decoding back.
@@ -454,6 +472,22 @@ fn sweep_qwen_pattern() {
 fn sweep_tekken_pattern() {
     let (tokenizer, oracle) = rank_file("o200k_base", TEKKEN_PATTERN);
     sweep_rank_file("tekken pattern", &tokenizer, oracle);
+}
+
+#[test]
+#[ignore = "a minute or more per target; run by hand"]
+fn sweep_js_tiktoken_patterns() {
+    for (ranks, pattern, name) in [
+        (
+            "cl100k_base",
+            JS_CL100K_PATTERN,
+            "js-tiktoken cl100k pattern",
+        ),
+        ("o200k_base", JS_O200K_PATTERN, "js-tiktoken o200k pattern"),
+    ] {
+        let (tokenizer, oracle) = rank_file(ranks, pattern);
+        sweep_rank_file(name, &tokenizer, oracle);
+    }
 }
 
 #[test]

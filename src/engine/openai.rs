@@ -773,14 +773,26 @@ fn split_pre_tokenizer(cut: Cut) -> Result<PipelinePreTokenizer, String> {
     Ok(skeleton(cut)?.get_pre_tokenizer().clone())
 }
 
+/// The contraction suffixes as tiktoken writes them, in cl100k_base's and o200k_base's patterns.
+const CONTRACTIONS: &str = "(?i:'s|'t|'re|'ve|'m|'ll|'d)";
+
+/// The same suffixes as js-tiktoken writes them in its `ranks/*` files' `pat_str` (JS regexes had
+/// no inline `(?i:…)`): each case spelled out. The two match the same texts but for `ſ` (U+017F),
+/// which `(?i:…)` folds to `s` and this does not; texts with it go to the exact path
+/// (`unicode_drift.rs`), which runs the pattern as given.
+const JS_CONTRACTIONS: &str =
+    "('s|'S|'t|'T|'re|'rE|'Re|'RE|'ve|'vE|'Ve|'VE|'m|'M|'ll|'lL|'Ll|'LL|'d|'D)";
+
 /// The spelling the release candidate runs on its own matcher of a rank file's `pattern`, where
 /// `pattern` is one of tiktoken's: GPT-2's (r50k_base, p50k_base), cl100k_base's (also Llama 3's
-/// `tokenizer.model`, written without possessive quantifiers) and o200k_base's, each as tiktoken
-/// or a Hugging Face file writes it; or Qwen's or Mistral's Tekken regex, as their files write
-/// them. The spellings split every text as tiktoken does, but for the characters
+/// `tokenizer.model`, written without possessive quantifiers) and o200k_base's, each as tiktoken,
+/// js-tiktoken ([`JS_CONTRACTIONS`]) or a Hugging Face file writes it; or Qwen's or Mistral's
+/// Tekken regex, as their files write them. The spellings split every text as tiktoken does, but for the characters
 /// `unicode_drift.rs` sends to the exact path (they name the classes cl100k_base's and
 /// o200k_base's do; `tests/differential_fuzz.rs` fuzzes and sweeps both against tiktoken-rs).
 fn native_spelling(pattern: &str) -> Option<&'static str> {
+    let pattern = pattern.replace(JS_CONTRACTIONS, CONTRACTIONS);
+    let pattern = pattern.as_str();
     [
         (ungrouped(GPT2_EXACT), GPT2_PATTERN),
         (Some(GPT2_PATTERN), GPT2_PATTERN),
@@ -1012,6 +1024,19 @@ mod tests {
             assert_eq!(embedded.len(), derived.len(), "{}", model.name);
             assert!(embedded == derived, "{}: the merges differ", model.name);
         }
+    }
+
+    /// js-tiktoken's `pat_str`s for cl100k_base and o200k_base (its `ranks/*.js`, version 1.0.21)
+    /// run natively as tiktoken's spellings do; any other change to a pattern does not.
+    #[test]
+    fn js_tiktoken_spellings_run_natively() {
+        let cl100k = r"('s|'S|'t|'T|'re|'rE|'Re|'RE|'ve|'vE|'Ve|'VE|'m|'M|'ll|'lL|'Ll|'LL|'d|'D)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+        let o200k = r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+('s|'S|'t|'T|'re|'rE|'Re|'RE|'ve|'vE|'Ve|'VE|'m|'M|'ll|'lL|'Ll|'LL|'d|'D)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*('s|'S|'t|'T|'re|'rE|'Re|'RE|'ve|'vE|'Ve|'VE|'m|'M|'ll|'lL|'Ll|'LL|'d|'D)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+        assert_eq!(native_spelling(cl100k), Some(CL100K_PATTERN));
+        assert_eq!(native_spelling(o200k), Some(O200K_PATTERN));
+        let fewer_cases = cl100k.replace("|'LL", "");
+        assert_eq!(native_spelling(&fewer_cases), None);
+        assert_eq!(native_spelling(&cl100k.replace("{1,3}", "{1,4}")), None);
     }
 
     /// Every special token, named or reserved, is found by its id, and nothing else is.
