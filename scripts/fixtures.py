@@ -1282,6 +1282,18 @@ LLAMA3_PATTERN = (
     r"|\s*[\r\n]+|\s+(?!\S)|\s+"
 )
 
+# Kimi K2's tiktoken.model pattern (its tokenization_kimi.py): o200k_base's with runs of Han first.
+KIMI_PATTERN = "|".join([
+    r"[\p{Han}]+",
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]*[\p{Ll}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]+[\p{Ll}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    r"\p{N}{1,3}",
+    r" ?[^\s\p{L}\p{N}]+[\r\n]*",
+    r"\s*[\r\n]+",
+    r"\s+(?!\S)",
+    r"\s+",
+])
+
 RANK_FILE_CASES = [
     # A smaller vocabulary: tokens whose parts are below the cut, with tiktoken's cl100k pattern.
     {"name": "cl100k_first_30000", "ranks": "cl100k_base", "below": 30000, "drop": None,
@@ -1295,6 +1307,10 @@ RANK_FILE_CASES = [
     # Ranks with a gap, and a pattern that leaves text unmatched, which tiktoken drops.
     {"name": "p50k_gap_letters_and_numbers", "ranks": "p50k_base", "below": None, "drop": [1000, 1100],
      "pattern": r" ?\p{L}+| ?\p{N}+", "specialTokens": {}},
+    # o200k_base's ranks behind Kimi K2's pattern, whose Han numerals and radicals the release
+    # candidate's matcher for it cuts otherwise.
+    {"name": "o200k_kimi_pattern", "ranks": "o200k_base", "below": None, "drop": None,
+     "pattern": KIMI_PATTERN, "specialTokens": {"[BOS]": 200000, "[EOS]": 200001}},
     # An empty token (its base64 "="), as Whisper's multilingual.tiktoken gives rank 50256, with
     # Whisper's first specials after it.
     {"name": "r50k_empty_token", "ranks": "r50k_base", "below": None, "drop": None, "emptyTokenAt": 50256,
@@ -1306,6 +1322,7 @@ RANK_FILE_SAMPLES = [
     "<|endoftext|><|im_start|>user\n<|begin_of_text|>2024-08-06: it's 3.14159",
     "  indented\n\n\ttabs   and trailing spaces   ",
     "日本語のテキスト, Ελληνικά, русский текст",
+    "二〇二四年 〡〢〸 ⺀⼀ ३〇5 中文text",
     "",
 ]
 

@@ -35,66 +35,104 @@
 //!   the whole text, as it does on its own. Applied first, so the rewrite above can then apply to
 //!   a lone `ByteLevel` it unwraps.
 //! - **Kimi K2's regex.** The release candidate runs this `Split` regex on a matcher of its own,
-//!   which cuts Han-script numerals (`〇`, the Hangzhou numerals) and the CJK radicals otherwise
-//!   than the regex does (the differential fuzz, on the GPT-2 fixture split by it: `"𐒠〇71"`). Not
-//!   an equivalent form but a refusal: the same regex in a non-capturing group is one the release
-//!   candidate does not run natively, so the route sends the file to the stable engine, which runs
-//!   it on Oniguruma as the reference does (`routing.rs`).
+//!   which cuts the Han numerals (`〇`, the Hangzhou numerals) and the CJK radicals otherwise than
+//!   the regex does (the differential fuzz, on the GPT-2 fixture split by it: `"𐒠〇71"`), and
+//!   every other text as the regex does (the sweep). Where the regex sees the text as given (the
+//!   file has no normalizer, which could make such characters), the file is read as written and
+//!   [`Adapted::kimi_drift`] says so: the route sends the texts holding one of those characters to
+//!   the stable engine (`routing.rs`, `unicode_drift::contains_kimi_drift`). Behind a normalizer
+//!   the regex is put in a non-capturing group, which the release candidate does not run natively:
+//!   not an equivalent form but a refusal, so the route sends the file to the stable engine, which
+//!   runs it on Oniguruma as the reference does.
 
 use serde_json::{Map, Value, json};
 
-/// Rewrites `file`, a tokenizer.json the release candidate is about to read, into an equivalent
-/// form it reads, where one is known; returns what was rewritten, in words (empty: nothing).
-/// `largest_id` is the largest id the file declares, model and added tokens together.
-pub fn for_release_candidate(file: &mut Value, largest_id: u32) -> Vec<String> {
-    let mut rewritten = Vec::new();
-    if let Some(why) = unwrap_lone_pre_tokenizer(file) {
-        rewritten.push(why);
-    }
-    if let Some(why) = add_missing_byte_tokens(file, largest_id) {
-        rewritten.push(why);
-    }
-    if let Some(why) = spell_out_prefix_space(file) {
-        rewritten.push(why);
-    }
-    if let Some(why) = group_kimi_regex(file) {
-        rewritten.push(why);
-    }
-    rewritten
+use super::openai::KIMI_PATTERN;
+
+/// What [`for_release_candidate`] did to a file.
+#[derive(Debug, Default)]
+pub struct Adapted {
+    /// What was rewritten, in words (empty: nothing).
+    pub how: Vec<String>,
+    /// The file splits the text as given by Kimi K2's regex, which the release candidate runs on
+    /// its own matcher: the texts of `unicode_drift::contains_kimi_drift` must go to the stable
+    /// engine.
+    pub kimi_drift: bool,
 }
 
-/// Kimi K2's pre-tokenization regex, as its files write it.
-const KIMI_REGEX: &str = r"[\p{Han}]+|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]*[\p{Ll}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]+[\p{Ll}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+/// Rewrites `file`, a tokenizer.json the release candidate is about to read, into an equivalent
+/// form it reads, where one is known, and says what it did. `largest_id` is the largest id the
+/// file declares, model and added tokens together.
+pub fn for_release_candidate(file: &mut Value, largest_id: u32) -> Adapted {
+    let mut adapted = Adapted::default();
+    if let Some(why) = unwrap_lone_pre_tokenizer(file) {
+        adapted.how.push(why);
+    }
+    if let Some(why) = add_missing_byte_tokens(file, largest_id) {
+        adapted.how.push(why);
+    }
+    if let Some(why) = spell_out_prefix_space(file) {
+        adapted.how.push(why);
+    }
+    match kimi_regex(file) {
+        KimiRegex::Absent => {}
+        KimiRegex::OnRawText => adapted.kimi_drift = true,
+        KimiRegex::Grouped(why) => adapted.how.push(why),
+    }
+    adapted
+}
 
-/// The Kimi rewrite (see the module doc), where a `Split` of the pre-tokenizer, or of its
+/// Whether and how a file splits by Kimi K2's regex (see the module doc).
+enum KimiRegex {
+    /// No `Split` of the pre-tokenizer has it.
+    Absent,
+    /// A `Split` has it, and the file has no normalizer: read as written.
+    OnRawText,
+    /// A `Split` has it behind a normalizer: grouped, for this reason.
+    Grouped(String),
+}
+
+/// The Kimi step (see the module doc), where a `Split` of the pre-tokenizer, or of its
 /// `Sequence`, has that regex.
-fn group_kimi_regex(file: &mut Value) -> Option<String> {
-    let pre_tokenizer = file.get_mut("pre_tokenizer")?;
+fn kimi_regex(file: &mut Value) -> KimiRegex {
+    let normalized = file.get("normalizer").is_some_and(|n| !n.is_null());
+    let Some(pre_tokenizer) = file.get_mut("pre_tokenizer") else {
+        return KimiRegex::Absent;
+    };
     let splits: Vec<&mut Value> = match pre_tokenizer.get("type").and_then(Value::as_str) {
-        Some("Sequence") => pre_tokenizer
-            .get_mut("pretokenizers")?
-            .as_array_mut()?
-            .iter_mut()
-            .collect(),
+        Some("Sequence") => match pre_tokenizer
+            .get_mut("pretokenizers")
+            .and_then(Value::as_array_mut)
+        {
+            Some(members) => members.iter_mut().collect(),
+            None => return KimiRegex::Absent,
+        },
         _ => vec![pre_tokenizer],
     };
-    let mut grouped = false;
+    let mut found = false;
     for member in splits {
         if member.get("type").and_then(Value::as_str) != Some("Split") {
             continue;
         }
         if let Some(regex) = member.pointer_mut("/pattern/Regex")
-            && regex.as_str() == Some(KIMI_REGEX)
+            && regex.as_str() == Some(KIMI_PATTERN)
         {
-            *regex = Value::String(format!("(?:{KIMI_REGEX})"));
-            grouped = true;
+            found = true;
+            if normalized {
+                *regex = Value::String(format!("(?:{KIMI_PATTERN})"));
+            }
         }
     }
-    grouped.then(|| {
-        "Kimi K2's Split regex is grouped, so that the release candidate's matcher for it, which \
-         cuts Han numerals and radicals otherwise, does not run it"
-            .to_owned()
-    })
+    match (found, normalized) {
+        (false, _) => KimiRegex::Absent,
+        (true, false) => KimiRegex::OnRawText,
+        (true, true) => KimiRegex::Grouped(
+            "Kimi K2's Split regex, behind a normalizer, is grouped, so that the release \
+             candidate's matcher for it, which cuts Han numerals and radicals otherwise, does not \
+             run it"
+                .to_owned(),
+        ),
+    }
 }
 
 /// The lone-member rewrite (see the module doc), where it applies.

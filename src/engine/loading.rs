@@ -314,14 +314,19 @@ impl Engines {
                 outline.largest_id
             )));
         }
-        let rewritten = adapter::for_release_candidate(&mut file, outline.largest_id);
+        let adapted = adapter::for_release_candidate(&mut file, outline.largest_id);
+        let settle = move |route: Route| {
+            route
+                .rewritten(adapted.how)
+                .with_kimi_drift(adapted.kimi_drift)
+        };
         let pipeline = match PipelineEngine::from_value(file) {
             Ok(pipeline) => pipeline,
             Err(why) => return Settled::stable(Route::stable_because(why)),
         };
         match Route::for_pipeline(&pipeline, &outline) {
             Ok(route) => Settled {
-                route: route.rewritten(rewritten),
+                route: settle(route),
                 pipeline: Some(pipeline),
                 outline_vocabulary: Some(VocabularyIds {
                     size: outline.vocabulary_size,
@@ -330,10 +335,10 @@ impl Engines {
                 trusts_outline: true,
                 unparsed: None,
             },
-            Err(StableNeeded::Whole(route)) => Settled::stable(route.rewritten(rewritten)),
+            Err(StableNeeded::Whole(route)) => Settled::stable(settle(route)),
             Err(StableNeeded::ToCompare) => match self.stable.wait() {
                 Some(stable) => Settled {
-                    route: Route::for_loaded(&pipeline, stable).rewritten(rewritten),
+                    route: settle(Route::for_loaded(&pipeline, stable)),
                     pipeline: Some(pipeline),
                     outline_vocabulary: None,
                     trusts_outline: false,

@@ -36,6 +36,7 @@ use super::pipeline::PipelineEngine;
 use super::ranks::{RankEngine, RankTable};
 use super::special::{SpecialSet, SpecialToken};
 use super::tiktoken_file::RankFile;
+use super::unicode_drift;
 use super::{Engine, Error, ErrorKind};
 
 /// The GPT-2 pre-tokenization regex, as tiktoken's r50k_base and p50k_base use it.
@@ -56,6 +57,13 @@ const QWEN_PATTERN: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L
 /// Mistral's Tekken regex (its `tekken.json`'s): o200k_base's without the contraction suffixes,
 /// with one digit per match.
 const TEKKEN_PATTERN: &str = r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+
+/// Kimi K2's regex (its `tiktoken.model`'s, as `tokenization_kimi.py` joins it): o200k_base's
+/// with a first alternative for runs of Han and Han left out of the letter classes. The release
+/// candidate's matcher for it cuts the Han numerals and radicals otherwise, so texts with them take
+/// the exact path (`unicode_drift::contains_kimi_drift`), and a tokenizer.json splitting by it
+/// sends them to its stable engine (`adapter.rs`).
+pub(super) const KIMI_PATTERN: &str = r"[\p{Han}]+|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]*[\p{Ll}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]+[\p{Ll}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
 
 /// tiktoken's own regexes (as `tiktoken-rs` 0.12 spells them), for the texts the patterns above
 /// cannot serve. The release candidate recognises the patterns above and runs them on its own
@@ -103,6 +111,9 @@ pub struct RankModel {
     first: OnceLock<Result<RankEngine, Error>>,
     /// tiktoken's BPE behind `exact_pattern`, for the texts `unicode_drift.rs` sends there.
     exact: OnceLock<Result<RankEngine, Error>>,
+    /// `pattern` is Kimi K2's regex on the release candidate's matcher, which also sends the
+    /// texts of [`unicode_drift::contains_kimi_drift`] to the exact path.
+    kimi_drift: bool,
     /// The release candidate behind `pattern`.
     full: OnceLock<Result<PipelineEngine, Error>>,
     /// fastokens, where it has a scanner for `pattern` and builds: the engine of the texts it
@@ -145,6 +156,7 @@ impl RankModel {
             table: OnceLock::new(),
             first: OnceLock::new(),
             exact: OnceLock::new(),
+            kimi_drift: false,
             full: OnceLock::new(),
             #[cfg(feature = "fastokens")]
             fastokens: OnceLock::new(),
@@ -192,11 +204,21 @@ impl RankModel {
             table: OnceLock::from(Ok(table)),
             first: OnceLock::new(),
             exact: OnceLock::new(),
+            kimi_drift: fast.pattern == KIMI_PATTERN,
             full: OnceLock::new(),
             #[cfg(feature = "fastokens")]
             fastokens: OnceLock::from(None),
             building: AtomicBool::new(false),
         })))
+    }
+
+    /// Whether `text` goes to the exact path rather than the fast one: it holds a character the
+    /// fast path's Unicode tables read differently from tiktoken's, or one the release
+    /// candidate's matcher for Kimi K2's regex cuts otherwise, where that is the fast path's.
+    #[inline]
+    pub(crate) fn wants_exact(&self, text: &str) -> bool {
+        unicode_drift::contains_drift(text)
+            || (self.kimi_drift && unicode_drift::contains_kimi_drift(text))
     }
 
     /// Whether this is the model `from_rank_file` makes of `file` and `pattern`.
@@ -801,6 +823,7 @@ fn native_spelling(pattern: &str) -> Option<&'static str> {
         (ungrouped(O200K_EXACT), O200K_PATTERN),
         (Some(QWEN_PATTERN), QWEN_PATTERN),
         (Some(TEKKEN_PATTERN), TEKKEN_PATTERN),
+        (Some(KIMI_PATTERN), KIMI_PATTERN),
     ]
     .into_iter()
     .find(|(spelling, _)| *spelling == Some(pattern))

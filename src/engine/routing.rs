@@ -35,9 +35,8 @@
 //! - **It cannot run a part of the file exactly.** Its reader keeps a `Split` whose regex is not one
 //!   of the patterns it runs natively (GPT-2's, cl100k's and Llama 3's, Qwen's, o200k's, Mistral's
 //!   Tekken, DeepSeek's three) without any way to search for it, and such a `Split` would fail on
-//!   every text; Kimi K2's regex, which it runs natively but cuts otherwise around Han numerals and
-//!   radicals, is grouped by `adapter.rs` so that it is such a regex too; a regex
-//!   `Replace` normalizer it runs with `fancy-regex`, whose syntax and classes are not Oniguruma's,
+//!   every text; Kimi K2's regex behind a normalizer, grouped by `adapter.rs` so that it is such
+//!   a regex too (below); a regex `Replace` normalizer it runs with `fancy-regex`, whose syntax and classes are not Oniguruma's,
 //!   unless the pattern is repeated literals (SentencePiece converters' `" {2,}"`), which the two
 //!   read alike (`is_repeated_literals` in `pipeline.rs`); and a BPE model with an
 //!   `end_of_word_suffix` (GPT-1's and HerBERT's `</w>`), whose suffix the release candidate
@@ -54,6 +53,13 @@
 //!   differently. `unicode_drift.rs` holds both tables; only such a text leaves the fast engine.
 //!   The OpenAI encodings, which have no stable engine, send it to an exact path of their own
 //!   (`openai.rs`).
+//! - **The file splits its text by Kimi K2's regex.** The release candidate runs that regex on a
+//!   matcher of its own, which cuts the Han numerals (`〇`, `〡`-`〩`, `〸`-`〺`) and the CJK and
+//!   Kangxi radicals otherwise than the regex does, and every other character as it does (the
+//!   sweep, in ten contexts and eight more with Han and multi-byte digits). Where the regex sees
+//!   the text as given (no normalizer), a text holding one of those characters goes to the stable
+//!   engine (`unicode_drift::contains_kimi_drift`, the route `KimiRegex`); behind a normalizer,
+//!   which could make one, the file goes to the stable engine whole (`adapter.rs`).
 //!
 //! **The OpenAI encodings** (`openai.rs`) have no stable engine: tiktoken's BPE on the rank table
 //! (`ranks.rs`) encodes until the release candidate is built, and behind tiktoken's own regex it
@@ -73,11 +79,13 @@
 //!
 //! **An encoding read from a rank file** (`Tokenizer::from_rank_file`, and Mistral's tekken files,
 //! `Tokenizer::from_tekken`) routes as the embedded ones do, between the same three engines built
-//! from its table. Where its pattern is one of tiktoken's, or Qwen's or Mistral's Tekken regex
-//! (both of which the release candidate also has a matcher for, naming the classes cl100k_base's
-//! and o200k_base's do, so the same texts with drifting characters leave it), the release
-//! candidate runs that pattern on its own matcher and the exact path runs the pattern as given;
-//! `tests/differential_fuzz.rs` fuzzes and sweeps Qwen's and Tekken's against tiktoken-rs. Any
+//! from its table. Where its pattern is one of tiktoken's (as tiktoken, js-tiktoken or a Hugging
+//! Face file spells it), or Qwen's, Mistral's Tekken or Kimi K2's regex (all of which the release
+//! candidate also has a matcher for, naming the classes cl100k_base's and o200k_base's do, so the
+//! same texts with drifting characters leave it; with Kimi's, the texts with Han numerals and
+//! radicals too), the release candidate runs that pattern on its own matcher and the exact path
+//! runs the pattern as given; `tests/differential_fuzz.rs` fuzzes and sweeps each against
+//! tiktoken-rs. Any
 //! other pattern runs on `fancy-regex` on every path, exact by construction and about a fifth as
 //! fast. fastokens never takes one: its scanners are the embedded encodings'.
 //!
@@ -155,6 +163,14 @@ pub enum Route {
     /// file (`adapter.rs`).
     Rewritten {
         /// What was rewritten, in words.
+        how: Vec<String>,
+    },
+    /// Every text goes to the release-candidate engine (reading the file as written, or as
+    /// `how` says) but those holding a Han numeral or radical, which go to the stable engine: the
+    /// file splits its text by Kimi K2's regex, which the release candidate runs on a matcher of
+    /// its own that cuts those characters otherwise (`unicode_drift::contains_kimi_drift`).
+    KimiRegex {
+        /// What was rewritten, in words (empty: nothing).
         how: Vec<String>,
     },
     /// Every text goes to the stable engine, for the reason given.
@@ -257,11 +273,30 @@ impl Route {
         }
     }
 
-    /// True when `text` goes to the stable engine: always on the stable route, and on the pipeline
-    /// route when the text holds a character the two engines' Unicode tables disagree on.
+    /// True when `text` goes to the stable engine: always on the stable route, and on a pipeline
+    /// route when the text holds a character the two engines' Unicode tables disagree on, or one
+    /// the matcher for Kimi K2's regex cuts otherwise where the file splits by it.
     #[inline]
     pub fn wants_stable(&self, text: &str) -> bool {
-        matches!(self, Route::Stable { .. }) || unicode_drift::contains_drift(text)
+        match self {
+            Route::Stable { .. } => true,
+            Route::KimiRegex { .. } => {
+                unicode_drift::contains_drift(text) || unicode_drift::contains_kimi_drift(text)
+            }
+            Route::Pipeline | Route::Rewritten { .. } => unicode_drift::contains_drift(text),
+        }
+    }
+
+    /// This route, for a file that splits its text as given by Kimi K2's regex (`kimi_drift`,
+    /// from `adapter.rs`): a pipeline route sends the texts with the characters its matcher cuts
+    /// otherwise to the stable engine.
+    pub fn with_kimi_drift(self, kimi_drift: bool) -> Route {
+        match self {
+            _ if !kimi_drift => self,
+            Route::Pipeline => Route::KimiRegex { how: Vec::new() },
+            Route::Rewritten { how } => Route::KimiRegex { how },
+            route => route,
+        }
     }
 
     /// This route, for a release candidate that read the file as `adapter.rs` rewrote it (`how`,
@@ -290,6 +325,20 @@ impl Route {
                  of the file ({})",
                 how.join("; ")
             ),
+            Route::KimiRegex { how } => {
+                let mut words = "pipeline: tokenizers 1.0.0-rc.3 encodes every text but those \
+                                 holding a Han numeral or radical (\u{3007}, \u{3021}-\u{3029}, \
+                                 \u{3038}-\u{303a}, U+2E80-U+2FD5), which its matcher for Kimi K2's \
+                                 regex cuts otherwise; tokenizers 0.23 encodes those"
+                    .to_owned();
+                if !how.is_empty() {
+                    words.push_str(&format!(
+                        ". It reads an equivalent form of the file ({})",
+                        how.join("; ")
+                    ));
+                }
+                words
+            }
             Route::Stable { reason } => {
                 format!("stable: tokenizers 0.23 encodes every text, because {reason}")
             }
@@ -329,6 +378,77 @@ mod tests {
         let tokenizer = Tokenizer::from_json(&file.to_string(), name).unwrap();
         tokenizer.wait_until_ready().unwrap();
         tokenizer
+    }
+
+    /// The GPT-2 fixture split by Kimi K2's regex before its byte-level step (as a file converted
+    /// from Kimi K2's `tiktoken.model`), with `normalizer` in front.
+    fn gpt2_with_kimi_regex(normalizer: serde_json::Value) -> Tokenizer {
+        let path = root().join("__test__/fixtures/tokenizers/gpt2.json");
+        let mut file: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        file["normalizer"] = normalizer;
+        file["pre_tokenizer"] = serde_json::json!({
+            "type": "Sequence",
+            "pretokenizers": [
+                {"type": "Split", "pattern": {"Regex": crate::engine::openai::KIMI_PATTERN},
+                 "behavior": "Isolated", "invert": false},
+                {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true,
+                 "use_regex": false},
+            ],
+        });
+        let tokenizer = Tokenizer::from_json(&file.to_string(), "kimi").unwrap();
+        tokenizer.wait_until_ready().unwrap();
+        tokenizer
+    }
+
+    /// A file split by Kimi K2's regex keeps the release candidate for every text but those with
+    /// a Han numeral or radical; behind a normalizer, which could make one, it goes to the stable
+    /// engine whole. Either way the ids are the stable engine's.
+    #[test]
+    fn a_kimi_regex_file_sends_only_han_numerals_and_radicals_to_the_stable_engine() {
+        let raw = gpt2_with_kimi_regex(serde_json::Value::Null);
+        assert!(
+            raw.routing().starts_with("pipeline") && raw.routing().contains("Kimi K2"),
+            "{}",
+            raw.routing()
+        );
+        assert!(raw.wants_stable("二〇二四年"));
+        assert!(raw.wants_stable("x \u{2e80}"));
+        assert!(!raw.wants_stable("人々の中文 text 2024"));
+        let normalized = gpt2_with_kimi_regex(serde_json::json!({"type": "NFC"}));
+        assert!(
+            normalized.routing().starts_with("stable") && normalized.routing().contains("grouped"),
+            "{}",
+            normalized.routing()
+        );
+        let mut texts = fixture_texts();
+        texts.extend(
+            [
+                "\u{104a0}\u{3007}71",
+                "x \u{2e80}",
+                "二〇二四年 中文 日本の人々 ⼀⼆",
+                "〡〢〸 12〇3",
+            ]
+            .map(str::to_owned),
+        );
+        for tokenizer in [&raw, &normalized] {
+            let mode = tokenizer.encode_mode(None, &AllowedSpecial::None).unwrap();
+            let stable = tokenizer.fallback_engine().unwrap();
+            for text in &texts {
+                let mut expected = crate::engine::Ids::with_capacity(0);
+                stable
+                    .encode_into(
+                        text,
+                        true,
+                        true,
+                        &mut crate::engine::Scratch::new(),
+                        &mut expected,
+                    )
+                    .unwrap();
+                let ids = tokenizer.encode(text, &mode).unwrap();
+                assert_eq!(ids.as_slice(), expected.as_slice(), "{text:?}");
+            }
+        }
     }
 
     /// A plain added token on the SentencePiece-style Unigram file, whose `Metaspace` prepends

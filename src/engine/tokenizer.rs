@@ -14,7 +14,6 @@ use super::special::{self, AllowedSpecial, Segment, SpecialSet, SpecialToken};
 use super::stable::StableEngine;
 use super::tekken::{self, TEKKEN_NAME};
 use super::tiktoken_file::{self, RankFile};
-use super::unicode_drift;
 use super::{Engine, Error, ErrorKind, Ids, Scratch, TruncationChoice};
 
 /// Where a tokenizer comes from, which decides the options that apply to it.
@@ -478,12 +477,12 @@ impl Tokenizer {
         match self.family {
             Family::OpenAi(encoding) => {
                 // fastokens, where built, reads every character as tiktoken does. Otherwise a
-                // text with characters the fast path's Unicode tables read differently from
-                // tiktoken's goes, whole, to the exact path (see `unicode_drift.rs`).
+                // text with characters the fast path reads differently from tiktoken goes, whole,
+                // to the exact path (see `unicode_drift.rs`).
                 let model = encoding.model;
                 let engine: &dyn Engine = if let Some(fastokens) = model.fastokens_if_ready(text) {
                     fastokens
-                } else if unicode_drift::contains_drift(text) {
+                } else if model.wants_exact(text) {
                     model.exact_engine()?
                 } else if let Some(full) = model.full_engine_if_ready() {
                     full

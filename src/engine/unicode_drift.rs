@@ -23,9 +23,15 @@
 //!   (`unicode-normalization` 0.1.25, Unicode 17.0), read from the two crates' `tables.rs`: such a
 //!   mark is reordered against its neighbours by one normalizer and not the other (the differential
 //!   fuzz found `"I\u{1ace}\u{328}"` on the Unigram fixture's NFKC; the sweep, one character at a
-//!   time, cannot). A tokenizer.json built from other components (another normalizer) may
-//!   disagree on characters assigned before Unicode 17 that the sweep never tried with it; the
-//!   sweep is how to find them, and FUZZING.md says how to run it.
+//!   time, cannot).
+//!
+//! A third table, [`KIMI_DRIFT`], is for one pattern only: the Han numerals and radicals, which
+//! the release candidate's matcher for Kimi K2's regex cuts otherwise; only tokenizers that split
+//! by that regex route its texts ([`contains_kimi_drift`]).
+//!
+//! A tokenizer.json built from other components (another normalizer) may disagree on characters
+//! assigned before Unicode 17 that the sweep never tried with it; the sweep is how to find them,
+//! and FUZZING.md says how to run it.
 
 mod new_in_17;
 
@@ -191,6 +197,35 @@ pub fn contains_drift(text: &str) -> bool {
     })
 }
 
+/// The Han-script characters that are not letters: the CJK Radicals Supplement and the Kangxi
+/// radicals (symbols), the ideographic number zero `〇`, the Hangzhou numerals `〡`-`〩` and the
+/// counting-rod tens `〸`-`〺` (letter numbers). The release candidate's matcher for Kimi K2's
+/// regex cuts a text holding one otherwise than the regex's `[\p{Han}]+` and `\p{N}{1,3}` do
+/// (FUZZING.md, finding 12): a sweep of every scalar value in eighteen contexts, Han and
+/// multi-byte digits among them, found these and nothing else. A tokenizer whose text that regex splits sends such
+/// a text to the exact path or the stable engine (`routing.rs`).
+const KIMI_DRIFT: &[(u32, u32)] = &[
+    (0x2E80, 0x2E99),
+    (0x2E9B, 0x2EF3),
+    (0x2F00, 0x2FD5),
+    (0x3007, 0x3007),
+    (0x3021, 0x3029),
+    (0x3038, 0x303A),
+];
+
+/// True when `text` holds a character of [`KIMI_DRIFT`].
+#[inline]
+pub fn contains_kimi_drift(text: &str) -> bool {
+    // Every such character is three bytes in UTF-8, the first 0xE2 or 0xE3.
+    memchr::memchr2(0xE2, 0xE3, text.as_bytes()).is_some()
+        && text.chars().any(|c| {
+            let code = c as u32;
+            KIMI_DRIFT
+                .iter()
+                .any(|&(start, end)| (start..=end).contains(&code))
+        })
+}
+
 #[cold]
 fn in_table(code: u32) -> bool {
     ROUTED
@@ -249,6 +284,26 @@ mod tests {
         }
         // The example of a symbol new in Unicode 17 after a space, on DeepSeek V3's pattern.
         assert!(contains_drift(" \u{1f8d1}"));
+    }
+
+    #[test]
+    fn finds_kimi_drift_characters_and_only_those() {
+        for pair in KIMI_DRIFT.windows(2) {
+            assert!(pair[0].0 <= pair[0].1 && pair[0].1 < pair[1].0, "{pair:?}");
+        }
+        // The texts the differential fuzz and the sweep found (FUZZING.md, finding 12).
+        assert!(contains_kimi_drift("\u{104a0}\u{3007}71"));
+        assert!(contains_kimi_drift("x \u{2e80}"));
+        assert!(contains_kimi_drift("\u{2fd5}"));
+        assert!(contains_kimi_drift("二〇二四年"));
+        // Han letters, `々` and the characters next to the ranges stay on the fast path.
+        assert!(!contains_kimi_drift("naïve 日本語の人々 → 中文 👍🏽 2024"));
+        for code in [
+            0x2E7F, 0x2E9A, 0x2EF4, 0x2FD6, 0x3006, 0x3008, 0x3020, 0x302A, 0x303B,
+        ] {
+            let text = char::from_u32(code).unwrap().to_string();
+            assert!(!contains_kimi_drift(&text), "U+{code:04X}");
+        }
     }
 
     #[test]
