@@ -325,6 +325,32 @@ fn gpt2_json_with_kimi_regex_matches_the_stable_crate() {
     hugging_face("gpt2.json+kimi regex", &gpt2_with_kimi_regex());
 }
 
+/// The GPT-2 fixture with DeepSeek V3's pre-tokenizer (its tokenizer.json's): digits, then runs
+/// of CJK and kana, then the rest, each a `Split`, before the byte-level step; the release
+/// candidate runs the three as one native pass.
+fn gpt2_with_deepseek_splits() -> String {
+    const PATTERNS: [&str; 3] = [
+        r"\p{N}{1,3}",
+        "[\u{4e00}-\u{9fa5}\u{3040}-\u{309f}\u{30a0}-\u{30ff}]+",
+        "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+",
+    ];
+    let mut file: serde_json::Value = serde_json::from_str(&fixture("gpt2")).unwrap();
+    let mut members: Vec<serde_json::Value> = PATTERNS
+        .iter()
+        .map(|pattern| {
+            serde_json::json!({"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated", "invert": false})
+        })
+        .collect();
+    members.push(serde_json::json!({"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": false}));
+    file["pre_tokenizer"] = serde_json::json!({"type": "Sequence", "pretokenizers": members});
+    file.to_string()
+}
+
+#[test]
+fn gpt2_json_with_deepseek_splits_matches_the_stable_crate() {
+    hugging_face("gpt2.json+deepseek splits", &gpt2_with_deepseek_splits());
+}
+
 #[test]
 fn sentencepiece_json_matches_the_stable_crate() {
     hugging_face("sentencepiece.json", &fixture("sentencepiece"));
@@ -378,9 +404,10 @@ const SWEEP_CONTEXTS: &[(&str, &str)] = &[
     ("x ", " y"),
 ];
 
-/// The sweep's contexts and more Han and digits, for Kimi K2's regex, whose matcher cut `〇`
-/// otherwise only after a digit of more than one byte (FUZZING.md, finding 12).
-const KIMI_SWEEP_CONTEXTS: &[(&str, &str)] = &[
+/// The sweep's contexts and more Han and digits, for the patterns with a Han or CJK alternative
+/// (Kimi K2's, DeepSeek V3's): Kimi's matcher cut `〇` otherwise only after a digit of more than
+/// one byte (FUZZING.md, finding 12).
+const HAN_SWEEP_CONTEXTS: &[(&str, &str)] = &[
     ("", ""),
     ("a", "a"),
     (" ", "<"),
@@ -535,7 +562,7 @@ fn sweep_js_tiktoken_patterns() {
 #[ignore = "a minute or more per target; run by hand"]
 fn sweep_kimi_pattern() {
     let (tokenizer, oracle) = rank_file("o200k_base", KIMI_PATTERN);
-    sweep_rank_file("kimi pattern", &tokenizer, oracle, KIMI_SWEEP_CONTEXTS);
+    sweep_rank_file("kimi pattern", &tokenizer, oracle, HAN_SWEEP_CONTEXTS);
 }
 
 #[test]
@@ -544,7 +571,17 @@ fn sweep_gpt2_json_with_kimi_regex() {
     sweep_hugging_face(
         "gpt2.json+kimi regex",
         &gpt2_with_kimi_regex(),
-        KIMI_SWEEP_CONTEXTS,
+        HAN_SWEEP_CONTEXTS,
+    );
+}
+
+#[test]
+#[ignore = "a minute or more per target; run by hand"]
+fn sweep_gpt2_json_with_deepseek_splits() {
+    sweep_hugging_face(
+        "gpt2.json+deepseek splits",
+        &gpt2_with_deepseek_splits(),
+        HAN_SWEEP_CONTEXTS,
     );
 }
 

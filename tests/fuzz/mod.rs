@@ -12,8 +12,9 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-/// Seconds per target when `BATCHTOK_FUZZ_SECONDS` is not set: the test command runs sixteen targets
-/// two at a time on the two-core build machine, and this keeps the whole fuzz near forty seconds.
+/// Seconds per target when `BATCHTOK_FUZZ_SECONDS` is not set: the test command runs seventeen
+/// targets two at a time on the two-core build machine, and this keeps the whole fuzz near forty
+/// seconds.
 const DEFAULT_SECONDS: f64 = 5.0;
 
 /// The seed of the test command: a fixed one, so `cargo test` checks the same inputs on every run
