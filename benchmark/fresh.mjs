@@ -30,9 +30,9 @@ import {
   FRESH_PEER_PACKAGES,
   MODELS,
   SIDE_PEERS,
+  batchtokTokenizer,
   ensureSidePeers,
   freshContenders,
-  modelJsonPath,
   sidePeerVersion,
 } from './fresh-contenders.mjs'
 import { CORPORA, WARMUP_CORPUS, capSlice, cutSlices, ensureCorpora, idsDigest, readCorpus, runResultChild } from './fresh-corpora.mjs'
@@ -70,6 +70,7 @@ const SETTINGS = QUICK
         cl100k_base: { rounds: 1, slicesPerRound: 1 },
         llama3: { rounds: 1, slicesPerRound: 2 },
         llama2: { rounds: 1, slicesPerRound: 2 },
+        tekken: { rounds: 1, slicesPerRound: 2 },
       },
       repeats: 3,
       slowCapBytes: 128 * 1024,
@@ -96,19 +97,20 @@ const log = (...args) => console.log(...args)
 
 function pythonVersions() {
   if (!fs.existsSync(PYTHON)) return null
-  const out = execFileSync(PYTHON, ['-c', 'import sys, tiktoken, tokenizers; print(sys.version.split()[0], tiktoken.__version__, tokenizers.__version__)'], {
-    encoding: 'utf8',
-  })
-  const [python, tiktoken, tokenizers] = out.trim().split(' ')
-  return { python, tiktoken, tokenizers }
+  const out = execFileSync(
+    PYTHON,
+    ['-c', 'import sys, tiktoken, tokenizers, mistral_common; print(sys.version.split()[0], tiktoken.__version__, tokenizers.__version__, mistral_common.__version__)'],
+    { encoding: 'utf8' },
+  )
+  const [python, tiktoken, tokenizers, mistralCommon] = out.trim().split(' ')
+  return { python, tiktoken, tokenizers, mistralCommon }
 }
 
 // ---- reference ids ----------------------------------------------------------------------------
 
 /** batchtok's ids of every text of a corpus, as digests and counts: what every contender must match. */
 function referenceOf(model, corpus) {
-  const { Tokenizer } = require('../index.js')
-  const tokenizer = MODELS[model].encoding ? Tokenizer.fromEncoding(MODELS[model].encoding) : Tokenizer.fromFile(modelJsonPath(model))
+  const tokenizer = batchtokTokenizer(model)
   const texts = readCorpus(corpus)
   const batch = tokenizer.encodeBatchSync(texts)
   const digests = new Array(texts.length)
@@ -360,6 +362,7 @@ function renderMarkdown(results) {
           ? [
               ['Python `tiktoken`', meta.python.tiktoken],
               ['Python `tokenizers`', meta.python.tokenizers],
+              ['Python `mistral-common`', meta.python.mistralCommon],
             ]
           : [['Python', `not run: no virtualenv at ${path.relative(ROOT, PYTHON)} (make one with scripts/gen-fixtures.sh)`]]),
       ],

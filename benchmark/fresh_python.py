@@ -13,6 +13,9 @@ Contenders (the job's key):
   which tiktoken accepts only if their SHA-256 is the one it expects.
 - python/tokenizers/2: `Tokenizer.from_file(...).encode_batch(texts)` and each result's `ids`, on
   rayon's pool of RAYON_NUM_THREADS threads (fresh.mjs sets 2).
+- python/mistral_common/1: `Tekkenizer.from_file(...)`'s `encode(text, bos=False, eos=False)` per
+  text, on the tekken.json `mistral_common` ships (the same tokens as the packed copy batchtok
+  reads).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ RESULT_PREFIX = "FRESH_RESULT "
 
 MODEL_FILES = {"o200k_base": "gpt4o", "cl100k_base": "gpt35turbo", "llama3": "llama3", "llama2": "llama2"}
 OPENAI = {"o200k_base", "cl100k_base"}
+TEKKEN_FILES = {"tekken": "tekken_240718.json"}
 
 _corpora: dict[str, list[str]] = {}
 
@@ -65,6 +69,16 @@ def open_tokenizers(model: str):
     return lambda texts: [encoding.ids for encoding in tokenizer.encode_batch(texts)]
 
 
+def open_mistral_common(model: str):
+    from mistral_common.tokens.tokenizers.tekken import Tekkenizer
+    import mistral_common
+
+    if model not in TEKKEN_FILES:
+        sys.exit(f"python/mistral_common/1 runs Mistral's tekken files only, not {model}")
+    tekkenizer = Tekkenizer.from_file(Path(mistral_common.__file__).parent / "data" / TEKKEN_FILES[model])
+    return lambda texts: [tekkenizer.encode(text, bos=False, eos=False) for text in texts]
+
+
 def timed(run, texts):
     gc.collect()
     cpu = time.process_time()
@@ -86,6 +100,8 @@ def main() -> None:
         run = open_tiktoken(model, int(key.rsplit("/", 1)[1]))
     elif key == "python/tokenizers/2":
         run = open_tokenizers(model)
+    elif key == "python/mistral_common/1":
+        run = open_mistral_common(model)
     else:
         sys.exit(f"no Python contender {key}")
     load_ms = (time.perf_counter() - load_start) * 1000

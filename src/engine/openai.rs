@@ -221,6 +221,37 @@ impl RankModel {
             || (self.kimi_drift && unicode_drift::contains_kimi_drift(text))
     }
 
+    /// Which engine encodes which texts, in words (`Tokenizer::routing`).
+    pub(crate) fn routing(&self) -> String {
+        let mut words = if self.pattern.pattern == self.exact_pattern.pattern {
+            "pipeline: tokenizers 1.0.0-rc.3 encodes every text, its pattern on fancy-regex, since \
+             the pattern is not one its own matcher runs (about a fifth as fast)"
+                .to_owned()
+        } else {
+            let kimi = if self.kimi_drift {
+                ", or a Han numeral or radical, which its matcher for Kimi K2's regex cuts otherwise"
+            } else {
+                ""
+            };
+            format!(
+                "pipeline: tokenizers 1.0.0-rc.3 encodes every text on its own matcher for the \
+                 pattern but those holding a character its Unicode tables read otherwise than \
+                 tiktoken's{kimi}: tiktoken's BPE encodes those, the pattern on fancy-regex"
+            )
+        };
+        if self.full_engine_if_ready().is_none() {
+            words.push_str(
+                "; until the release candidate is built (whenReady() waits for it), tiktoken's \
+                 BPE on the rank table encodes the rest",
+            );
+        }
+        #[cfg(feature = "fastokens")]
+        if self.fastokens.get().is_some_and(Option::is_some) {
+            words.push_str("; the fastokens crate encodes every text under 64 KiB");
+        }
+        words
+    }
+
     /// Whether this is the model `from_rank_file` makes of `file` and `pattern`.
     pub(crate) fn is_rank_file(&'static self, file: &RankFile, pattern: &str) -> bool {
         self.is_from_rank_file()

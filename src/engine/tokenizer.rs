@@ -374,6 +374,9 @@ impl Tokenizer {
     /// Which engine encodes what, and why, in words: while the release candidate of a Hugging
     /// Face tokenizer is being built, the stable engine encodes every text, and this says so.
     pub fn routing(&self) -> String {
+        if let Family::OpenAi(encoding) = self.family {
+            return encoding.model.routing();
+        }
         match self.engines.settled() {
             Some(settled) => settled.route.describe(),
             None => {
