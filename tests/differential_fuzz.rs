@@ -320,6 +320,23 @@ fn gpt2_with_kimi_regex() -> String {
     file.to_string()
 }
 
+/// The GPT-2 fixture split by cl100k_base's regex with `digits` as its digit rule, which the
+/// release candidate recognises for any of four rules (FUZZING.md, finding 13).
+fn gpt2_with_cl100k_digits(digits: &str) -> String {
+    let regex = format!(
+        r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{{L}}\p{{N}}]?\p{{L}}+|{digits}| ?[^\s\p{{L}}\p{{N}}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+    );
+    let mut file: serde_json::Value = serde_json::from_str(&fixture("gpt2")).unwrap();
+    file["pre_tokenizer"] = serde_json::json!({
+        "type": "Sequence",
+        "pretokenizers": [
+            {"type": "Split", "pattern": {"Regex": regex}, "behavior": "Isolated", "invert": false},
+            {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": false},
+        ],
+    });
+    file.to_string()
+}
+
 #[test]
 fn gpt2_json_with_kimi_regex_matches_the_stable_crate() {
     hugging_face("gpt2.json+kimi regex", &gpt2_with_kimi_regex());
@@ -622,6 +639,8 @@ const FOUND: &[(&str, &str)] = &[
     ("gpt2+added", "[TOOL]\u{1e945}"),
     ("gpt2+kimi", "\u{104a0}\u{3007}71"),
     ("gpt2+kimi", "x \u{2e80}"),
+    ("gpt2+digits", "1224"),
+    ("gpt2+two digits", "1801"),
     ("kimi pattern", "\u{104a0}\u{3007}71"),
     ("kimi pattern", "x \u{2e80}"),
 ];
@@ -650,6 +669,8 @@ fn every_disagreement_found_stays_fixed() {
             let json = match target {
                 "gpt2+added" => gpt2_with_flagged_added_tokens(),
                 "gpt2+kimi" => gpt2_with_kimi_regex(),
+                "gpt2+digits" => gpt2_with_cl100k_digits(r"\p{N}+"),
+                "gpt2+two digits" => gpt2_with_cl100k_digits(r"\p{N}{1,2}"),
                 _ => fixture(target),
             };
             let tokenizer = Tokenizer::from_json(&json, target).unwrap();

@@ -34,6 +34,12 @@
 //!   members in turn, each on the pieces the one before cut; with one member, that member runs on
 //!   the whole text, as it does on its own. Applied first, so the rewrite above can then apply to
 //!   a lone `ByteLevel` it unwraps.
+//! - **cl100k_base's regex with another digit rule.** The release candidate recognises cl100k_base's
+//!   regex with any of `\p{N}{1,3}`, `\p{N}{1,2}`, `\p{N}` (Qwen's) and `\p{N}+` as its digit rule,
+//!   and runs the first two and the last on one matcher that cuts digit runs in threes (the
+//!   differential fuzz: `"1224"`, one piece by `\p{N}+`, came out as `"122"` and `"4"`). Such a
+//!   regex with `\p{N}{1,2}` or `\p{N}+` is put in a non-capturing group, as Kimi's is behind a
+//!   normalizer (below): a refusal, which sends the file to the stable engine.
 //! - **Kimi K2's regex.** The release candidate runs this `Split` regex on a matcher of its own,
 //!   which cuts the Han numerals (`〇`, the Hangzhou numerals) and the CJK radicals otherwise than
 //!   the regex does (the differential fuzz, on the GPT-2 fixture split by it: `"𐒠〇71"`), and
@@ -74,6 +80,9 @@ pub fn for_release_candidate(file: &mut Value, largest_id: u32) -> Adapted {
     if let Some(why) = spell_out_prefix_space(file) {
         adapted.how.push(why);
     }
+    if let Some(why) = group_digit_rules_run_in_threes(file) {
+        adapted.how.push(why);
+    }
     match kimi_regex(file) {
         KimiRegex::Absent => {}
         KimiRegex::OnRawText => adapted.kimi_drift = true,
@@ -92,31 +101,35 @@ enum KimiRegex {
     Grouped(String),
 }
 
-/// The Kimi step (see the module doc), where a `Split` of the pre-tokenizer, or of its
-/// `Sequence`, has that regex.
-fn kimi_regex(file: &mut Value) -> KimiRegex {
-    let normalized = file.get("normalizer").is_some_and(|n| !n.is_null());
+/// The regexes of the pre-tokenizer's `Split`s, or of its `Sequence`'s.
+fn split_regexes(file: &mut Value) -> Vec<&mut Value> {
     let Some(pre_tokenizer) = file.get_mut("pre_tokenizer") else {
-        return KimiRegex::Absent;
+        return Vec::new();
     };
-    let splits: Vec<&mut Value> = match pre_tokenizer.get("type").and_then(Value::as_str) {
+    let members: Vec<&mut Value> = match pre_tokenizer.get("type").and_then(Value::as_str) {
         Some("Sequence") => match pre_tokenizer
             .get_mut("pretokenizers")
             .and_then(Value::as_array_mut)
         {
             Some(members) => members.iter_mut().collect(),
-            None => return KimiRegex::Absent,
+            None => return Vec::new(),
         },
         _ => vec![pre_tokenizer],
     };
+    members
+        .into_iter()
+        .filter(|member| member.get("type").and_then(Value::as_str) == Some("Split"))
+        .filter_map(|member| member.pointer_mut("/pattern/Regex"))
+        .collect()
+}
+
+/// The Kimi step (see the module doc), where a `Split` of the pre-tokenizer, or of its
+/// `Sequence`, has that regex.
+fn kimi_regex(file: &mut Value) -> KimiRegex {
+    let normalized = file.get("normalizer").is_some_and(|n| !n.is_null());
     let mut found = false;
-    for member in splits {
-        if member.get("type").and_then(Value::as_str) != Some("Split") {
-            continue;
-        }
-        if let Some(regex) = member.pointer_mut("/pattern/Regex")
-            && regex.as_str() == Some(KIMI_PATTERN)
-        {
+    for regex in split_regexes(file) {
+        if regex.as_str() == Some(KIMI_PATTERN) {
             found = true;
             if normalized {
                 *regex = Value::String(format!("(?:{KIMI_PATTERN})"));
@@ -133,6 +146,39 @@ fn kimi_regex(file: &mut Value) -> KimiRegex {
                 .to_owned(),
         ),
     }
+}
+
+/// cl100k_base's regex around its digit rule, as the release candidate recognises its family.
+const CL100K_BEFORE_DIGITS: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|";
+const CL100K_AFTER_DIGITS: &str = r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+
+/// The digit rules of that family the release candidate recognises but runs as `\p{N}{1,3}`.
+const DIGITS_RUN_IN_THREES: [&str; 2] = [r"\p{N}{1,2}", r"\p{N}+"];
+
+/// The digit-rule step (see the module doc): groups each `Split` regex of cl100k_base's family
+/// whose digit rule the release candidate runs as another.
+fn group_digit_rules_run_in_threes(file: &mut Value) -> Option<String> {
+    let mut grouped = Vec::new();
+    for regex in split_regexes(file) {
+        let Some(pattern) = regex.as_str() else {
+            continue;
+        };
+        let digits = pattern
+            .strip_prefix(CL100K_BEFORE_DIGITS)
+            .and_then(|rest| rest.strip_suffix(CL100K_AFTER_DIGITS));
+        if let Some(digits) = digits.filter(|digits| DIGITS_RUN_IN_THREES.contains(digits)) {
+            grouped.push(format!("`{digits}`"));
+            *regex = Value::String(format!("(?:{pattern})"));
+        }
+    }
+    (!grouped.is_empty()).then(|| {
+        format!(
+            "a Split regex of cl100k_base's family with the digit rule {} is grouped, so that \
+             the release candidate, which recognises it but cuts digit runs in threes, does not \
+             run it",
+            grouped.join(" and ")
+        )
+    })
 }
 
 /// The lone-member rewrite (see the module doc), where it applies.

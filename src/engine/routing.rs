@@ -35,8 +35,9 @@
 //! - **It cannot run a part of the file exactly.** Its reader keeps a `Split` whose regex is not one
 //!   of the patterns it runs natively (GPT-2's, cl100k's and Llama 3's, Qwen's, o200k's, Mistral's
 //!   Tekken, DeepSeek's three) without any way to search for it, and such a `Split` would fail on
-//!   every text; Kimi K2's regex behind a normalizer, grouped by `adapter.rs` so that it is such
-//!   a regex too (below); a regex `Replace` normalizer it runs with `fancy-regex`, whose syntax and classes are not Oniguruma's,
+//!   every text; cl100k_base's regex with `\p{N}{1,2}` or `\p{N}+` as its digit rule, which it
+//!   recognises but runs with `\p{N}{1,3}`'s, and Kimi K2's regex behind a normalizer (below),
+//!   each grouped by `adapter.rs` so that it is such a regex too; a regex `Replace` normalizer it runs with `fancy-regex`, whose syntax and classes are not Oniguruma's,
 //!   unless the pattern is repeated literals (SentencePiece converters' `" {2,}"`), which the two
 //!   read alike (`is_repeated_literals` in `pipeline.rs`); and a BPE model with an
 //!   `end_of_word_suffix` (GPT-1's and HerBERT's `</w>`), whose suffix the release candidate
@@ -447,6 +448,78 @@ mod tests {
                     .unwrap();
                 let ids = tokenizer.encode(text, &mode).unwrap();
                 assert_eq!(ids.as_slice(), expected.as_slice(), "{text:?}");
+            }
+        }
+    }
+
+    /// The GPT-2 fixture split by cl100k_base's regex with `digits` as its digit rule, before its
+    /// byte-level step.
+    fn gpt2_with_cl100k_digits(digits: &str) -> Tokenizer {
+        let path = root().join("__test__/fixtures/tokenizers/gpt2.json");
+        let mut file: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let regex = format!(
+            r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{{L}}\p{{N}}]?\p{{L}}+|{digits}| ?[^\s\p{{L}}\p{{N}}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+        );
+        file["pre_tokenizer"] = serde_json::json!({
+            "type": "Sequence",
+            "pretokenizers": [
+                {"type": "Split", "pattern": {"Regex": regex}, "behavior": "Isolated",
+                 "invert": false},
+                {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true,
+                 "use_regex": false},
+            ],
+        });
+        let tokenizer = Tokenizer::from_json(&file.to_string(), "digits").unwrap();
+        tokenizer.wait_until_ready().unwrap();
+        tokenizer
+    }
+
+    /// cl100k_base's regex with `\p{N}{1,2}` or `\p{N}+` as its digit rule, which the release
+    /// candidate recognises but runs with `\p{N}{1,3}`'s, sends the file to the stable engine;
+    /// with `\p{N}{1,3}` or Qwen's `\p{N}` the release candidate keeps it. The ids are the
+    /// stable engine's either way.
+    #[test]
+    fn cl100k_regexes_whose_digit_rule_the_release_candidate_misreads_go_to_the_stable_engine() {
+        let mut texts = fixture_texts();
+        texts.extend(
+            [
+                "1224",
+                "12",
+                "123",
+                "12345678 and 9",
+                "x=1000000; y=42",
+                "٣٤٥٦ ¹²³⁴",
+            ]
+            .map(str::to_owned),
+        );
+        for (digits, route) in [
+            (r"\p{N}{1,2}", "stable"),
+            (r"\p{N}+", "stable"),
+            (r"\p{N}{1,3}", "pipeline"),
+            (r"\p{N}", "pipeline"),
+        ] {
+            let tokenizer = gpt2_with_cl100k_digits(digits);
+            assert!(
+                tokenizer.routing().starts_with(route),
+                "{digits}: {}",
+                tokenizer.routing()
+            );
+            let mode = tokenizer.encode_mode(None, &AllowedSpecial::None).unwrap();
+            let stable = tokenizer.fallback_engine().unwrap();
+            for text in &texts {
+                let mut expected = crate::engine::Ids::with_capacity(0);
+                stable
+                    .encode_into(
+                        text,
+                        true,
+                        true,
+                        &mut crate::engine::Scratch::new(),
+                        &mut expected,
+                    )
+                    .unwrap();
+                let ids = tokenizer.encode(text, &mode).unwrap();
+                assert_eq!(ids.as_slice(), expected.as_slice(), "{digits}: {text:?}");
             }
         }
     }
