@@ -337,6 +337,23 @@ fn gpt2_with_cl100k_digits(digits: &str) -> String {
     file.to_string()
 }
 
+/// The GPT-2 fixture with `normalizer` in front: its byte-level vocabulary spells whatever the
+/// normalizer makes of a text, so the ids show every difference between the engines' Unicode
+/// normalization tables (FUZZING.md, finding 14).
+fn gpt2_with_normalizer(normalizer: serde_json::Value) -> String {
+    let mut file: serde_json::Value = serde_json::from_str(&fixture("gpt2")).unwrap();
+    file["normalizer"] = normalizer;
+    file.to_string()
+}
+
+#[test]
+fn gpt2_json_with_nfkc_matches_the_stable_crate() {
+    hugging_face(
+        "gpt2.json+nfkc",
+        &gpt2_with_normalizer(serde_json::json!({"type": "NFKC"})),
+    );
+}
+
 #[test]
 fn gpt2_json_with_kimi_regex_matches_the_stable_crate() {
     hugging_face("gpt2.json+kimi regex", &gpt2_with_kimi_regex());
@@ -604,6 +621,18 @@ fn sweep_gpt2_json_with_deepseek_splits() {
 
 #[test]
 #[ignore = "a minute or more per target; run by hand"]
+fn sweep_gpt2_json_with_normalizers() {
+    for form in ["NFC", "NFD", "NFKC", "NFKD"] {
+        sweep_hugging_face(
+            &format!("gpt2.json+{form}"),
+            &gpt2_with_normalizer(serde_json::json!({ "type": form })),
+            SWEEP_CONTEXTS,
+        );
+    }
+}
+
+#[test]
+#[ignore = "a minute or more per target; run by hand"]
 fn sweep_gpt2_json() {
     sweep_hugging_face("gpt2", &fixture("gpt2"), SWEEP_CONTEXTS);
 }
@@ -639,6 +668,8 @@ const FOUND: &[(&str, &str)] = &[
     ("gpt2+added", "[TOOL]\u{1e945}"),
     ("gpt2+kimi", "\u{104a0}\u{3007}71"),
     ("gpt2+kimi", "x \u{2e80}"),
+    ("gpt2+nfkc", "\u{1e044}"),
+    ("gpt2+nfd", "\u{16125}"),
     ("gpt2+digits", "1224"),
     ("gpt2+two digits", "1801"),
     ("kimi pattern", "\u{104a0}\u{3007}71"),
@@ -669,6 +700,8 @@ fn every_disagreement_found_stays_fixed() {
             let json = match target {
                 "gpt2+added" => gpt2_with_flagged_added_tokens(),
                 "gpt2+kimi" => gpt2_with_kimi_regex(),
+                "gpt2+nfkc" => gpt2_with_normalizer(serde_json::json!({"type": "NFKC"})),
+                "gpt2+nfd" => gpt2_with_normalizer(serde_json::json!({"type": "NFD"})),
                 "gpt2+digits" => gpt2_with_cl100k_digits(r"\p{N}+"),
                 "gpt2+two digits" => gpt2_with_cl100k_digits(r"\p{N}{1,2}"),
                 _ => fixture(target),

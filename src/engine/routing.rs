@@ -51,7 +51,8 @@
 //!   not goes to the stable engine, whatever classes the tokenizer's patterns name, since the
 //!   release candidate gives it a Unicode 17 class and the reference none; so does a text holding
 //!   a character whose class or normalization the sweep in `tests/differential_fuzz.rs` found read
-//!   differently. `unicode_drift.rs` holds both tables; only such a text leaves the fast engine.
+//!   differently, or that the two engines' normalization tables (Unicode 9.0 in the stable crate,
+//!   17.0 in the release candidate) decompose or compose differently. `unicode_drift.rs` holds both tables; only such a text leaves the fast engine.
 //!   The OpenAI encodings, which have no stable engine, send it to an exact path of their own
 //!   (`openai.rs`).
 //! - **The file splits its text by Kimi K2's regex.** The release candidate runs that regex on a

@@ -23,7 +23,11 @@
 //!   (`unicode-normalization` 0.1.25, Unicode 17.0), read from the two crates' `tables.rs`: such a
 //!   mark is reordered against its neighbours by one normalizer and not the other (the differential
 //!   fuzz found `"I\u{1ace}\u{328}"` on the Unigram fixture's NFKC; the sweep, one character at a
-//!   time, cannot).
+//!   time, cannot); and every character the two crates decompose differently (characters assigned
+//!   since Unicode 9.0 with a canonical or compatibility decomposition, `"\u{1e044}"` under NFKC)
+//!   or whose decomposition they compose differently (the characters since 9.0 in it, Garay's
+//!   letters among them), which `every_character_normalized_differently_is_routed` computes from
+//!   the two crates' tables and holds routed.
 //!
 //! A third table, [`KIMI_DRIFT`], is for one pattern only: the Han numerals and radicals, which
 //! the release candidate's matcher for Kimi K2's regex cuts otherwise; only tokenizers that split
@@ -62,12 +66,20 @@ const DRIFT: &[(u32, u32)] = &[
     (0x1DF6, 0x1DFA),
     (0x2E43, 0x2E4F),
     (0x2E52, 0x2E5D),
+    (0x32FF, 0x32FF),
     (0xA7CE, 0xA7CF),
     (0xA7D2, 0xA7D2),
     (0xA7D4, 0xA7D4),
     (0xA7F1, 0xA7F4),
     (0xA82C, 0xA82C),
-    (0x107A5, 0x107A5),
+    (0xAB69, 0xAB69),
+    (0x105C9, 0x105C9),
+    (0x105D2, 0x105D2),
+    (0x105DA, 0x105DA),
+    (0x105E4, 0x105E4),
+    (0x10781, 0x10785),
+    (0x10787, 0x107B0),
+    (0x107B2, 0x107BA),
     (0x10940, 0x10959),
     (0x10D24, 0x10D27),
     (0x10D69, 0x10D6E),
@@ -82,6 +94,15 @@ const DRIFT: &[(u32, u32)] = &[
     (0x11070, 0x11070),
     (0x111C9, 0x111C9),
     (0x1133B, 0x1133B),
+    (0x11382, 0x11385),
+    (0x1138B, 0x1138B),
+    (0x1138E, 0x1138E),
+    (0x11390, 0x11391),
+    (0x113B8, 0x113B8),
+    (0x113BB, 0x113BB),
+    (0x113C2, 0x113C2),
+    (0x113C5, 0x113C5),
+    (0x113C7, 0x113C9),
     (0x113CE, 0x113D0),
     (0x113D4, 0x113D5),
     (0x113D7, 0x113D8),
@@ -91,6 +112,9 @@ const DRIFT: &[(u32, u32)] = &[
     (0x11660, 0x1166C),
     (0x116B9, 0x116B9),
     (0x11839, 0x1183B),
+    (0x11930, 0x11930),
+    (0x11935, 0x11935),
+    (0x11938, 0x11938),
     (0x1193D, 0x1193E),
     (0x11943, 0x11946),
     (0x119E0, 0x119E0),
@@ -113,7 +137,10 @@ const DRIFT: &[(u32, u32)] = &[
     (0x11F41, 0x11F4F),
     (0x11FFF, 0x11FFF),
     (0x12FF1, 0x12FF2),
+    (0x1611E, 0x16129),
     (0x1612F, 0x1612F),
+    (0x16D63, 0x16D63),
+    (0x16D67, 0x16D6A),
     (0x16D6D, 0x16D6F),
     (0x16E97, 0x16E9A),
     (0x16EA0, 0x16EB8),
@@ -124,6 +151,7 @@ const DRIFT: &[(u32, u32)] = &[
     (0x18D09, 0x18D1E),
     (0x18D80, 0x18DF2),
     (0x1CCD6, 0x1CCF9),
+    (0x1E030, 0x1E06D),
     (0x1E08F, 0x1E08F),
     (0x1E130, 0x1E136),
     (0x1E2AE, 0x1E2AE),
@@ -284,6 +312,74 @@ mod tests {
         }
         // The example of a symbol new in Unicode 17 after a space, on DeepSeek V3's pattern.
         assert!(contains_drift(" \u{1f8d1}"));
+    }
+
+    /// The code points the two engines' normalizers read differently: a different canonical or
+    /// compatibility decomposition, or combining class, in the stable crate's tables (Unicode 9.0)
+    /// and the release candidate's (Unicode 17.0); and the characters after Unicode 9.0 of every
+    /// decomposition that the two compose differently (a text of them, without the composite, is
+    /// composed by one and not the other).
+    fn normalized_differently() -> Vec<u32> {
+        use unicode_normalization as new;
+        use unicode_normalization_alignments as old;
+        let known_to_9 = regex::Regex::new(r"\p{Age=9.0}").unwrap();
+        let decompositions = |c: char| {
+            let (mut old_canonical, mut new_canonical) = (String::new(), String::new());
+            let (mut old_compatible, mut new_compatible) = (String::new(), String::new());
+            old::char::decompose_canonical(c, |d| old_canonical.push(d));
+            new::char::decompose_canonical(c, |d| new_canonical.push(d));
+            old::char::decompose_compatible(c, |d| old_compatible.push(d));
+            new::char::decompose_compatible(c, |d| new_compatible.push(d));
+            (old_canonical, new_canonical, old_compatible, new_compatible)
+        };
+        let mut found = std::collections::BTreeSet::new();
+        for c in (0..=0x10FFFF_u32).filter_map(char::from_u32) {
+            let (old_canonical, new_canonical, old_compatible, new_compatible) = decompositions(c);
+            if old_canonical != new_canonical
+                || old_compatible != new_compatible
+                || old::char::canonical_combining_class(c)
+                    != new::char::canonical_combining_class(c)
+            {
+                found.insert(c as u32);
+            }
+            if new_canonical.chars().count() > 1 {
+                use new::UnicodeNormalization as _;
+                let composed_new: String = new_canonical.nfc().collect();
+                let composed_old: String = old::UnicodeNormalization::nfc(new_canonical.as_str())
+                    .map(|(c, _)| c)
+                    .collect();
+                if composed_new != composed_old {
+                    let after_9 = new_canonical
+                        .chars()
+                        .filter(|d| !known_to_9.is_match(&d.to_string()));
+                    found.extend(after_9.map(|d| d as u32));
+                }
+            }
+        }
+        found.into_iter().collect()
+    }
+
+    /// Every code point the two normalizers read differently is routed, so a tokenizer with any
+    /// Unicode normalizer (NFC, NFD, NFKC, NFKD, BERT's accent stripping) encodes it as the
+    /// reference does.
+    #[test]
+    fn every_character_normalized_differently_is_routed() {
+        let unrouted: Vec<u32> = normalized_differently()
+            .into_iter()
+            .filter(|&code| !contains_drift(&char::from_u32(code).unwrap().to_string()))
+            .collect();
+        let mut ranges: Vec<(u32, u32)> = Vec::new();
+        for code in unrouted {
+            match ranges.last_mut() {
+                Some((_, end)) if *end + 1 == code => *end = code,
+                _ => ranges.push((code, code)),
+            }
+        }
+        let listed: Vec<String> = ranges
+            .iter()
+            .map(|(a, b)| format!("(0x{a:04X}, 0x{b:04X})"))
+            .collect();
+        assert!(ranges.is_empty(), "not routed: {}", listed.join(", "));
     }
 
     #[test]

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-/// Seconds per target when `BATCHTOK_FUZZ_SECONDS` is not set: the test command runs seventeen
+/// Seconds per target when `BATCHTOK_FUZZ_SECONDS` is not set: the test command runs eighteen
 /// targets two at a time on the two-core build machine, and this keeps the whole fuzz near forty
 /// seconds.
 const DEFAULT_SECONDS: f64 = 5.0;
