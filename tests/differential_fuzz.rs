@@ -168,32 +168,37 @@ fn rank_file(ranks: &str, pattern: &str) -> (std::sync::Arc<Tokenizer>, tiktoken
 
 #[test]
 fn qwen_pattern_matches_tiktoken_rs() {
-    let (tokenizer, oracle) = rank_file("cl100k_base", QWEN_PATTERN);
-    check_openai("qwen pattern", &tokenizer, oracle);
+    check_rank_file("qwen pattern", "cl100k_base", QWEN_PATTERN);
 }
 
 #[test]
 fn tekken_pattern_matches_tiktoken_rs() {
-    let (tokenizer, oracle) = rank_file("o200k_base", TEKKEN_PATTERN);
-    check_openai("tekken pattern", &tokenizer, oracle);
+    check_rank_file("tekken pattern", "o200k_base", TEKKEN_PATTERN);
 }
 
 #[test]
 fn js_tiktoken_cl100k_pattern_matches_tiktoken_rs() {
-    let (tokenizer, oracle) = rank_file("cl100k_base", JS_CL100K_PATTERN);
-    check_openai("js-tiktoken cl100k pattern", &tokenizer, oracle);
+    check_rank_file(
+        "js-tiktoken cl100k pattern",
+        "cl100k_base",
+        JS_CL100K_PATTERN,
+    );
 }
 
 #[test]
 fn js_tiktoken_o200k_pattern_matches_tiktoken_rs() {
-    let (tokenizer, oracle) = rank_file("o200k_base", JS_O200K_PATTERN);
-    check_openai("js-tiktoken o200k pattern", &tokenizer, oracle);
+    check_rank_file("js-tiktoken o200k pattern", "o200k_base", JS_O200K_PATTERN);
 }
 
 #[test]
 fn kimi_pattern_matches_tiktoken_rs() {
-    let (tokenizer, oracle) = rank_file("o200k_base", KIMI_PATTERN);
-    check_openai("kimi pattern", &tokenizer, oracle);
+    check_rank_file("kimi pattern", "o200k_base", KIMI_PATTERN);
+}
+
+/// `ranks`' rank file read with `pattern` against tiktoken-rs with the same (see [`rank_file`]).
+fn check_rank_file(name: &str, ranks: &str, pattern: &str) {
+    let (tokenizer, oracle) = rank_file(ranks, pattern);
+    check_openai(name, &tokenizer, oracle);
 }
 
 /// `tokenizer` against `oracle`, with no special token allowed and with all, and decoding back.
@@ -305,36 +310,33 @@ fn unigram_json_matches_the_stable_crate() {
     hugging_face("unigram.json", &fixture("unigram"));
 }
 
-/// The GPT-2 fixture split by Kimi K2's regex before its byte-level step, as a tokenizer.json
-/// converted from Kimi K2's `tiktoken.model` is: a regex the release candidate runs on a matcher
-/// of its own.
-fn gpt2_with_kimi_regex() -> String {
+/// The GPT-2 fixture split by each of `regexes` in turn (`Split`s in a `Sequence`) before its
+/// byte-level step, as a tokenizer.json converted from a tiktoken-style `tokenizer.model` is.
+fn gpt2_split_by(regexes: &[&str]) -> String {
+    let mut members: Vec<serde_json::Value> = regexes
+        .iter()
+        .map(|regex| {
+            serde_json::json!({"type": "Split", "pattern": {"Regex": regex}, "behavior": "Isolated", "invert": false})
+        })
+        .collect();
+    members.push(serde_json::json!({"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": false}));
     let mut file: serde_json::Value = serde_json::from_str(&fixture("gpt2")).unwrap();
-    file["pre_tokenizer"] = serde_json::json!({
-        "type": "Sequence",
-        "pretokenizers": [
-            {"type": "Split", "pattern": {"Regex": KIMI_PATTERN}, "behavior": "Isolated", "invert": false},
-            {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": false},
-        ],
-    });
+    file["pre_tokenizer"] = serde_json::json!({"type": "Sequence", "pretokenizers": members});
     file.to_string()
+}
+
+/// The GPT-2 fixture split by Kimi K2's regex, which the release candidate runs on a matcher of
+/// its own (FUZZING.md, finding 12).
+fn gpt2_with_kimi_regex() -> String {
+    gpt2_split_by(&[KIMI_PATTERN])
 }
 
 /// The GPT-2 fixture split by cl100k_base's regex with `digits` as its digit rule, which the
 /// release candidate recognises for any of four rules (FUZZING.md, finding 13).
 fn gpt2_with_cl100k_digits(digits: &str) -> String {
-    let regex = format!(
+    gpt2_split_by(&[&format!(
         r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{{L}}\p{{N}}]?\p{{L}}+|{digits}| ?[^\s\p{{L}}\p{{N}}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
-    );
-    let mut file: serde_json::Value = serde_json::from_str(&fixture("gpt2")).unwrap();
-    file["pre_tokenizer"] = serde_json::json!({
-        "type": "Sequence",
-        "pretokenizers": [
-            {"type": "Split", "pattern": {"Regex": regex}, "behavior": "Isolated", "invert": false},
-            {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": false},
-        ],
-    });
-    file.to_string()
+    )])
 }
 
 /// The GPT-2 fixture with `normalizer` in front: its byte-level vocabulary spells whatever the
@@ -363,21 +365,11 @@ fn gpt2_json_with_kimi_regex_matches_the_stable_crate() {
 /// of CJK and kana, then the rest, each a `Split`, before the byte-level step; the release
 /// candidate runs the three as one native pass.
 fn gpt2_with_deepseek_splits() -> String {
-    const PATTERNS: [&str; 3] = [
+    gpt2_split_by(&[
         r"\p{N}{1,3}",
         "[\u{4e00}-\u{9fa5}\u{3040}-\u{309f}\u{30a0}-\u{30ff}]+",
         "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+",
-    ];
-    let mut file: serde_json::Value = serde_json::from_str(&fixture("gpt2")).unwrap();
-    let mut members: Vec<serde_json::Value> = PATTERNS
-        .iter()
-        .map(|pattern| {
-            serde_json::json!({"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated", "invert": false})
-        })
-        .collect();
-    members.push(serde_json::json!({"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": false}));
-    file["pre_tokenizer"] = serde_json::json!({"type": "Sequence", "pretokenizers": members});
-    file.to_string()
+    ])
 }
 
 #[test]
@@ -438,20 +430,10 @@ const SWEEP_CONTEXTS: &[(&str, &str)] = &[
     ("x ", " y"),
 ];
 
-/// The sweep's contexts and more Han and digits, for the patterns with a Han or CJK alternative
-/// (Kimi K2's, DeepSeek V3's): Kimi's matcher cut `〇` otherwise only after a digit of more than
-/// one byte (FUZZING.md, finding 12).
-const HAN_SWEEP_CONTEXTS: &[(&str, &str)] = &[
-    ("", ""),
-    ("a", "a"),
-    (" ", "<"),
-    ("<", "a"),
-    ("", "'s"),
-    ("1", "1"),
-    ("A", "b"),
-    ("", " \n"),
-    ("", "\u{301}"),
-    ("x ", " y"),
+/// More contexts with Han and digits, for the patterns with a Han or CJK alternative (Kimi K2's,
+/// DeepSeek V3's): Kimi's matcher cut `〇` otherwise only after a digit of more than one byte
+/// (FUZZING.md, finding 12).
+const HAN_CONTEXTS: &[(&str, &str)] = &[
     ("\u{968}", "71"),
     ("\u{104a0}", "71"),
     ("\u{663}", "\u{663}"),
@@ -461,6 +443,11 @@ const HAN_SWEEP_CONTEXTS: &[(&str, &str)] = &[
     ("\u{4e2d}", "a"),
     ("\u{4e2d}", "\u{4e2d}"),
 ];
+
+/// [`SWEEP_CONTEXTS`] and [`HAN_CONTEXTS`].
+fn han_sweep_contexts() -> Vec<(&'static str, &'static str)> {
+    [SWEEP_CONTEXTS, HAN_CONTEXTS].concat()
+}
 
 /// Every Unicode scalar value in the sweep's contexts, against the oracle; prints the code points
 /// where they disagree as ranges. It is how the Unicode-version routing tables in
@@ -596,7 +583,7 @@ fn sweep_js_tiktoken_patterns() {
 #[ignore = "a minute or more per target; run by hand"]
 fn sweep_kimi_pattern() {
     let (tokenizer, oracle) = rank_file("o200k_base", KIMI_PATTERN);
-    sweep_rank_file("kimi pattern", &tokenizer, oracle, HAN_SWEEP_CONTEXTS);
+    sweep_rank_file("kimi pattern", &tokenizer, oracle, &han_sweep_contexts());
 }
 
 #[test]
@@ -605,7 +592,7 @@ fn sweep_gpt2_json_with_kimi_regex() {
     sweep_hugging_face(
         "gpt2.json+kimi regex",
         &gpt2_with_kimi_regex(),
-        HAN_SWEEP_CONTEXTS,
+        &han_sweep_contexts(),
     );
 }
 
@@ -615,7 +602,7 @@ fn sweep_gpt2_json_with_deepseek_splits() {
     sweep_hugging_face(
         "gpt2.json+deepseek splits",
         &gpt2_with_deepseek_splits(),
-        HAN_SWEEP_CONTEXTS,
+        &han_sweep_contexts(),
     );
 }
 

@@ -382,9 +382,9 @@ mod tests {
         tokenizer
     }
 
-    /// The GPT-2 fixture split by Kimi K2's regex before its byte-level step (as a file converted
-    /// from Kimi K2's `tiktoken.model`), with `normalizer` in front.
-    fn gpt2_with_kimi_regex(normalizer: serde_json::Value) -> Tokenizer {
+    /// The GPT-2 fixture split by `regex` before its byte-level step (as a file converted from a
+    /// tiktoken-style `tokenizer.model` is), with `normalizer` in front.
+    fn gpt2_split_by(regex: &str, normalizer: serde_json::Value) -> Tokenizer {
         let path = root().join("__test__/fixtures/tokenizers/gpt2.json");
         let mut file: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
@@ -392,15 +392,35 @@ mod tests {
         file["pre_tokenizer"] = serde_json::json!({
             "type": "Sequence",
             "pretokenizers": [
-                {"type": "Split", "pattern": {"Regex": crate::engine::openai::KIMI_PATTERN},
-                 "behavior": "Isolated", "invert": false},
+                {"type": "Split", "pattern": {"Regex": regex}, "behavior": "Isolated",
+                 "invert": false},
                 {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true,
                  "use_regex": false},
             ],
         });
-        let tokenizer = Tokenizer::from_json(&file.to_string(), "kimi").unwrap();
+        let tokenizer = Tokenizer::from_json(&file.to_string(), "split").unwrap();
         tokenizer.wait_until_ready().unwrap();
         tokenizer
+    }
+
+    /// `tokenizer`'s ids of each text are its stable engine's, whichever engine encodes it.
+    fn assert_ids_are_the_stable_engines(tokenizer: &Tokenizer, texts: &[String], what: &str) {
+        let mode = tokenizer.encode_mode(None, &AllowedSpecial::None).unwrap();
+        let stable = tokenizer.fallback_engine().unwrap();
+        for text in texts {
+            let mut expected = crate::engine::Ids::with_capacity(0);
+            stable
+                .encode_into(
+                    text,
+                    true,
+                    true,
+                    &mut crate::engine::Scratch::new(),
+                    &mut expected,
+                )
+                .unwrap();
+            let ids = tokenizer.encode(text, &mode).unwrap();
+            assert_eq!(ids.as_slice(), expected.as_slice(), "{what}: {text:?}");
+        }
     }
 
     /// A file split by Kimi K2's regex keeps the release candidate for every text but those with
@@ -408,7 +428,8 @@ mod tests {
     /// engine whole. Either way the ids are the stable engine's.
     #[test]
     fn a_kimi_regex_file_sends_only_han_numerals_and_radicals_to_the_stable_engine() {
-        let raw = gpt2_with_kimi_regex(serde_json::Value::Null);
+        let kimi = crate::engine::openai::KIMI_PATTERN;
+        let raw = gpt2_split_by(kimi, serde_json::Value::Null);
         assert!(
             raw.routing().starts_with("pipeline") && raw.routing().contains("Kimi K2"),
             "{}",
@@ -417,7 +438,7 @@ mod tests {
         assert!(raw.wants_stable("二〇二四年"));
         assert!(raw.wants_stable("x \u{2e80}"));
         assert!(!raw.wants_stable("人々の中文 text 2024"));
-        let normalized = gpt2_with_kimi_regex(serde_json::json!({"type": "NFC"}));
+        let normalized = gpt2_split_by(kimi, serde_json::json!({"type": "NFC"}));
         assert!(
             normalized.routing().starts_with("stable") && normalized.routing().contains("grouped"),
             "{}",
@@ -433,47 +454,8 @@ mod tests {
             ]
             .map(str::to_owned),
         );
-        for tokenizer in [&raw, &normalized] {
-            let mode = tokenizer.encode_mode(None, &AllowedSpecial::None).unwrap();
-            let stable = tokenizer.fallback_engine().unwrap();
-            for text in &texts {
-                let mut expected = crate::engine::Ids::with_capacity(0);
-                stable
-                    .encode_into(
-                        text,
-                        true,
-                        true,
-                        &mut crate::engine::Scratch::new(),
-                        &mut expected,
-                    )
-                    .unwrap();
-                let ids = tokenizer.encode(text, &mode).unwrap();
-                assert_eq!(ids.as_slice(), expected.as_slice(), "{text:?}");
-            }
-        }
-    }
-
-    /// The GPT-2 fixture split by cl100k_base's regex with `digits` as its digit rule, before its
-    /// byte-level step.
-    fn gpt2_with_cl100k_digits(digits: &str) -> Tokenizer {
-        let path = root().join("__test__/fixtures/tokenizers/gpt2.json");
-        let mut file: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-        let regex = format!(
-            r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{{L}}\p{{N}}]?\p{{L}}+|{digits}| ?[^\s\p{{L}}\p{{N}}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
-        );
-        file["pre_tokenizer"] = serde_json::json!({
-            "type": "Sequence",
-            "pretokenizers": [
-                {"type": "Split", "pattern": {"Regex": regex}, "behavior": "Isolated",
-                 "invert": false},
-                {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true,
-                 "use_regex": false},
-            ],
-        });
-        let tokenizer = Tokenizer::from_json(&file.to_string(), "digits").unwrap();
-        tokenizer.wait_until_ready().unwrap();
-        tokenizer
+        assert_ids_are_the_stable_engines(&raw, &texts, "as given");
+        assert_ids_are_the_stable_engines(&normalized, &texts, "behind NFC");
     }
 
     /// cl100k_base's regex with `\p{N}{1,2}` or `\p{N}+` as its digit rule, which the release
@@ -500,28 +482,16 @@ mod tests {
             (r"\p{N}{1,3}", "pipeline"),
             (r"\p{N}", "pipeline"),
         ] {
-            let tokenizer = gpt2_with_cl100k_digits(digits);
+            let regex = format!(
+                r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{{L}}\p{{N}}]?\p{{L}}+|{digits}| ?[^\s\p{{L}}\p{{N}}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+            );
+            let tokenizer = gpt2_split_by(&regex, serde_json::Value::Null);
             assert!(
                 tokenizer.routing().starts_with(route),
                 "{digits}: {}",
                 tokenizer.routing()
             );
-            let mode = tokenizer.encode_mode(None, &AllowedSpecial::None).unwrap();
-            let stable = tokenizer.fallback_engine().unwrap();
-            for text in &texts {
-                let mut expected = crate::engine::Ids::with_capacity(0);
-                stable
-                    .encode_into(
-                        text,
-                        true,
-                        true,
-                        &mut crate::engine::Scratch::new(),
-                        &mut expected,
-                    )
-                    .unwrap();
-                let ids = tokenizer.encode(text, &mode).unwrap();
-                assert_eq!(ids.as_slice(), expected.as_slice(), "{digits}: {text:?}");
-            }
+            assert_ids_are_the_stable_engines(&tokenizer, &texts, digits);
         }
     }
 
@@ -532,7 +502,6 @@ mod tests {
     /// are the stable engine's.
     #[test]
     fn a_plain_added_token_goes_where_the_engines_agree() {
-        let mode = |t: &Tokenizer| t.encode_mode(None, &AllowedSpecial::None).unwrap();
         let mut texts = fixture_texts();
         texts.push("<new_token>a<new_token>b c <new_token> d".to_owned());
         texts.push("HELLO World, hello world: Hello World".to_owned());
@@ -549,21 +518,7 @@ mod tests {
                 "{name}: {}",
                 tokenizer.routing()
             );
-            let stable = tokenizer.fallback_engine().unwrap();
-            for text in &texts {
-                let mut expected = crate::engine::Ids::with_capacity(0);
-                stable
-                    .encode_into(
-                        text,
-                        true,
-                        true,
-                        &mut crate::engine::Scratch::new(),
-                        &mut expected,
-                    )
-                    .unwrap();
-                let ids = tokenizer.encode(text, &mode(&tokenizer)).unwrap();
-                assert_eq!(ids.as_slice(), expected.as_slice(), "{name}: {text:?}");
-            }
+            assert_ids_are_the_stable_engines(&tokenizer, &texts, name);
         }
     }
 }
