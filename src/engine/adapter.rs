@@ -34,12 +34,12 @@
 //!   members in turn, each on the pieces the one before cut; with one member, that member runs on
 //!   the whole text, as it does on its own. Applied first, so the rewrite above can then apply to
 //!   a lone `ByteLevel` it unwraps.
-//! - **cl100k_base's regex with another digit rule.** The release candidate recognises cl100k_base's
-//!   regex with any of `\p{N}{1,3}`, `\p{N}{1,2}`, `\p{N}` (Qwen's) and `\p{N}+` as its digit rule,
-//!   and runs the first two and the last on one matcher that cuts digit runs in threes (the
-//!   differential fuzz: `"1224"`, one piece by `\p{N}+`, came out as `"122"` and `"4"`). Such a
-//!   regex with `\p{N}{1,2}` or `\p{N}+` is put in a non-capturing group, as Kimi's is behind a
-//!   normalizer (below): a refusal, which sends the file to the stable engine.
+//! - **cl100k_base's regex with another digit rule.** The release candidate recognises
+//!   cl100k_base's regex with any of `\p{N}{1,3}`, `\p{N}{1,2}`, `\p{N}` (Qwen's) and `\p{N}+` as
+//!   its digit rule, and runs the first two and the last on one matcher that cuts digit runs in
+//!   threes (the differential fuzz: `"1224"`, one piece by `\p{N}+`, came out as `"122"` and
+//!   `"4"`). Such a regex with `\p{N}{1,2}` or `\p{N}+` is put in a non-capturing group, as
+//!   Kimi's is behind a normalizer (below): a refusal, which sends the file to the stable engine.
 //! - **Kimi K2's regex.** The release candidate runs this `Split` regex on a matcher of its own,
 //!   which cuts the Han numerals (`〇`, the Hangzhou numerals) and the CJK radicals otherwise than
 //!   the regex does (the differential fuzz, on the GPT-2 fixture split by it: `"𐒠〇71"`), and

@@ -839,10 +839,11 @@ const JS_CONTRACTIONS: &str =
 /// The spelling the release candidate runs on its own matcher of a rank file's `pattern`, where
 /// `pattern` is one of tiktoken's: GPT-2's (r50k_base, p50k_base), cl100k_base's (also Llama 3's
 /// `tokenizer.model`, written without possessive quantifiers) and o200k_base's, each as tiktoken,
-/// js-tiktoken ([`JS_CONTRACTIONS`]) or a Hugging Face file writes it; or Qwen's or Mistral's
-/// Tekken regex, as their files write them. The spellings split every text as tiktoken does, but for the characters
-/// `unicode_drift.rs` sends to the exact path (they name the classes cl100k_base's and
-/// o200k_base's do; `tests/differential_fuzz.rs` fuzzes and sweeps both against tiktoken-rs).
+/// js-tiktoken ([`JS_CONTRACTIONS`]) or a Hugging Face file writes it; or Qwen's, Mistral's Tekken
+/// or Kimi K2's regex, as their files write them. The spellings split every text as tiktoken
+/// does, but for the characters `unicode_drift.rs` sends to the exact path (they name the classes
+/// cl100k_base's and o200k_base's do; `tests/differential_fuzz.rs` fuzzes and sweeps each against
+/// tiktoken-rs).
 fn native_spelling(pattern: &str) -> Option<&'static str> {
     let pattern = pattern.replace(JS_CONTRACTIONS, CONTRACTIONS);
     let pattern = pattern.as_str();
