@@ -46,14 +46,14 @@
 //!   every other text as the regex does (the sweep). Where the regex sees the text as given (the
 //!   file has no normalizer, which could make such characters), the file is read as written and
 //!   [`Adapted::kimi_drift`] says so: the route sends the texts holding one of those characters to
-//!   the stable engine (`routing.rs`, `unicode_drift::contains_kimi_drift`). Behind a normalizer
+//!   the stable engine (`routing.rs`, `unicode_drift::KIMI_DRIFT`). Behind a normalizer
 //!   the regex is put in a non-capturing group, which the release candidate does not run natively:
 //!   not an equivalent form but a refusal, so the route sends the file to the stable engine, which
 //!   runs it on Oniguruma as the reference does.
 
 use serde_json::{Map, Value, json};
 
-use super::openai::KIMI_PATTERN;
+use super::openai::{CL100K_PATTERN, KIMI_PATTERN};
 
 /// What [`for_release_candidate`] did to a file.
 #[derive(Debug, Default)]
@@ -61,8 +61,8 @@ pub struct Adapted {
     /// What was rewritten, in words (empty: nothing).
     pub how: Vec<String>,
     /// The file splits the text as given by Kimi K2's regex, which the release candidate runs on
-    /// its own matcher: the texts of `unicode_drift::contains_kimi_drift` must go to the stable
-    /// engine.
+    /// its own matcher: the texts holding a character of `unicode_drift::KIMI_DRIFT` must go to
+    /// the stable engine.
     pub kimi_drift: bool,
 }
 
@@ -148,12 +148,19 @@ fn kimi_regex(file: &mut Value) -> KimiRegex {
     }
 }
 
-/// cl100k_base's regex around its digit rule, as the release candidate recognises its family.
-const CL100K_BEFORE_DIGITS: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|";
-const CL100K_AFTER_DIGITS: &str = r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+/// cl100k_base's digit rule.
+const CL100K_DIGITS: &str = r"\p{N}{1,3}";
 
-/// The digit rules of that family the release candidate recognises but runs as `\p{N}{1,3}`.
+/// The digit rules of cl100k_base's family the release candidate recognises but runs as
+/// [`CL100K_DIGITS`].
 const DIGITS_RUN_IN_THREES: [&str; 2] = [r"\p{N}{1,2}", r"\p{N}+"];
+
+/// The digit rule of `pattern`, where it is cl100k_base's regex with some digit rule: the family
+/// the release candidate recognises.
+fn cl100k_digit_rule(pattern: &str) -> Option<&str> {
+    let (before, after) = CL100K_PATTERN.split_once(CL100K_DIGITS)?;
+    pattern.strip_prefix(before)?.strip_suffix(after)
+}
 
 /// The digit-rule step (see the module doc): groups each `Split` regex of cl100k_base's family
 /// whose digit rule the release candidate runs as another.
@@ -163,10 +170,9 @@ fn group_digit_rules_run_in_threes(file: &mut Value) -> Option<String> {
         let Some(pattern) = regex.as_str() else {
             continue;
         };
-        let digits = pattern
-            .strip_prefix(CL100K_BEFORE_DIGITS)
-            .and_then(|rest| rest.strip_suffix(CL100K_AFTER_DIGITS));
-        if let Some(digits) = digits.filter(|digits| DIGITS_RUN_IN_THREES.contains(digits)) {
+        if let Some(digits) =
+            cl100k_digit_rule(pattern).filter(|digits| DIGITS_RUN_IN_THREES.contains(digits))
+        {
             grouped.push(format!("`{digits}`"));
             *regex = Value::String(format!("(?:{pattern})"));
         }

@@ -45,7 +45,7 @@ const GPT2_PATTERN: &str =
 
 /// cl100k_base's regex without its possessive quantifiers: Oniguruma and the engine's own matcher
 /// read `?+`/`++` differently from tiktoken, and this spelling splits text the way tiktoken does.
-const CL100K_PATTERN: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+pub(super) const CL100K_PATTERN: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
 
 /// o200k_base's regex: case-aware letter runs with an optional contraction suffix.
 const O200K_PATTERN: &str = r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+";
@@ -61,7 +61,7 @@ const TEKKEN_PATTERN: &str = r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]
 /// Kimi K2's regex (its `tiktoken.model`'s, as `tokenization_kimi.py` joins it): o200k_base's
 /// with a first alternative for runs of Han and Han left out of the letter classes. The release
 /// candidate's matcher for it cuts the Han numerals and radicals otherwise, so texts with them take
-/// the exact path (`unicode_drift::contains_kimi_drift`), and a tokenizer.json splitting by it
+/// the exact path (`unicode_drift::KIMI_DRIFT`), and a tokenizer.json splitting by it
 /// sends them to its stable engine (`adapter.rs`).
 pub(super) const KIMI_PATTERN: &str = r"[\p{Han}]+|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]*[\p{Ll}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]+[\p{Ll}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
 
@@ -112,7 +112,7 @@ pub struct RankModel {
     /// tiktoken's BPE behind `exact_pattern`, for the texts `unicode_drift.rs` sends there.
     exact: OnceLock<Result<RankEngine, Error>>,
     /// `pattern` is Kimi K2's regex on the release candidate's matcher, which also sends the
-    /// texts of [`unicode_drift::contains_kimi_drift`] to the exact path.
+    /// texts with Han numerals and radicals to the exact path (`unicode_drift::contains_routed`).
     kimi_drift: bool,
     /// The release candidate behind `pattern`.
     full: OnceLock<Result<PipelineEngine, Error>>,
@@ -217,8 +217,7 @@ impl RankModel {
     /// candidate's matcher for Kimi K2's regex cuts otherwise, where that is the fast path's.
     #[inline]
     pub(crate) fn wants_exact(&self, text: &str) -> bool {
-        unicode_drift::contains_drift(text)
-            || (self.kimi_drift && unicode_drift::contains_kimi_drift(text))
+        unicode_drift::contains_routed(text, self.kimi_drift)
     }
 
     /// Which engine encodes which texts, in words (`Tokenizer::routing`).

@@ -37,9 +37,10 @@
 //!   Tekken, DeepSeek's three) without any way to search for it, and such a `Split` would fail on
 //!   every text; cl100k_base's regex with `\p{N}{1,2}` or `\p{N}+` as its digit rule, which it
 //!   recognises but runs with `\p{N}{1,3}`'s, and Kimi K2's regex behind a normalizer (below),
-//!   each grouped by `adapter.rs` so that it is such a regex too; a regex `Replace` normalizer it runs with `fancy-regex`, whose syntax and classes are not Oniguruma's,
-//!   unless the pattern is repeated literals (SentencePiece converters' `" {2,}"`), which the two
-//!   read alike (`is_repeated_literals` in `pipeline.rs`); and a BPE model with an
+//!   each grouped by `adapter.rs` so that it is such a regex too; a regex `Replace` normalizer it
+//!   runs with `fancy-regex`, whose syntax and classes are not Oniguruma's, unless the pattern is
+//!   repeated literals (SentencePiece converters' `" {2,}"`), which the two read alike
+//!   (`is_repeated_literals` in `pipeline.rs`); and a BPE model with an
 //!   `end_of_word_suffix` (GPT-1's and HerBERT's `</w>`), whose suffix the release candidate
 //!   leaves off a word of one character (its shortcut for a word that is itself a token).
 //!   All are found at load (`PipelineEngine::cannot_run`, which also encodes a few probe texts),
@@ -52,16 +53,16 @@
 //!   release candidate gives it a Unicode 17 class and the reference none; so does a text holding
 //!   a character whose class or normalization the sweep in `tests/differential_fuzz.rs` found read
 //!   differently, or that the two engines' normalization tables (Unicode 9.0 in the stable crate,
-//!   17.0 in the release candidate) decompose or compose differently. `unicode_drift.rs` holds both tables; only such a text leaves the fast engine.
-//!   The OpenAI encodings, which have no stable engine, send it to an exact path of their own
-//!   (`openai.rs`).
+//!   17.0 in the release candidate) decompose or compose differently. `unicode_drift.rs` holds the
+//!   tables; only such a text leaves the fast engine. The OpenAI encodings, which have no stable
+//!   engine, send it to an exact path of their own (`openai.rs`).
 //! - **The file splits its text by Kimi K2's regex.** The release candidate runs that regex on a
 //!   matcher of its own, which cuts the Han numerals (`〇`, `〡`-`〩`, `〸`-`〺`) and the CJK and
 //!   Kangxi radicals otherwise than the regex does, and every other character as it does (the
 //!   sweep, in ten contexts and eight more with Han and multi-byte digits). Where the regex sees
 //!   the text as given (no normalizer), a text holding one of those characters goes to the stable
-//!   engine (`unicode_drift::contains_kimi_drift`, the route `KimiRegex`); behind a normalizer,
-//!   which could make one, the file goes to the stable engine whole (`adapter.rs`).
+//!   engine (`unicode_drift::KIMI_DRIFT`, the route `KimiRegex`); behind a normalizer, which
+//!   could make one, the file goes to the stable engine whole (`adapter.rs`).
 //!
 //! **The OpenAI encodings** (`openai.rs`) have no stable engine: tiktoken's BPE on the rank table
 //! (`ranks.rs`) encodes until the release candidate is built, and behind tiktoken's own regex it
@@ -87,9 +88,8 @@
 //! same texts with drifting characters leave it; with Kimi's, the texts with Han numerals and
 //! radicals too), the release candidate runs that pattern on its own matcher and the exact path
 //! runs the pattern as given; `tests/differential_fuzz.rs` fuzzes and sweeps each against
-//! tiktoken-rs. Any
-//! other pattern runs on `fancy-regex` on every path, exact by construction and about a fifth as
-//! fast. fastokens never takes one: its scanners are the embedded encodings'.
+//! tiktoken-rs. Any other pattern runs on `fancy-regex` on every path, exact by construction and
+//! about a fifth as fast. fastokens never takes one: its scanners are the embedded encodings'.
 //!
 //! What the stable route costs: the stable crate encodes 30 to 60 times slower than the release
 //! candidate on the same texts (`benchmark/results/fallback.md`), since it builds a normalized
@@ -170,7 +170,7 @@ pub enum Route {
     /// Every text goes to the release-candidate engine (reading the file as written, or as
     /// `how` says) but those holding a Han numeral or radical, which go to the stable engine: the
     /// file splits its text by Kimi K2's regex, which the release candidate runs on a matcher of
-    /// its own that cuts those characters otherwise (`unicode_drift::contains_kimi_drift`).
+    /// its own that cuts those characters otherwise (`unicode_drift::KIMI_DRIFT`).
     KimiRegex {
         /// What was rewritten, in words (empty: nothing).
         how: Vec<String>,
@@ -280,13 +280,8 @@ impl Route {
     /// the matcher for Kimi K2's regex cuts otherwise where the file splits by it.
     #[inline]
     pub fn wants_stable(&self, text: &str) -> bool {
-        match self {
-            Route::Stable { .. } => true,
-            Route::KimiRegex { .. } => {
-                unicode_drift::contains_drift(text) || unicode_drift::contains_kimi_drift(text)
-            }
-            Route::Pipeline | Route::Rewritten { .. } => unicode_drift::contains_drift(text),
-        }
+        matches!(self, Route::Stable { .. })
+            || unicode_drift::contains_routed(text, matches!(self, Route::KimiRegex { .. }))
     }
 
     /// This route, for a file that splits its text as given by Kimi K2's regex (`kimi_drift`,

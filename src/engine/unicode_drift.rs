@@ -225,13 +225,21 @@ pub fn contains_drift(text: &str) -> bool {
     })
 }
 
+/// True when `text` goes to the reference: it holds a character of [`contains_drift`], or, where
+/// the tokenizer splits by Kimi K2's regex on the release candidate's matcher (`kimi_regex`), one
+/// of [`KIMI_DRIFT`].
+#[inline]
+pub fn contains_routed(text: &str, kimi_regex: bool) -> bool {
+    contains_drift(text) || (kimi_regex && contains_kimi_drift(text))
+}
+
 /// The Han-script characters that are not letters: the CJK Radicals Supplement and the Kangxi
 /// radicals (symbols), the ideographic number zero `〇`, the Hangzhou numerals `〡`-`〩` and the
 /// counting-rod tens `〸`-`〺` (letter numbers). The release candidate's matcher for Kimi K2's
 /// regex cuts a text holding one otherwise than the regex's `[\p{Han}]+` and `\p{N}{1,3}` do
 /// (FUZZING.md, finding 12): a sweep of every scalar value in eighteen contexts, Han and
-/// multi-byte digits among them, found these and nothing else. A tokenizer whose text that regex splits sends such
-/// a text to the exact path or the stable engine (`routing.rs`).
+/// multi-byte digits among them, found these and nothing else. A tokenizer whose text that regex
+/// splits sends such a text to the exact path or the stable engine (`routing.rs`).
 const KIMI_DRIFT: &[(u32, u32)] = &[
     (0x2E80, 0x2E99),
     (0x2E9B, 0x2EF3),
@@ -243,20 +251,21 @@ const KIMI_DRIFT: &[(u32, u32)] = &[
 
 /// True when `text` holds a character of [`KIMI_DRIFT`].
 #[inline]
-pub fn contains_kimi_drift(text: &str) -> bool {
+fn contains_kimi_drift(text: &str) -> bool {
     // Every such character is three bytes in UTF-8, the first 0xE2 or 0xE3.
     memchr::memchr2(0xE2, 0xE3, text.as_bytes()).is_some()
-        && text.chars().any(|c| {
-            let code = c as u32;
-            KIMI_DRIFT
-                .iter()
-                .any(|&(start, end)| (start..=end).contains(&code))
-        })
+        && text.chars().any(|c| in_ranges(KIMI_DRIFT, c as u32))
 }
 
+/// Whether `code` is in [`ROUTED`].
 #[cold]
 fn in_table(code: u32) -> bool {
-    ROUTED
+    in_ranges(ROUTED, code)
+}
+
+/// Whether `code` is in `ranges`, sorted and disjoint.
+fn in_ranges(ranges: &[(u32, u32)], code: u32) -> bool {
+    ranges
         .binary_search_by(|&(start, end)| {
             if end < code {
                 std::cmp::Ordering::Less
@@ -285,7 +294,7 @@ mod tests {
 
     #[test]
     fn the_tables_are_sorted_and_disjoint() {
-        for table in [DRIFT, NEW_IN_17, ROUTED] {
+        for table in [DRIFT, NEW_IN_17, ROUTED, KIMI_DRIFT] {
             for pair in table.windows(2) {
                 assert!(pair[0].0 <= pair[0].1 && pair[0].1 < pair[1].0, "{pair:?}");
             }
@@ -384,9 +393,6 @@ mod tests {
 
     #[test]
     fn finds_kimi_drift_characters_and_only_those() {
-        for pair in KIMI_DRIFT.windows(2) {
-            assert!(pair[0].0 <= pair[0].1 && pair[0].1 < pair[1].0, "{pair:?}");
-        }
         // The texts the differential fuzz and the sweep found (FUZZING.md, finding 12).
         assert!(contains_kimi_drift("\u{104a0}\u{3007}71"));
         assert!(contains_kimi_drift("x \u{2e80}"));
