@@ -1,7 +1,7 @@
 // The entry points in gpt-tokenizer's style: `batchtok/encoding/<name>` and
 // `batchtok/model/<model>` export ready functions that work unbound, from CJS and ESM, typed.
 // Their answers are checked against the references (tiktoken ids, gpt-tokenizer chat ids).
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
@@ -75,6 +75,115 @@ describe('batchtok/model/<model>', () => {
     for (const [name, messages] of Object.entries(chat.conversations)) {
       expect([name, Array.from(encodeChat(messages))]).toEqual([name, chat.models[model][name]])
     }
+  })
+})
+
+/** gpt-tokenizer's own module for an encoding or a model (a pinned devDependency). */
+const gptTokenizer = (path: string) => require(`gpt-tokenizer/${path}`) as Record<string, any>
+
+/**
+ * What gpt-tokenizer's entry points export and batchtok's do not: its default export, and what
+ * belongs to its own engine or data (its merge cache's size, its price table, and its
+ * `vocabularySize`, which is neither tiktoken's `n_vocab` nor the number of tokens).
+ */
+const NOT_OFFERED = ['DEFAULT_MERGE_CACHE_SIZE', 'clearMergeCache', 'default', 'estimateCost', 'setMergeCacheSize', 'vocabularySize']
+
+describe("gpt-tokenizer's names, on batchtok's entry points", () => {
+  // gpt-tokenizer throws on special-token text by default, where batchtok encodes it as text.
+  const chats = Object.entries(chat.conversations).filter(([, messages]) => messages.every((m) => !m.content.includes('<|')))
+
+  it.each([...encodings().map((n) => `encoding/${n}`), 'model/gpt-4o', 'model/gpt-oss-20b', 'model/gpt-3.5-turbo'])(
+    '%s exports every name of gpt-tokenizer\'s module but its engine\'s own, constants equal',
+    (path) => {
+      const theirs = gptTokenizer(path)
+      const ours = require(`batchtok/${path}`) as Record<string, unknown>
+      expect(Object.keys(theirs).filter((name) => !(name in ours)).sort()).toEqual(NOT_OFFERED)
+      for (const [name, value] of Object.entries(theirs)) {
+        if (typeof value === 'string') expect([name, ours[name]]).toEqual([name, value])
+      }
+    },
+  )
+
+  it.each(Object.keys(openai.encodings))(
+    "%s: countTokens, encodeGenerator and decodeGenerator give gpt-tokenizer's answers where its ids are tiktoken's",
+    (name) => {
+      const theirs = gptTokenizer(`encoding/${name}`)
+      const ours = require(`batchtok/encoding/${name}`) as Ready
+      const tiktoken = ordinaryIds(name)
+      const differing: string[] = []
+      texts.forEach((text, i) => {
+        if (text.includes('<|')) return
+        const ids = theirs.encode(text) as number[]
+        if (JSON.stringify(ids) !== JSON.stringify(tiktoken[i])) return void differing.push(text)
+        expect([text, ours.countTokens(text)]).toEqual([text, theirs.countTokens(text)])
+        expect([text, [...ours.encodeGenerator(text)].flat()]).toEqual([text, [...theirs.encodeGenerator(text)].flat()])
+        expect([text, [...ours.decodeGenerator(ids)].join('')]).toEqual([text, [...theirs.decodeGenerator(ids)].join('')])
+        expect([text, ours.decode(ids.values())]).toEqual([text, text])
+      })
+      // gpt-tokenizer cuts a text before U+FEFF, where tiktoken's pattern keeps it with its word.
+      expect(differing.filter((text) => !text.includes('\ufeff'))).toEqual([])
+    },
+  )
+
+  it.each(['gpt-4o', 'gpt-4', 'gpt-3.5-turbo', 'gpt-oss-20b'])(
+    "%s: countTokens, isWithinTokenLimit, encodeChat and encodeChatGenerator of a conversation give gpt-tokenizer's answers",
+    (model) => {
+      const theirs = gptTokenizer(`model/${model}`)
+      const ours = require(`batchtok/model/${model}`) as Ready
+      const encoding = ours.tokenizer.name
+      const onEncoding = require(`batchtok/encoding/${encoding}`) as Ready
+      const theirsOnEncoding = gptTokenizer(`encoding/${encoding}`)
+      for (const [name, messages] of chats) {
+        const count = theirs.countTokens(messages) as number
+        expect([name, ours.countTokens(messages)]).toEqual([name, count])
+        for (const limit of [count, count - 1]) {
+          expect([name, limit, ours.isWithinTokenLimit(messages, limit)]).toEqual([name, limit, theirs.isWithinTokenLimit(messages, limit)])
+        }
+        expect([name, [...ours.encodeChatGenerator(messages)].flat()]).toEqual([name, [...theirs.encodeChatGenerator(messages)].flat()])
+        expect([name, Array.from(onEncoding.encodeChat(messages, model))]).toEqual([name, theirsOnEncoding.encodeChat(messages, model)])
+        expect([name, Array.from(ours.encodeChat(messages.values()))]).toEqual([name, theirs.encodeChat(messages)])
+      }
+    },
+  )
+
+  it('takes special tokens as a Set where the methods take an array', () => {
+    const { encode, count, isWithinTokenLimit, EndOfText, FimPrefix, ALL_SPECIAL_TOKENS } = require('batchtok/encoding/cl100k_base') as Ready
+    const text = `hello ${EndOfText} and ${FimPrefix}`
+    const asArray = encode(text, { allowedSpecial: [EndOfText] })
+    expect(encode(text, { allowedSpecial: new Set([EndOfText]) })).toEqual(asArray)
+    expect(count(text, { allowedSpecial: new Set([EndOfText]) })).toBe(asArray.length)
+    expect(isWithinTokenLimit(text, 100, { allowedSpecial: new Set([EndOfText]) })).toBe(asArray.length)
+    expect(encode(text, { allowedSpecial: ALL_SPECIAL_TOKENS })).toEqual(encode(text, { allowedSpecial: [EndOfText, FimPrefix] }))
+    expect(() => encode(text, { disallowedSpecial: new Set([FimPrefix]) })).toThrow(FimPrefix)
+    expect(() => encode(text, { allowedSpecial: new Set([EndOfText]), disallowedSpecial: ALL_SPECIAL_TOKENS })).toThrow(FimPrefix)
+  })
+
+  it('decodeAsyncGenerator decodes ids as they arrive, singly or in arrays', async () => {
+    const { encode, decodeAsyncGenerator } = require('batchtok/encoding/o200k_base') as Ready
+    const text = 'naïve café, 日本語 and 👋🏽'
+    const ids = Array.from(encode(text))
+    async function* arriving() {
+      yield ids.slice(0, 3)
+      for (const id of ids.slice(3)) yield id
+    }
+    const pieces: string[] = []
+    for await (const piece of decodeAsyncGenerator(arriving())) pieces.push(piece)
+    expect(pieces.join('')).toBe(text)
+    expect(pieces.length).toBeGreaterThan(1)
+  })
+
+  it("type-check code written against gpt-tokenizer's module (tsc --noEmit --strict)", () => {
+    // TypeScript is installed with @napi-rs/cli, a devDependency.
+    const tsc = require.resolve('typescript/bin/tsc')
+    const args = [tsc, '--noEmit', '--strict', '--target', 'es2022', '--module', 'nodenext', '--moduleResolution', 'nodenext']
+    const result = spawnSync(process.execPath, [...args, join('__test__', 'types', 'gpt-tokenizer-names.ts')], { cwd: ROOT, encoding: 'utf8' })
+    expect(result.stdout + result.stderr).toBe('')
+    expect(result.status).toBe(0)
+  })
+
+  it('a conversation with options it does not take is refused, naming the option', () => {
+    const { countTokens } = require('batchtok/model/gpt-4o') as Ready
+    expect(() => countTokens([{ role: 'user', content: 'hi' }], { allowedSpecial: 'all' })).toThrow(/allowedSpecial/)
   })
 })
 

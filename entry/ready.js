@@ -8,11 +8,47 @@ const { Tokenizer } = require('./index.js')
 
 /**
  * `options` as a method takes them: a number in the options place is the index that
- * `Array.prototype.map` passes, not options, and is dropped; anything else is passed on and
- * checked by the method.
+ * `Array.prototype.map` passes, not options, and is dropped; a `Set` of special tokens (as
+ * gpt-tokenizer takes `allowedSpecial` and `disallowedSpecial`) becomes the array the methods
+ * take; anything else is passed on and checked by the method.
  */
 function optionsOf(options) {
-  return typeof options === 'number' ? undefined : options
+  if (typeof options === 'number') return undefined
+  if (options === null || typeof options !== 'object') return options
+  const { allowedSpecial, disallowedSpecial } = options
+  if (!(allowedSpecial instanceof Set) && !(disallowedSpecial instanceof Set)) return options
+  const asArray = (tokens) => (tokens instanceof Set ? Array.from(tokens) : tokens)
+  return { ...options, allowedSpecial: asArray(allowedSpecial), disallowedSpecial: asArray(disallowedSpecial) }
+}
+
+/**
+ * `encodeChat`'s options from gpt-tokenizer's arguments too: `encodeChat(messages, model)` names
+ * the model as a string, where the method takes `{ model }`.
+ */
+function chatOptionsOf(modelOrOptions) {
+  return typeof modelOrOptions === 'string' ? { model: modelOrOptions } : optionsOf(modelOrOptions)
+}
+
+/** The special tokens' texts gpt-tokenizer exports as constants, under its names. */
+const SPECIAL_TOKEN_TEXTS = {
+  EndOfText: '<|endoftext|>',
+  FimPrefix: '<|fim_prefix|>',
+  FimMiddle: '<|fim_middle|>',
+  FimSuffix: '<|fim_suffix|>',
+  ImStart: '<|im_start|>',
+  ImEnd: '<|im_end|>',
+  ImSep: '<|im_sep|>',
+  EndOfPrompt: '<|endofprompt|>',
+  HarmonyStartOfText: '<|startoftext|>',
+  HarmonyStart: '<|start|>',
+  HarmonyEnd: '<|end|>',
+  HarmonyMessage: '<|message|>',
+  HarmonyChannel: '<|channel|>',
+  HarmonyReturn: '<|return|>',
+  HarmonyConstrain: '<|constrain|>',
+  HarmonyCall: '<|call|>',
+  /** `allowedSpecial` or `disallowedSpecial` for every special token. */
+  ALL_SPECIAL_TOKENS: 'all',
 }
 
 /**
@@ -28,6 +64,33 @@ async function* decodeStream(tokenizer, source, options) {
   }
   const rest = decoder.end()
   if (rest !== '') yield rest
+}
+
+/** The text of `ids` (any iterable of ids), one piece of whole characters per id that ends one. */
+function* decodeGenerator(tokenizer, ids, options) {
+  const decoder = tokenizer.decoder(options)
+  for (const id of ids) {
+    const text = decoder.write([id])
+    if (text !== '') yield text
+  }
+  const rest = decoder.end()
+  if (rest !== '') yield rest
+}
+
+/**
+ * A list as the methods take it: an array or typed array as it is, any other iterable (ids or
+ * messages, as gpt-tokenizer takes them) as an array; anything else is checked by the method.
+ */
+function listOf(list) {
+  const iterable = list !== null && typeof list === 'object' && typeof list[Symbol.iterator] === 'function'
+  return iterable && !Array.isArray(list) && !ArrayBuffer.isView(list) ? Array.from(list) : list
+}
+
+/** How many tokens `input` has: a string's, or a conversation's (any iterable of messages) as `encodeChat` gives them. */
+function tokenCount(tokenizer, input, options) {
+  return typeof input === 'string'
+    ? tokenizer.count(input, optionsOf(options))
+    : tokenizer.encodeChat(listOf(input), chatOptionsOf(options)).length
 }
 
 /**
@@ -52,12 +115,16 @@ function readyFunctions(tokenizer) {
   return {
     tokenizer,
     encode: (text, options) => tokenizer.encode(text, optionsOf(options)),
-    decode: (ids, options) => tokenizer.decode(ids, optionsOf(options)),
-    decodeBytes: (ids, options) => tokenizer.decodeBytes(ids, optionsOf(options)),
+    decode: (ids, options) => tokenizer.decode(listOf(ids), optionsOf(options)),
+    decodeBytes: (ids, options) => tokenizer.decodeBytes(listOf(ids), optionsOf(options)),
     count: (text, options) => tokenizer.count(text, optionsOf(options)),
-    isWithinTokenLimit: (text, limit, options) => tokenizer.isWithinTokenLimit(text, limit, optionsOf(options)),
+    isWithinTokenLimit: (input, limit, options) => {
+      if (typeof input === 'string') return tokenizer.isWithinTokenLimit(input, limit, optionsOf(options))
+      const count = tokenCount(tokenizer, input, options)
+      return count <= limit ? count : false
+    },
     truncate: (text, maxTokens, options) => tokenizer.truncate(text, maxTokens, optionsOf(options)),
-    encodeChat: (messages, options) => tokenizer.encodeChat(messages, optionsOf(options)),
+    encodeChat: (messages, modelOrOptions) => tokenizer.encodeChat(listOf(messages), chatOptionsOf(modelOrOptions)),
     countChat: (messages, options) => tokenizer.countChat(messages, optionsOf(options)),
     ...chatCompletion,
     encodeBatch: (texts, options) => tokenizer.encodeBatch(texts, options),
@@ -65,6 +132,16 @@ function readyFunctions(tokenizer) {
     decodeBatch: (lists, options) => tokenizer.decodeBatch(lists, options),
     decoder: (options) => tokenizer.decoder(optionsOf(options)),
     decodeStream: (source, options) => decodeStream(tokenizer, source, options),
+    countTokens: (input, options) => tokenCount(tokenizer, input, options),
+    encodeGenerator: function* (text, options) {
+      yield Array.from(tokenizer.encode(text, optionsOf(options)))
+    },
+    encodeChatGenerator: function* (messages, modelOrOptions) {
+      yield Array.from(tokenizer.encodeChat(listOf(messages), chatOptionsOf(modelOrOptions)))
+    },
+    decodeGenerator: (ids, options) => decodeGenerator(tokenizer, ids, optionsOf(options)),
+    decodeAsyncGenerator: (source, options) => decodeStream(tokenizer, source, optionsOf(options)),
+    ...SPECIAL_TOKEN_TEXTS,
   }
 }
 
