@@ -345,10 +345,22 @@ pub fn options_object<'env>(
     match value.get_type()? {
         ValueType::Undefined | ValueType::Null => return Ok(None),
         ValueType::Object if !value.is_array()? => {}
-        _ => {
+        value_type => {
+            // tiktoken and js-tiktoken take the special tokens as arguments of their own.
+            let positional_special = keys.contains(&"allowedSpecial")
+                && (value_type == ValueType::String || value.is_array()?);
+            let hint = if positional_special {
+                format!(
+                    " such as {{ allowedSpecial: 'all' }} (the allowedSpecial and \
+                     disallowedSpecial arguments of tiktoken's and js-tiktoken's encode are \
+                     options here: {call}(text, {{ allowedSpecial, disallowedSpecial }}))"
+                )
+            } else {
+                String::new()
+            };
             return Err(type_error(
                 env,
-                &format!("options is {}; expected an object", describe(&value)),
+                &format!("options is {}; expected an object{hint}", describe(&value)),
             ));
         }
     }
