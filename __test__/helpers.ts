@@ -1,5 +1,6 @@
 // Shared by the specs: the built addon, the fixtures written by scripts/fixtures.py, and the
 // corpus cuts of scripts/corpus.js.
+import { spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
@@ -85,4 +86,17 @@ export function digest(encoding: import('../index.js').BatchEncoding): Digest {
     hash.update(new Uint8Array(ids.buffer, ids.byteOffset, ids.byteLength))
   }
   return { items: encoding.length, tokens: encoding.ids.length, sha256: hash.digest('hex') }
+}
+
+/**
+ * What `tsc --noEmit --strict` says of `__test__/types/<file>` (empty where it type-checks), as a
+ * project compiling against the package's types would (`nodenext`, Node's types where `node`).
+ * TypeScript is installed with @napi-rs/cli, and Node's types as @types/node, devDependencies.
+ */
+export function typeCheck(file: string, { node = false } = {}): string {
+  const tsc = require.resolve('typescript/bin/tsc')
+  const args = [tsc, '--noEmit', '--strict', '--target', 'es2022', '--module', 'nodenext', '--moduleResolution', 'nodenext']
+  if (node) args.push('--types', 'node')
+  const result = spawnSync(process.execPath, [...args, join('__test__', 'types', file)], { cwd: join(__dirname, '..'), encoding: 'utf8' })
+  return `${result.stdout}${result.stderr}${result.status === 0 ? '' : `exit status ${result.status}`}`
 }
