@@ -233,8 +233,8 @@ pub(super) fn refuse_disallowed(text: &str, disallowed: &SpecialSet) -> Result<(
         ErrorKind::Disallowed,
         format!(
             "the text contains the disallowed special token {:?} at index {index}; pass it in \
-             allowedSpecial to encode it as its id, or leave disallowedSpecial out to encode it as \
-             ordinary text",
+             allowedSpecial to encode it as its id, or leave it out of disallowedSpecial to encode it \
+             as ordinary text",
             token.text
         ),
     ))
