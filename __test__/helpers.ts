@@ -100,3 +100,12 @@ export function typeCheck(file: string, { node = false } = {}): string {
   const result = spawnSync(process.execPath, [...args, join('__test__', 'types', file)], { cwd: join(__dirname, '..'), encoding: 'utf8' })
   return `${result.stdout}${result.stderr}${result.status === 0 ? '' : `exit status ${result.status}`}`
 }
+
+/** What `run` returned, or the message of what it threw. */
+export function outcome<T>(run: () => T): { value: T } | { threw: string } {
+  try {
+    return { value: run() }
+  } catch (error) {
+    return { threw: (error as Error).message }
+  }
+}

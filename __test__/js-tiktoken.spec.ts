@@ -3,7 +3,7 @@
 import { createRequire } from 'node:module'
 import { describe, expect, it } from 'vitest'
 
-import { batchtok, fixture, typeCheck, type OpenAiFixture, type Texts } from './helpers'
+import { batchtok, fixture, outcome, typeCheck, type OpenAiFixture, type Texts } from './helpers'
 
 const require = createRequire(import.meta.url)
 type Module = typeof import('../entry/js-tiktoken')
@@ -19,15 +19,6 @@ const texts = fixture<Texts>('texts.json').cases.map((c) => c.text)
 const JS_TIKTOKEN_MAX_LENGTH = 1_000
 /** The encodings js-tiktoken has and the parity fixture holds tiktoken's ids for. */
 const ENCODINGS = ['o200k_base', 'cl100k_base', 'p50k_base', 'r50k_base'] as const
-
-/** What `run` returned, or the message of what it threw. */
-function outcome<T>(run: () => T): { value: T } | { threw: string } {
-  try {
-    return { value: run() }
-  } catch (error) {
-    return { threw: (error as Error).message }
-  }
-}
 
 describe.each(ENCODINGS)('getEncoding(%s)', (name) => {
   const encoding = ours.getEncoding(name)

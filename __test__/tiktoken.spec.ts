@@ -1,0 +1,83 @@
+// `batchtok/tiktoken`: the `tiktoken` package's API (WASM) over batchtok's tokenizers, checked
+// against that package itself (a pinned devDependency) and Python tiktoken's ids (the parity
+// fixture).
+import { createRequire } from 'node:module'
+import { describe, expect, it } from 'vitest'
+
+import { batchtok, fixture, outcome, typeCheck, type OpenAiFixture, type Texts } from './helpers'
+
+const require = createRequire(import.meta.url)
+type Module = typeof import('../entry/tiktoken')
+const ours = require('batchtok/tiktoken') as Module
+const theirs = require('tiktoken') as Module
+
+const openai = fixture<OpenAiFixture>('openai.json')
+const texts = fixture<Texts>('texts.json').cases.map((c) => c.text)
+const ENCODINGS = ['o200k_base', 'cl100k_base', 'p50k_base', 'r50k_base'] as const
+
+/** What `run` returned, or that it threw (the two libraries' messages differ). */
+function result<T>(run: () => T): { value: T } | { threw: true } {
+  const got = outcome(run)
+  return 'value' in got ? got : { threw: true }
+}
+
+it("has every method of tiktoken's Tiktoken but encode_with_unstable", () => {
+  const methods = (module: Module) => Object.getOwnPropertyNames(module.Tiktoken.prototype)
+  expect(methods(theirs).filter((name) => !methods(ours).includes(name)).sort()).toEqual(['__destroy_into_raw', 'encode_with_unstable'])
+  expect(Object.keys(theirs).filter((name) => !(name in ours)).sort()).toEqual([])
+})
+
+describe.each(ENCODINGS)('get_encoding(%s)', (name) => {
+  const encoding = ours.get_encoding(name)
+  const reference = theirs.get_encoding(name)
+  const ordinary = openai.encodings[name].ordinary!
+
+  it("encode gives tiktoken's ids and throws where tiktoken throws; encode_ordinary is encode_ordinary", () => {
+    texts.forEach((text, i) => {
+      const got = result(() => Array.from(encoding.encode(text)))
+      const want = result(() => Array.from(reference.encode(text)))
+      expect([text, got]).toEqual([text, want])
+      expect([text, Array.from(encoding.encode_ordinary(text))]).toEqual([text, ordinary[i]])
+    })
+    for (const { case: i, allowedSpecial, ids } of openai.encodings[name].special) {
+      expect([texts[i], Array.from(encoding.encode(texts[i], allowedSpecial, []))]).toEqual([texts[i], ids])
+    }
+  })
+
+  it("decode gives tiktoken's bytes; the single-token methods and token_byte_values give tiktoken's answers", () => {
+    for (const ids of ordinary) expect(encoding.decode(Uint32Array.from(ids))).toEqual(reference.decode(Uint32Array.from(ids)))
+    const limit = encoding.tokenizer.idLimit
+    for (let id = 0; id < limit + 3; id += 97) {
+      const got = result(() => encoding.decode_single_token_bytes(id))
+      expect([id, got]).toEqual([id, result(() => reference.decode_single_token_bytes(id))])
+      if ('value' in got) expect([id, encoding.encode_single_token(got.value)]).toEqual([id, reference.encode_single_token(got.value)])
+    }
+    expect(() => encoding.encode_single_token(Uint8Array.of(0xff, 0xfe, 0xfd, 0xfc, 0xfb))).toThrow(/no token of/)
+    expect(encoding.token_byte_values()).toEqual(reference.token_byte_values())
+    expect(encoding.name).toBe(reference.name)
+  })
+
+  it('new Tiktoken(bpe_ranks, special_tokens, pat_str) from tiktoken/encoders encodes as tiktoken does', () => {
+    const { bpe_ranks, special_tokens, pat_str } = require(`tiktoken/encoders/${name}.json`)
+    const fromRanks = new ours.Tiktoken(bpe_ranks, special_tokens, pat_str)
+    const reference = new theirs.Tiktoken(bpe_ranks, special_tokens, pat_str)
+    for (const text of texts.slice(0, 80)) expect(fromRanks.encode(text, 'all')).toEqual(reference.encode(text, 'all'))
+    fromRanks.free()
+    reference.free()
+    expect(fromRanks.encode_ordinary('still usable after free()')).toEqual(encoding.encode_ordinary('still usable after free()'))
+  })
+})
+
+it("every model of tiktoken's table has tiktoken's encoding", () => {
+  const table = require('tiktoken/model_to_encoding.json') as Record<string, string>
+  for (const [model, name] of Object.entries(table)) {
+    expect([model, ours.get_encoding_name_for_model(model)]).toEqual([model, name])
+    expect([model, ours.encoding_for_model(model).name]).toEqual([model, name])
+  }
+  expect(Array.from(ours.get_encoding('cl100k_base', { '<|im_start|>': 100264 }).encode('<|im_start|>', 'all'))).toEqual([100264])
+  expect(batchtok.encodingForModel('gpt-4o')).toBe('o200k_base')
+})
+
+it("code written against tiktoken's types type-checks (tsc --noEmit --strict)", () => {
+  expect(typeCheck('tiktoken.ts')).toBe('')
+})
