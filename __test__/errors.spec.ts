@@ -33,7 +33,7 @@ const syncCases: Case[] = [
     "options that are not an object: tiktoken's allowedSpecial argument",
     () => o200k.encode('a', 'all' as any),
     TypeError,
-    /^options is a string; expected an object such as \{ allowedSpecial: 'all' \} \(the allowedSpecial and disallowedSpecial arguments of tiktoken's and js-tiktoken's encode are options here: encode\(text, \{ allowedSpecial, disallowedSpecial \}\)\)$/,
+    /^options is a string; expected an object such as \{ allowedSpecial: 'all' \} \(the allowedSpecial and disallowedSpecial arguments of tiktoken's and js-tiktoken's encode are options here: encode\(text, \{ allowedSpecial, disallowedSpecial \}\); batchtok\/js-tiktoken and batchtok\/tiktoken take them as those do\)$/,
   ],
   ["options that are not an object: js-tiktoken's two arguments", () => o200k.count('a', [] as any, 'all' as any), TypeError, /^options is an array; expected an object such as \{ allowedSpecial: 'all' \} .* options here: count\(text, /],
   ['allowedSpecial of a wrong word', () => o200k.encode('a', { allowedSpecial: 'none' as any }), RangeError, /options\.allowedSpecial is "none"; expected 'all' or an array/],

@@ -44,7 +44,7 @@ describe.each(ENCODINGS)('get_encoding(%s)', (name) => {
     }
   })
 
-  it("decode gives tiktoken's bytes; the single-token methods and token_byte_values give tiktoken's answers", () => {
+  it("decode gives tiktoken's bytes; the single-token methods (and token_byte_values) give tiktoken's answers", () => {
     for (const ids of ordinary) expect(encoding.decode(Uint32Array.from(ids))).toEqual(reference.decode(Uint32Array.from(ids)))
     const limit = encoding.tokenizer.idLimit
     for (let id = 0; id < limit + 3; id += 97) {
@@ -53,7 +53,8 @@ describe.each(ENCODINGS)('get_encoding(%s)', (name) => {
       if ('value' in got) expect([id, encoding.encode_single_token(got.value)]).toEqual([id, reference.encode_single_token(got.value)])
     }
     expect(() => encoding.encode_single_token(Uint8Array.of(0xff, 0xfe, 0xfd, 0xfc, 0xfb))).toThrow(/no token of/)
-    expect(encoding.token_byte_values()).toEqual(reference.token_byte_values())
+    // Every token's bytes, sorted: one encoding is enough for the one code path (seconds each).
+    if (name === 'cl100k_base') expect(encoding.token_byte_values()).toEqual(reference.token_byte_values())
     expect(encoding.name).toBe(reference.name)
   })
 

@@ -353,7 +353,8 @@ pub fn options_object<'env>(
                 format!(
                     " such as {{ allowedSpecial: 'all' }} (the allowedSpecial and \
                      disallowedSpecial arguments of tiktoken's and js-tiktoken's encode are \
-                     options here: {call}(text, {{ allowedSpecial, disallowedSpecial }}))"
+                     options here: {call}(text, {{ allowedSpecial, disallowedSpecial }}); \
+                     batchtok/js-tiktoken and batchtok/tiktoken take them as those do)"
                 )
             } else {
                 String::new()
