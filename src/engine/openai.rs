@@ -841,8 +841,8 @@ const JS_CONTRACTIONS: &str =
 /// js-tiktoken ([`JS_CONTRACTIONS`]) or a Hugging Face file writes it; or Qwen's, Mistral's Tekken
 /// or Kimi K2's regex, as their files write them. The spellings split every text as tiktoken
 /// does, but for the characters `unicode_drift.rs` sends to the exact path (they name the classes
-/// cl100k_base's and o200k_base's do; `tests/differential_fuzz.rs` fuzzes and sweeps each against
-/// tiktoken-rs).
+/// cl100k_base's and o200k_base's do; `tests/engine/differential_fuzz.rs` fuzzes and sweeps each
+/// against tiktoken-rs).
 fn native_spelling(pattern: &str) -> Option<&'static str> {
     let pattern = pattern.replace(JS_CONTRACTIONS, CONTRACTIONS);
     let pattern = pattern.as_str();

@@ -47,15 +47,15 @@
 //!   and the stable engine runs the file as Python `tokenizers` does, patterns with Oniguruma. A
 //!   pattern that backtracks catastrophically fails there as in Python: Oniguruma stops a match
 //!   attempt at its retry limit, and the text's error says so.
-//! - **The text holds a character the two engines' Unicode versions read differently.** The rule:
-//!   a text holding a code point that Unicode 17.0 assigns and the reference's Unicode 16.0 does
-//!   not goes to the stable engine, whatever classes the tokenizer's patterns name, since the
-//!   release candidate gives it a Unicode 17 class and the reference none; so does a text holding
-//!   a character whose class or normalization the sweep in `tests/differential_fuzz.rs` found read
-//!   differently, or that the two engines' normalization tables (Unicode 9.0 in the stable crate,
-//!   17.0 in the release candidate) decompose or compose differently. `unicode_drift.rs` holds the
-//!   tables; only such a text leaves the fast engine. The OpenAI encodings, which have no stable
-//!   engine, send it to an exact path of their own (`openai.rs`).
+//! - **The text holds a character the two engines' Unicode versions read differently.** The rule: a
+//!   text holding a code point that Unicode 17.0 assigns and the reference's Unicode 16.0 does not
+//!   goes to the stable engine, whatever classes the tokenizer's patterns name, since the release
+//!   candidate gives it a Unicode 17 class and the reference none; so does a text holding a
+//!   character whose class or normalization the sweep in `tests/engine/differential_fuzz.rs` found
+//!   read differently, or that the two engines' normalization tables (Unicode 9.0 in the stable
+//!   crate, 17.0 in the release candidate) decompose or compose differently. `unicode_drift.rs`
+//!   holds the tables; only such a text leaves the fast engine. The OpenAI encodings, which have no
+//!   stable engine, send it to an exact path of their own (`openai.rs`).
 //! - **The file splits its text by Kimi K2's regex.** The release candidate runs that regex on a
 //!   matcher of its own, which cuts the Han numerals (`〇`, `〡`-`〩`, `〸`-`〺`) and the CJK and
 //!   Kangxi radicals otherwise than the regex does, and every other character as it does (the
@@ -87,7 +87,7 @@
 //! candidate also has a matcher for, naming the classes cl100k_base's and o200k_base's do, so the
 //! same texts with drifting characters leave it; with Kimi's, the texts with Han numerals and
 //! radicals too), the release candidate runs that pattern on its own matcher and the exact path
-//! runs the pattern as given; `tests/differential_fuzz.rs` fuzzes and sweeps each against
+//! runs the pattern as given; `tests/engine/differential_fuzz.rs` fuzzes and sweeps each against
 //! tiktoken-rs. Any other pattern runs on `fancy-regex` on every path, exact by construction and
 //! about a fifth as fast. fastokens never takes one: its scanners are the embedded encodings'.
 //!
@@ -106,8 +106,8 @@
 //! The differential test (`differential.rs`) runs both engines on the fixture tokenizers over the
 //! fixture texts, the corpora and seeded random texts of the classes where engines tend to differ
 //! (unusual white space, unassigned code points, combining marks, special-token text), and the
-//! differential fuzz (`tests/differential_fuzz.rs`, FUZZING.md) against independent oracles; no
-//! other input class disagreed in `tokenizers` 1.0.0-rc.3.
+//! differential fuzz (`tests/engine/differential_fuzz.rs`, FUZZING.md) against independent
+//! oracles; no other input class disagreed in `tokenizers` 1.0.0-rc.3.
 
 use std::collections::HashSet;
 

@@ -30,8 +30,8 @@ const UNIGRAM_MAX_PIECE_BYTES: usize = 1024;
 
 /// The deepest nesting of arrays and objects accepted. serde_json, which both `tokenizers` crates
 /// read with, stops at 128 levels; the stable crate then panics (`expect("Helper")` in
-/// `decoders/mod.rs`) instead of returning the error, found by `tests/parse_fuzz.rs`. Real files
-/// nest about ten levels deep.
+/// `decoders/mod.rs`) instead of returning the error, found by `tests/engine/parse_fuzz.rs`. Real
+/// files nest about ten levels deep.
 const MAX_NESTING: usize = 100;
 
 /// What a pass over a tokenizer.json's bytes learns: its deepest nesting, and the length of its
@@ -456,8 +456,8 @@ impl Engine for StableEngine {
         }
         // The stable crate panics on some post-processor set-ups instead of failing (a template
         // handed more than two encodings by a Sequence reaches a `todo!()` in
-        // `processors/template.rs`, found by `tests/parse_fuzz.rs`); a panic must not cross the
-        // napi boundary, so it becomes this text's error.
+        // `processors/template.rs`, found by `tests/engine/parse_fuzz.rs`); a panic must not cross
+        // the napi boundary, so it becomes this text's error.
         let encoding = std::panic::catch_unwind(AssertUnwindSafe(|| {
             self.tokenizer(split_special)
                 .encode_fast(text, add_special_tokens)

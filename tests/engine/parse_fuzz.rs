@@ -1,4 +1,4 @@
-//! Entry-point fuzz (issue 8): the inputs batchtok parses must give `Ok` or `Err`, never a panic
+//! Entry-point fuzz: the inputs batchtok parses must give `Ok` or `Err`, never a panic
 //! and never a hang.
 //!
 //! - tokenizer.json loading, from mutated fixture files: cut short, bytes flipped, spans deleted or
@@ -8,17 +8,15 @@
 //!   `OutOfRange` error, and ids inside it must decode as the oracle decodes them.
 //!
 //! Encoding well-formed tokenizers is the differential fuzz's (`differential_fuzz.rs`). Time
-//! budgets and seeds as there (`tests/fuzz/mod.rs`).
-
-mod fuzz;
+//! budgets and seeds as there (`fuzz.rs`).
 
 use std::cell::{Cell, RefCell};
 use std::sync::mpsc;
 use std::sync::{Arc, Once};
 use std::time::{Duration, Instant};
 
+use crate::fuzz::{Rng, Settings, Tally, TextGen, catch};
 use batchtok::engine::{AllowedSpecial, ErrorKind, Tokenizer};
-use fuzz::{Rng, Settings, Tally, TextGen, catch};
 use serde_json::{Value, json};
 
 /// Longest one load-and-use case may take before it counts as a hang. Loading the full GPT-2
@@ -147,7 +145,8 @@ fn load_and_use(json: String, seed: u64) -> Outcome {
 /// fraction of a second the full GPT-2 file takes; the full files are used now and then.
 fn base_documents() -> Vec<(&'static str, Value)> {
     let read = |name: &str| -> Value {
-        serde_json::from_str(&std::fs::read_to_string(fuzz::fixture_path(name)).unwrap()).unwrap()
+        serde_json::from_str(&std::fs::read_to_string(crate::fuzz::fixture_path(name)).unwrap())
+            .unwrap()
     };
     let gpt2 = read("gpt2");
     let mut small_gpt2 = gpt2.clone();
@@ -596,7 +595,7 @@ fn mutated_tokenizer_json_loads_or_fails_cleanly() {
         let (json, steps) = mutant(doc, &mut rng);
         if verbose {
             eprintln!("case #{}: {name}: {}", tally.inputs + 1, steps.join("; "));
-            let dir = fuzz::root().join("target/fuzz-findings");
+            let dir = crate::fuzz::root().join("target/fuzz-findings");
             std::fs::create_dir_all(&dir).unwrap();
             std::fs::write(dir.join("current.json"), &json).unwrap();
         }
@@ -626,7 +625,7 @@ fn mutated_tokenizer_json_loads_or_fails_cleanly() {
             }
         };
         if let Some(problem) = problem {
-            let dir = fuzz::root().join("target/fuzz-findings");
+            let dir = crate::fuzz::root().join("target/fuzz-findings");
             std::fs::create_dir_all(&dir).unwrap();
             let file = dir.join(format!(
                 "parse-{:016x}-{}.json",
@@ -734,7 +733,7 @@ fn decode_cases() -> Vec<DecodeCase> {
         });
     }
     for name in ["gpt2", "bert", "unigram"] {
-        let path = fuzz::fixture_path(name);
+        let path = crate::fuzz::fixture_path(name);
         let json = std::fs::read_to_string(&path).unwrap();
         let mut oracle = tokenizers_stable::Tokenizer::from_file(&path).unwrap();
         oracle.with_padding(None);

@@ -1,4 +1,4 @@
-//! Differential fuzz (issue 7): batchtok against an independent oracle on generated hostile text.
+//! Differential fuzz: batchtok against an independent oracle on generated hostile text.
 //!
 //! - The four OpenAI encodings against `tiktoken-rs`: with no special token allowed, batchtok must
 //!   give `encode_ordinary`'s ids; with every special allowed, `encode_with_special_tokens`'s; and
@@ -7,16 +7,14 @@
 //!   from the file (not batchtok's fallback engine, which is built the same way but is batchtok's
 //!   code path), with and without the template tokens.
 //!
-//! Each target runs for a time budget (`tests/fuzz/mod.rs`); the first disagreement is minimized
+//! Each target runs for a time budget (`fuzz.rs`); the first disagreement is minimized
 //! and fails the test with the seed that produced it. Results of the long runs are in FUZZING.md.
-
-mod fuzz;
 
 use std::fmt::Debug;
 use std::time::Instant;
 
+use crate::fuzz::{Settings, Tally, TextGen, catch, minimize};
 use batchtok::engine::{AllowedSpecial, Tokenizer};
-use fuzz::{Settings, Tally, TextGen, catch, minimize};
 
 /// Distinct disagreements a keep-going run collects before it stops early: past this many the
 /// run has found a class of bug, not a list of them.
@@ -292,7 +290,7 @@ fn hugging_face(target: &str, json: &str) {
 }
 
 fn fixture(name: &str) -> String {
-    std::fs::read_to_string(fuzz::fixture_path(name)).unwrap()
+    std::fs::read_to_string(crate::fuzz::fixture_path(name)).unwrap()
 }
 
 #[test]

@@ -6,8 +6,6 @@
 //! fixes the sequence of inputs: a failure names its seed and input number, and the same seed
 //! replays the same inputs in the same order.
 
-#![allow(dead_code)] // each test binary uses its own part of this module
-
 use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
