@@ -139,8 +139,13 @@ export declare class Tokenizer {
    * `Tokenizer.load` does the same off the main thread.
    */
   static fromFile(path: string | URL): Tokenizer
-  /** A Hugging Face tokenizer from the text of a `tokenizer.json`. */
-  static fromJSON(json: string): Tokenizer
+  /**
+   * A Hugging Face tokenizer from the text of a `tokenizer.json`: a string, or its bytes in a
+   * `Uint8Array` (`fs.readFileSync(path)`, `new Uint8Array(await response.arrayBuffer())`).
+   * Invalid JSON or UTF-8 throws an `Error` saying where; `Tokenizer.loadJSON` does the same
+   * off the main thread.
+   */
+  static fromJSON(json: string | Uint8Array): Tokenizer
   /** The encoding's name (`'o200k_base'`), or `'tokenizer.json'` for a Hugging Face tokenizer. */
   get name(): string
   /**
@@ -275,6 +280,12 @@ export declare class Tokenizer {
    * parsed on a libuv thread so the event loop keeps running.
    */
   static load(path: string | URL): Promise<Tokenizer>
+  /**
+   * `fromJSON` off the main thread: the text of a `tokenizer.json` (a string, or its bytes in a
+   * `Uint8Array`) is copied on the calling thread, a plain copy, and parsed on a libuv thread
+   * so the event loop keeps running.
+   */
+  static loadJSON(json: string | Uint8Array): Promise<Tokenizer>
   /**
    * Resolves once the tokenizer's fastest engine encodes every text. `fromEncoding` and
    * `fromModel` return as soon as the rank table is read and encode at once on an engine over

@@ -438,4 +438,57 @@ describe('loading off the main thread', () => {
     expect(ticksDuringLoad).toBeGreaterThan(0)
     expect(tokenizer.vocabSize).toBe(expected.hf.qwen3.vocabSize)
   }, 120_000)
+
+  it("the event loop ticks while loadJSON parses a large real file's text; its bytes load the same", async () => {
+    const bytes = readFileSync(real.qwen3)
+    const text = bytes.toString('utf8')
+    let settled = false
+    let ticksDuringLoad = 0
+    const timer = setInterval(() => {
+      if (!settled) ticksDuringLoad++
+    }, 1)
+    const tokenizer = await Tokenizer.loadJSON(text).finally(() => {
+      settled = true
+      clearInterval(timer)
+    })
+    expect(ticksDuringLoad).toBeGreaterThan(0)
+    expect(tokenizer.vocabSize).toBe(expected.hf.qwen3.vocabSize)
+    const sample = 'Hello, world! 你好，世界。 12345 <|im_start|>user'
+    const want = Tokenizer.fromFile(real.qwen3).encode(sample)
+    expect(tokenizer.encode(sample)).toEqual(want)
+    expect((await Tokenizer.loadJSON(new Uint8Array(bytes))).encode(sample)).toEqual(want)
+    expect(tokenizer.source).toBeNull()
+  }, 120_000)
+})
+
+describe("a tokenizer.json's text: fromJSON and loadJSON", () => {
+  const bertBytes = readFileSync(fixturePath('bert'))
+  const sample = 'Hello, world! [SEP] x'
+
+  it('take the text as a string, a Uint8Array or a Buffer, and encode as fromFile', async () => {
+    const want = Tokenizer.fromFile(fixturePath('bert')).encode(sample)
+    for (const json of [bertBytes.toString('utf8'), new Uint8Array(bertBytes), bertBytes]) {
+      expect(Tokenizer.fromJSON(json).encode(sample)).toEqual(want)
+      expect((await Tokenizer.loadJSON(json)).encode(sample)).toEqual(want)
+    }
+  })
+
+  it.each([
+    ['bytes that are not UTF-8', Buffer.concat([bertBytes.subarray(0, 40), Buffer.of(0xff), bertBytes.subarray(40)]), Error,
+      /^the tokenizer JSON is not UTF-8 text \(invalid utf-8 sequence of 1 bytes from index 40\); a tokenizer\.json is UTF-8$/],
+    ['JSON that is not a tokenizer', '{"hello": 1}', Error, /not a tokenizer\.json that Hugging Face tokenizers can read/],
+    ['text cut short', bertBytes.toString('utf8').slice(0, 500), Error, /^the tokenizer JSON is not valid JSON: /],
+    ['a number', 42, TypeError,
+      /^json is a number; expected the tokenizer\.json's contents, a string or a Uint8Array \(fs\.readFileSync\(path\)\)$/],
+    ['a Uint16Array', new Uint16Array(4), TypeError, /^json is an object; expected the tokenizer\.json's contents/],
+  ])('%s: fromJSON throws and loadJSON rejects, saying so', async (_, json, kind, message) => {
+    expect(() => Tokenizer.fromJSON(json as string)).toThrow(kind)
+    expect(() => Tokenizer.fromJSON(json as string)).toThrow(message)
+    const rejection = await Tokenizer.loadJSON(json as string).then(
+      () => null,
+      (error: Error) => error,
+    )
+    expect(rejection).toBeInstanceOf(kind)
+    expect(rejection!.message).toMatch(message)
+  })
 })

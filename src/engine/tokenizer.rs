@@ -326,6 +326,21 @@ impl Tokenizer {
         Self::load(json.to_owned(), origin)
     }
 
+    /// A Hugging Face tokenizer.json held as bytes, as a file or a network response gives them;
+    /// `origin` names it in errors. Bytes that are not UTF-8 are a `Load` error saying where.
+    pub fn from_json_bytes(json: Vec<u8>, origin: &str) -> Result<Tokenizer, Error> {
+        let json = String::from_utf8(json).map_err(|e| {
+            Error::new(
+                ErrorKind::Load,
+                format!(
+                    "{origin} is not UTF-8 text ({}); a tokenizer.json is UTF-8",
+                    e.utf8_error()
+                ),
+            )
+        })?;
+        Self::load(json, origin)
+    }
+
     /// Reads a tokenizer.json: builds the stable engine here and the release candidate on a
     /// thread of its own, and returns once one of them encodes every text (`loading.rs`).
     fn load(json: String, origin: &str) -> Result<Tokenizer, Error> {

@@ -532,18 +532,38 @@ pub fn file_contents<T>(
     match raw::with_uint8_bytes(env, value, &read)? {
         Some(read) => read,
         None if value.get_type()? == ValueType::String => read(raw::string(env, value)?.as_bytes()),
-        None => {
-            return Err(type_error(
-                env,
-                &format!(
-                    "{name} is {}; expected {whose} contents, a string or a Uint8Array \
-                     (fs.readFileSync(path))",
-                    describe(value)
-                ),
-            ));
-        }
+        None => return Err(contents_type_error(env, value, name, whose)),
     }
     .map_err(|e| from_engine(env, &e))
+}
+
+/// A file's contents given as a string (as UTF-8) or as bytes, copied out of `value` so that they
+/// can be read off the main thread; named as [`file_contents`] names them.
+pub fn owned_file_contents(
+    env: &Env,
+    value: &Unknown,
+    name: &str,
+    whose: &str,
+) -> napi::Result<Vec<u8>> {
+    if let Some(bytes) = raw::with_uint8_bytes(env, value, <[u8]>::to_vec)? {
+        return Ok(bytes);
+    }
+    if value.get_type()? == ValueType::String {
+        return Ok(raw::string(env, value)?.into_bytes());
+    }
+    Err(contents_type_error(env, value, name, whose))
+}
+
+/// The `TypeError` for a file's contents given as neither a string nor a `Uint8Array`.
+fn contents_type_error(env: &Env, value: &Unknown, name: &str, whose: &str) -> napi::Error {
+    type_error(
+        env,
+        &format!(
+            "{name} is {}; expected {whose} contents, a string or a Uint8Array \
+             (fs.readFileSync(path))",
+            describe(value)
+        ),
+    )
 }
 
 /// The keys of `Tokenizer.fromTekken`'s options.

@@ -1,5 +1,5 @@
-//! The JS `Tokenizer`'s model-folder loaders (`fromPretrained`, `load`, `whenReady`) and its
-//! model-config getters. Finding a folder or a Hub id is the engine's (`engine::locate`); this
+//! The JS `Tokenizer`'s loaders off the main thread and from model folders (`fromPretrained`,
+//! `load`, `loadJSON`, `whenReady`) and its model-config getters. Finding a folder or a Hub id is the engine's (`engine::locate`); this
 //! file reads the arguments and hands the work to a libuv thread for the async loaders.
 
 use std::collections::BTreeMap;
@@ -11,9 +11,9 @@ use napi::bindgen_prelude::{Object, Unknown, ValueType};
 use napi::{Env, Task};
 use napi_derive::napi;
 
-use super::args::{options_object, path_argument, property, string};
+use super::args::{options_object, owned_file_contents, path_argument, property, string};
 use super::errors::{ErrorClass, from_engine, js_error};
-use super::tokenizer::{Tokenizer, promise};
+use super::tokenizer::{JSON_CONTENTS, JSON_ORIGIN, Tokenizer, promise};
 use crate::engine::{self, HubOptions};
 
 /// Options of `Tokenizer.fromPretrained`.
@@ -44,22 +44,28 @@ pub struct SpecialTokens {
     pub extra: BTreeMap<String, String>,
 }
 
-/// What a loader reads: a model folder, a Hub id or a file.
+/// What a loader reads: a model folder, a Hub id, a file or a file's contents.
 enum LoadRequest {
     /// `fromPretrained`: a folder, a tokenizer.json or a Hub id.
     Pretrained(String, HubOptions),
-    /// `fromFile`, `load`: a tokenizer.json.
+    /// `load`: a tokenizer.json.
     File(PathBuf),
+    /// `loadJSON`: a tokenizer.json's contents, copied out of JS.
+    Json(Vec<u8>),
 }
 
 impl LoadRequest {
-    /// Loads the tokenizer; a panic becomes an error, so it never unwinds into libuv or JS.
-    fn run(&self) -> Result<engine::Tokenizer, engine::Error> {
+    /// Loads the tokenizer (taking the contents a `Json` request holds); a panic becomes an
+    /// error, so it never unwinds into libuv or JS.
+    fn run(&mut self) -> Result<engine::Tokenizer, engine::Error> {
         catch_unwind(AssertUnwindSafe(|| match self {
             LoadRequest::Pretrained(path_or_id, options) => {
                 engine::Tokenizer::from_pretrained(path_or_id, options)
             }
             LoadRequest::File(path) => engine::Tokenizer::from_file(path),
+            LoadRequest::Json(json) => {
+                engine::Tokenizer::from_json_bytes(std::mem::take(json), JSON_ORIGIN)
+            }
         }))
         .unwrap_or_else(|_| {
             Err(engine::Error::new(
@@ -195,7 +201,7 @@ impl Tokenizer {
         path_or_id: Unknown,
         options: Option<Unknown>,
     ) -> napi::Result<Tokenizer> {
-        let request = pretrained_request(&env, &path_or_id, options, "fromPretrainedSync")?;
+        let mut request = pretrained_request(&env, &path_or_id, options, "fromPretrainedSync")?;
         let tokenizer = request.run().map_err(|e| from_engine(&env, &e))?;
         Ok(Tokenizer::new(Arc::new(tokenizer)))
     }
@@ -211,6 +217,26 @@ impl Tokenizer {
         promise(env, || {
             Ok(LoadTask(LoadRequest::File(path_argument(
                 env, &path, "path",
+            )?)))
+        })
+    }
+
+    /// `fromJSON` off the main thread: the text of a `tokenizer.json` (a string, or its bytes in a
+    /// `Uint8Array`) is copied on the calling thread, a plain copy, and parsed on a libuv thread
+    /// so the event loop keeps running.
+    #[napi(
+        js_name = "loadJSON",
+        catch_unwind,
+        ts_args_type = "json: string | Uint8Array",
+        ts_return_type = "Promise<Tokenizer>"
+    )]
+    pub fn load_json<'env>(env: &'env Env, json: Unknown<'env>) -> napi::Result<Unknown<'env>> {
+        promise(env, || {
+            Ok(LoadTask(LoadRequest::Json(owned_file_contents(
+                env,
+                &json,
+                "json",
+                JSON_CONTENTS,
             )?)))
         })
     }

@@ -7,7 +7,7 @@ use napi::{Env, Task};
 use napi_derive::napi;
 
 use super::args::{
-    chat_messages, file_contents, id_lists, path_argument, rank_file_options,
+    chat_messages, file_contents, id_lists, owned_file_contents, path_argument, rank_file_options,
     special_tokens_option, string, tekken_name, u32_list, whole_number,
 };
 use super::batch_encoding::BatchEncoding;
@@ -21,6 +21,12 @@ use super::tasks::{BatchCall, CountTask, DecodeCall, DecodeTask, EncodeTask};
 use super::texts::{text_from_string, texts_from_array, texts_from_utf8};
 use crate::batch::Texts;
 use crate::engine::{self, Family};
+
+/// What errors call a tokenizer.json given as text (`fromJSON`, `loadJSON`).
+pub(super) const JSON_ORIGIN: &str = "the tokenizer JSON";
+
+/// Whose contents `fromJSON`'s and `loadJSON`'s argument is, as their type errors say it.
+pub(super) const JSON_CONTENTS: &str = "the tokenizer.json's";
 
 /// A tokenizer: an embedded OpenAI encoding or a Hugging Face tokenizer.json.
 ///
@@ -315,16 +321,19 @@ impl Tokenizer {
         Ok(Tokenizer::new(Arc::new(tokenizer)))
     }
 
-    /// A Hugging Face tokenizer from the text of a `tokenizer.json`.
+    /// A Hugging Face tokenizer from the text of a `tokenizer.json`: a string, or its bytes in a
+    /// `Uint8Array` (`fs.readFileSync(path)`, `new Uint8Array(await response.arrayBuffer())`).
+    /// Invalid JSON or UTF-8 throws an `Error` saying where; `Tokenizer.loadJSON` does the same
+    /// off the main thread.
     #[napi(
         factory,
         js_name = "fromJSON",
         catch_unwind,
-        ts_args_type = "json: string"
+        ts_args_type = "json: string | Uint8Array"
     )]
     pub fn from_json(env: Env, json: Unknown) -> napi::Result<Tokenizer> {
-        let json = string(&env, &json, "json")?;
-        let tokenizer = engine::Tokenizer::from_json(&json, "the tokenizer JSON")
+        let json = owned_file_contents(&env, &json, "json", JSON_CONTENTS)?;
+        let tokenizer = engine::Tokenizer::from_json_bytes(json, JSON_ORIGIN)
             .map_err(|e| from_engine(&env, &e))?;
         Ok(Tokenizer::new(Arc::new(tokenizer)))
     }
