@@ -15,10 +15,10 @@
 //!   each in the contexts where a class decides a cut, and that the release candidate agrees with
 //!   the reference on every other code point Unicode 16.0 leaves unassigned.
 //! - [`DRIFT`]: what the exhaustive sweep in `tests/engine/differential_fuzz.rs` (`sweep_*`, every
-//!   scalar value in ten contexts) found for the four OpenAI encodings and the three fixture tokenizers,
-//!   merged: mostly characters new in Unicode 16.0 or 17.0, plus punctuation the stable crate's
-//!   older tables do not know; U+017F, kept apart below; and every combining mark whose canonical
-//!   combining class differs between the stable crate's normalization tables
+//!   scalar value in ten contexts) found for the four OpenAI encodings and the three fixture
+//!   tokenizers, merged: mostly characters new in Unicode 16.0 or 17.0, plus punctuation the stable
+//!   crate's older tables do not know; U+017F, kept apart below; and every combining mark whose
+//!   canonical combining class differs between the stable crate's normalization tables
 //!   (`unicode-normalization-alignments`, Unicode 9.0) and the release candidate's
 //!   (`unicode-normalization` 0.1.25, Unicode 17.0), read from the two crates' `tables.rs`: such a
 //!   mark is reordered against its neighbours by one normalizer and not the other (the differential

@@ -1,6 +1,7 @@
 //! The JS `Tokenizer`'s loaders off the main thread and from model folders (`fromPretrained`,
-//! `load`, `loadJSON`, `whenReady`) and its model-config getters. Finding a folder or a Hub id is the engine's (`engine::locate`); this
-//! file reads the arguments and hands the work to a libuv thread for the async loaders.
+//! `load`, `loadJSON`, `whenReady`) and its model-config getters. Finding a folder or a Hub id is
+//! the engine's (`engine::locate`); this file reads the arguments and hands the work to a libuv
+//! thread for the async loaders.
 
 use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -222,8 +223,8 @@ impl Tokenizer {
     }
 
     /// `fromJSON` off the main thread: the text of a `tokenizer.json` (a string, or its bytes in a
-    /// `Uint8Array`) is copied on the calling thread, a plain copy, and parsed on a libuv thread
-    /// so the event loop keeps running.
+    /// `Uint8Array`) is copied as UTF-8 on the calling thread, milliseconds for a large file, and
+    /// parsed on a libuv thread so the event loop keeps running.
     #[napi(
         js_name = "loadJSON",
         catch_unwind,
