@@ -64,21 +64,14 @@ describe('storm', () => {
     expect(Object.keys(outcome.abortedCodes)).toEqual(['ABORT_ERR'])
     expect(outcome.resolved).toBeGreaterThan(600)
 
-    // Nothing left spinning: once every promise has settled and idle workers have ended their
-    // spin and parked, batchtok's own threads use next to no CPU. Only they are measured: V8's
-    // collection of the thousand results runs on its own threads for a second or more afterwards
-    // (it once took 17% of a core a second after the storm). Up to ten windows of 300 ms, until
-    // one is quiet: on a loaded machine the last aborted batches' chunks and the spins before
-    // parking stretch over more wall time, while a worker left spinning takes a whole core in
-    // every window.
-    const shares: number[] = []
-    for (let window = 0; window < 10; window++) {
-      const share = await runs.poolCpuShare(300)
-      if (share === null) break
-      shares.push(share)
-      if (share < 0.05) break
-    }
-    if (shares.length > 0) expect(Math.min(...shares), `pool CPU per window: ${shares.join(', ')}`).toBeLessThan(0.05)
+    // Nothing left spinning: once every promise has settled and idle workers have had time to
+    // end their spin and park, batchtok's own threads use next to no CPU. Only they are measured:
+    // V8's collection of the thousand results runs on its own threads for a second or more
+    // afterwards (it once took 17% of a core a second after the storm), while a worker left
+    // spinning would take a whole core.
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    const share = await runs.poolCpuShare(300)
+    if (share !== null) expect(share).toBeLessThan(0.05)
     // And the pool still works.
     const after = await tokenizers[0].encodeBatch(docs.slice(0, 50))
     expect(runs.digest(after)).toBe(runs.digest(tokenizers[0].encodeBatchSync(docs.slice(0, 50), { scheduler: serial })))
