@@ -503,6 +503,16 @@ describe('bad input: a message naming the file and line, non-zero exit, no outpu
     expect(existsSync(join(work, 'out/not-utf8.bin'))).toBe(false)
   })
 
+  it('a Parquet field nested in a group is no column, and the group is no text column', () => {
+    const field = cli(CLI_FIXTURES, ['encode', 'nested.parquet', '--encoding', 'o200k_base', '-o', join(work, 'out/nested')])
+    expect(field.status).toBe(1)
+    expect(field.stderr).toBe('batchtok: nested.parquet: no column "text" (it has: id, meta); name the text column with --field\n')
+    const group = cli(CLI_FIXTURES, ['encode', 'nested.parquet', '--field', 'meta', '--encoding', 'o200k_base', '-o', join(work, 'out/nested')])
+    expect(group.status).toBe(1)
+    expect(group.stderr).toBe('batchtok: nested.parquet: the column "meta" holds lists or groups, not strings; pick a string column with --field\n')
+    expect(existsSync(join(work, 'out/nested.bin'))).toBe(false)
+  })
+
   it('a Parquet row without text (null) is named by its row, with what to do', async () => {
     const { parquetWriteFile } = await import('hyparquet-writer')
     await parquetWriteFile({ filename: join(work, 'nulls.parquet'), columnData: [{ name: 'text', data: ['a', 'b', null, 'c'], type: 'STRING' }] })

@@ -62,11 +62,13 @@ async function openColumn(path, field, { headerProbeBytes = HEADER_PROBE_BYTES }
   } catch (error) {
     throw new InputError(`${path}: not a Parquet file that can be read (${error.message}); check the file`)
   }
-  const columns = metadata.schema.slice(1).map((element) => element.name)
+  // The top-level columns: the flat schema list also holds the fields nested inside groups.
+  const schema = parquetSchema(metadata)
+  const columns = schema.children.map((child) => child.element.name)
   if (!columns.includes(field)) {
     throw new InputError(`${path}: no column "${field}" (it has: ${columns.join(', ')}); name the text column with --field`)
   }
-  const schemaPath = getTreePath(parquetSchema(metadata), [field])
+  const schemaPath = getTreePath(schema, [field])
   if (!isFlatColumn(schemaPath)) {
     throw new InputError(`${path}: the column "${field}" holds lists or groups, not strings; pick a string column with --field`)
   }

@@ -10,6 +10,8 @@
 - uuid.parquet: a UUID column, which the CLI encodes as the text hyparquet gives it.
 - not-utf8.parquet: a byte-array column with no string annotation, whose fourth value is not
   UTF-8.
+- nested.parquet: the texts as the `text` field of a struct column `meta` beside `id`: a column
+  that holds a group, and a field that is no top-level column.
 - docs.jsonl.zst: the same documents as JSONL (`{"id": …, "content": …}`), compressed by the
   zstandard package, since Node 20's zlib has no zstd compressor.
 - megatron-read.json: batchtok's Megatron-LM output for docs.parquet, read back by an
@@ -75,6 +77,8 @@ def write_inputs(docs: list[str]) -> None:
     values[3] = b"caf\xe9"
     binary = pyarrow.table({"text": pyarrow.array(values, type=pyarrow.binary())})
     pyarrow.parquet.write_table(binary, OUT / "not-utf8.parquet")
+    nested = pyarrow.table({"id": list(range(3)), "meta": [{"text": text} for text in docs[:3]]})
+    pyarrow.parquet.write_table(nested, OUT / "nested.parquet")
     lines = "".join(json.dumps({"id": i, "content": text}, ensure_ascii=False) + "\n" for i, text in enumerate(docs))
     (OUT / "docs.jsonl.zst").write_bytes(zstandard.ZstdCompressor(level=3).compress(lines.encode("utf-8")))
 
