@@ -53,6 +53,9 @@ describe.each(ENCODINGS)('get_encoding(%s)', (name) => {
       if ('value' in got) expect([id, encoding.encode_single_token(got.value)]).toEqual([id, reference.encode_single_token(got.value)])
     }
     expect(() => encoding.encode_single_token(Uint8Array.of(0xff, 0xfe, 0xfd, 0xfc, 0xfb))).toThrow(/no token of/)
+    // As tiktoken's binding: an array of byte values is bytes too; a string is a clear TypeError.
+    expect(encoding.encode_single_token([104, 101, 108, 108, 111])).toBe(reference.encode_single_token([104, 101, 108, 108, 111]))
+    expect(() => encoding.encode_single_token('hello' as never)).toThrow(new TypeError("encode_single_token takes a token's bytes as a Uint8Array or an array of byte values; for a string, pass new TextEncoder().encode(text)"))
     // Every token's bytes, sorted: one encoding is enough for the one code path (seconds each).
     if (name === 'cl100k_base') expect(encoding.token_byte_values()).toEqual(reference.token_byte_values())
     expect(encoding.name).toBe(reference.name)

@@ -29,8 +29,11 @@ export declare class Tiktoken {
   encode(text: string, allowed_special?: 'all' | readonly string[], disallowed_special?: 'all' | readonly string[]): Uint32Array
   /** The ids of `text`, special-token text as ordinary text. */
   encode_ordinary(text: string): Uint32Array
-  /** The id of the token whose bytes are `bytes` (a special token's too); throws where none is. */
-  encode_single_token(bytes: Uint8Array): number
+  /**
+   * The id of the token whose bytes are `bytes` (a special token's too); throws where none is, and a
+   * `TypeError` for a string.
+   */
+  encode_single_token(bytes: Uint8Array | readonly number[]): number
   /** The bytes of `tokens`. */
   decode(tokens: Uint32Array | readonly number[]): Uint8Array
   /** The bytes of the token `token`; throws a `RangeError` where no token has that id. */

@@ -67,8 +67,15 @@ class Tiktoken {
     return this[TOKENIZER].encode(text)
   }
 
-  /** The id of the token whose bytes are `bytes` (a special token's too); throws where none is. */
+  /**
+   * The id of the token whose bytes are `bytes` (a `Uint8Array`, or an array of byte values as
+   * tiktoken also takes; a special token's too); throws where none is.
+   */
   encode_single_token(bytes) {
+    if (Array.isArray(bytes)) bytes = Uint8Array.from(bytes)
+    if (!(bytes instanceof Uint8Array)) {
+      throw new TypeError("encode_single_token takes a token's bytes as a Uint8Array or an array of byte values; for a string, pass new TextEncoder().encode(text)")
+    }
     this[TOKEN_IDS] ??= new Map(Array.from(tokensOf(this[TOKENIZER]), ([id, token]) => [keyOf(token), id]))
     const id = this[TOKEN_IDS].get(keyOf(bytes))
     if (id === undefined) throw new Error(`no token of ${this.name} has the bytes [${Array.from(bytes)}]`)
