@@ -604,6 +604,11 @@ describe('bad input: a message naming the file and line, non-zero exit, no outpu
     expect(cli(work, ['encode', 'lines.txt', '-o', 'out/u']).stderr).toMatch(/name one tokenizer: --encoding o200k_base/)
     expect(cli(work, ['encode', 'lines.txt', '--encoding', 'o200k_base', '--shard', '3/3', '-o', 'out/u']).stderr).toMatch(/--shard 3\/3 is not a shard; write i\/n with 0 <= i < n/)
     expect(cli(work, ['encode', 'lines.txt', '--encoding', 'nope', '-o', 'out/u']).status).toBe(2)
+    // The addon's message, with its advice as options rather than JS calls.
+    const model = cli(work, ['encode', 'lines.txt', '--model', 'gpt-4oo', '-o', 'out/u'])
+    expect(model.status).toBe(2)
+    expect(model.stderr).toMatch(/^batchtok: --model: unknown model "gpt-4oo": did you mean 'gpt-4o'.*? batchtok knows .*--encoding o200k_base for current OpenAI models/)
+    expect(model.stderr).not.toMatch(/fromEncoding|modelEncodings/)
     expect(cli(work, ['merge', 'out/missing', '-o', 'out/u']).stderr).toMatch(/out\/missing: no finished output/)
   })
 })

@@ -35,7 +35,7 @@ function loadTokenizer(options, batchtok) {
       return { tokenizer: batchtok.Tokenizer.fromModel(options.model), openai: true, description: options.model }
     }
   } catch (error) {
-    throw new UsageError(error.message)
+    throw new UsageError(unknownModelMessage(error.message) ?? error.message)
   }
   const source = options.tokenizer
   try {
@@ -48,6 +48,21 @@ function loadTokenizer(options, batchtok) {
   } catch (error) {
     throw new UsageError(`--tokenizer: ${error.message}`)
   }
+}
+
+/**
+ * The addon's unknown-model error said for the command line: its first sentence (the name, and the
+ * nearest known names) kept, its advice given as options instead of JS calls. `undefined` for any
+ * other error.
+ */
+function unknownModelMessage(message) {
+  const known = /^(unknown model .*?) batchtok knows/.exec(message)
+  if (!known) return undefined
+  return (
+    `--model: ${known[1]} batchtok knows the models of tiktoken's table and gpt-tokenizer's (gpt-5, gpt-4.1, gpt-4o, o1, o3, gpt-4, ...) ` +
+    'and their dated and fine-tuned names. For another model, name its encoding instead: --encoding o200k_base for current OpenAI models, ' +
+    '--encoding cl100k_base for gpt-4 and gpt-3.5-turbo'
+  )
 }
 
 /**
