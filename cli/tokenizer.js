@@ -59,8 +59,8 @@ function unknownModelMessage(message) {
   const known = /^(unknown model .*?) batchtok knows/.exec(message)
   if (!known) return undefined
   return (
-    `--model: ${known[1]} batchtok knows the models of tiktoken's table and gpt-tokenizer's (gpt-5, gpt-4.1, gpt-4o, o1, o3, gpt-4, ...) ` +
-    'and their dated and fine-tuned names. For another model, name its encoding instead: --encoding o200k_base for current OpenAI models, ' +
+    `--model: ${known[1]} batchtok knows the models of tiktoken's table and gpt-tokenizer's, and their dated and fine-tuned names. ` +
+    'For another model, name its encoding instead: --encoding o200k_base for current OpenAI models, ' +
     '--encoding cl100k_base for gpt-4 and gpt-3.5-turbo'
   )
 }
