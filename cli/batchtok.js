@@ -11,6 +11,13 @@ function positiveInteger(text) {
   return value
 }
 
+/** Parses a number option above 0. */
+function positive(text) {
+  const value = Number(text)
+  if (!Number.isFinite(value) || value <= 0) throw new InvalidArgumentError('expected a number above 0')
+  return value
+}
+
 /** Parses a non-negative number option. */
 function nonNegative(text) {
   const value = Number(text)
@@ -49,7 +56,7 @@ program
   .option('--threads <n>', 'threads that encode (default: all cores)', positiveInteger)
   .option('--shard <i/n>', 'read shard i of n (0-based) of the inputs; join the shard outputs with merge')
   .option('--checkpoint-seconds <s>', 'seconds between checkpoints (0: after every batch)', nonNegative, 10)
-  .option('--batch-mib <mib>', 'MiB of text per batch (default 1)', nonNegative)
+  .option('--batch-mib <mib>', 'MiB of text per batch (default 1)', positive)
   .option('--summary', 'print a JSON summary (documents, tokens, bytes, seconds) on stdout at the end')
   .option('--force', 'overwrite finished outputs and discard a checkpoint of another command')
   .option('-q, --quiet', 'no progress on stderr')

@@ -135,7 +135,7 @@ async function runEncode(patterns, options) {
   const parts = shardParts(inputs, shard, options.docPerFile)
   const loaded = loadTokenizer(options, batchtok)
   const eosId = options.appendEos ? eosIdOf(loaded, options.eosToken) : undefined
-  const givenBatchBytes = options.batchMib ? Math.max(1, Math.round(options.batchMib * (1 << 20))) : null
+  const givenBatchBytes = options.batchMib === undefined ? null : Math.max(1, Math.round(options.batchMib * (1 << 20)))
   const batchBytes = (format) => givenBatchBytes ?? (format === 'jsonl' ? CLI_JSONL_BATCH_BYTES : CLI_BATCH_BYTES)
   // Each batch is encoded by the libuv thread that runs its call, alone.
   const threads = options.threads ?? new batchtok.Scheduler().threads
