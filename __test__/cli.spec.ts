@@ -604,7 +604,11 @@ describe('bad input: a message naming the file and line, non-zero exit, no outpu
     expect(cli(work, ['encode', 'lines.txt', '-o', 'out/u']).stderr).toMatch(/name one tokenizer: --encoding o200k_base/)
     expect(cli(work, ['encode', 'lines.txt', '--encoding', 'o200k_base', '--shard', '3/3', '-o', 'out/u']).stderr).toMatch(/--shard 3\/3 is not a shard; write i\/n with 0 <= i < n/)
     expect(cli(work, ['encode', 'lines.txt', '--encoding', 'nope', '-o', 'out/u']).status).toBe(2)
-    expect(cli(work, ['encode', 'lines.txt', '--encoding', 'o200k_base', '--batch-mib', '0', '-o', 'out/u']).stderr).toMatch(/--batch-mib <mib>' argument '0' is invalid\. expected a number above 0/)
+    // commander's own checks exit as the CLI's usage errors do.
+    const batchMib = cli(work, ['encode', 'lines.txt', '--encoding', 'o200k_base', '--batch-mib', '0', '-o', 'out/u'])
+    expect([batchMib.status, batchMib.stderr]).toEqual([2, expect.stringMatching(/--batch-mib <mib>' argument '0' is invalid\. expected a number above 0/)])
+    expect(cli(work, ['encode', 'lines.txt', '--encoding', 'o200k_base', '--no-such-option', '-o', 'out/u']).status).toBe(2)
+    expect(cli(work, ['encode', '--help']).status).toBe(0)
     // The addon's message, with its advice as options rather than JS calls.
     const model = cli(work, ['encode', 'lines.txt', '--model', 'gpt-4oo', '-o', 'out/u'])
     expect(model.status).toBe(2)

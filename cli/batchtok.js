@@ -3,6 +3,7 @@
 // The batchtok command: `encode` turns corpora into token files, `merge` joins shard outputs.
 
 const { Command, Option, InvalidArgumentError } = require('commander')
+const { USAGE_EXIT_CODE } = require('./errors')
 
 /** Parses a positive whole number option. */
 function positiveInteger(text) {
@@ -32,7 +33,12 @@ function fail(error) {
   process.exitCode = error.exitCode ?? 1
 }
 
-const program = new Command('batchtok').description('Tokenize corpora into token files for training').showHelpAfterError()
+const program = new Command('batchtok')
+  .description('Tokenize corpora into token files for training')
+  .showHelpAfterError()
+  // A mistake in the command line exits as the CLI's own usage errors do (cli/errors.js), where
+  // commander would exit with 1, the code of input that cannot be tokenized. Help exits with 0.
+  .exitOverride((error) => process.exit(error.exitCode === 0 ? 0 : USAGE_EXIT_CODE))
 
 program
   .command('encode')

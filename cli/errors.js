@@ -1,12 +1,15 @@
 'use strict'
 // The CLI's error kinds: each is printed as its message alone (no stack) and exits non-zero.
 
+/** The exit code of a mistake in the command line. */
+const USAGE_EXIT_CODE = 2
+
 /** A mistake in the command line or the files it names (exit code 2). */
 class UsageError extends Error {
   constructor(message) {
     super(message)
     this.name = 'UsageError'
-    this.exitCode = 2
+    this.exitCode = USAGE_EXIT_CODE
   }
 }
 
@@ -59,4 +62,4 @@ function writing(file, operation) {
   }
 }
 
-module.exports = { UsageError, InputError, placeOf, writeError, writing }
+module.exports = { USAGE_EXIT_CODE, UsageError, InputError, placeOf, writeError, writing }
