@@ -17,6 +17,7 @@ use std::fmt;
 
 use super::encode::{IdSink, assemble_ids, ids_in};
 use super::jsonl::{self, RecordError};
+use super::texts::utf8;
 use super::{Encoded, Failure};
 use crate::engine::{EncodeMode, Tokenizer};
 use crate::scheduler::{Batch, BatchError, CancelToken, Scheduler};
@@ -313,7 +314,7 @@ impl<'a> Batch for LinesBatch<'a> {
     fn process(&self, index: usize, sink: &mut LinesSink<'a>) -> Result<(), String> {
         // One check for the whole segment: a line break is ASCII, so every line of a UTF-8
         // segment is UTF-8 on its own. A failing segment is searched line by line afterwards.
-        let Ok(segment) = std::str::from_utf8(self.segment(index)) else {
+        let Ok(segment) = utf8(self.segment(index)) else {
             return Err("not UTF-8".to_owned());
         };
         for line in lines(segment) {

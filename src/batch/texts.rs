@@ -231,11 +231,11 @@ impl Drop for TextsWriter<'_> {
     }
 }
 
-/// `bytes` as UTF-8, as `std::str::from_utf8` answers. The strings of a call are checked on the
-/// main thread, which every thread of the call waits for: the SIMD check answers valid UTF-8 in
-/// a tenth of std's time on text that is not ASCII, and std, only on bytes that are not UTF-8,
-/// says where they stop being so.
-fn utf8(bytes: &[u8]) -> Result<&str, std::str::Utf8Error> {
+/// `bytes` as UTF-8, as `std::str::from_utf8` answers. The SIMD check answers valid UTF-8 in a
+/// tenth of std's time on text that is not ASCII, and std, only on bytes that are not UTF-8, says
+/// where they stop being so. The strings of a call are checked with it on the main thread, which
+/// every thread of the call waits for, and the segments of `encodeLines` on the workers.
+pub(super) fn utf8(bytes: &[u8]) -> Result<&str, std::str::Utf8Error> {
     simdutf8::basic::from_utf8(bytes).or_else(|_| std::str::from_utf8(bytes))
 }
 
