@@ -107,10 +107,9 @@ fn field_error(line: &str, field: &str, found: Found) -> RecordError {
 
 /// Where the plain text at the start of a string's bytes ends: the index of the first quote,
 /// backslash or control character (below U+0020), or `bytes.len()` where there is none. A string's
-/// text is most of a record's bytes, so this search is the field reader's main cost: it looks at
-/// many bytes per step, and for all three kinds of byte in one pass (a byte at a time, or one search
-/// for the quote and backslash and a second pass for control characters, costs several times as
-/// much).
+/// text is most of a record's bytes, so this search is the field reader's main cost: it takes many
+/// bytes per step and looks for all three kinds of byte in one pass, rather than a byte at a time
+/// or in two searches (the quote and backslash, then control characters).
 #[inline]
 fn string_stop(bytes: &[u8]) -> usize {
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
