@@ -24,7 +24,7 @@ use super::added_search::{AddedSegment, AddedTokenSearch};
 use super::marker_cuts::{MarkerCuts, SpaceMarkers};
 use super::normalization::Normalization;
 use super::rows::{self, FilePadding, RowOptions, Rows, Side, Truncation};
-use super::scratch::{IdleScratches, PipelineScratch, Scratch};
+use super::scratch::{IdleScratches, PipelineScratch, Scratch, has_oversized_piece};
 use super::{Engine, Error, ErrorKind, Ids};
 
 /// `PipelineTokenizer`, read from a canonical (`"version": "2.0"`) tokenizer.json.
@@ -230,6 +230,7 @@ impl PipelineEngine {
             spans: Vec::new(),
             cut_spans: Vec::new(),
             normalized: Vec::new(),
+            oversized_piece: false,
         }
     }
 
@@ -343,12 +344,14 @@ impl PipelineEngine {
             model,
             cut_spans,
             normalized,
+            oversized_piece,
             ..
         } = scratch;
         let mut encode_text = |raw: &str, out: &mut Vec<PipelineToken>| {
             cut_spans.clear();
             let normalized = cuts.mark_and_cut(markers, raw, normalized, cut_spans);
             check_span_range(normalized)?;
+            *oversized_piece |= has_oversized_piece(normalized.len(), cut_spans);
             self.tokenizer
                 .get_model()
                 .tokenize_spans(normalized, cut_spans, model, out)
@@ -398,6 +401,7 @@ impl PipelineEngine {
             }
             None => &scratch.spans,
         };
+        scratch.oversized_piece |= has_oversized_piece(text.len(), spans);
         self.tokenizer
             .get_model()
             .tokenize_spans(text, spans, &mut scratch.model, out)
@@ -529,14 +533,18 @@ impl PipelineEngine {
         out: &mut Ids,
     ) -> Result<(), Error> {
         let encoded = match scratch.leased_from(&self.idle, || self.new_scratch()) {
-            Some(held) => self.encode_with(
-                text,
-                add_special_tokens,
-                split_special,
-                self.tokenizer.resolve_truncation(&truncation),
-                held,
-                out.tokens_mut(),
-            ),
+            Some(held) => {
+                let encoded = self.encode_with(
+                    text,
+                    add_special_tokens,
+                    split_special,
+                    self.tokenizer.resolve_truncation(&truncation),
+                    held,
+                    out.tokens_mut(),
+                );
+                held.let_go_of_oversized(text.len(), || self.tokenizer.get_model().init_scratch());
+                encoded
+            }
             None => {
                 // rc.3 takes working memory out of the tokenizer's pool and puts it back: two
                 // locks, on the calling thread's shard of the pool (`tk-encode`,
@@ -631,6 +639,8 @@ impl PipelineEngine {
             }
             Ok(())
         })();
+        let longest = first.len().max(second.map_or(0, str::len));
+        held.let_go_of_oversized(longest, || self.tokenizer.get_model().init_scratch());
         let templates = self.tokenizer.get_post_processor();
         let template = if second.is_some() {
             &templates.pair
@@ -755,7 +765,50 @@ impl Engine for PipelineEngine {
 
 #[cfg(test)]
 mod tests {
-    use super::is_repeated_literals;
+    use super::super::scratch::{KEEP_PIECE_BYTES, KEEP_TEXT_BYTES};
+    use super::super::test_fixtures::root;
+    use super::super::{Engine, Ids, Scratch};
+    use super::{PipelineEngine, is_repeated_literals};
+
+    fn gpt2() -> PipelineEngine {
+        let path = root().join("__test__/fixtures/tokenizers/gpt2.json");
+        PipelineEngine::from_json(&std::fs::read_to_string(path).unwrap()).unwrap()
+    }
+
+    fn ids<'e>(engine: &'e PipelineEngine, text: &str, scratch: &mut Scratch<'e>) -> Vec<u32> {
+        let mut out = Ids::default();
+        engine
+            .encode_into(text, false, false, scratch, &mut out)
+            .unwrap();
+        out.as_slice().to_vec()
+    }
+
+    #[test]
+    fn a_huge_text_or_piece_leaves_no_buffers_of_its_size_in_the_scratch() {
+        let engine = gpt2();
+        let mut scratch = Scratch::new();
+        // One piece of white space (GPT-2's `\s+`), just over the limit, between words.
+        let huge_piece = format!("a{}b", " ".repeat(KEEP_PIECE_BYTES + 1));
+        // Many short pieces, over the text limit.
+        let huge_text = "word ".repeat(KEEP_TEXT_BYTES / 5 + 1);
+        for text in [huge_piece.as_str(), huge_text.as_str(), "a short text"] {
+            let leased = ids(&engine, text, &mut scratch);
+            let own_pool = ids(&engine, text, &mut Scratch::engine_pool());
+            assert_eq!(leased, own_pool, "{} bytes", text.len());
+            let held = scratch
+                .leased_from(&engine.idle, || unreachable!())
+                .unwrap();
+            assert!(!held.oversized_piece);
+            if text.len() > KEEP_TEXT_BYTES {
+                assert_eq!(held.spans.capacity(), 0);
+            }
+        }
+        // A text under the limit keeps its buffers for the next one.
+        let held = scratch
+            .leased_from(&engine.idle, || unreachable!())
+            .unwrap();
+        assert!(held.spans.capacity() > 0);
+    }
 
     #[test]
     fn only_literals_repeated_at_least_once_count_as_the_same_in_both_regex_engines() {

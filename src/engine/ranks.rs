@@ -30,6 +30,7 @@ use tokenizers::pipeline::{PipelinePreTokenizer, PreTokenizer, PreTokenizerScrat
 
 use super::pair_cache::{MAX_RANKS, PairCache};
 use super::piece_cache::{PieceCache, PieceKey};
+use super::scratch::{KEEP_TEXT_BYTES, has_oversized_piece, release_piece_memory};
 use super::{Engine, Error, ErrorKind, Ids, Scratch};
 
 /// A rank no token has: the pair it stands for does not join.
@@ -560,6 +561,17 @@ impl RankEngine {
             let piece = &bytes[span.start as usize..span.end as usize];
             self.ranks.encode_piece(piece, cache, merge, out);
         }
+        // The thread keeps this memory for its next texts: not what one huge text grew (see
+        // `scratch.rs`). The caches have a fixed size and stay.
+        let oversized_piece = has_oversized_piece(text.len(), spans);
+        if text.len() > KEEP_TEXT_BYTES {
+            *split = PreTokenizerScratch::default();
+            *spans = Vec::new();
+        }
+        if oversized_piece {
+            *merge = MergeWork::default();
+            release_piece_memory();
+        }
         Ok(())
     }
 }
@@ -747,6 +759,40 @@ mod tests {
         let cache = table_cache_for(&mut caches, joined);
         assert!(cache.pieces.get(&key).is_none());
         assert_eq!(cache.pairs.get(byte(b'x'), byte(b'y')), None);
+    }
+
+    #[test]
+    fn a_huge_text_or_piece_leaves_no_buffers_of_its_size_on_the_thread() {
+        use super::super::scratch::KEEP_PIECE_BYTES;
+        let tokenizer = crate::engine::Tokenizer::from_encoding("r50k_base").unwrap();
+        let crate::engine::Family::OpenAi(encoding) = tokenizer.family() else {
+            unreachable!()
+        };
+        let [first, full] = encoding.model.engines_for_tests().unwrap();
+        // One piece of white space just over the limit, between words; many short pieces over
+        // the text limit.
+        let huge_piece = format!("a{}b", " ".repeat(KEEP_PIECE_BYTES + 1));
+        let huge_text = "word ".repeat(KEEP_TEXT_BYTES / 5 + 1);
+        for text in [huge_piece.as_str(), huge_text.as_str()] {
+            let encode = |engine: &dyn Engine| {
+                let mut ids = Ids::default();
+                engine
+                    .encode_into(text, false, false, &mut Scratch::new(), &mut ids)
+                    .unwrap();
+                ids.as_slice().to_vec()
+            };
+            let first_ids = encode(first);
+            RANK_SCRATCH.with(|cell| {
+                let work = cell.borrow();
+                if text.len() > KEEP_TEXT_BYTES {
+                    assert_eq!(work.spans.capacity(), 0);
+                } else {
+                    assert_eq!(work.merge.cuts.capacity(), 0);
+                    assert_eq!(work.merge.heap.capacity(), 0);
+                }
+            });
+            assert_eq!(first_ids, encode(full), "{} bytes", text.len());
+        }
     }
 
     /// The heap and the rescan agree on random pieces over a small alphabet, where many pairs

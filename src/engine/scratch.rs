@@ -16,11 +16,48 @@
 //! A single text takes a lease of its own, so every path encodes the same way and every test of
 //! one text checks what batches run. [`Scratch::engine_pool`] keeps the engine's own per-call
 //! pool instead: the reference the worker path is tested and measured against.
+//!
+//! Working memory grows with what it is used for and keeps its size: the pre-tokenizer's buffers
+//! and the piece lists with the longest text, the model's merge buffers with the longest piece
+//! (about 50 bytes per byte of a piece in rc.3: a 40 MB run of spaces, one piece, took 2 GiB).
+//! Kept as they are, one such text would hold that memory for the life of the process, in every
+//! scratch that met one. So after a text longer than [`KEEP_TEXT_BYTES`] the buffers that grow
+//! with the text are let go, and after a piece longer than [`KEEP_PIECE_BYTES`] the model's
+//! working memory is made anew and the allocator's cache returned to the operating system
+//! ([`PipelineScratch::let_go_of_oversized`]); the word cache goes with it, which only texts with
+//! such pieces pay.
 
 use std::sync::{Mutex, PoisonError};
 
 use crossbeam_utils::CachePadded;
 use tokenizers::pipeline::{PipelineModelScratch, PreTokenizerScratch, Span};
+
+/// Texts longer than this many bytes leave no text-sized buffers behind (see the module's docs).
+/// Below it, the buffers a text of this size grows (a tag byte and a few bits per byte, and the
+/// piece lists) are kept: tens of MiB at most.
+pub(super) const KEEP_TEXT_BYTES: usize = 4 << 20;
+
+/// Pieces longer than this many bytes leave no piece-sized merge buffers behind (see the module's
+/// docs): about 3 MiB of them are kept at most. Pieces of real text are words, numbers and runs
+/// of white space, far shorter.
+pub(super) const KEEP_PIECE_BYTES: usize = 64 << 10;
+
+/// Hands the memory a piece longer than [`KEEP_PIECE_BYTES`] took, just freed, back to the
+/// operating system: mimalloc would keep it cached for this thread (gigabytes after a run of tens
+/// of MB), and such a piece is rare and slow enough that the collect's cost does not show.
+pub(super) fn release_piece_memory() {
+    crate::allocator::release_memory();
+}
+
+/// Whether one of `spans`, the pieces of a text of `text_len` bytes, is longer than
+/// [`KEEP_PIECE_BYTES`]; only a text longer than that is looked at.
+#[inline]
+pub(super) fn has_oversized_piece(text_len: usize, spans: &[Span]) -> bool {
+    text_len > KEEP_PIECE_BYTES
+        && spans
+            .iter()
+            .any(|span| (span.end - span.start) as usize > KEEP_PIECE_BYTES)
+}
 
 /// The release candidate's working memory for one thread at a time.
 pub(super) struct PipelineScratch {
@@ -35,6 +72,30 @@ pub(super) struct PipelineScratch {
     /// The text between added tokens, normalized where the engine normalizes it itself
     /// (`marker_cuts.rs`).
     pub(super) normalized: Vec<u8>,
+    /// Whether the text being encoded gave the model a piece longer than [`KEEP_PIECE_BYTES`].
+    pub(super) oversized_piece: bool,
+}
+
+impl PipelineScratch {
+    /// Lets go of what the text just encoded (`text_len` bytes) grew past the sizes worth keeping:
+    /// the text-sized buffers after a text longer than [`KEEP_TEXT_BYTES`], and the model's
+    /// working memory, made anew by `new_model`, after a piece longer than [`KEEP_PIECE_BYTES`].
+    pub(super) fn let_go_of_oversized(
+        &mut self,
+        text_len: usize,
+        new_model: impl FnOnce() -> PipelineModelScratch,
+    ) {
+        if text_len > KEEP_TEXT_BYTES {
+            self.split = PreTokenizerScratch::default();
+            self.spans = Vec::new();
+            self.cut_spans = Vec::new();
+            self.normalized = Vec::new();
+        }
+        if std::mem::take(&mut self.oversized_piece) {
+            self.model = new_model();
+            release_piece_memory();
+        }
+    }
 }
 
 /// The scratches of one engine that no thread holds. The most recently given back is on top and
@@ -160,5 +221,33 @@ impl Scratch<'_> {
 impl Drop for Scratch<'_> {
     fn drop(&mut self) {
         self.give_back();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tokenizers::pipeline::Span;
+
+    use super::{KEEP_PIECE_BYTES, has_oversized_piece};
+
+    fn span(start: usize, len: usize) -> Span {
+        Span {
+            start: start as u32,
+            end: (start + len) as u32,
+        }
+    }
+
+    #[test]
+    fn only_a_piece_longer_than_the_limit_is_oversized() {
+        let at_limit = [span(0, 3), span(3, KEEP_PIECE_BYTES)];
+        assert!(!has_oversized_piece(KEEP_PIECE_BYTES + 3, &at_limit));
+        let over = [
+            span(0, 3),
+            span(3, KEEP_PIECE_BYTES + 1),
+            span(KEEP_PIECE_BYTES + 4, 1),
+        ];
+        assert!(has_oversized_piece(KEEP_PIECE_BYTES + 5, &over));
+        // A text no longer than the limit has no such piece: its spans are not looked at.
+        assert!(!has_oversized_piece(KEEP_PIECE_BYTES, &over));
     }
 }
