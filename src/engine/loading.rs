@@ -71,6 +71,15 @@ fn yield_to_the_callers_thread() {
     }
 }
 
+/// Returns the memory a load freed on this thread (the parsed file, the builders' intermediate
+/// tables) to the operating system. mimalloc would keep it cached for the thread that freed it,
+/// where an idle main thread or a build thread about to end never reuses it: measured on real
+/// files, the process held 342 MiB after loading gpt-oss's tokenizer.json, 109 MiB once this
+/// memory was returned (Gemma 3: 273 and 164, Llama 3: 229 and 102).
+pub(super) fn return_the_loads_garbage() {
+    crate::allocator::release_memory();
+}
+
 /// A lookup table costs a byte per id up to the largest, a sorted list four bytes per token; the
 /// table is kept while it is at most this many times the list's size, so a vocabulary that
 /// declares a few ids near 2^32 costs memory by its number of tokens, not by the value of its ids.
@@ -221,6 +230,7 @@ impl Engines {
         let stable = StableEngine::from_json(&json);
         let built_here = builder.is_err().then(|| Arc::clone(&json));
         drop(json);
+        return_the_loads_garbage();
         let refused = stable.as_ref().err().cloned();
         // The build's thread waits for this where it must compare the engines: set on every path.
         let _ = engines.stable.set(stable.ok());
@@ -256,6 +266,8 @@ impl Engines {
             });
         let _ = self.file_special_tokens.set(SpecialTokens::default());
         let outline_vocabulary = settled.outline_vocabulary.take();
+        // Before `whenReady()` resolves, so that the process is at its lasting size by then.
+        return_the_loads_garbage();
         let _ = self.settled.set(settled);
         // Computed here rather than at the first `decode` or vocabulary question, which would pay
         // for it on the caller's thread.
