@@ -24,7 +24,7 @@ use super::added_search::{AddedSegment, AddedTokenSearch};
 use super::marker_cuts::{MarkerCuts, SpaceMarkers};
 use super::normalization::Normalization;
 use super::rows::{self, FilePadding, RowOptions, Rows, Side, Truncation};
-use super::scratch::{IdleScratches, PipelineScratch, Scratch, has_oversized_piece};
+use super::scratch::{IdleScratches, PipelineScratch, Scratch, oversized_piece};
 use super::{Engine, Error, ErrorKind, Ids};
 
 /// `PipelineTokenizer`, read from a canonical (`"version": "2.0"`) tokenizer.json.
@@ -230,7 +230,7 @@ impl PipelineEngine {
             spans: Vec::new(),
             cut_spans: Vec::new(),
             normalized: Vec::new(),
-            oversized_piece: false,
+            oversized_piece: 0,
         }
     }
 
@@ -344,14 +344,14 @@ impl PipelineEngine {
             model,
             cut_spans,
             normalized,
-            oversized_piece,
+            oversized_piece: longest,
             ..
         } = scratch;
         let mut encode_text = |raw: &str, out: &mut Vec<PipelineToken>| {
             cut_spans.clear();
             let normalized = cuts.mark_and_cut(markers, raw, normalized, cut_spans);
             check_span_range(normalized)?;
-            *oversized_piece |= has_oversized_piece(normalized.len(), cut_spans);
+            *longest = (*longest).max(oversized_piece(normalized.len(), cut_spans));
             self.tokenizer
                 .get_model()
                 .tokenize_spans(normalized, cut_spans, model, out)
@@ -401,7 +401,9 @@ impl PipelineEngine {
             }
             None => &scratch.spans,
         };
-        scratch.oversized_piece |= has_oversized_piece(text.len(), spans);
+        scratch.oversized_piece = scratch
+            .oversized_piece
+            .max(oversized_piece(text.len(), spans));
         self.tokenizer
             .get_model()
             .tokenize_spans(text, spans, &mut scratch.model, out)
@@ -798,7 +800,7 @@ mod tests {
             let held = scratch
                 .leased_from(&engine.idle, || unreachable!())
                 .unwrap();
-            assert!(!held.oversized_piece);
+            assert_eq!(held.oversized_piece, 0);
             if text.len() > KEEP_TEXT_BYTES {
                 assert_eq!(held.spans.capacity(), 0);
             }

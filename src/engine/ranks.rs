@@ -30,7 +30,7 @@ use tokenizers::pipeline::{PipelinePreTokenizer, PreTokenizer, PreTokenizerScrat
 
 use super::pair_cache::{MAX_RANKS, PairCache};
 use super::piece_cache::{PieceCache, PieceKey};
-use super::scratch::{KEEP_TEXT_BYTES, has_oversized_piece, release_piece_memory};
+use super::scratch::{KEEP_TEXT_BYTES, freed_piece_memory, oversized_piece};
 use super::{Engine, Error, ErrorKind, Ids, Scratch};
 
 /// A rank no token has: the pair it stands for does not join.
@@ -563,14 +563,14 @@ impl RankEngine {
         }
         // The thread keeps this memory for its next texts: not what one huge text grew (see
         // `scratch.rs`). The caches have a fixed size and stay.
-        let oversized_piece = has_oversized_piece(text.len(), spans);
+        let longest = oversized_piece(text.len(), spans);
         if text.len() > KEEP_TEXT_BYTES {
             *split = PreTokenizerScratch::default();
             *spans = Vec::new();
         }
-        if oversized_piece {
+        if longest > 0 {
             *merge = MergeWork::default();
-            release_piece_memory();
+            freed_piece_memory(longest);
         }
         Ok(())
     }

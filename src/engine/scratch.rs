@@ -23,9 +23,9 @@
 //! Kept as they are, one such text would hold that memory for the life of the process, in every
 //! scratch that met one. So after a text longer than [`KEEP_TEXT_BYTES`] the buffers that grow
 //! with the text are let go, and after a piece longer than [`KEEP_PIECE_BYTES`] the model's
-//! working memory is made anew and the allocator's cache returned to the operating system
-//! ([`PipelineScratch::let_go_of_oversized`]); the word cache goes with it, which only texts with
-//! such pieces pay.
+//! working memory is made anew ([`PipelineScratch::let_go_of_oversized`]); the word cache goes
+//! with it, which only texts with such pieces pay. After a piece longer than
+//! [`RELEASE_PIECE_BYTES`] the allocator's cache is returned to the operating system too.
 
 use std::sync::{Mutex, PoisonError};
 
@@ -37,26 +37,44 @@ use tokenizers::pipeline::{PipelineModelScratch, PreTokenizerScratch, Span};
 /// piece lists) are kept: tens of MiB at most.
 pub(super) const KEEP_TEXT_BYTES: usize = 4 << 20;
 
-/// Pieces longer than this many bytes leave no piece-sized merge buffers behind (see the module's
-/// docs): about 3 MiB of them are kept at most. Pieces of real text are words, numbers and runs
-/// of white space, far shorter.
-pub(super) const KEEP_PIECE_BYTES: usize = 64 << 10;
+/// Pieces longer than this many bytes leave no piece-sized merge buffers in the scratch (see the
+/// module's docs): about 50 MiB of them are kept at most. Pieces of a pattern's cuts are words,
+/// numbers and runs of white space, far shorter; but a SentencePiece-style file is cut only before
+/// its word markers, so text without spaces (Chinese, Japanese) makes pieces of a whole paragraph
+/// or more. At 64 KiB, CJK documents of 200 KB ran at half the speed on Gemma 3's and Llama 2's
+/// files, each paying for a new scratch and a collect.
+pub(super) const KEEP_PIECE_BYTES: usize = 1 << 20;
 
-/// Hands the memory a piece longer than [`KEEP_PIECE_BYTES`] took, just freed, back to the
-/// operating system: mimalloc would keep it cached for this thread (gigabytes after a run of tens
-/// of MB), and such a piece is rare and slow enough that the collect's cost does not show.
-pub(super) fn release_piece_memory() {
-    crate::allocator::release_memory();
+/// Pieces longer than this many bytes also return the allocator's cache to the operating system
+/// once their buffers are freed: mimalloc would keep them cached for the thread (gigabytes after a
+/// run of tens of MB). Below it the freed buffers stay cached for the thread's next allocations,
+/// as any freed memory does, and `releaseMemory()` returns them: a collect after every piece of a
+/// few MB made the next one fault its buffers in afresh (CJK documents of 2 MB took up to twice
+/// as long on Llama 2's file), where a piece this long takes seconds to merge.
+const RELEASE_PIECE_BYTES: usize = 16 << 20;
+
+/// The longest of `spans`, the pieces of a text of `text_len` bytes, where one is longer than
+/// [`KEEP_PIECE_BYTES`]; else 0. Only a text longer than that is looked at.
+#[inline]
+pub(super) fn oversized_piece(text_len: usize, spans: &[Span]) -> usize {
+    if text_len <= KEEP_PIECE_BYTES {
+        return 0;
+    }
+    spans
+        .iter()
+        .map(|span| (span.end - span.start) as usize)
+        .filter(|&len| len > KEEP_PIECE_BYTES)
+        .max()
+        .unwrap_or(0)
 }
 
-/// Whether one of `spans`, the pieces of a text of `text_len` bytes, is longer than
-/// [`KEEP_PIECE_BYTES`]; only a text longer than that is looked at.
-#[inline]
-pub(super) fn has_oversized_piece(text_len: usize, spans: &[Span]) -> bool {
-    text_len > KEEP_PIECE_BYTES
-        && spans
-            .iter()
-            .any(|span| (span.end - span.start) as usize > KEEP_PIECE_BYTES)
+/// After the working memory for a piece of `longest` bytes (over [`KEEP_PIECE_BYTES`]) is freed:
+/// returns the allocator's cache to the operating system where the piece was longer than
+/// [`RELEASE_PIECE_BYTES`].
+pub(super) fn freed_piece_memory(longest: usize) {
+    if longest > RELEASE_PIECE_BYTES {
+        crate::allocator::release_memory();
+    }
 }
 
 /// The release candidate's working memory for one thread at a time.
@@ -72,8 +90,9 @@ pub(super) struct PipelineScratch {
     /// The text between added tokens, normalized where the engine normalizes it itself
     /// (`marker_cuts.rs`).
     pub(super) normalized: Vec<u8>,
-    /// Whether the text being encoded gave the model a piece longer than [`KEEP_PIECE_BYTES`].
-    pub(super) oversized_piece: bool,
+    /// The longest piece over [`KEEP_PIECE_BYTES`] the text being encoded gave the model; 0 if
+    /// none was.
+    pub(super) oversized_piece: usize,
 }
 
 impl PipelineScratch {
@@ -91,9 +110,10 @@ impl PipelineScratch {
             self.cut_spans = Vec::new();
             self.normalized = Vec::new();
         }
-        if std::mem::take(&mut self.oversized_piece) {
+        let longest = std::mem::take(&mut self.oversized_piece);
+        if longest > 0 {
             self.model = new_model();
-            release_piece_memory();
+            freed_piece_memory(longest);
         }
     }
 }
@@ -228,7 +248,7 @@ impl Drop for Scratch<'_> {
 mod tests {
     use tokenizers::pipeline::Span;
 
-    use super::{KEEP_PIECE_BYTES, has_oversized_piece};
+    use super::{KEEP_PIECE_BYTES, oversized_piece};
 
     fn span(start: usize, len: usize) -> Span {
         Span {
@@ -240,14 +260,17 @@ mod tests {
     #[test]
     fn only_a_piece_longer_than_the_limit_is_oversized() {
         let at_limit = [span(0, 3), span(3, KEEP_PIECE_BYTES)];
-        assert!(!has_oversized_piece(KEEP_PIECE_BYTES + 3, &at_limit));
+        assert_eq!(oversized_piece(KEEP_PIECE_BYTES + 3, &at_limit), 0);
         let over = [
-            span(0, 3),
-            span(3, KEEP_PIECE_BYTES + 1),
-            span(KEEP_PIECE_BYTES + 4, 1),
+            span(0, KEEP_PIECE_BYTES + 1),
+            span(KEEP_PIECE_BYTES + 1, KEEP_PIECE_BYTES + 2),
+            span(2 * KEEP_PIECE_BYTES + 3, 1),
         ];
-        assert!(has_oversized_piece(KEEP_PIECE_BYTES + 5, &over));
+        assert_eq!(
+            oversized_piece(2 * KEEP_PIECE_BYTES + 4, &over),
+            KEEP_PIECE_BYTES + 2
+        );
         // A text no longer than the limit has no such piece: its spans are not looked at.
-        assert!(!has_oversized_piece(KEEP_PIECE_BYTES, &over));
+        assert_eq!(oversized_piece(KEEP_PIECE_BYTES, &over), 0);
     }
 }
