@@ -19,11 +19,16 @@
 // `scripts/gen-fixtures.sh` makes (`scripts/.venv`); without it, its column is skipped with a
 // message.
 //
-//   node benchmark/load.mjs [--rounds 7] [--baseline DIR] [--write]
+//   node benchmark/load.mjs [--rounds 7] [--baseline DIR] [--memory] [--write]
 //
 // `--baseline DIR` adds another build of batchtok (a folder holding its `index.js` and `.node`, such
 // as a copy of an earlier build) as a contender, to measure a change. `--write` writes the table to
 // benchmark/results/load.md.
+//
+// `--memory` measures resident memory instead, on the contenders whose load has ended when they
+// return (batchtok after `whenReady()`): each fresh process reads its VmRSS after importing its
+// library, and again after the load and the check text, with its VmHWM (the process's peak), from
+// /proc/self/status (Linux only). With `--write` it writes its own section of load.md.
 
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
@@ -33,6 +38,7 @@ import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
 import { describeMachine, packageVersion } from './machine.mjs'
 import { TRANSFORMERS_ENTRY, ensureSidePeers, sidePeerVersion } from './fresh-contenders.mjs'
+import { writeSection } from './results-file.mjs'
 import { median, shuffledOrders } from './stats.mjs'
 
 const require = createRequire(import.meta.url)
@@ -43,6 +49,7 @@ const CHECK_TEXT = 'Hello, world! It is 2024: naïve café, 日本語のテキ�
 const args = process.argv.slice(2)
 const ROUNDS = Number(args[args.indexOf('--rounds') + 1] || 0) || 7
 const WRITE = args.includes('--write')
+const MEMORY = args.includes('--memory')
 const BASELINE = args.includes('--baseline') ? path.resolve(args[args.indexOf('--baseline') + 1]) : null
 
 const { ensureRealTokenizers } = require('../scripts/real-tokenizers.js')
@@ -91,18 +98,38 @@ NODE_CONTENDERS['batchtok, whenReady'] = NODE_CONTENDERS.batchtok.replace(
 )
 
 if (BASELINE) {
-  NODE_CONTENDERS['batchtok baseline'] = NODE_CONTENDERS.batchtok.replace(JSON.stringify(ROOT), JSON.stringify(BASELINE))
+  for (const name of ['batchtok', 'batchtok, whenReady']) {
+    NODE_CONTENDERS[name.replace('batchtok', 'batchtok baseline')] = NODE_CONTENDERS[name].replace(
+      JSON.stringify(ROOT),
+      JSON.stringify(BASELINE),
+    )
+  }
 }
+
+/** Contenders whose load has ended when they return: the ones `--memory` measures. */
+const LOADED_WHEN_RETURNED = (name) => name !== 'batchtok' && name !== 'batchtok baseline'
+
+/** A child's VmRSS and VmHWM in bytes, from /proc/self/status. */
+const NODE_MEMORY = `(() => {
+  const status = require('node:fs').readFileSync('/proc/self/status', 'utf8').split('\\n')
+  const kib = (key) => parseInt(status.find((line) => line.startsWith(key + ':')).slice(key.length + 1), 10)
+  return { rss: kib('VmRSS') * 1024, peak: kib('VmHWM') * 1024 }
+})()`
 
 const PYTHON_CONTENDER = `
 import json, sys, time
 from tokenizers import Tokenizer
+def memory():
+    status = dict(line.split(":", 1) for line in open("/proc/self/status").read().splitlines())
+    kib = lambda key: int(status[key].split()[0])
+    return {"rss": kib("VmRSS") * 1024, "peak": kib("VmHWM") * 1024}
+before = memory()["rss"]
 started = time.perf_counter()
 tokenizer = Tokenizer.from_file(sys.argv[1])
 ms = (time.perf_counter() - started) * 1000
 tokenizer.no_padding()
 ids = tokenizer.encode(sys.argv[2], add_special_tokens=False).ids
-print(json.dumps({"ms": ms, "ids": ids}))
+print(json.dumps({"ms": ms, "ids": ids, "rssBefore": before, **memory()}))
 `
 
 function pythonVersion() {
@@ -124,8 +151,10 @@ function sample(contender, file) {
           [
             '-e',
             `(async () => { const FILE = ${JSON.stringify(file)}; const TEXT = ${JSON.stringify(CHECK_TEXT)};
+             const memory = () => ${NODE_MEMORY}
+             const rssBefore = memory().rss
              ${NODE_CONTENDERS[contender]}
-             console.log(JSON.stringify({ ms, ids: Array.from(ids) })) })()`,
+             console.log(JSON.stringify({ ms, ids: Array.from(ids), rssBefore, ...memory() })) })()`,
           ],
           { encoding: 'utf8', maxBuffer: 1 << 26 },
         )
@@ -134,7 +163,12 @@ function sample(contender, file) {
 
 ensureSidePeers()
 const python = pythonVersion()
-const contenders = [...Object.keys(NODE_CONTENDERS)]
+// In --memory, batchtok's columns first: the others' ids are checked against the first column's.
+const contenders = MEMORY
+  ? Object.keys(NODE_CONTENDERS)
+      .filter(LOADED_WHEN_RETURNED)
+      .sort((a, b) => Number(b.startsWith('batchtok')) - Number(a.startsWith('batchtok')))
+  : Object.keys(NODE_CONTENDERS)
 if (python) contenders.push('Python tokenizers')
 else console.error(`Python tokenizers: skipped (no ${path.relative(ROOT, PYTHON)}; scripts/gen-fixtures.sh makes it)`)
 
@@ -155,8 +189,8 @@ for (const { name, file } of FILES) {
         differs[contender] = `fails: ${String(e.message).split('\n').find((l) => /Error/.test(l)) ?? 'error'}`
         continue
       }
-      if (contender === 'batchtok') reference ??= result.ids
-      times[contender].push(result.ms)
+      if (contender === contenders[0]) reference ??= result.ids
+      times[contender].push(MEMORY ? result : result.ms)
       ;(times[`${contender} ids`] ??= []).push(result.ids)
     }
   }
@@ -167,9 +201,12 @@ for (const { name, file } of FILES) {
     }
   }
   const size = (fs.statSync(file).size / 2 ** 20).toFixed(1)
-  const cells = contenders.map((c) =>
-    differs[c] ?? `${median(times[c]).toFixed(0)} (${Math.min(...times[c]).toFixed(0)})`,
-  )
+  const mib = (bytes) => (bytes / 2 ** 20).toFixed(0)
+  const cell = (samples) =>
+    MEMORY
+      ? `${mib(median(samples.map((m) => m.rss - m.rssBefore)))} (${mib(median(samples.map((m) => m.peak - m.rssBefore)))})`
+      : `${median(samples).toFixed(0)} (${Math.min(...samples).toFixed(0)})`
+  const cells = contenders.map((c) => differs[c] ?? cell(times[c]))
   rows.push(`| ${name} | ${size} | ${cells.join(' | ')} |`)
   console.log(rows.at(-1))
 }
@@ -181,6 +218,27 @@ const versions = [
   `transformers.js ${sidePeerVersion('@huggingface/transformers')}`,
   python ? `Python tokenizers ${python}` : 'Python tokenizers not installed',
 ].join(', ')
+if (MEMORY) {
+  const section = `Resident memory of a loaded tokenizer.json (--memory)`
+  const lines = [
+    `### ${section}`,
+    '',
+    `Machine: ${machine.cpu}, nproc ${machine.nproc}, ${machine.os}, Node ${machine.node}. ${versions}.`,
+    `Command: \`node benchmark/load.mjs --memory --rounds ${ROUNDS}${BASELINE ? ' --baseline DIR' : ''}\`. Each cell is, in MiB over the`,
+    `process with its library imported, the median over ${ROUNDS} fresh processes of its resident memory once the`,
+    `tokenizer is loaded and has encoded a check text (batchtok: after \`whenReady()\`), and in brackets`,
+    `the median of its peak (VmHWM) over the same base; every contender's ids for the check text equal`,
+    `the first column's (a cell says where they do not).`,
+    '',
+    `| file | MiB | ${contenders.join(' | ')} |`,
+    `| --- | --- | ${contenders.map(() => '---').join(' | ')} |`,
+    ...rows,
+  ]
+  console.log(lines.join('\n'))
+  if (WRITE) writeSection(path.join(ROOT, 'benchmark', 'results', 'load.md'), section, lines)
+  process.exit(0)
+}
+
 const report = `# Load time of a tokenizer.json
 
 Machine: ${machine.cpu}, nproc ${machine.nproc}, ${machine.os}, Node ${machine.node}; load average (1, 5, 15 min)

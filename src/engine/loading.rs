@@ -76,7 +76,7 @@ fn yield_to_the_callers_thread() {
 /// where an idle main thread or a build thread about to end never reuses it: measured on real
 /// files, the process held 342 MiB after loading gpt-oss's tokenizer.json, 109 MiB once this
 /// memory was returned (Gemma 3: 273 and 164, Llama 3: 229 and 102).
-pub(super) fn return_the_loads_garbage() {
+pub(super) fn release_what_the_load_freed() {
     crate::allocator::release_memory();
 }
 
@@ -230,7 +230,7 @@ impl Engines {
         let stable = StableEngine::from_json(&json);
         let built_here = builder.is_err().then(|| Arc::clone(&json));
         drop(json);
-        return_the_loads_garbage();
+        release_what_the_load_freed();
         let refused = stable.as_ref().err().cloned();
         // The build's thread waits for this where it must compare the engines: set on every path.
         let _ = engines.stable.set(stable.ok());
@@ -267,7 +267,7 @@ impl Engines {
         let _ = self.file_special_tokens.set(SpecialTokens::default());
         let outline_vocabulary = settled.outline_vocabulary.take();
         // Before `whenReady()` resolves, so that the process is at its lasting size by then.
-        return_the_loads_garbage();
+        release_what_the_load_freed();
         let _ = self.settled.set(settled);
         // Computed here rather than at the first `decode` or vocabulary question, which would pay
         // for it on the caller's thread.

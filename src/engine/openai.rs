@@ -405,7 +405,7 @@ impl RankModel {
                 let _ = self.full_engine();
                 #[cfg(feature = "fastokens")]
                 let _ = self.fastokens_engine();
-                super::loading::return_the_loads_garbage();
+                super::loading::release_what_the_load_freed();
             });
         if spawned.is_err() {
             let _ = self.full_engine();

@@ -30,7 +30,7 @@ use tokenizers::pipeline::{PipelinePreTokenizer, PreTokenizer, PreTokenizerScrat
 
 use super::pair_cache::{MAX_RANKS, PairCache};
 use super::piece_cache::{PieceCache, PieceKey};
-use super::scratch::{KEEP_TEXT_BYTES, freed_piece_memory, oversized_piece};
+use super::scratch::{KEEP_TEXT_BYTES, oversized_piece, return_piece_memory};
 use super::{Engine, Error, ErrorKind, Ids, Scratch};
 
 /// A rank no token has: the pair it stands for does not join.
@@ -570,7 +570,7 @@ impl RankEngine {
         }
         if longest > 0 {
             *merge = MergeWork::default();
-            freed_piece_memory(longest);
+            return_piece_memory(longest);
         }
         Ok(())
     }

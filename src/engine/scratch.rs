@@ -68,10 +68,10 @@ pub(super) fn oversized_piece(text_len: usize, spans: &[Span]) -> usize {
         .unwrap_or(0)
 }
 
-/// After the working memory for a piece of `longest` bytes (over [`KEEP_PIECE_BYTES`]) is freed:
-/// returns the allocator's cache to the operating system where the piece was longer than
+/// Called once the working memory for a piece of `longest` bytes (over [`KEEP_PIECE_BYTES`]) is
+/// freed: returns the allocator's cache to the operating system where the piece was longer than
 /// [`RELEASE_PIECE_BYTES`].
-pub(super) fn freed_piece_memory(longest: usize) {
+pub(super) fn return_piece_memory(longest: usize) {
     if longest > RELEASE_PIECE_BYTES {
         crate::allocator::release_memory();
     }
@@ -113,7 +113,7 @@ impl PipelineScratch {
         let longest = std::mem::take(&mut self.oversized_piece);
         if longest > 0 {
             self.model = new_model();
-            freed_piece_memory(longest);
+            return_piece_memory(longest);
         }
     }
 }
