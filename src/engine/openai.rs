@@ -405,7 +405,9 @@ impl RankModel {
                 let _ = self.full_engine();
                 #[cfg(feature = "fastokens")]
                 let _ = self.fastokens_engine();
-                super::loading::release_what_the_load_freed();
+                // What the build freed, returned to the OS before the thread ends (as a
+                // tokenizer.json's load does, `loading.rs`): no one would reuse it.
+                crate::allocator::release_memory();
             });
         if spawned.is_err() {
             let _ = self.full_engine();
