@@ -107,7 +107,7 @@ if (BASELINE) {
 }
 
 /** Contenders whose load has ended when they return: the ones `--memory` measures. */
-const LOADED_WHEN_RETURNED = (name) => name !== 'batchtok' && name !== 'batchtok baseline'
+const loadedWhenReturned = (name) => name !== 'batchtok' && name !== 'batchtok baseline'
 
 /** A child's VmRSS and VmHWM in bytes, from /proc/self/status. */
 const NODE_MEMORY = `(() => {
@@ -166,7 +166,7 @@ const python = pythonVersion()
 // In --memory, batchtok's columns first: the others' ids are checked against the first column's.
 const contenders = MEMORY
   ? Object.keys(NODE_CONTENDERS)
-      .filter(LOADED_WHEN_RETURNED)
+      .filter(loadedWhenReturned)
       .sort((a, b) => Number(b.startsWith('batchtok')) - Number(a.startsWith('batchtok')))
   : Object.keys(NODE_CONTENDERS)
 if (python) contenders.push('Python tokenizers')
@@ -175,7 +175,7 @@ else console.error(`Python tokenizers: skipped (no ${path.relative(ROOT, PYTHON)
 const loadBefore = os.loadavg()
 const rows = []
 for (const { name, file } of FILES) {
-  const times = Object.fromEntries(contenders.map((c) => [c, []]))
+  const samples = Object.fromEntries(contenders.map((c) => [c, []]))
   const differs = {}
   let reference = null
   const order = shuffledOrders(contenders.length, 7)
@@ -190,23 +190,23 @@ for (const { name, file } of FILES) {
         continue
       }
       if (contender === contenders[0]) reference ??= result.ids
-      times[contender].push(MEMORY ? result : result.ms)
-      ;(times[`${contender} ids`] ??= []).push(result.ids)
+      samples[contender].push(MEMORY ? result : result.ms)
+      ;(samples[`${contender} ids`] ??= []).push(result.ids)
     }
   }
   for (const contender of contenders) {
-    const seen = times[`${contender} ids`] ?? []
+    const seen = samples[`${contender} ids`] ?? []
     if (seen.some((ids) => JSON.stringify(ids) !== JSON.stringify(reference))) {
       differs[contender] ??= 'ids differ from batchtok'
     }
   }
   const size = (fs.statSync(file).size / 2 ** 20).toFixed(1)
   const mib = (bytes) => (bytes / 2 ** 20).toFixed(0)
-  const cell = (samples) =>
+  const cell = (values) =>
     MEMORY
-      ? `${mib(median(samples.map((m) => m.rss - m.rssBefore)))} (${mib(median(samples.map((m) => m.peak - m.rssBefore)))})`
-      : `${median(samples).toFixed(0)} (${Math.min(...samples).toFixed(0)})`
-  const cells = contenders.map((c) => differs[c] ?? cell(times[c]))
+      ? `${mib(median(values.map((m) => m.rss - m.rssBefore)))} (${mib(median(values.map((m) => m.peak - m.rssBefore)))})`
+      : `${median(values).toFixed(0)} (${Math.min(...values).toFixed(0)})`
+  const cells = contenders.map((c) => differs[c] ?? cell(samples[c]))
   rows.push(`| ${name} | ${size} | ${cells.join(' | ')} |`)
   console.log(rows.at(-1))
 }

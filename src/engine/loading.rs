@@ -71,15 +71,6 @@ fn yield_to_the_callers_thread() {
     }
 }
 
-/// Returns the memory a load freed on this thread (the parsed file, the builders' intermediate
-/// tables) to the operating system. mimalloc would keep it cached for the thread that freed it,
-/// where an idle main thread or a build thread about to end never reuses it: measured on real
-/// files, the process held 342 MiB after loading gpt-oss's tokenizer.json, 109 MiB once this
-/// memory was returned (Gemma 3: 273 and 164, Llama 3: 229 and 102).
-pub(super) fn release_what_the_load_freed() {
-    crate::allocator::release_memory();
-}
-
 /// A lookup table costs a byte per id up to the largest, a sorted list four bytes per token; the
 /// table is kept while it is at most this many times the list's size, so a vocabulary that
 /// declares a few ids near 2^32 costs memory by its number of tokens, not by the value of its ids.
@@ -230,10 +221,14 @@ impl Engines {
         let stable = StableEngine::from_json(&json);
         let built_here = builder.is_err().then(|| Arc::clone(&json));
         drop(json);
-        release_what_the_load_freed();
         let refused = stable.as_ref().err().cloned();
         // The build's thread waits for this where it must compare the engines: set on every path.
         let _ = engines.stable.set(stable.ok());
+        // What the stable build freed (the builders' intermediate tables) goes back to the OS:
+        // mimalloc would keep it cached for this thread, which may never allocate as much again
+        // (Node's main thread, a libuv thread). Each real file held 2-4 times its lasting size
+        // without it (`benchmark/results/load.md`).
+        crate::allocator::release_memory();
         if let Some(json) = built_here {
             // No thread to be had: build it here, as a load did before.
             engines.build_release_candidate(json, origin);
@@ -266,8 +261,10 @@ impl Engines {
             });
         let _ = self.file_special_tokens.set(SpecialTokens::default());
         let outline_vocabulary = settled.outline_vocabulary.take();
-        // Before `whenReady()` resolves, so that the process is at its lasting size by then.
-        release_what_the_load_freed();
+        // What the build freed (the parsed file, the builders' tables) goes back to the OS, as
+        // the caller's thread does in `load`: this thread ends next. Before `whenReady()`
+        // resolves, so that the process is at its lasting size by then.
+        crate::allocator::release_memory();
         let _ = self.settled.set(settled);
         // Computed here rather than at the first `decode` or vocabulary question, which would pay
         // for it on the caller's thread.

@@ -405,8 +405,8 @@ impl RankModel {
                 let _ = self.full_engine();
                 #[cfg(feature = "fastokens")]
                 let _ = self.fastokens_engine();
-                // What the build freed, returned to the OS before the thread ends (as a
-                // tokenizer.json's load does, `loading.rs`): no one would reuse it.
+                // What the build freed goes back to the OS before the thread ends, as in a
+                // tokenizer.json's load (`loading.rs`): no other thread would reuse it.
                 crate::allocator::release_memory();
             });
         if spawned.is_err() {

@@ -41,15 +41,15 @@ pub(super) const KEEP_TEXT_BYTES: usize = 4 << 20;
 /// module's docs): about 50 MiB of them are kept at most. Pieces of a pattern's cuts are words,
 /// numbers and runs of white space, far shorter; but a SentencePiece-style file is cut only before
 /// its word markers, so text without spaces (Chinese, Japanese) makes pieces of a whole paragraph
-/// or more. At 64 KiB, CJK documents of 200 KB ran at half the speed on Gemma 3's and Llama 2's
-/// files, each paying for a new scratch and a collect.
+/// or more: with a bound of 64 KiB, CJK documents of 200 KB run at half the speed on Gemma 3's and
+/// Llama 2's files, each paying for a new scratch and a collect.
 pub(super) const KEEP_PIECE_BYTES: usize = 1 << 20;
 
 /// Pieces longer than this many bytes also return the allocator's cache to the operating system
 /// once their buffers are freed: mimalloc would keep them cached for the thread (gigabytes after a
 /// run of tens of MB). Below it the freed buffers stay cached for the thread's next allocations,
 /// as any freed memory does, and `releaseMemory()` returns them: a collect after every piece of a
-/// few MB made the next one fault its buffers in afresh (CJK documents of 2 MB took up to twice
+/// few MB makes the next one fault its buffers in afresh (CJK documents of 2 MB take up to twice
 /// as long on Llama 2's file), where a piece this long takes seconds to merge.
 const RELEASE_PIECE_BYTES: usize = 16 << 20;
 
