@@ -1704,6 +1704,9 @@ REAL_FILES_EXTRA_TEXTS = [
     "<0x09> is not a tab",
     " \U0001F8D1 new in Unicode 17",
     "\u20c1100",
+    # Emoji Unicode 17 adds, in chat-like text.
+    "lol \U0001FAC8\U0001FAC8 that's wild!!\n\U0001FAEF",
+    "'\U0001FACD' A\U0001F6D8b 123\U0001FA8A. 日本語\U0001FAEA",
     "no leading space",
     " one leading space",
     "   three leading spaces",

@@ -31,6 +31,7 @@ use super::outline::Outline;
 use super::pipeline::PipelineEngine;
 use super::routing::{Route, StableNeeded};
 use super::stable::StableEngine;
+use super::unicode_drift;
 use super::{Error, ErrorKind};
 
 /// The longest token, in UTF-8 bytes, handed to the release candidate. Its vocabulary store
@@ -138,6 +139,9 @@ pub(super) struct Settled {
     pub pipeline: Option<PipelineEngine>,
     /// Which engine encodes what.
     pub route: Route,
+    /// The file tells a symbol from an unassigned code point (`unicode_drift::symbols`): a text
+    /// holding a symbol Unicode 17 adds goes to the stable engine on a pipeline route.
+    new_symbols: bool,
     /// The vocabulary as the file's outline gives it, where the route trusts the outline (the
     /// release candidate encodes the tokenizer's texts and numbers the added tokens as declared);
     /// moved to [`Engines::vocabulary`] before the build settles.
@@ -156,10 +160,17 @@ impl Settled {
         Settled {
             pipeline: None,
             route,
+            new_symbols: true,
             outline_vocabulary: None,
             trusts_outline: false,
             unparsed: None,
         }
+    }
+
+    /// Whether `text` goes to the stable engine (see `routing.rs`).
+    #[inline]
+    pub fn wants_stable(&self, text: &str) -> bool {
+        self.route.wants_stable(text, self.new_symbols)
     }
 
     /// Whether the release candidate encodes every ordinary text, so that the tokenizer works
@@ -323,6 +334,8 @@ impl Engines {
                 outline.largest_id
             )));
         }
+        // Read from the file as written: it is what the stable engine runs.
+        let new_symbols = unicode_drift::symbols::file_tells_apart(&file);
         let adapted = adapter::for_release_candidate(&mut file, outline.largest_id);
         let settle = move |route: Route| {
             route
@@ -336,6 +349,7 @@ impl Engines {
         match Route::for_pipeline(&pipeline, &outline) {
             Ok(route) => Settled {
                 route: settle(route),
+                new_symbols,
                 pipeline: Some(pipeline),
                 outline_vocabulary: Some(VocabularyIds {
                     size: outline.vocabulary_size,
@@ -348,6 +362,7 @@ impl Engines {
             Err(StableNeeded::ToCompare) => match self.stable.wait() {
                 Some(stable) => Settled {
                     route: settle(Route::for_loaded(&pipeline, stable)),
+                    new_symbols,
                     pipeline: Some(pipeline),
                     outline_vocabulary: None,
                     trusts_outline: false,

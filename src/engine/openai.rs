@@ -36,7 +36,7 @@ use super::pipeline::PipelineEngine;
 use super::ranks::{RankEngine, RankTable};
 use super::special::{SpecialSet, SpecialToken};
 use super::tiktoken_file::RankFile;
-use super::unicode_drift;
+use super::unicode_drift::{self, Routed};
 use super::{Engine, Error, ErrorKind};
 
 /// The GPT-2 pre-tokenization regex, as tiktoken's r50k_base and p50k_base use it.
@@ -111,9 +111,11 @@ pub struct RankModel {
     first: OnceLock<Result<RankEngine, Error>>,
     /// tiktoken's BPE behind `exact_pattern`, for the texts `unicode_drift.rs` sends there.
     exact: OnceLock<Result<RankEngine, Error>>,
-    /// `pattern` is Kimi K2's regex on the release candidate's matcher, which also sends the
-    /// texts with Han numerals and radicals to the exact path (`unicode_drift::contains_routed`).
-    kimi_drift: bool,
+    /// Which characters send a text to the exact path (`unicode_drift::contains_routed`): the
+    /// symbols Unicode 17 adds too where `exact_pattern` tells a symbol from an unassigned code
+    /// point, and the Han numerals and radicals too where `pattern` is Kimi K2's regex on the
+    /// release candidate's matcher.
+    routed: Routed,
     /// The release candidate behind `pattern`.
     full: OnceLock<Result<PipelineEngine, Error>>,
     /// fastokens, where it has a scanner for `pattern` and builds: the engine of the texts it
@@ -156,7 +158,11 @@ impl RankModel {
             table: OnceLock::new(),
             first: OnceLock::new(),
             exact: OnceLock::new(),
-            kimi_drift: false,
+            // Checked against the patterns by `embedded_patterns_read_new_symbols_alike`.
+            routed: Routed {
+                new_symbols: false,
+                kimi_regex: false,
+            },
             full: OnceLock::new(),
             #[cfg(feature = "fastokens")]
             fastokens: OnceLock::new(),
@@ -204,7 +210,10 @@ impl RankModel {
             table: OnceLock::from(Ok(table)),
             first: OnceLock::new(),
             exact: OnceLock::new(),
-            kimi_drift: fast.pattern == KIMI_PATTERN,
+            routed: Routed {
+                new_symbols: unicode_drift::symbols::pattern_tells_apart(pattern),
+                kimi_regex: fast.pattern == KIMI_PATTERN,
+            },
             full: OnceLock::new(),
             #[cfg(feature = "fastokens")]
             fastokens: OnceLock::from(None),
@@ -217,7 +226,7 @@ impl RankModel {
     /// candidate's matcher for Kimi K2's regex cuts otherwise, where that is the fast path's.
     #[inline]
     pub(crate) fn wants_exact(&self, text: &str) -> bool {
-        unicode_drift::contains_routed(text, self.kimi_drift)
+        unicode_drift::contains_routed(text, self.routed)
     }
 
     /// Which engine encodes which texts, in words (`Tokenizer::routing`).
@@ -227,7 +236,7 @@ impl RankModel {
              the pattern is not one its own matcher runs (about a fifth as fast)"
                 .to_owned()
         } else {
-            let kimi = if self.kimi_drift {
+            let kimi = if self.routed.kimi_regex {
                 ", or a Han numeral or radical, which its matcher for Kimi K2's regex cuts otherwise"
             } else {
                 ""
@@ -1070,6 +1079,22 @@ fn build_tokenizer(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The embedded encodings' patterns name no class that tells a symbol from an unassigned
+    /// code point, so their models leave the symbols Unicode 17 adds on the fast path; a rank
+    /// file's pattern is read when it is loaded.
+    #[test]
+    fn embedded_patterns_read_new_symbols_alike() {
+        for model in [&O200K, &CL100K, &P50K, &R50K] {
+            assert_eq!(
+                model.routed.new_symbols,
+                unicode_drift::symbols::pattern_tells_apart(model.exact_pattern.pattern),
+                "{}",
+                model.name
+            );
+        }
+        assert!(unicode_drift::symbols::pattern_tells_apart(KIMI_PATTERN));
+    }
 
     /// The embedded merges are the ones `derive_merges` finds, for every table.
     #[test]

@@ -49,13 +49,16 @@
 //!   attempt at its retry limit, and the text's error says so.
 //! - **The text holds a character the two engines' Unicode versions read differently.** The rule: a
 //!   text holding a code point that Unicode 17.0 assigns and the reference's Unicode 16.0 does not
-//!   goes to the stable engine, whatever classes the tokenizer's patterns name, since the release
-//!   candidate gives it a Unicode 17 class and the reference none; so does a text holding a
-//!   character whose class or normalization the sweep in `tests/engine/differential_fuzz.rs` found
-//!   read differently, or that the two engines' normalization tables (Unicode 9.0 in the stable
-//!   crate, 17.0 in the release candidate) decompose or compose differently. `unicode_drift.rs`
-//!   holds the tables; only such a text leaves the fast engine. The OpenAI encodings, which have no
-//!   stable engine, send it to an exact path of their own (`openai.rs`).
+//!   goes to the stable engine, since the release candidate gives it a Unicode 17 class and the
+//!   reference none; so does a text holding a character whose class or normalization the sweep in
+//!   `tests/engine/differential_fuzz.rs` found read differently, or that the two engines'
+//!   normalization tables (Unicode 9.0 in the stable crate, 17.0 in the release candidate)
+//!   decompose or compose differently. The symbols Unicode 17.0 adds (its new emoji, the Saudi
+//!   riyal sign) are the exception: they stay on the fast engine where nothing in the file tells
+//!   a symbol from an unassigned code point (no pattern names `\p{S}`, a script or a POSIX class,
+//!   no `UnicodeScripts`: `unicode_drift::symbols`), as in every real file checked but DeepSeek
+//!   V3's. `unicode_drift.rs` holds the tables; only such a text leaves the fast engine. The OpenAI
+//!   encodings, which have no stable engine, send it to an exact path of their own (`openai.rs`).
 //! - **The file splits its text by Kimi K2's regex.** The release candidate runs that regex on a
 //!   matcher of its own, which cuts the Han numerals (`〇`, `〡`-`〩`, `〸`-`〺`) and the CJK and
 //!   Kangxi radicals otherwise than the regex does, and every other character as it does (the
@@ -114,7 +117,7 @@ use std::collections::HashSet;
 use super::outline::Outline;
 use super::pipeline::PipelineEngine;
 use super::stable::StableEngine;
-use super::unicode_drift;
+use super::unicode_drift::{self, Routed};
 use super::{Engine, Ids, Scratch};
 
 /// Why [`Route::for_pipeline`] cannot settle a route without the stable engine.
@@ -276,12 +279,20 @@ impl Route {
     }
 
     /// True when `text` goes to the stable engine: always on the stable route, and on a pipeline
-    /// route when the text holds a character the two engines' Unicode tables disagree on, or one
-    /// the matcher for Kimi K2's regex cuts otherwise where the file splits by it.
+    /// route when the text holds a character the two engines' Unicode tables disagree on (of the
+    /// symbols Unicode 17 adds, only where `new_symbols` says the file tells a symbol from an
+    /// unassigned code point), or one the matcher for Kimi K2's regex cuts otherwise where the
+    /// file splits by it.
     #[inline]
-    pub fn wants_stable(&self, text: &str) -> bool {
+    pub fn wants_stable(&self, text: &str, new_symbols: bool) -> bool {
         matches!(self, Route::Stable { .. })
-            || unicode_drift::contains_routed(text, matches!(self, Route::KimiRegex { .. }))
+            || unicode_drift::contains_routed(
+                text,
+                Routed {
+                    new_symbols,
+                    kimi_regex: matches!(self, Route::KimiRegex { .. }),
+                },
+            )
     }
 
     /// This route, for a file that splits its text as given by Kimi K2's regex (`kimi_drift`,

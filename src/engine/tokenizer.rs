@@ -622,7 +622,7 @@ impl Tokenizer {
         let settled = self.engines.settled();
         if let Some(settled) = settled
             && let Some(pipeline) = &settled.pipeline
-            && !settled.route.wants_stable(text)
+            && !settled.wants_stable(text)
         {
             return pipeline;
         }
@@ -676,7 +676,7 @@ impl Tokenizer {
     #[inline]
     pub(super) fn wants_stable(&self, text: &str) -> bool {
         match self.engines.settled() {
-            Some(settled) => settled.pipeline.is_none() || settled.route.wants_stable(text),
+            Some(settled) => settled.pipeline.is_none() || settled.wants_stable(text),
             None => true,
         }
     }

@@ -29,6 +29,14 @@
 //!   letters among them), which `every_character_normalized_differently_is_routed` computes from
 //!   the two crates' tables and holds routed.
 //!
+//! Most tokenizers never look at a symbol's class: their patterns name letters, marks, digits,
+//! punctuation and spaces, and a symbol is to them what an unassigned code point is, something
+//! of none of those. For them the symbols Unicode 17.0 adds ([`NEW_SYMBOLS_IN_17`], its new emoji
+//! among them) need no routing; a tokenizer whose patterns or components do tell a symbol from an
+//! unassigned code point (a `\p{S}` class, a script class, the `UnicodeScripts` pre-tokenizer)
+//! routes them with the rest. [`symbols`] decides which a tokenizer is, and [`Routed`] carries
+//! the answer.
+//!
 //! A third table, [`KIMI_DRIFT`], is for one pattern only: the Han numerals and radicals, which
 //! the release candidate's matcher for Kimi K2's regex cuts otherwise; only tokenizers that split
 //! by that regex route its texts ([`contains_kimi_drift`]).
@@ -38,8 +46,21 @@
 //! and FUZZING.md says how to run it.
 
 mod new_in_17;
+pub mod symbols;
 
-use new_in_17::NEW_IN_17;
+use new_in_17::{NEW_IN_17, NEW_SYMBOLS_IN_17};
+
+/// Which characters send a tokenizer's texts to the reference beyond those that always do (the
+/// characters of [`DRIFT`], and those of [`NEW_IN_17`] that are not symbols).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Routed {
+    /// The symbols of [`NEW_SYMBOLS_IN_17`] too: the tokenizer tells a symbol from an unassigned
+    /// code point ([`symbols`]).
+    pub new_symbols: bool,
+    /// The characters of [`KIMI_DRIFT`] too: the tokenizer splits by Kimi K2's regex on the
+    /// release candidate's matcher.
+    pub kimi_regex: bool,
+}
 
 /// Inclusive ranges of code points, sorted and disjoint.
 const DRIFT: &[(u32, u32)] = &[
@@ -171,13 +192,31 @@ const DRIFT: &[(u32, u32)] = &[
 ];
 
 /// [`DRIFT`] and [`NEW_IN_17`] in one table, and how many of its entries are used: what
-/// [`contains_drift`] searches, so that a character costs one binary search.
+/// [`contains_drift`] searches for a tokenizer that tells symbols apart, so that a character
+/// costs one binary search.
 const MERGED: ([(u32, u32); DRIFT.len() + NEW_IN_17.len()], usize) = merge(DRIFT, NEW_IN_17);
 
 /// The ranges of [`MERGED`], sorted, disjoint and not adjacent.
 const ROUTED: &[(u32, u32)] = MERGED.0.split_at(MERGED.1).0;
 
-/// The smallest code point in [`ROUTED`]: text below it needs no lookup.
+/// [`NEW_IN_17`] without [`NEW_SYMBOLS_IN_17`], and how many of its entries are used.
+const NEW_BUT_SYMBOLS: (
+    [(u32, u32); NEW_IN_17.len() + NEW_SYMBOLS_IN_17.len()],
+    usize,
+) = difference(NEW_IN_17, NEW_SYMBOLS_IN_17);
+
+/// [`DRIFT`] and the rest of [`NEW_IN_17`] without its symbols in one table: what
+/// [`contains_drift`] searches for a tokenizer that reads a symbol as an unassigned code point.
+const MERGED_BUT_SYMBOLS: (
+    [(u32, u32); DRIFT.len() + NEW_IN_17.len() + NEW_SYMBOLS_IN_17.len()],
+    usize,
+) = merge(DRIFT, NEW_BUT_SYMBOLS.0.split_at(NEW_BUT_SYMBOLS.1).0);
+
+/// The ranges of [`MERGED_BUT_SYMBOLS`], sorted, disjoint and not adjacent.
+const ROUTED_BUT_SYMBOLS: &[(u32, u32)] = MERGED_BUT_SYMBOLS.0.split_at(MERGED_BUT_SYMBOLS.1).0;
+
+/// The smallest code point in [`ROUTED`], which holds [`ROUTED_BUT_SYMBOLS`]: text below it
+/// needs no lookup.
 const FIRST: u32 = ROUTED[0].0;
 
 /// The union of two lists of sorted, disjoint, inclusive ranges, with touching ranges joined; the
@@ -205,6 +244,43 @@ const fn merge<const N: usize>(a: &[(u32, u32)], b: &[(u32, u32)]) -> ([(u32, u3
     (out, len)
 }
 
+/// The ranges of `a` without the code points of `b` (both sorted and disjoint), and how many of
+/// the array's entries hold them.
+const fn difference<const N: usize>(
+    a: &[(u32, u32)],
+    b: &[(u32, u32)],
+) -> ([(u32, u32); N], usize) {
+    let mut out = [(0_u32, 0_u32); N];
+    let (mut i, mut first_b, mut len) = (0, 0, 0);
+    while i < a.len() {
+        let (mut start, end) = a[i];
+        while first_b < b.len() && b[first_b].1 < start {
+            first_b += 1;
+        }
+        // What is left of `a[i]` from `start` on, cut by each range of `b` that meets it.
+        let mut j = first_b;
+        let mut left = true;
+        while left && j < b.len() && b[j].0 <= end {
+            if b[j].0 > start {
+                out[len] = (start, b[j].0 - 1);
+                len += 1;
+            }
+            if b[j].1 >= end {
+                left = false;
+            } else {
+                start = b[j].1 + 1;
+                j += 1;
+            }
+        }
+        if left {
+            out[len] = (start, end);
+            len += 1;
+        }
+        i += 1;
+    }
+    (out, len)
+}
+
 /// U+017F LATIN SMALL LETTER LONG S, which case-folds to `s`: tiktoken's case-insensitive
 /// contraction suffix `(?i:'s|...)` matches `'ſ`, the release candidate's matcher does not (found
 /// by the differential fuzz on o200k_base, `"e'ſ'TD"`). Kept out of [`DRIFT`] so that the Greek,
@@ -212,25 +288,31 @@ const fn merge<const N: usize>(a: &[(u32, u32)], b: &[(u32, u32)]) -> ([(u32, u3
 const LONG_S: char = '\u{17f}';
 
 /// True when `text` holds a character the engines' Unicode versions disagree on, or one that
-/// Unicode 17.0 assigns and the references' Unicode 16.0 does not.
+/// Unicode 17.0 assigns and the references' Unicode 16.0 does not; of the latter, the symbols of
+/// [`NEW_SYMBOLS_IN_17`] only where `new_symbols` says the tokenizer tells them apart.
 #[inline]
-pub fn contains_drift(text: &str) -> bool {
+pub fn contains_drift(text: &str, new_symbols: bool) -> bool {
     // One vectorized pass settles the common all-ASCII case.
     if text.is_ascii() {
         return false;
     }
+    let table = if new_symbols {
+        ROUTED
+    } else {
+        ROUTED_BUT_SYMBOLS
+    };
     text.chars().any(|c| {
         let code = c as u32;
-        c == LONG_S || (code >= FIRST && in_table(code))
+        c == LONG_S || (code >= FIRST && in_table(table, code))
     })
 }
 
-/// True when `text` goes to the reference: it holds a character of [`contains_drift`], or, where
-/// the tokenizer splits by Kimi K2's regex on the release candidate's matcher (`kimi_regex`), one
-/// of [`KIMI_DRIFT`].
+/// True when `text` goes to the reference: it holds a character of [`contains_drift`], or one of
+/// [`KIMI_DRIFT`] where `routed` says the tokenizer splits by Kimi K2's regex on the release
+/// candidate's matcher.
 #[inline]
-pub fn contains_routed(text: &str, kimi_regex: bool) -> bool {
-    contains_drift(text) || (kimi_regex && contains_kimi_drift(text))
+pub fn contains_routed(text: &str, routed: Routed) -> bool {
+    contains_drift(text, routed.new_symbols) || (routed.kimi_regex && contains_kimi_drift(text))
 }
 
 /// The Han-script characters that are not letters: the CJK Radicals Supplement and the Kangxi
@@ -257,10 +339,10 @@ fn contains_kimi_drift(text: &str) -> bool {
         && text.chars().any(|c| in_ranges(KIMI_DRIFT, c as u32))
 }
 
-/// Whether `code` is in [`ROUTED`].
+/// Whether `code` is in `table`, one of the routing tables.
 #[cold]
-fn in_table(code: u32) -> bool {
-    in_ranges(ROUTED, code)
+fn in_table(table: &[(u32, u32)], code: u32) -> bool {
+    in_ranges(table, code)
 }
 
 /// Whether `code` is in `ranges`, sorted and disjoint.
@@ -281,7 +363,19 @@ fn in_ranges(ranges: &[(u32, u32)], code: u32) -> bool {
 /// Every code point of [`NEW_IN_17`], for the probes in `differential.rs`.
 #[cfg(test)]
 pub fn new_in_17_code_points() -> Vec<char> {
-    NEW_IN_17
+    characters(NEW_IN_17)
+}
+
+/// Every code point of [`NEW_SYMBOLS_IN_17`], for the probes in `differential.rs`.
+#[cfg(test)]
+pub fn new_symbols_in_17() -> Vec<char> {
+    characters(NEW_SYMBOLS_IN_17)
+}
+
+/// The characters of `ranges`.
+#[cfg(test)]
+fn characters(ranges: &[(u32, u32)]) -> Vec<char> {
+    ranges
         .iter()
         .flat_map(|&(start, end)| start..=end)
         .filter_map(char::from_u32)
@@ -294,12 +388,19 @@ mod tests {
 
     #[test]
     fn the_tables_are_sorted_and_disjoint() {
-        for table in [DRIFT, NEW_IN_17, ROUTED, KIMI_DRIFT] {
+        for table in [
+            DRIFT,
+            NEW_IN_17,
+            NEW_SYMBOLS_IN_17,
+            ROUTED,
+            ROUTED_BUT_SYMBOLS,
+            KIMI_DRIFT,
+        ] {
             for pair in table.windows(2) {
                 assert!(pair[0].0 <= pair[0].1 && pair[0].1 < pair[1].0, "{pair:?}");
             }
         }
-        for pair in ROUTED.windows(2) {
+        for pair in ROUTED.windows(2).chain(ROUTED_BUT_SYMBOLS.windows(2)) {
             assert!(
                 pair[0].1 + 1 < pair[1].0,
                 "touching ranges are joined: {pair:?}"
@@ -317,10 +418,35 @@ mod tests {
             .count() as u32;
         assert_eq!(count(ROUTED), count(DRIFT) + count(NEW_IN_17) - overlap);
         for &(start, end) in DRIFT.iter().chain(NEW_IN_17) {
-            assert!(in_table(start) && in_table(end));
+            assert!(in_table(ROUTED, start) && in_table(ROUTED, end));
         }
         // The example of a symbol new in Unicode 17 after a space, on DeepSeek V3's pattern.
-        assert!(contains_drift(" \u{1f8d1}"));
+        assert!(contains_drift(" \u{1f8d1}", true));
+    }
+
+    /// The table of a tokenizer that reads symbols as unassigned code points is the full one but
+    /// the new symbols outside [`DRIFT`], code point for code point.
+    #[test]
+    fn the_table_without_symbols_leaves_out_the_new_symbols_and_nothing_else() {
+        let points =
+            |table: &[(u32, u32)]| -> Vec<u32> { table.iter().flat_map(|&(a, b)| a..=b).collect() };
+        let symbols = points(NEW_SYMBOLS_IN_17);
+        assert!(symbols.len() > 100, "{}", symbols.len());
+        assert!(symbols.iter().all(|&c| in_ranges(NEW_IN_17, c)));
+        let expected: Vec<u32> = points(ROUTED)
+            .into_iter()
+            .filter(|&c| in_ranges(DRIFT, c) || !in_ranges(NEW_SYMBOLS_IN_17, c))
+            .collect();
+        assert_eq!(points(ROUTED_BUT_SYMBOLS), expected);
+    }
+
+    #[test]
+    fn difference_cuts_ranges_at_either_end_and_inside() {
+        let (out, len) = difference::<6>(
+            &[(1, 10), (20, 30), (40, 40)],
+            &[(0, 2), (5, 5), (10, 21), (40, 40)],
+        );
+        assert_eq!(&out[..len], &[(3, 4), (6, 9), (22, 30)]);
     }
 
     /// The code points the two engines' normalizers read differently: a different canonical or
@@ -375,7 +501,7 @@ mod tests {
     fn every_character_normalized_differently_is_routed() {
         let unrouted: Vec<u32> = normalized_differently()
             .into_iter()
-            .filter(|&code| !contains_drift(&char::from_u32(code).unwrap().to_string()))
+            .filter(|&code| !contains_drift(&char::from_u32(code).unwrap().to_string(), false))
             .collect();
         let mut ranges: Vec<(u32, u32)> = Vec::new();
         for code in unrouted {
@@ -410,18 +536,27 @@ mod tests {
 
     #[test]
     fn finds_drift_characters_anywhere_and_only_those() {
-        assert!(!contains_drift("plain ASCII <|endoftext|>"));
-        assert!(!contains_drift("naïve Ångström 日本語 👍🏽"));
-        // The first disagreements the differential fuzz found, one per engine pair.
-        assert!(contains_drift("\u{a7d4}<M"));
-        assert!(contains_drift("x \u{1ccda}"));
-        assert!(contains_drift("\u{1179}\u{1b4e}"));
-        assert!(contains_drift("e'\u{17f}'TD"));
-        assert!(contains_drift("V\u{1df9}\u{303}"));
-        assert!(contains_drift("I\u{1ace}\u{328}"));
-        for &(start, end) in ROUTED {
-            assert!(in_table(start) && in_table(end));
-            assert!(!in_table(start - 1) && !in_table(end + 1));
+        for new_symbols in [true, false] {
+            assert!(!contains_drift("plain ASCII <|endoftext|>", new_symbols));
+            assert!(!contains_drift("naïve Ångström 日本語 👍🏽", new_symbols));
+            // The first disagreements the differential fuzz found, one per engine pair.
+            assert!(contains_drift("\u{a7d4}<M", new_symbols));
+            assert!(contains_drift("x \u{1ccda}", new_symbols));
+            assert!(contains_drift("\u{1179}\u{1b4e}", new_symbols));
+            assert!(contains_drift("e'\u{17f}'TD", new_symbols));
+            assert!(contains_drift("V\u{1df9}\u{303}", new_symbols));
+            assert!(contains_drift("I\u{1ace}\u{328}", new_symbols));
+            // A letter Unicode 17 adds (CJK Extension J).
+            assert!(contains_drift("\u{323b0}", new_symbols));
+        }
+        // Emoji Unicode 17 adds: routed only for a tokenizer that tells symbols apart.
+        assert!(contains_drift("hi \u{1fac8}", true));
+        assert!(!contains_drift("hi \u{1fac8} \u{1faef}", false));
+        for table in [ROUTED, ROUTED_BUT_SYMBOLS] {
+            for &(start, end) in table {
+                assert!(in_table(table, start) && in_table(table, end));
+                assert!(!in_table(table, start - 1) && !in_table(table, end + 1));
+            }
         }
     }
 }
