@@ -10,13 +10,16 @@
 // and `docs.parquet`, every item's text in one row group (benchmark/cli-inputs.mjs).
 // Each round runs, in a shuffled order, the CLI as a child process (o200k_base, Megatron output,
 // the given threads), a baseline CLI where one is given (another checkout's cli/, e.g. main's, to
-// compare builds side by side), and, in this process, encodeUtf8Batch over the documents' bytes
-// in one call on a warm engine with the same threads. Before timing, each CLI's ids are checked
-// equal to the in-memory ids. Reported: median seconds and MiB/s of input, each CLI's ratio to
-// in-memory (end to end, and from its first batch on; the ratio of the medians, and the median of
-// each round's ratio), its start, and its peak RSS. With `--wait-quiet`, each run waits until the
-// machine's cores are at least 90% idle over 2 s (other processes' builds would take the cores
-// the CLI leaves idle and slow the in-memory call more).
+// compare builds side by side), and two in-memory calls of encodeUtf8Batch over the documents'
+// bytes with the same threads: one in this process, on an engine that has encoded these very
+// documents before (warm: its word caches hold their words, its memory is already mapped), and
+// one in a fresh child process, the first call after `whenReady()` (the text met for the first
+// time, as the CLI meets it; the load and the build are not timed). Before timing, each CLI's ids
+// are checked equal to the in-memory ids. Reported: median seconds and MiB/s of input, each CLI's
+// ratio to both in-memory calls (the ratio of the medians, and the median of each round's ratio),
+// its start, and its peak RSS. With `--wait-quiet`, each run waits until the machine's cores are
+// at least 90% idle over 2 s (other processes' builds would take the cores the CLI leaves idle
+// and slow the in-memory call more).
 
 import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
@@ -46,6 +49,7 @@ const baselineCli = option('baseline-cli', null)
 const outFile = option('out', null)
 const waitQuiet = args.includes('--wait-quiet')
 const only = option('only', null)
+const freshChild = option('fresh-in-memory', null)
 
 /** The machine's busy and idle CPU ticks since boot, from /proc/stat. */
 function machineTicks() {
@@ -112,6 +116,39 @@ function sameIds(a, b) {
   return a.length === b.length && Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength))
 }
 
+/** Writes `memory` where a fresh child process reads it (`freshInMemory`). */
+function writeMemory(work, memory) {
+  const prefix = path.join(work, 'memory')
+  fs.writeFileSync(`${prefix}.bytes`, memory.bytes)
+  fs.writeFileSync(`${prefix}.offsets`, memory.offsets)
+  return prefix
+}
+
+/** One encodeUtf8Batch call in a fresh child process (`--fresh-in-memory PREFIX`); returns its
+ * seconds. */
+function freshInMemory(prefix) {
+  const result = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--fresh-in-memory', prefix, '--threads', String(threads)], {
+    encoding: 'utf8',
+  })
+  if (result.status !== 0) throw new Error(`the fresh in-memory call failed: ${result.stderr}`)
+  return JSON.parse(result.stdout.trim()).seconds
+}
+
+if (freshChild !== null) {
+  // The child: the engine built, the pool's threads started on other text, then the one timed call.
+  const bytes = fs.readFileSync(`${freshChild}.bytes`)
+  const raw = fs.readFileSync(`${freshChild}.offsets`)
+  const offsets = new Uint32Array(raw.buffer, raw.byteOffset, raw.length / 4)
+  const tokenizer = Tokenizer.fromEncoding('o200k_base')
+  await tokenizer.whenReady()
+  const scheduler = new Scheduler({ threads })
+  await tokenizer.encodeBatch(['Hello, world!', 'Warm-up text.'], { scheduler })
+  const started = performance.now()
+  await tokenizer.encodeUtf8Batch(bytes, offsets, { scheduler })
+  console.log(JSON.stringify({ seconds: (performance.now() - started) / 1000 }))
+  process.exit(0)
+}
+
 const clis = [{ key: 'cli', name: 'CLI', path: CLI }]
 if (baselineCli) clis.push({ key: 'baseline', name: 'baseline CLI', path: path.resolve(baselineCli) })
 
@@ -128,6 +165,7 @@ try {
     const size = await write(input, targetMiB * MiB)
     const memory = input.kind === 'parquet' ? joined(parquetTexts().map((text) => Buffer.from(text))) : inMemoryDocuments(input.kind, input.file)
     const documents = memory.offsets.length - 1
+    const memoryPrefix = writeMemory(work, memory)
     // Warm the engine, and check each CLI's ids against the in-memory ids before timing.
     const reference = await tokenizer.encodeUtf8Batch(memory.bytes, memory.offsets, { scheduler })
     for (const cli of clis) {
@@ -137,8 +175,8 @@ try {
         throw new Error(`${input.name}: ${cli.name}'s ids differ from encodeUtf8Batch's`)
       }
     }
-    const contenders = [...clis.map((cli) => cli.key), 'memory']
-    const samples = Object.fromEntries(contenders.map((key) => [key, { seconds: [], fromFirstBatch: [], startup: [], rss: [] }]))
+    const contenders = [...clis.map((cli) => cli.key), 'memory', 'fresh']
+    const samples = Object.fromEntries(contenders.map((key) => [key, { seconds: [], startup: [], rss: [] }]))
     const nextOrder = shuffledOrders(contenders.length, 20)
     loads.push(os.loadavg()[0])
     for (let round = 0; round < rounds; round++) {
@@ -149,31 +187,32 @@ try {
           const started = performance.now()
           await tokenizer.encodeUtf8Batch(memory.bytes, memory.offsets, { scheduler })
           samples.memory.seconds.push((performance.now() - started) / 1000)
+        } else if (key === 'fresh') {
+          samples.fresh.seconds.push(freshInMemory(memoryPrefix))
         } else {
           const summary = runCli(clis.find((cli) => cli.key === key).path, work, input)
           samples[key].seconds.push(summary.seconds)
-          samples[key].fromFirstBatch.push(summary.seconds - summary.startupSeconds)
           samples[key].startup.push(summary.startupSeconds)
           samples[key].rss.push(summary.peakRssMiB)
         }
       }
     }
     loads.push(os.loadavg()[0])
-    const memorySeconds = median(samples.memory.seconds)
     for (const cli of clis) {
       const s = samples[cli.key]
-      // The machine's speed drifts between rounds; a round's two runs are seconds apart.
-      const pairedRatio = median(s.seconds.map((seconds, round) => samples.memory.seconds[round] / seconds))
+      // The machine's speed drifts between rounds; a round's runs are seconds apart.
+      const pairedRatio = (key) => median(s.seconds.map((seconds, round) => samples[key].seconds[round] / seconds))
       rows.push({
         input: input.name,
         cli: cli.name,
         mib: size / MiB,
         documents,
         seconds: median(s.seconds),
-        fromFirstBatch: median(s.fromFirstBatch),
         startup: median(s.startup),
-        memory: memorySeconds,
-        pairedRatio,
+        warm: median(samples.memory.seconds),
+        warmRatio: pairedRatio('memory'),
+        fresh: median(samples.fresh.seconds),
+        freshRatio: pairedRatio('fresh'),
         rss: Math.max(...s.rss),
       })
     }
@@ -187,13 +226,13 @@ try {
     '',
     `Machine: ${machine.cpu}, nproc ${machine.nproc}, ${machine.memoryGiB} GiB, ${machine.os}, Node ${machine.node}. Medians of ${rounds} rounds in shuffled order${waitQuiet ? ', each run started on a quiet machine' : ''}; 1-minute load average ${loads.map((load) => load.toFixed(1)).join(', ')} (before and after each input's rounds).`,
     '',
-    `o200k_base, ${threads} threads. Input: the four corpora (prose, code, multilingual, chat; scripts/corpus.js), their items in turn, repeated to size; text has every line of every item as a document, JSONL every item as a record \`{"id", "text", "corpus"}\`, Parquet every item's text in one row group (snappy pages of plain values). CLI: a child process from start to exit (loading, encoding on one thread with the first engine while the full one is built, then on every thread, reading, writing the Megatron .bin/.idx, fsync), and from its first batch on; the previous run's output is deleted before each run, untimed. In memory: one \`encodeUtf8Batch\` call over the same documents' bytes on a warm engine. Each CLI's ids are checked equal to the in-memory ids first. "Run / in memory" is the ratio of the medians; "in memory / run, by round" the median of each round's ratio of its in-memory call to its CLI run, which the machine's drift between rounds moves less.`,
+    `o200k_base, ${threads} threads. Input: the four corpora (prose, code, multilingual, chat; scripts/corpus.js), their items in turn, repeated to size; text has every line of every item as a document, JSONL every item as a record \`{"id", "text", "corpus"}\`, Parquet every item's text in one row group (snappy pages of plain values). CLI: a child process from start to exit (loading, encoding on one thread with the first engine while the full one is built, then on every thread, reading, writing the Megatron .bin/.idx, fsync); the previous run's output is deleted before each run, untimed; "start s" is the time before its first batch is handed over. In memory, one \`encodeUtf8Batch\` call over the same documents' bytes: *warm*, in the benchmark's process, on an engine that has encoded these documents before; *fresh*, the first call of a new process after \`whenReady()\`, which meets the text for the first time as the CLI does (its load and build untimed, the CLI's timed). Each CLI's ids are checked equal to the in-memory ids first. "Warm / run" and "fresh / run" are the medians of each round's ratio of that in-memory call to the CLI run, the two seconds apart, which the machine's drift between rounds moves less than a ratio of medians.`,
     '',
-    '| input | MiB | documents | run | s | MiB/s | start s | from first batch s | in memory s | in memory MiB/s | run / in memory | from first batch / in memory | in memory / run, by round | peak RSS MiB |',
-    '| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    '| input | MiB | documents | run | s | MiB/s | start s | in memory, warm s | warm / run | in memory, fresh s | fresh / run | peak RSS MiB |',
+    '| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...rows.map(
       (r) =>
-        `| ${r.input} | ${r.mib.toFixed(0)} | ${r.documents} | ${r.cli} | ${r.seconds.toFixed(2)} | ${(r.mib / r.seconds).toFixed(1)} | ${r.startup.toFixed(2)} | ${r.fromFirstBatch.toFixed(2)} | ${r.memory.toFixed(2)} | ${(r.mib / r.memory).toFixed(1)} | ${(r.memory / r.seconds).toFixed(2)}x | ${(r.memory / r.fromFirstBatch).toFixed(2)}x | ${r.pairedRatio.toFixed(2)}x | ${r.rss} |`,
+        `| ${r.input} | ${r.mib.toFixed(0)} | ${r.documents} | ${r.cli} | ${r.seconds.toFixed(2)} | ${(r.mib / r.seconds).toFixed(1)} | ${r.startup.toFixed(2)} | ${r.warm.toFixed(2)} | ${r.warmRatio.toFixed(2)}x | ${r.fresh.toFixed(2)} | ${r.freshRatio.toFixed(2)}x | ${r.rss} |`,
     ),
     '',
   ]
