@@ -440,6 +440,25 @@ mod tests {
         assert_eq!(points(ROUTED_BUT_SYMBOLS), expected);
     }
 
+    /// What `symbols.rs` counts on for the components it reads alike: to Unicode 17.0 (Rust's
+    /// `char` tables here) no new symbol has a case mapping or is a letter, a number or a space,
+    /// so lowercasing, `\w`, `\d` and `\s` treat it as they treat an unassigned code point.
+    #[test]
+    fn the_new_symbols_have_no_case_and_no_letter_number_or_space_class() {
+        assert!(
+            char::UNICODE_VERSION >= (17, 0, 0),
+            "{:?}",
+            char::UNICODE_VERSION
+        );
+        for c in new_symbols_in_17() {
+            assert!(
+                c.to_lowercase().eq([c]) && c.to_uppercase().eq([c]),
+                "{c:?}"
+            );
+            assert!(!c.is_alphanumeric() && !c.is_whitespace(), "{c:?}");
+        }
+    }
+
     #[test]
     fn difference_cuts_ranges_at_either_end_and_inside() {
         let (out, len) = difference::<6>(

@@ -11,8 +11,9 @@
 //!   scripts (a new symbol belongs to one, an unassigned code point to none), POSIX classes,
 //!   grapheme clusters (`\X`), a name this module does not know;
 //! - a component is read alike when it looks only at such classes, at fixed code points, or at
-//!   canonical decomposition and case, which the new symbols lack (the generator keeps only those
-//!   with no decomposition and combining class 0): the byte-level, Metaspace, whitespace,
+//!   decomposition and case, which the new symbols lack (the generator keeps only those with no
+//!   decomposition and combining class 0; `unicode_drift`'s tests check that none has a case
+//!   mapping or a letter, number or space class): the byte-level, Metaspace, whitespace,
 //!   punctuation, digit and BERT pre-tokenizers, and the Unicode, case, strip, BERT, NMT,
 //!   SentencePiece-table and prepend normalizers. `UnicodeScripts` and any component this module
 //!   does not know tell them apart.
