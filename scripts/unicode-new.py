@@ -4,8 +4,9 @@ in 17.0) that neither decompose nor combine, which a tokenizer that names no sym
 it reads an unassigned code point.
 
 Run by scripts/gen-unicode-new.sh, which installs the two pinned `unicodedata2` releases (one per
-Unicode version) into throwaway folders and passes their paths. Each version's general categories
-are read in a child process of its own, since both releases install the same module name.
+Unicode version) into throwaway folders and passes their paths. Each version's general categories,
+decompositions and combining classes are read in a child process of its own, since both releases
+install the same module name.
 """
 
 import subprocess
@@ -80,5 +81,6 @@ def main():
     OUT.parent.mkdir(exist_ok=True)
     OUT.write_text("\n".join(lines))
     print(f"{OUT.relative_to(ROOT)}: {len(ranges)} ranges, {len(symbols)} of symbols")
+
 
 main()
