@@ -767,7 +767,7 @@ impl Engine for PipelineEngine {
 
 #[cfg(test)]
 mod tests {
-    use super::super::scratch::{KEEP_PIECE_BYTES, KEEP_TEXT_BYTES};
+    use super::super::scratch::{KEEP_TEXT_BYTES, oversized_texts};
     use super::super::test_fixtures::root;
     use super::super::{Engine, Ids, Scratch};
     use super::{PipelineEngine, is_repeated_literals};
@@ -789,10 +789,7 @@ mod tests {
     fn a_huge_text_or_piece_leaves_no_buffers_of_its_size_in_the_scratch() {
         let engine = gpt2();
         let mut scratch = Scratch::new();
-        // One piece of white space (GPT-2's `\s+`), just over the limit, between words.
-        let huge_piece = format!("a{}b", " ".repeat(KEEP_PIECE_BYTES + 1));
-        // Many short pieces, over the text limit.
-        let huge_text = "word ".repeat(KEEP_TEXT_BYTES / 5 + 1);
+        let [huge_piece, huge_text] = oversized_texts();
         for text in [huge_piece.as_str(), huge_text.as_str(), "a short text"] {
             let leased = ids(&engine, text, &mut scratch);
             let own_pool = ids(&engine, text, &mut Scratch::engine_pool());

@@ -30,7 +30,7 @@ use tokenizers::pipeline::{PipelinePreTokenizer, PreTokenizer, PreTokenizerScrat
 
 use super::pair_cache::{MAX_RANKS, PairCache};
 use super::piece_cache::{PieceCache, PieceKey};
-use super::scratch::{KEEP_TEXT_BYTES, oversized_piece, return_piece_memory};
+use super::scratch::{let_go_of_oversized, oversized_piece};
 use super::{Engine, Error, ErrorKind, Ids, Scratch};
 
 /// A rank no token has: the pair it stands for does not join.
@@ -564,14 +564,15 @@ impl RankEngine {
         // The thread keeps this memory for its next texts: not what one huge text grew (see
         // `scratch.rs`). The caches have a fixed size and stay.
         let longest = oversized_piece(text.len(), spans);
-        if text.len() > KEEP_TEXT_BYTES {
-            *split = PreTokenizerScratch::default();
-            *spans = Vec::new();
-        }
-        if longest > 0 {
-            *merge = MergeWork::default();
-            return_piece_memory(longest);
-        }
+        let_go_of_oversized(
+            text.len(),
+            longest,
+            || {
+                *split = PreTokenizerScratch::default();
+                *spans = Vec::new();
+            },
+            || *merge = MergeWork::default(),
+        );
         Ok(())
     }
 }
@@ -763,17 +764,13 @@ mod tests {
 
     #[test]
     fn a_huge_text_or_piece_leaves_no_buffers_of_its_size_on_the_thread() {
-        use super::super::scratch::KEEP_PIECE_BYTES;
+        use super::super::scratch::{KEEP_TEXT_BYTES, oversized_texts};
         let tokenizer = crate::engine::Tokenizer::from_encoding("r50k_base").unwrap();
         let crate::engine::Family::OpenAi(encoding) = tokenizer.family() else {
             unreachable!()
         };
         let [first, full] = encoding.model.engines_for_tests().unwrap();
-        // One piece of white space just over the limit, between words; many short pieces over
-        // the text limit.
-        let huge_piece = format!("a{}b", " ".repeat(KEEP_PIECE_BYTES + 1));
-        let huge_text = "word ".repeat(KEEP_TEXT_BYTES / 5 + 1);
-        for text in [huge_piece.as_str(), huge_text.as_str()] {
+        for text in &oversized_texts() {
             let encode = |engine: &dyn Engine| {
                 let mut ids = Ids::default();
                 engine

@@ -23,7 +23,7 @@
 //! Kept as they are, one such text would hold that memory for the life of the process, in every
 //! scratch that met one. So after a text longer than [`KEEP_TEXT_BYTES`] the buffers that grow
 //! with the text are let go, and after a piece longer than [`KEEP_PIECE_BYTES`] the model's
-//! working memory is made anew ([`PipelineScratch::let_go_of_oversized`]); the word cache goes
+//! working memory is made anew ([`let_go_of_oversized`], for every engine); the word cache goes
 //! with it, which only texts with such pieces pay. After a piece longer than
 //! [`RELEASE_PIECE_BYTES`] the allocator's cache is returned to the operating system too.
 
@@ -68,12 +68,25 @@ pub(super) fn oversized_piece(text_len: usize, spans: &[Span]) -> usize {
         .unwrap_or(0)
 }
 
-/// Called once the working memory for a piece of `longest` bytes (over [`KEEP_PIECE_BYTES`]) is
-/// freed: returns the allocator's cache to the operating system where the piece was longer than
-/// [`RELEASE_PIECE_BYTES`].
-pub(super) fn return_piece_memory(longest: usize) {
-    if longest > RELEASE_PIECE_BYTES {
-        crate::allocator::release_memory();
+/// Lets go of what a text of `text_len` bytes, whose longest piece over [`KEEP_PIECE_BYTES`] was
+/// `longest` (0 where none was, [`oversized_piece`]), grew past the sizes worth keeping:
+/// `drop_text_buffers` after a text longer than [`KEEP_TEXT_BYTES`], `drop_piece_buffers` after
+/// such a piece, and then, the buffers freed, the allocator's cache after a piece longer than
+/// [`RELEASE_PIECE_BYTES`]. The one rule for every engine's working memory.
+pub(super) fn let_go_of_oversized(
+    text_len: usize,
+    longest: usize,
+    drop_text_buffers: impl FnOnce(),
+    drop_piece_buffers: impl FnOnce(),
+) {
+    if text_len > KEEP_TEXT_BYTES {
+        drop_text_buffers();
+    }
+    if longest > 0 {
+        drop_piece_buffers();
+        if longest > RELEASE_PIECE_BYTES {
+            crate::allocator::release_memory();
+        }
     }
 }
 
@@ -96,25 +109,26 @@ pub(super) struct PipelineScratch {
 }
 
 impl PipelineScratch {
-    /// Lets go of what the text just encoded (`text_len` bytes) grew past the sizes worth keeping:
-    /// the text-sized buffers after a text longer than [`KEEP_TEXT_BYTES`], and the model's
-    /// working memory, made anew by `new_model`, after a piece longer than [`KEEP_PIECE_BYTES`].
+    /// Lets go of what the text just encoded (`text_len` bytes) grew past the sizes worth keeping
+    /// ([`let_go_of_oversized`]): the text-sized buffers, and the model's working memory, made
+    /// anew by `new_model`.
     pub(super) fn let_go_of_oversized(
         &mut self,
         text_len: usize,
         new_model: impl FnOnce() -> PipelineModelScratch,
     ) {
-        if text_len > KEEP_TEXT_BYTES {
-            self.split = PreTokenizerScratch::default();
-            self.spans = Vec::new();
-            self.cut_spans = Vec::new();
-            self.normalized = Vec::new();
-        }
         let longest = std::mem::take(&mut self.oversized_piece);
-        if longest > 0 {
-            self.model = new_model();
-            return_piece_memory(longest);
-        }
+        let_go_of_oversized(
+            text_len,
+            longest,
+            || {
+                self.split = PreTokenizerScratch::default();
+                self.spans = Vec::new();
+                self.cut_spans = Vec::new();
+                self.normalized = Vec::new();
+            },
+            || self.model = new_model(),
+        );
     }
 }
 
@@ -242,6 +256,17 @@ impl Drop for Scratch<'_> {
     fn drop(&mut self) {
         self.give_back();
     }
+}
+
+/// Texts past the limits, for the engines' tests of what their working memory keeps: one piece
+/// of white space just over [`KEEP_PIECE_BYTES`], between words, and many short pieces over
+/// [`KEEP_TEXT_BYTES`].
+#[cfg(test)]
+pub(super) fn oversized_texts() -> [String; 2] {
+    [
+        format!("a{}b", " ".repeat(KEEP_PIECE_BYTES + 1)),
+        "word ".repeat(KEEP_TEXT_BYTES / 5 + 1),
+    ]
 }
 
 #[cfg(test)]
