@@ -7,7 +7,7 @@ import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 
-import { batchtok, fixture, typeCheck, type OpenAiFixture, type Texts } from './helpers'
+import { batchtok, expectPeersWords, fixture, typeCheck, type OpenAiFixture, type Texts } from './helpers'
 
 const require = createRequire(import.meta.url)
 const { Tokenizer, encodings, modelEncodings } = batchtok
@@ -156,6 +156,17 @@ describe("gpt-tokenizer's names, on batchtok's entry points", () => {
     expect(encode(text, { allowedSpecial: ALL_SPECIAL_TOKENS })).toEqual(encode(text, { allowedSpecial: [EndOfText, FimPrefix] }))
     expect(() => encode(text, { disallowedSpecial: new Set([FimPrefix]) })).toThrow(FimPrefix)
     expect(() => encode(text, { allowedSpecial: new Set([EndOfText]), disallowedSpecial: ALL_SPECIAL_TOKENS })).toThrow(FimPrefix)
+  })
+
+  it("a disallowed special token's message begins with gpt-tokenizer's own", () => {
+    const text = 'hello <|endoftext|> world'
+    const calls: [string, (module: Ready) => unknown][] = [
+      ['encode', (module) => module.encode(text, { disallowedSpecial: 'all' })],
+      ['countTokens', (module) => module.countTokens(text, { disallowedSpecial: 'all' })],
+      ['isWithinTokenLimit', (module) => module.isWithinTokenLimit(text, 100, { disallowedSpecial: 'all' })],
+      ['encodeGenerator', (module) => [...module.encodeGenerator(text, { disallowedSpecial: 'all' })]],
+    ]
+    expectPeersWords(calls, require('batchtok/model/gpt-4o') as Ready, gptTokenizer('model/gpt-4o') as unknown as Ready)
   })
 
   it('decodeAsyncGenerator decodes ids as they arrive, singly or in arrays', async () => {

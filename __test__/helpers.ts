@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
+import { expect } from 'vitest'
 
 const require = createRequire(import.meta.url)
 
@@ -107,5 +108,19 @@ export function outcome<T>(run: () => T): { value: T } | { threw: string } {
     return { value: run() }
   } catch (error) {
     return { threw: (error as Error).message }
+  }
+}
+
+/**
+ * That each call throws on the peer module `theirs` and throws on batchtok's drop-in `ours` an
+ * error whose message begins with the peer's, word for word: code matching on the peer's
+ * messages keeps working.
+ */
+export function expectPeersWords<M>(calls: [string, (module: M) => unknown][], ours: M, theirs: M): void {
+  for (const [what, call] of calls) {
+    const want = outcome(() => call(theirs))
+    const got = outcome(() => call(ours))
+    expect([what, 'threw' in want]).toEqual([what, true])
+    expect([what, 'threw' in got && got.threw.startsWith((want as { threw: string }).threw)]).toEqual([what, true])
   }
 }

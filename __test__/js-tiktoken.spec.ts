@@ -3,7 +3,7 @@
 import { createRequire } from 'node:module'
 import { describe, expect, it } from 'vitest'
 
-import { batchtok, fixture, outcome, typeCheck, type OpenAiFixture, type Texts } from './helpers'
+import { batchtok, expectPeersWords, fixture, outcome, typeCheck, type OpenAiFixture, type Texts } from './helpers'
 
 const require = createRequire(import.meta.url)
 type Module = typeof import('../entry/js-tiktoken')
@@ -98,9 +98,21 @@ describe('bad input', () => {
   })
 
   it('a disallowed special token names the token and where it is', () => {
-    expect(() => ours.getEncoding('o200k_base').encode('hi <|endoftext|>', [], ['<|endoftext|>'])).toThrow(
-      /disallowed special token "<\|endoftext\|>" at index 3/,
-    )
+    const refused = outcome(() => ours.getEncoding('o200k_base').encode('hi <|endoftext|>', [], ['<|endoftext|>']))
+    expect(refused).toEqual({ threw: expect.stringMatching(/not allowed: <\|endoftext\|> \(at index 3; pass it in allowedSpecial/) })
+  })
+
+  it("each error's message begins with js-tiktoken's own", () => {
+    const text = '<|fim_prefix|>test<|fim_suffix|>'
+    const calls: [string, (module: Module) => unknown][] = [
+      ['an unknown encoding', (module) => module.getEncoding('o300k_base' as never)],
+      ['an unknown model', (module) => module.encodingForModel('gpt-4oo' as never)],
+      ["an unknown model's encoding name", (module) => module.getEncodingNameForModel('gpt-4oo' as never)],
+      ['special-token text by default', (module) => module.getEncoding('cl100k_base').encode(text)],
+      ['special-token text disallowed', (module) => module.getEncoding('cl100k_base').encode(text, [], 'all')],
+      ['the special token not allowed', (module) => module.getEncoding('cl100k_base').encode(text, ['<|fim_prefix|>'])],
+    ]
+    expectPeersWords(calls, ours, theirs)
   })
 
   it("code written against js-tiktoken's types type-checks (tsc --noEmit --strict)", () => {

@@ -4,7 +4,7 @@
 import { createRequire } from 'node:module'
 import { describe, expect, it } from 'vitest'
 
-import { batchtok, fixture, outcome, typeCheck, type OpenAiFixture, type Texts } from './helpers'
+import { batchtok, expectPeersWords, fixture, outcome, typeCheck, type OpenAiFixture, type Texts } from './helpers'
 
 const require = createRequire(import.meta.url)
 type Module = typeof import('../entry/tiktoken')
@@ -25,6 +25,25 @@ it("has every method of tiktoken's Tiktoken but encode_with_unstable", () => {
   const methods = (module: Module) => Object.getOwnPropertyNames(module.Tiktoken.prototype)
   expect(methods(theirs).filter((name) => !methods(ours).includes(name)).sort()).toEqual(['__destroy_into_raw', 'encode_with_unstable'])
   expect(Object.keys(theirs).filter((name) => !(name in ours)).sort()).toEqual([])
+})
+
+it("each error's message begins with tiktoken's own", () => {
+  const text = '<|fim_prefix|>test<|fim_suffix|>'
+  const calls: [string, (module: Module) => unknown][] = [
+    ['an unknown encoding', (module) => module.get_encoding('o300k_base' as never)],
+    ['an unknown model', (module) => module.encoding_for_model('gpt-4oo' as never)],
+    ["an unknown model's encoding name", (module) => module.get_encoding_name_for_model('gpt-4oo' as never)],
+    ['special-token text by default', (module) => module.get_encoding('cl100k_base').encode(text)],
+    ['special-token text disallowed', (module) => module.get_encoding('cl100k_base').encode(text, [], 'all')],
+    ['the special token not allowed', (module) => module.get_encoding('cl100k_base').encode(text, ['<|fim_prefix|>'])],
+    ['allowed_special neither a list nor "all"', (module) => module.get_encoding('gpt2').encode('hi', 'some' as never)],
+    ['disallowed_special neither a list nor "all"', (module) => module.get_encoding('gpt2').encode('hi', [], 'some' as never)],
+  ]
+  expectPeersWords(calls, ours, theirs)
+  // After tiktoken's words, batchtok's: where the token is, what the call could do instead.
+  expect(outcome(() => ours.get_encoding('cl100k_base').encode(`hi ${text}`))).toEqual({
+    threw: 'The text contains a special token that is not allowed: <|fim_prefix|> (at index 3; pass it in allowed_special to encode it as its id, or encode it with encode_ordinary as ordinary text)',
+  })
 })
 
 describe.each(ENCODINGS)('get_encoding(%s)', (name) => {

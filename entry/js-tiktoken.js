@@ -4,10 +4,12 @@
 // `encode(text, allowedSpecial = [], disallowedSpecial = 'all')` returns a `number[]` and throws on
 // special-token text that is not allowed, as js-tiktoken's does (batchtok's own `encode` encodes
 // such text as ordinary text). A model's encoding is tiktoken's, which js-tiktoken gives otherwise
-// for `davinci-002` and `babbage-002`.
+// for `davinci-002` and `babbage-002`. Its errors begin with js-tiktoken's messages
+// (`peer-errors.js`).
 
 // Through the package's main entry, as the other entry points.
 const { Tokenizer, encodingForModel: encodingNameForModel } = require('./index.js')
+const { capitalized, knownEncoding, knownModel, sayingDisallowed } = require('./peer-errors.js')
 
 /** Where a `Tiktoken` keeps its tokenizer: not a field a caller's code would meet by accident. */
 const TOKENIZER = Symbol('batchtok tokenizer')
@@ -54,7 +56,13 @@ class Tiktoken {
    * throws; any other is ordinary text.
    */
   encode(text, allowedSpecial = [], disallowedSpecial = 'all') {
-    return Array.from(this[TOKENIZER].encode(text, { allowedSpecial, disallowedSpecial }))
+    const ids = sayingDisallowed(
+      () => this[TOKENIZER].encode(text, { allowedSpecial, disallowedSpecial }),
+      (token, index) =>
+        `The text contains a special token that is not allowed: ${token} (at index ${index}; pass it in ` +
+        'allowedSpecial to encode it as its id, or [] as disallowedSpecial to encode it as ordinary text)',
+    )
+    return Array.from(ids)
   }
 
   /** The text of `tokens`; bytes that are part of a character become U+FFFD. */
@@ -65,17 +73,23 @@ class Tiktoken {
 
 /** The named encoding, with `extendSpecialTokens` added to its special tokens. */
 function getEncoding(encoding, extendSpecialTokens) {
-  return new Tiktoken(Tokenizer.fromEncoding(encoding, extendSpecialTokens && { specialTokens: extendSpecialTokens }))
+  const tokenizer = knownEncoding(encoding, capitalized, () =>
+    Tokenizer.fromEncoding(encoding, extendSpecialTokens && { specialTokens: extendSpecialTokens }),
+  )
+  return new Tiktoken(tokenizer)
 }
 
 /** The encoding of `model` (tiktoken's table), with `extendSpecialTokens` added. */
 function encodingForModel(model, extendSpecialTokens) {
-  return new Tiktoken(Tokenizer.fromModel(model, extendSpecialTokens && { specialTokens: extendSpecialTokens }))
+  const tokenizer = knownModel(model, capitalized, () =>
+    Tokenizer.fromModel(model, extendSpecialTokens && { specialTokens: extendSpecialTokens }),
+  )
+  return new Tiktoken(tokenizer)
 }
 
 /** The name of `model`'s encoding (tiktoken's table). */
 function getEncodingNameForModel(model) {
-  return encodingNameForModel(model)
+  return knownModel(model, capitalized, () => encodingNameForModel(model))
 }
 
 module.exports = { Tiktoken, getEncoding, encodingForModel, getEncodingNameForModel }

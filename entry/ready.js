@@ -5,6 +5,7 @@
 
 // Through the package's main entry, so that its tokenizers have the methods written in JavaScript.
 const { Tokenizer } = require('./index.js')
+const { sayingDisallowed } = require('./peer-errors.js')
 
 /**
  * `options` as a method takes them: a number in the options place is the index that
@@ -51,6 +52,16 @@ const SPECIAL_TOKEN_TEXTS = {
   ALL_SPECIAL_TOKENS: 'all',
 }
 
+/** `call()`, a disallowed special token reported in gpt-tokenizer's words, then batchtok's. */
+function inGptTokenizerWords(call) {
+  return sayingDisallowed(
+    call,
+    (token, index) =>
+      `Disallowed special token found: ${token} (at index ${index}; pass it in allowedSpecial to ` +
+      'encode it as its id, or leave it out of disallowedSpecial to encode it as ordinary text)',
+  )
+}
+
 /**
  * The pieces of text of `source` (an iterable or async iterable of id lists or single ids),
  * decoded as they arrive: each piece is whole characters, and the pieces joined equal
@@ -89,7 +100,7 @@ function listOf(list) {
 /** How many tokens `input` has: a string's, or a conversation's (any iterable of messages) as `encodeChat` gives them. */
 function tokenCount(tokenizer, input, options) {
   return typeof input === 'string'
-    ? tokenizer.count(input, optionsOf(options))
+    ? inGptTokenizerWords(() => tokenizer.count(input, optionsOf(options)))
     : tokenizer.encodeChat(listOf(input), chatOptionsOf(options)).length
 }
 
@@ -114,12 +125,14 @@ function readyFunctions(tokenizer) {
     : {}
   return {
     tokenizer,
-    encode: (text, options) => tokenizer.encode(text, optionsOf(options)),
+    encode: (text, options) => inGptTokenizerWords(() => tokenizer.encode(text, optionsOf(options))),
     decode: (ids, options) => tokenizer.decode(listOf(ids), optionsOf(options)),
     decodeBytes: (ids, options) => tokenizer.decodeBytes(listOf(ids), optionsOf(options)),
-    count: (text, options) => tokenizer.count(text, optionsOf(options)),
+    count: (text, options) => inGptTokenizerWords(() => tokenizer.count(text, optionsOf(options))),
     isWithinTokenLimit: (input, limit, options) => {
-      if (typeof input === 'string') return tokenizer.isWithinTokenLimit(input, limit, optionsOf(options))
+      if (typeof input === 'string') {
+        return inGptTokenizerWords(() => tokenizer.isWithinTokenLimit(input, limit, optionsOf(options)))
+      }
       const count = tokenCount(tokenizer, input, options)
       return count <= limit ? count : false
     },
@@ -134,7 +147,7 @@ function readyFunctions(tokenizer) {
     decodeStream: (source, options) => decodeStream(tokenizer, source, options),
     countTokens: (input, options) => tokenCount(tokenizer, input, options),
     encodeGenerator: function* (text, options) {
-      yield Array.from(tokenizer.encode(text, optionsOf(options)))
+      yield Array.from(inGptTokenizerWords(() => tokenizer.encode(text, optionsOf(options))))
     },
     encodeChatGenerator: function* (messages, modelOrOptions) {
       yield Array.from(tokenizer.encodeChat(listOf(messages), chatOptionsOf(modelOrOptions)))

@@ -3,12 +3,14 @@
 // requires `tiktoken` (or `tiktoken/lite`) runs on `batchtok/tiktoken` with the same arguments,
 // defaults and results: `encode(text, allowed_special = [], disallowed_special = 'all')` returns a
 // `Uint32Array` and throws on special-token text that is not allowed, and `decode` returns bytes.
+// Its errors begin with tiktoken's messages (`peer-errors.js`).
 // `free()` is there and frees nothing: a tokenizer's memory belongs to the garbage collector, and
 // the encoding stays usable. `encode_with_unstable` (the completions of a text's unstable end) is
 // not there.
 
 // Through the package's main entry, as the other entry points.
 const { Tokenizer, encodingForModel: encodingNameForModel } = require('./index.js')
+const { knownEncoding, knownModel, sayingDisallowed } = require('./peer-errors.js')
 
 /** Where a `Tiktoken` keeps its tokenizer: not a field a caller's code would meet by accident. */
 const TOKENIZER = Symbol('batchtok tokenizer')
@@ -59,7 +61,14 @@ class Tiktoken {
    * throws; any other is ordinary text.
    */
   encode(text, allowed_special = [], disallowed_special = 'all') {
-    return this[TOKENIZER].encode(text, { allowedSpecial: allowed_special, disallowedSpecial: disallowed_special })
+    checkSpecialArgument('allowed_special', allowed_special)
+    checkSpecialArgument('disallowed_special', disallowed_special)
+    return sayingDisallowed(
+      () => this[TOKENIZER].encode(text, { allowedSpecial: allowed_special, disallowedSpecial: disallowed_special }),
+      (token, index) =>
+        `The text contains a special token that is not allowed: ${token} (at index ${index}; pass it in ` +
+        'allowed_special to encode it as its id, or encode it with encode_ordinary as ordinary text)',
+    )
   }
 
   /** The ids of `text`, special-token text as ordinary text. */
@@ -105,19 +114,38 @@ class Tiktoken {
   }
 }
 
+/** tiktoken's check of `encode`'s special-token arguments: a string other than `'all'` is refused
+ * in its words (batchtok's own message names its options, not these arguments). */
+function checkSpecialArgument(name, value) {
+  if (typeof value === 'string' && value !== 'all') {
+    throw new TypeError(`Invalid value for ${name}: ${JSON.stringify(value)}; expected 'all' or an array of special tokens such as ['<|endoftext|>']`)
+  }
+}
+
+/** tiktoken's message for a model its table does not hold, then batchtok's. */
+const invalidModel = (model) => (message) => `Invalid model: ${model} (${message})`
+
 /** The named encoding, with `extend_special_tokens` added to its special tokens. */
 function get_encoding(encoding, extend_special_tokens) {
-  return new Tiktoken(Tokenizer.fromEncoding(encoding, extend_special_tokens && { specialTokens: extend_special_tokens }))
+  const tokenizer = knownEncoding(
+    encoding,
+    (message) => `Invalid encoding (${message})`,
+    () => Tokenizer.fromEncoding(encoding, extend_special_tokens && { specialTokens: extend_special_tokens }),
+  )
+  return new Tiktoken(tokenizer)
 }
 
 /** The encoding of `model` (tiktoken's table), with `extend_special_tokens` added. */
 function encoding_for_model(model, extend_special_tokens) {
-  return new Tiktoken(Tokenizer.fromModel(model, extend_special_tokens && { specialTokens: extend_special_tokens }))
+  const tokenizer = knownModel(model, invalidModel(model), () =>
+    Tokenizer.fromModel(model, extend_special_tokens && { specialTokens: extend_special_tokens }),
+  )
+  return new Tiktoken(tokenizer)
 }
 
 /** The name of `model`'s encoding (tiktoken's table). */
 function get_encoding_name_for_model(model) {
-  return encodingNameForModel(model)
+  return knownModel(model, invalidModel(model), () => encodingNameForModel(model))
 }
 
 module.exports = { Tiktoken, get_encoding, encoding_for_model, get_encoding_name_for_model }

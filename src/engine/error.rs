@@ -19,11 +19,22 @@ pub enum ErrorKind {
     NotConfigured,
 }
 
+/// The special token that made a text an [`ErrorKind::Disallowed`] error, for callers that
+/// report it in their own words (the drop-in modules, in their peer's).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DisallowedToken {
+    /// The token's text.
+    pub text: String,
+    /// Where it starts in the text, in UTF-16 code units (a JS string's index).
+    pub index: usize,
+}
+
 /// An engine-layer error: what failed, why, and (where there is one) what to do.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Error {
     kind: ErrorKind,
     message: String,
+    disallowed: Option<Box<DisallowedToken>>,
 }
 
 impl Error {
@@ -32,6 +43,15 @@ impl Error {
         Error {
             kind,
             message: message.into(),
+            disallowed: None,
+        }
+    }
+
+    /// An [`ErrorKind::Disallowed`] error about `token`, with a message for the user.
+    pub fn disallowed(token: DisallowedToken, message: impl Into<String>) -> Self {
+        Error {
+            disallowed: Some(Box::new(token)),
+            ..Error::new(ErrorKind::Disallowed, message)
         }
     }
 
@@ -43,6 +63,11 @@ impl Error {
     /// The message for the user.
     pub fn message(&self) -> &str {
         &self.message
+    }
+
+    /// The special token a disallowed-token error is about.
+    pub fn disallowed_token(&self) -> Option<&DisallowedToken> {
+        self.disallowed.as_deref()
     }
 }
 

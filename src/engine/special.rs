@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use aho_corasick::{AhoCorasick, MatchKind};
 
-use super::{Error, ErrorKind};
+use super::{DisallowedToken, Error, ErrorKind};
 
 /// Up to this many special tokens are looked for one by one; more through an automaton.
 const SEARCHED_ONE_BY_ONE: usize = 8;
@@ -229,15 +229,17 @@ pub(super) fn refuse_disallowed(text: &str, disallowed: &SpecialSet) -> Result<(
         return Ok(());
     };
     let index = text[..at].encode_utf16().count();
-    Err(Error::new(
-        ErrorKind::Disallowed,
-        format!(
-            "the text contains the disallowed special token {:?} at index {index}; pass it in \
-             allowedSpecial to encode it as its id, or leave it out of disallowedSpecial to encode it \
-             as ordinary text",
-            token.text
-        ),
-    ))
+    let message = format!(
+        "the text contains the disallowed special token {:?} at index {index}; pass it in \
+         allowedSpecial to encode it as its id, or leave it out of disallowedSpecial to encode it \
+         as ordinary text",
+        token.text
+    );
+    let token = DisallowedToken {
+        text: token.text.to_string(),
+        index,
+    };
+    Err(Error::disallowed(token, message))
 }
 
 #[cfg(test)]
@@ -361,5 +363,22 @@ mod tests {
         let err = resolve(&AllowedSpecial::Only(vec!["<|nope|>".into()]), SPECIALS).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::InvalidOption);
         assert!(err.message().contains("<|endoftext|>, <|fim_prefix|>"));
+    }
+
+    #[test]
+    fn a_disallowed_token_is_named_where_it_starts_in_utf16_units() {
+        let all = SpecialSet::new(SPECIALS.to_vec());
+        assert_eq!(refuse_disallowed("plain <|fim_prefix text", &all), Ok(()));
+        // "é" is one UTF-16 unit and two bytes, "😀" two units and four bytes.
+        let err = refuse_disallowed("é😀 <|fim_prefix|><|endoftext|>", &all).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Disallowed);
+        assert_eq!(
+            err.disallowed_token(),
+            Some(&DisallowedToken {
+                text: "<|fim_prefix|>".into(),
+                index: 4,
+            })
+        );
+        assert!(err.message().contains("\"<|fim_prefix|>\" at index 4"));
     }
 }

@@ -113,7 +113,9 @@ pub fn read_failed(env: &Env, status: napi::sys::napi_status, what: &str) -> nap
     }
 }
 
-/// An engine error as a JS error.
+/// An engine error as a JS error. A disallowed special token's carries `code`
+/// (`'ERR_DISALLOWED_SPECIAL_TOKEN'`), `token` and `index` (in the text, in UTF-16 units), which
+/// the drop-in modules read to say it in their peer's words.
 pub fn from_engine(env: &Env, error: &engine::Error) -> napi::Error {
     let class = match error.kind() {
         ErrorKind::Load | ErrorKind::Engine | ErrorKind::Disallowed | ErrorKind::NotConfigured => {
@@ -122,7 +124,19 @@ pub fn from_engine(env: &Env, error: &engine::Error) -> napi::Error {
         ErrorKind::OutOfRange => ErrorClass::Range,
         ErrorKind::InvalidOption => ErrorClass::Type,
     };
-    js_error(env, class, error.message())
+    match error.disallowed_token() {
+        Some(token) => error_with(
+            env,
+            class,
+            error.message(),
+            &[
+                (c"code", Property::Text("ERR_DISALLOWED_SPECIAL_TOKEN")),
+                (c"token", Property::Text(&token.text)),
+                (c"index", Property::Number(token.index as f64)),
+            ],
+        ),
+        None => js_error(env, class, error.message()),
+    }
 }
 
 /// A failed batch as a JS error; an aborted one carries `abort_reason` (the signal's `reason`)
