@@ -1,6 +1,7 @@
 // encodeForModel against Python tokenizers (encode_batch with enable_padding and
 // enable_truncation, written by scripts/fixtures.py into model-inputs.json) on WordPiece,
-// byte-level BPE, Unigram and two real model files (Llama 2's SentencePiece-style BPE with byte
+// byte-level BPE (also as the RoBERTa family writes it: a prefix space its template trims from
+// the offsets), Unigram and two real model files (Llama 2's SentencePiece-style BPE with byte
 // fallback, Llama 3's byte-level BPE); truncation chosen per call on the encode and count methods;
 // and the errors of bad inputs and options.
 import { readFileSync } from 'node:fs'
@@ -58,10 +59,25 @@ const files: Record<string, string> = {
   unigram: join(FIXTURES, 'tokenizers', 'unigram.json'),
   ...ensureRealTokenizers(),
 }
-const parsed = new Map<string, Record<string, unknown>>()
+const parsed = new Map<string, Record<string, any>>()
 const fileJson = (name: string) => {
-  if (!parsed.has(name)) parsed.set(name, JSON.parse(readFileSync(files[name], 'utf8')))
+  if (!parsed.has(name)) parsed.set(name, name === 'roberta' ? robertaStyle(fileJson('gpt2')) : JSON.parse(readFileSync(files[name], 'utf8')))
   return parsed.get(name)!
+}
+
+/**
+ * A byte-level file as the RoBERTa family writes theirs (scripts/fixtures.py's `roberta_style`):
+ * a space before each text and each piece after an added token, and `RobertaProcessing` trimming
+ * it out of the offsets.
+ */
+function robertaStyle(file: Record<string, any>): Record<string, any> {
+  const eos = file.added_tokens.find((token: { content: string }) => token.content === '<|endoftext|>')
+  const template = [eos.content, eos.id]
+  return {
+    ...file,
+    pre_tokenizer: { ...file.pre_tokenizer, add_prefix_space: true },
+    post_processor: { type: 'RobertaProcessing', sep: template, cls: template, trim_offsets: true, add_prefix_space: true },
+  }
 }
 
 const loaded = new Map<string, InstanceType<typeof batchtok.Tokenizer>>()

@@ -42,10 +42,11 @@ runs the reference libraries once and stores what they answer under `__test__/fi
   tokens, and the ids and decoded text of texts that hold the tokens.
 - model-inputs.json: `encode_batch` with `enable_padding` and `enable_truncation` (singles and
   pairs, both pad sides, pad_to_multiple_of, a fixed length, every truncation strategy and
-  direction, stride with overflowing) on the three fixture files and on two real model files
-  (Llama 2: SentencePiece-style BPE with byte fallback; Llama 3: byte-level BPE), every field of
-  each encoding, offsets converted from Python's characters to UTF-16 code units (JS string
-  indices).
+  direction, stride with overflowing, an added token before a character of several bytes) on the
+  three fixture files, the GPT-2 fixture written as RoBERTa's family writes theirs (a prefix
+  space, `RobertaProcessing` trimming offsets) and two real model files (Llama 2:
+  SentencePiece-style BPE with byte fallback; Llama 3: byte-level BPE), every field of each
+  encoding, offsets converted from Python's characters to UTF-16 code units (JS string indices).
 - real-files.json: the `tokenizers` ids of a few dozen of those texts, and of texts aimed at
   what the real files differ in (tabs and byte fallback, Unicode 17 characters, prefix spaces),
   for each real model tokenizer.json that scripts/real-tokenizers.js fetches (never committed;
@@ -1579,6 +1580,8 @@ def added_tokens_fixture() -> dict:
 # .cache/real-tokenizers/; the pad token each is padded with (neither file names one).
 MODEL_INPUT_REAL = {"llama2": "<unk>", "llama3": "<|end_of_text|>"}
 MODEL_INPUT_PAD = {"bert": "[PAD]", "gpt2": "<|endoftext|>", "unigram": "<unk>"}
+# The GPT-2 fixture as the RoBERTa family's files are written (`roberta_style`).
+MODEL_INPUT_VARIANTS = {"roberta": ("gpt2", "<|endoftext|>")}
 
 MODEL_INPUT_SINGLES = [
     "Hello, world!",
@@ -1619,7 +1622,26 @@ MODEL_INPUT_CASES = [
     ("fixed-length", {"length": 24}, {"max_length": 24}, MODEL_INPUT_SINGLES + MODEL_INPUT_PAIRS,
      True),
     ("no-specials", {"pad_to_multiple_of": 4}, None, MODEL_INPUT_PAIRS, False),
+    # An added token, then a character of several bytes: where RoBERTa's prefix space goes, and
+    # what its trimmed offsets become.
+    ("added-token-then-multibyte", {}, None,
+     ["x<|endoftext|>é", "<|endoftext|>😀 after", "日本<|endoftext|>語 <|endoftext|>\u3000y",
+      ["a<|endoftext|>ü", "<|endoftext|>ß"]], True),
 ]
+
+
+def roberta_style(file: dict) -> dict:
+    """A byte-level file as the RoBERTa family writes theirs: a space put before each text and
+    each piece after an added token, and `RobertaProcessing`'s template with `trim_offsets`, which
+    takes that space out of a token's offsets (Python counts them in characters)."""
+    eos = next(t for t in file["added_tokens"] if t["content"] == "<|endoftext|>")
+    template = [eos["content"], eos["id"]]
+    return {
+        **file,
+        "pre_tokenizer": {**file["pre_tokenizer"], "add_prefix_space": True},
+        "post_processor": {"type": "RobertaProcessing", "sep": template, "cls": template,
+                           "trim_offsets": True, "add_prefix_space": True},
+    }
 
 
 def utf16_offsets(text: str, start: int, end: int) -> list[int]:
@@ -1656,11 +1678,15 @@ def model_inputs_fixture() -> dict:
     files = {name: TOKENIZER_DIR / f"{name}.json" for name in MODEL_INPUT_PAD}
     real = real_file_paths()
     files.update({name: Path(real[name]) for name in MODEL_INPUT_REAL})
-    pads = {**MODEL_INPUT_PAD, **MODEL_INPUT_REAL}
+    contents = {name: json.loads(path.read_text()) for name, path in files.items()}
+    contents.update({name: roberta_style(contents[base])
+                     for name, (base, _) in MODEL_INPUT_VARIANTS.items()})
+    pads = {**MODEL_INPUT_PAD, **MODEL_INPUT_REAL,
+            **{name: pad for name, (_, pad) in MODEL_INPUT_VARIANTS.items()}}
     cases = []
-    for name, path in files.items():
+    for name, content in contents.items():
         for case, padding, truncation, inputs, add_special in MODEL_INPUT_CASES:
-            tok = Tokenizer.from_file(str(path))
+            tok = Tokenizer.from_str(json.dumps(content))
             tok.no_padding()
             tok.no_truncation()
             pad_token = pads[name]

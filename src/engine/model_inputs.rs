@@ -1083,10 +1083,10 @@ mod tests {
         let text = "a😀é";
         let mut cursor = Utf16Cursor::default();
         assert_eq!(cursor.units_at(text, 1), 1);
-        assert_eq!(cursor.units_at(text, 5), 3);
-        assert_eq!(cursor.units_at(text, 7), 4);
+        assert_eq!(cursor.units_at(text, 2), 3);
+        assert_eq!(cursor.units_at(text, 3), 4);
         assert_eq!(cursor.units_at(text, 0), 0);
-        assert_eq!(cursor.units_at(text, 3), 1);
-        assert_eq!(cursor.units_at(text, 6), 3);
+        assert_eq!(cursor.units_at(text, 1), 1);
+        assert_eq!(cursor.units_at(text, 9), 4);
     }
 }

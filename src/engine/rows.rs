@@ -262,31 +262,31 @@ impl Rows {
     }
 }
 
-/// Converts byte offsets of one text to UTF-16 code units, walking forward from the last offset
-/// asked for (offsets come mostly in order) and starting over when asked for an earlier one.
+/// Converts character offsets of one text (counted in Unicode scalar values, as the reference
+/// reports them) to UTF-16 code units, walking forward from the last offset asked for (offsets
+/// come mostly in order) and starting over when asked for an earlier one.
 #[derive(Debug, Default)]
 pub(super) struct Utf16Cursor {
+    chars: usize,
     byte: usize,
     units: u32,
 }
 
 impl Utf16Cursor {
-    /// The UTF-16 length of `text[..byte]`; a byte inside a character stands for the start of
-    /// that character, as the reference's conversion of byte offsets to characters does.
-    pub(super) fn units_at(&mut self, text: &str, byte: usize) -> u32 {
-        let byte = byte.min(text.len());
-        if byte < self.byte {
+    /// The UTF-16 length of the first `chars` characters of `text` (all of it where it has
+    /// fewer).
+    pub(super) fn units_at(&mut self, text: &str, chars: usize) -> u32 {
+        if chars < self.chars {
             *self = Utf16Cursor::default();
         }
-        let mut at = self.byte;
-        for c in text[at..].chars() {
-            if at + c.len_utf8() > byte {
+        for c in text[self.byte..].chars() {
+            if self.chars == chars {
                 break;
             }
-            at += c.len_utf8();
+            self.chars += 1;
+            self.byte += c.len_utf8();
             self.units += c.len_utf16() as u32;
         }
-        self.byte = at;
         self.units
     }
 }

@@ -318,7 +318,7 @@ impl StableEngine {
     /// with `truncation` instead of the file's: each sequence encoded (the second with type id 1),
     /// the two truncated together, then the post-processor's template. The steps are the
     /// reference's own, called one by one because the stable crate keeps truncation on the
-    /// tokenizer and a shared engine is never changed by a call. `details`: with byte offsets,
+    /// tokenizer and a shared engine is never changed by a call. `details`: with character offsets,
     /// token strings and word ids (slower), else ids, type ids and masks alone.
     pub fn encode_parts(
         &self,
@@ -331,8 +331,12 @@ impl StableEngine {
     ) -> Result<StableEncoding, Error> {
         let encode = || -> tokenizers_stable::Result<StableEncoding> {
             let tokenizer = self.tokenizer(split_special);
+            // Characters, as Python's `encode` counts them: the reference converts a sequence's
+            // byte offsets to characters before its post-processor trims them, so a trim next to
+            // a multi-byte character (RoBERTa's prefix space after an added token) moves an offset
+            // by one character there, where in bytes it would land inside the character.
             let offset_type = if details {
-                OffsetType::Byte
+                OffsetType::Char
             } else {
                 OffsetType::None
             };
