@@ -191,6 +191,18 @@ describe("gpt-tokenizer's names, on batchtok's entry points", () => {
     const { countTokens } = require('batchtok/model/gpt-4o') as Ready
     expect(() => countTokens([{ role: 'user', content: 'hi' }], { allowedSpecial: 'all' })).toThrow(/allowedSpecial/)
   })
+
+  it("encodeChat takes gpt-tokenizer's options after the model, and refuses allowedSpecial there rather than ignore it", () => {
+    const { encodeChat, encodeChatGenerator } = require('batchtok/model/gpt-4o') as Ready
+    const messages = [{ role: 'user', content: 'Hello <|endoftext|> world' }]
+    const ids = Array.from(encodeChat(messages))
+    expect(Array.from(encodeChat(messages, undefined, { model: 'gpt-4o' }))).toEqual(ids)
+    expect([messages, messages].map(encodeChat).map((row) => Array.from(row))).toEqual([ids, ids])
+    const withSpecials = { allowedSpecial: new Set(['<|endoftext|>']) } as never
+    expect(() => encodeChat(messages, 'gpt-4o', withSpecials)).toThrow(new TypeError('options.allowedSpecial is not an option of encodeChat (options: model)'))
+    expect(() => [...encodeChatGenerator(messages, undefined, withSpecials)]).toThrow(/allowedSpecial/)
+    expect(() => encodeChat(messages, 'gpt-4o', 'gpt-4o' as never)).toThrow(new TypeError('options is string; expected an object'))
+  })
 })
 
 describe('from a plain Node process', () => {

@@ -43,8 +43,12 @@ export interface ReadyFunctions {
    */
   isWithinTokenLimit(input: string | Iterable<ChatMessage>, limit: number, options?: ReadyEncodeOptions): number | false
   truncate(text: string, maxTokens: number, options?: TruncateOptions): string
-  /** `tokenizer.encodeChat`; the model may also be given as a string, as gpt-tokenizer takes it. */
-  encodeChat(messages: Iterable<ChatMessage>, modelOrOptions?: string | ChatOptions): Uint32Array
+  /**
+   * `tokenizer.encodeChat`; the model may also be given as a string, as gpt-tokenizer takes it,
+   * with the options after it. The contents' special-token text is ordinary text: gpt-tokenizer's
+   * `allowedSpecial` there is refused with a `TypeError`.
+   */
+  encodeChat(messages: Iterable<ChatMessage>, modelOrOptions?: string | ChatOptions, options?: ChatOptions): Uint32Array
   countChat(messages: readonly ChatMessage[], options?: ChatOptions): number
   /**
    * The prompt tokens of a chat completion request with functions (`Tokenizer.countChatCompletionTokens`);
@@ -67,7 +71,7 @@ export interface ReadyFunctions {
   /** gpt-tokenizer's `encodeGenerator`: the ids of `encode`, yielded as one array. */
   encodeGenerator(text: string, options?: ReadyEncodeOptions): Generator<number[], void, undefined>
   /** gpt-tokenizer's `encodeChatGenerator`: the ids of `encodeChat`, yielded as one array. */
-  encodeChatGenerator(messages: Iterable<ChatMessage>, modelOrOptions?: string | ChatOptions): Generator<number[], void, undefined>
+  encodeChatGenerator(messages: Iterable<ChatMessage>, modelOrOptions?: string | ChatOptions, options?: ChatOptions): Generator<number[], void, undefined>
   /** gpt-tokenizer's `decodeGenerator`: the text of `ids`, a piece of whole characters at a time. */
   decodeGenerator(ids: Iterable<number>, options?: DecodeOptions): Generator<string, void, undefined>
   /** gpt-tokenizer's `decodeAsyncGenerator`: `decodeStream`. */

@@ -23,11 +23,20 @@ function optionsOf(options) {
 }
 
 /**
- * `encodeChat`'s options from gpt-tokenizer's arguments too: `encodeChat(messages, model)` names
- * the model as a string, where the method takes `{ model }`.
+ * `encodeChat`'s options from gpt-tokenizer's arguments too: `encodeChat(messages, model,
+ * options)` names the model as a string, where the method takes `{ model }`, and `options` join
+ * it, so that the method refuses what it does not take (gpt-tokenizer's `allowedSpecial` for the
+ * contents) rather than have it ignored. A number in the model's place is `map`'s index, and it and
+ * the array after it are dropped.
  */
-function chatOptionsOf(modelOrOptions) {
-  return typeof modelOrOptions === 'string' ? { model: modelOrOptions } : optionsOf(modelOrOptions)
+function chatOptionsOf(modelOrOptions, options) {
+  if (typeof modelOrOptions === 'number') return undefined
+  const first = typeof modelOrOptions === 'string' ? { model: modelOrOptions } : optionsOf(modelOrOptions)
+  if (options === undefined) return first
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new TypeError(`options is ${options === null ? 'null' : Array.isArray(options) ? 'an array' : typeof options}; expected an object`)
+  }
+  return { ...first, ...optionsOf(options) }
 }
 
 /** The special tokens' texts gpt-tokenizer exports as constants, under its names. */
@@ -137,7 +146,7 @@ function readyFunctions(tokenizer) {
       return count <= limit ? count : false
     },
     truncate: (text, maxTokens, options) => tokenizer.truncate(text, maxTokens, optionsOf(options)),
-    encodeChat: (messages, modelOrOptions) => tokenizer.encodeChat(listOf(messages), chatOptionsOf(modelOrOptions)),
+    encodeChat: (messages, modelOrOptions, options) => tokenizer.encodeChat(listOf(messages), chatOptionsOf(modelOrOptions, options)),
     countChat: (messages, options) => tokenizer.countChat(messages, optionsOf(options)),
     ...chatCompletion,
     encodeBatch: (texts, options) => tokenizer.encodeBatch(texts, options),
@@ -149,8 +158,8 @@ function readyFunctions(tokenizer) {
     encodeGenerator: function* (text, options) {
       yield Array.from(inGptTokenizerWords(() => tokenizer.encode(text, optionsOf(options))))
     },
-    encodeChatGenerator: function* (messages, modelOrOptions) {
-      yield Array.from(tokenizer.encodeChat(listOf(messages), chatOptionsOf(modelOrOptions)))
+    encodeChatGenerator: function* (messages, modelOrOptions, options) {
+      yield Array.from(tokenizer.encodeChat(listOf(messages), chatOptionsOf(modelOrOptions, options)))
     },
     decodeGenerator: (ids, options) => decodeGenerator(tokenizer, ids, optionsOf(options)),
     decodeAsyncGenerator: (source, options) => decodeStream(tokenizer, source, optionsOf(options)),
