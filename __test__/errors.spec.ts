@@ -23,6 +23,20 @@ const syncCases: Case[] = [
   ['a tokenizer file that is not JSON', () => { const p = join(scratch, 'bad.json'); writeFileSync(p, '{"version": '); return Tokenizer.fromFile(p) }, Error, /bad\.json' is not valid JSON/],
   ['JSON that is not a tokenizer', () => Tokenizer.fromJSON('{"hello": 1}'), Error, /not a tokenizer\.json that Hugging Face tokenizers can read/],
   ['a truncated tokenizer.json', () => Tokenizer.fromJSON(JSON.stringify({ version: '1.0', model: { type: 'BPE' } }).slice(0, -3)), Error, /not valid JSON/],
+  [
+    'a component the reference panics on reading, saying what it said',
+    () =>
+      Tokenizer.fromJSON(
+        JSON.stringify({
+          version: '1.0',
+          added_tokens: [],
+          normalizer: { type: 'Precompiled', precompiled_charsmap: null },
+          model: { type: 'WordLevel', vocab: { a: 0 }, unk_token: 'a' },
+        }),
+      ),
+    Error,
+    /it panicked while reading the file \(Precompiled: .*invalid type: null/,
+  ],
   ['encode of a number', () => o200k.encode(7 as any), TypeError, /text is a number; expected a string/],
   ['encode of null', () => o200k.encode(null as any), TypeError, /text is null; expected a string/],
   ['encodeBatchSync of a string', () => o200k.encodeBatchSync('abc' as any), TypeError, /texts is a string; expected an array of strings/],

@@ -1,5 +1,6 @@
 //! The engine layer's one error type.
 
+use std::any::Any;
 use std::fmt;
 
 /// What went wrong, so the layer above can pick the JS error class.
@@ -78,3 +79,38 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+/// `message`, then what a caught panic said (its `&str` or `String` payload) in parentheses, so
+/// that the error replacing the panic says what went wrong inside the engine.
+pub(super) fn with_panic_text(message: &str, payload: &(dyn Any + Send)) -> String {
+    let said = payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str));
+    match said {
+        Some(said) if !said.is_empty() => format!("{message} ({said})"),
+        _ => message.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_says_what_it_said_after_the_message() {
+        let caught = |panic: fn()| std::panic::catch_unwind(panic).unwrap_err();
+        let said = caught(|| panic!("a {} payload", "String"));
+        assert_eq!(
+            with_panic_text("it panicked", &*said),
+            "it panicked (a String payload)"
+        );
+        let said = caught(|| std::panic::panic_any("a str payload"));
+        assert_eq!(
+            with_panic_text("it panicked", &*said),
+            "it panicked (a str payload)"
+        );
+        let said = caught(|| std::panic::panic_any(7_u8));
+        assert_eq!(with_panic_text("it panicked", &*said), "it panicked");
+    }
+}

@@ -48,7 +48,12 @@ impl FastokensEngine {
         let config = fastokens::tiktoken::TiktokenConfig::new(preset.pattern, Vec::new());
         let build = || fastokens::Tokenizer::from_tiktoken_ranks(&ranks, config);
         let tokenizer = std::panic::catch_unwind(std::panic::AssertUnwindSafe(build))
-            .map_err(|_| "fastokens panicked while building the engine".to_owned())?
+            .map_err(|panic| {
+                super::error::with_panic_text(
+                    "fastokens panicked while building the engine",
+                    &*panic,
+                )
+            })?
             .map_err(|e| e.to_string())?;
         Ok(FastokensEngine { tokenizer })
     }
@@ -70,7 +75,11 @@ impl Engine for FastokensEngine {
     ) -> Result<(), Error> {
         let encode = || self.tokenizer.encode_ordinary(text);
         let ids = std::panic::catch_unwind(std::panic::AssertUnwindSafe(encode))
-            .map_err(|_| Error::new(ErrorKind::Engine, "fastokens panicked while encoding"))?
+            .map_err(|panic| {
+                let message =
+                    super::error::with_panic_text("fastokens panicked while encoding", &*panic);
+                Error::new(ErrorKind::Engine, message)
+            })?
             .map_err(|e| Error::new(ErrorKind::Engine, format!("encoding failed: {e}")))?;
         out.extend_from_slice(&ids);
         Ok(())

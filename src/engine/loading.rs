@@ -265,10 +265,11 @@ impl Engines {
     /// included, so nothing waits for it forever.
     fn build_release_candidate(&self, json: Arc<String>, origin: &str) {
         let mut settled = std::panic::catch_unwind(AssertUnwindSafe(|| self.settle(json, origin)))
-            .unwrap_or_else(|_| {
-                Settled::stable(Route::stable_because(
-                    "it panicked while reading the file".to_owned(),
-                ))
+            .unwrap_or_else(|panic| {
+                Settled::stable(Route::stable_because(super::error::with_panic_text(
+                    "it panicked while reading the file",
+                    &*panic,
+                )))
             });
         let _ = self.file_special_tokens.set(SpecialTokens::default());
         let outline_vocabulary = settled.outline_vocabulary.take();

@@ -334,7 +334,12 @@ impl RankModel {
                 // The build reads only the embedded table; a panic in it is a bug, reported as an
                 // error rather than taking the thread (or the process) down.
                 std::panic::catch_unwind(|| build_tokenizer(table, self.merge_splits, self.pattern))
-                    .unwrap_or_else(|_| Err("building the engine panicked".to_owned()))
+                    .unwrap_or_else(|panic| {
+                        Err(super::error::with_panic_text(
+                            "building the engine panicked",
+                            &*panic,
+                        ))
+                    })
                     .map(PipelineEngine::from_tokenizer)
                     .map_err(|e| self.corrupt(e))
             })

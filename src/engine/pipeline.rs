@@ -104,8 +104,12 @@ impl PipelineEngine {
                 ..PipelineEngine::from_tokenizer(tokenizer)
             })
         };
-        std::panic::catch_unwind(AssertUnwindSafe(read))
-            .unwrap_or_else(|_| Err("it panicked while reading the file".to_owned()))
+        std::panic::catch_unwind(AssertUnwindSafe(read)).unwrap_or_else(|panic| {
+            Err(super::error::with_panic_text(
+                "it panicked while reading the file",
+                &*panic,
+            ))
+        })
     }
 
     /// Why the engine cannot encode every text of this tokenizer exactly as the reference, if it

@@ -13,6 +13,7 @@ use tokenizers_stable::{
     AddedToken, Model, PostProcessor, PreTokenizer, Tokenizer as StableTokenizer,
 };
 
+use super::error::with_panic_text;
 use super::rows::{self, FilePadding, Side, StableEncoding, Truncation};
 use super::{Engine, Error, ErrorKind, Ids, Scratch, stable_reader};
 
@@ -129,7 +130,7 @@ impl StableEngine {
         }
         // Whatever else the stable crate panics on is a refusal too, as for the release candidate.
         let mut tokenizer = std::panic::catch_unwind(|| stable_reader::read(json))
-            .map_err(|_| "it panicked while reading the file".to_owned())??;
+            .map_err(|panic| with_panic_text("it panicked while reading the file", &*panic))??;
         let file_padding = tokenizer.get_padding().cloned();
         tokenizer.with_padding(None);
         let locks_a_shared_cache = matches!(tokenizer.get_model(), ModelWrapper::Unigram(_));
@@ -259,7 +260,7 @@ impl StableEngine {
             self.tokenizer(split_special)
                 .encode(text, add_special_tokens)
         }))
-        .map_err(|_| "the stable engine panicked".to_owned())?
+        .map_err(|panic| with_panic_text("the stable engine panicked", &*panic))?
         .map_err(|e| e.to_string())?;
         Ok(encoding
             .get_offsets()
@@ -476,10 +477,10 @@ impl Engine for StableEngine {
         std::panic::catch_unwind(AssertUnwindSafe(|| {
             self.splitting.decode(ids, skip_special_tokens)
         }))
-        .map_err(|_| {
+        .map_err(|panic| {
             Error::new(
                 ErrorKind::Engine,
-                "decoding failed: the stable engine panicked",
+                with_panic_text("decoding failed: the stable engine panicked", &*panic),
             )
         })?
         .map_err(|e| Error::new(ErrorKind::Engine, format!("decoding failed: {e}")))
@@ -512,7 +513,7 @@ fn encode_panic_error(panic: &(dyn std::any::Any + Send)) -> Error {
     }
     Error::new(
         ErrorKind::Engine,
-        "encoding failed: the stable engine panicked",
+        with_panic_text("encoding failed: the stable engine panicked", panic),
     )
 }
 
