@@ -80,14 +80,19 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
-/// `message`, then what a caught panic said (its `&str` or `String` payload) in parentheses, so
-/// that the error replacing the panic says what went wrong inside the engine.
-pub(super) fn with_panic_text(message: &str, payload: &(dyn Any + Send)) -> String {
-    let said = payload
+/// What a caught panic said: its payload where that is a `&str` or a `String` (as `panic!`
+/// makes it), else `None`.
+pub fn panic_text(payload: &(dyn Any + Send)) -> Option<&str> {
+    payload
         .downcast_ref::<&str>()
         .copied()
-        .or_else(|| payload.downcast_ref::<String>().map(String::as_str));
-    match said {
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+}
+
+/// `message`, then what a caught panic said ([`panic_text`]) in parentheses, so that the error
+/// replacing the panic says what went wrong inside the engine.
+pub(super) fn with_panic_text(message: &str, payload: &(dyn Any + Send)) -> String {
+    match panic_text(payload) {
         Some(said) if !said.is_empty() => format!("{message} ({said})"),
         _ => message.to_owned(),
     }

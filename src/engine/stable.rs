@@ -13,7 +13,7 @@ use tokenizers_stable::{
     AddedToken, Model, PostProcessor, PreTokenizer, Tokenizer as StableTokenizer,
 };
 
-use super::error::with_panic_text;
+use super::error::{panic_text, with_panic_text};
 use super::rows::{self, FilePadding, Side, StableEncoding, Truncation};
 use super::{Engine, Error, ErrorKind, Ids, Scratch, stable_reader};
 
@@ -494,11 +494,7 @@ const RETRY_LIMIT_MESSAGE: &str = "retry-limit-in-match over";
 /// The error for a panic raised while the stable crate encoded a text.
 #[cold]
 fn encode_panic_error(panic: &(dyn std::any::Any + Send)) -> Error {
-    let message = panic
-        .downcast_ref::<String>()
-        .map(String::as_str)
-        .or_else(|| panic.downcast_ref::<&str>().copied())
-        .unwrap_or("");
+    let message = panic_text(panic).unwrap_or("");
     if message.contains(RETRY_LIMIT_MESSAGE) {
         // Oniguruma gives up on a match attempt after a fixed number of backtracking steps (ten
         // million by default), so such a text fails in bounded time; the reference, on the same

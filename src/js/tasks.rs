@@ -33,12 +33,8 @@ impl<T> TaskOutput<T> {
     /// Runs `work`, turning a panic into `Panicked` so it never unwinds into libuv.
     pub fn of(work: impl FnOnce() -> TaskOutput<T>) -> TaskOutput<T> {
         catch_unwind(AssertUnwindSafe(work)).unwrap_or_else(|panic| {
-            let message = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".to_owned());
-            TaskOutput::Panicked(message)
+            let message = engine::panic_text(&*panic).unwrap_or("unknown panic");
+            TaskOutput::Panicked(message.to_owned())
         })
     }
 
