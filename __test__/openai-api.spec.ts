@@ -348,6 +348,7 @@ describe('disallowedSpecial', () => {
   })
 
   it.each(OPENAI_ENCODINGS)('%s: batch methods reject (never throw) naming the text, the token and its index', async (encoding) => {
+    const properties = (text: string, token: string) => ({ itemIndex: 2, code: 'ERR_DISALLOWED_SPECIAL_TOKEN', token, index: text.indexOf(token) })
     const tokenizer = tokenizerFor(encoding)
     const token = SPECIALS[encoding][0]
     for (const [at, text] of batchTexts(token).entries()) {
@@ -369,8 +370,10 @@ describe('disallowedSpecial', () => {
         const error = await promise!.then(() => null, (e: Error) => e)
         expect(error, name).toBeInstanceOf(Error)
         expect(error!.message, name).toMatch(pattern)
+        expect({ ...error }, name).toEqual(properties(text, token))
       }
       expect(() => tokenizer.encodeBatchSync(batch, { disallowedSpecial: 'all' })).toThrow(pattern)
+      expect(() => tokenizer.encodeBatchSync(batch, { disallowedSpecial: 'all' })).toThrow(expect.objectContaining(properties(text, token)))
       // Without the option the batch encodes, the token as ordinary text.
       expect((await tokenizer.encodeBatch(batch)).toArrays()).toEqual(batch.map((t) => Array.from(tokenizer.encode(t))))
     }

@@ -58,6 +58,9 @@ describe('encodeStream', () => {
         message: expect.stringMatching(/^document 3 of the stream: item 1 of the batch failed: .*disallowed special token "<\|endoftext\|>"/),
         documentIndex: 3,
         itemIndex: 1,
+        code: 'ERR_DISALLOWED_SPECIAL_TOKEN',
+        token: '<|endoftext|>',
+        index: 2,
       }),
     )
     // Strings, then bytes: the byte batch starts at document 2.

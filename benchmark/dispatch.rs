@@ -14,7 +14,7 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use batchtok::scheduler::plan::running_totals;
-use batchtok::scheduler::{Batch, CancelToken, Policy, Scheduler, SchedulerConfig};
+use batchtok::scheduler::{Batch, CancelToken, ItemError, Policy, Scheduler, SchedulerConfig};
 
 /// Items whose work is either a single push or busy work proportional to their cost.
 struct Synthetic {
@@ -63,7 +63,7 @@ impl Batch for Synthetic {
     fn mark(&self, sink: &Vec<u32>) -> usize {
         sink.len()
     }
-    fn process(&self, index: usize, sink: &mut Vec<u32>) -> Result<(), String> {
+    fn process(&self, index: usize, sink: &mut Vec<u32>) -> Result<(), ItemError> {
         let extra = if self.spin_per_byte == 0 {
             0
         } else {

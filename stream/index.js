@@ -117,13 +117,14 @@ function withEos({ ids, offsets }, eosId) {
 /**
  * `error`, where it is about one text of `batch` (its `itemIndex`) and the batch knows where it
  * starts in the stream (`firstDocument`), as an error that names the document by its index in the
- * whole stream (`documentIndex`), the original as its `cause`.
+ * whole stream (`documentIndex`), with the original's properties (`itemIndex`, a disallowed
+ * token's `code`, `token` and `index`) and the original as its `cause`.
  */
 function placedInStream(error, batch) {
   if (batch.firstDocument === undefined || !(error instanceof Error) || typeof error.itemIndex !== 'number') return error
   const documentIndex = batch.firstDocument + error.itemIndex
   const placed = new error.constructor(`document ${documentIndex} of the stream: ${error.message}`, { cause: error })
-  return Object.assign(placed, { itemIndex: error.itemIndex, documentIndex })
+  return Object.assign(placed, { ...error, documentIndex })
 }
 
 /** `error` with the batch's `source` as its own `source`, unless it already names one. */

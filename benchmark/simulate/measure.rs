@@ -11,7 +11,7 @@ use std::time::Instant;
 use batchtok::batch::encode_all;
 use batchtok::engine::{AllowedSpecial, Ids, Scratch, Tokenizer};
 use batchtok::scheduler::plan::{plan, plan_cumulative};
-use batchtok::scheduler::{Batch, CancelToken, Policy, Scheduler, SchedulerConfig};
+use batchtok::scheduler::{Batch, CancelToken, ItemError, Policy, Scheduler, SchedulerConfig};
 
 use crate::corpus;
 use crate::model::{Items, default_plan_params};
@@ -90,7 +90,7 @@ impl Batch for Trivial {
     fn mark(&self, sink: &Vec<u32>) -> usize {
         sink.len()
     }
-    fn process(&self, index: usize, sink: &mut Vec<u32>) -> Result<(), String> {
+    fn process(&self, index: usize, sink: &mut Vec<u32>) -> Result<(), ItemError> {
         sink.push(index as u32);
         Ok(())
     }

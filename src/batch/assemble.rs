@@ -12,7 +12,7 @@
 
 use std::mem::MaybeUninit;
 
-use crate::scheduler::{Batch, BatchError, CancelToken, Scheduler};
+use crate::scheduler::{Batch, BatchError, CancelToken, ItemError, Scheduler};
 
 /// One chunk's ids and where they go.
 struct Piece<'a> {
@@ -48,7 +48,7 @@ impl Batch for CopyPieces<'_> {
 
     fn mark(&self, _sink: &()) {}
 
-    fn process(&self, index: usize, _sink: &mut ()) -> Result<(), String> {
+    fn process(&self, index: usize, _sink: &mut ()) -> Result<(), ItemError> {
         let Piece { ids, at } = self.pieces[index];
         // SAFETY: `at..at + ids.len()` lies within the destination's capacity and no other piece
         // covers it (the module's invariant); the source is another allocation.

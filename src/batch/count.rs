@@ -2,7 +2,7 @@
 
 use super::{Failure, Texts};
 use crate::engine::{EncodeMode, Ids, Scratch, Tokenizer};
-use crate::scheduler::{Batch, CancelToken, Scheduler};
+use crate::scheduler::{Batch, CancelToken, ItemError, Scheduler};
 
 /// Counting the tokens of every text of `texts`, as scheduler work.
 pub struct CountBatch<'a> {
@@ -63,16 +63,14 @@ impl<'a> Batch for CountBatch<'a> {
     }
 
     #[inline]
-    fn process(&self, index: usize, sink: &mut CountSink<'a>) -> Result<(), String> {
+    fn process(&self, index: usize, sink: &mut CountSink<'a>) -> Result<(), ItemError> {
         sink.ids.clear();
-        self.tokenizer
-            .encode_into(
-                self.texts.get(index),
-                self.mode,
-                &mut sink.scratch,
-                &mut sink.ids,
-            )
-            .map_err(|e| e.to_string())?;
+        self.tokenizer.encode_into(
+            self.texts.get(index),
+            self.mode,
+            &mut sink.scratch,
+            &mut sink.ids,
+        )?;
         let count = u32::try_from(sink.ids.len())
             .map_err(|_| format!("{} tokens do not fit a u32 count", sink.ids.len()))?;
         sink.counts.push(count);

@@ -1,8 +1,8 @@
 //! Encoding a batch: each worker appends ids to its own buffer; one pass assembles the result.
 
 use super::{Failure, Texts, assemble};
-use crate::engine::{EncodeMode, Ids, Scratch, Tokenizer};
-use crate::scheduler::{Batch, CancelToken, Chunk, Scheduler};
+use crate::engine::{self, EncodeMode, Ids, Scratch, Tokenizer};
+use crate::scheduler::{Batch, CancelToken, Chunk, ItemError, Scheduler};
 
 /// The ids of a whole batch: `ids[offsets[i]..offsets[i + 1]]` are the ids of text `i`.
 #[derive(Debug, Default)]
@@ -53,11 +53,11 @@ impl<'a> IdSink<'a> {
         tokenizer: &'a Tokenizer,
         text: &str,
         mode: &EncodeMode,
-    ) -> Result<(), String> {
+    ) -> Result<(), engine::Error> {
         let before = self.ids.len();
         if let Err(e) = tokenizer.encode_into(text, mode, &mut self.scratch, &mut self.ids) {
             self.ids.truncate(before);
-            return Err(e.to_string());
+            return Err(e);
         }
         self.counts.push((self.ids.len() - before) as u32);
         Ok(())
@@ -123,8 +123,8 @@ impl<'a> Batch for EncodeBatch<'a> {
     }
 
     #[inline]
-    fn process(&self, index: usize, sink: &mut IdSink<'a>) -> Result<(), String> {
-        sink.encode(self.tokenizer, self.texts.get(index), self.mode)
+    fn process(&self, index: usize, sink: &mut IdSink<'a>) -> Result<(), ItemError> {
+        Ok(sink.encode(self.tokenizer, self.texts.get(index), self.mode)?)
     }
 
     fn locks_taken(&self, sink: &IdSink<'a>) -> Option<u64> {

@@ -20,7 +20,7 @@ use super::jsonl::{self, RecordError};
 use super::texts::utf8;
 use super::{Encoded, Failure};
 use crate::engine::{EncodeMode, Tokenizer};
-use crate::scheduler::{Batch, BatchError, CancelToken, Scheduler};
+use crate::scheduler::{Batch, BatchError, CancelToken, ItemError, Scheduler};
 
 /// Bytes per segment of lines: large enough that the per-segment work (a claim, a UTF-8 check)
 /// is small beside encoding it, small enough that a batch of 1 MiB makes dozens of segments, so
@@ -61,6 +61,8 @@ impl fmt::Display for LineError {
         }
     }
 }
+
+impl std::error::Error for LineError {}
 
 /// Why [`encode_lines`] produced nothing.
 #[derive(Debug)]
@@ -248,10 +250,10 @@ fn first_failure(
             Ok(None) => {}
             Ok(Some(text)) => {
                 // Only a failure is wanted: a fresh sink per document keeps no ids.
-                if let Err(message) = IdSink::with_capacity(0).encode(tokenizer, text, mode) {
+                if let Err(error) = IdSink::with_capacity(0).encode(tokenizer, text, mode) {
                     let failure = Failure::Batch(BatchError::ItemFailed {
                         index: document,
-                        message,
+                        error: error.into(),
                     });
                     return Some(LinesFailure::Document { line, failure });
                 }
@@ -311,15 +313,14 @@ impl<'a> Batch for LinesBatch<'a> {
         sink.ids.mark()
     }
 
-    fn process(&self, index: usize, sink: &mut LinesSink<'a>) -> Result<(), String> {
+    fn process(&self, index: usize, sink: &mut LinesSink<'a>) -> Result<(), ItemError> {
         // One check for the whole segment: a line break is ASCII, so every line of a UTF-8
         // segment is UTF-8 on its own. A failing segment is searched line by line afterwards.
         let Ok(segment) = utf8(self.segment(index)) else {
-            return Err("not UTF-8".to_owned());
+            return Err("not UTF-8".into());
         };
         for line in lines(segment) {
-            let document = document_of(line, self.format, &mut sink.scratch)
-                .map_err(|error| error.to_string())?;
+            let document = document_of(line, self.format, &mut sink.scratch)?;
             if let Some(text) = document {
                 sink.ids.encode(self.tokenizer, text, self.mode)?;
                 sink.text_bytes += text.len();

@@ -9,7 +9,7 @@ use crate::engine::{
     self, IdElement, Layout, ModelInputs, Padding, Piece, RowOptions, Rows, RowsWindow, Scratch,
     Tokenizer, Unfilled,
 };
-use crate::scheduler::{Batch, BatchError, CancelToken, Scheduler};
+use crate::scheduler::{Batch, BatchError, CancelToken, ItemError, Scheduler};
 
 /// The inputs of a call: texts, and pairs of texts, as one [`Texts`].
 #[derive(Debug, Default)]
@@ -112,7 +112,7 @@ impl<'a> Batch for RowsBatch<'a> {
         (sink.rows.ends.len(), sink.rows.rows_per_input.len())
     }
 
-    fn process(&self, index: usize, sink: &mut RowsSink<'a>) -> Result<(), String> {
+    fn process(&self, index: usize, sink: &mut RowsSink<'a>) -> Result<(), ItemError> {
         let (first, second) = self.inputs.get(index);
         let (rows, inputs) = self.mark(sink);
         self.tokenizer
@@ -125,7 +125,7 @@ impl<'a> Batch for RowsBatch<'a> {
             )
             .map_err(|e| {
                 sink.rows.truncate_to(rows, inputs);
-                e.to_string()
+                e.into()
             })
     }
 
@@ -163,7 +163,7 @@ impl<T: IdElement> Batch for PadBatch<'_, '_, T> {
 
     fn mark(&self, _sink: &()) {}
 
-    fn process(&self, index: usize, _sink: &mut ()) -> Result<(), String> {
+    fn process(&self, index: usize, _sink: &mut ()) -> Result<(), ItemError> {
         let window = self.windows[index]
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -233,7 +233,7 @@ pub fn model_inputs_all<T: IdElement>(
     if let Some(index) = unpadded {
         return Err(Failure::Batch(BatchError::ItemFailed {
             index,
-            message: "a piece of the model inputs was not padded".into(),
+            error: "a piece of the model inputs was not padded".into(),
         }));
     }
     drop(pad);

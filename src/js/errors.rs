@@ -7,7 +7,7 @@ use napi::bindgen_prelude::Unknown;
 
 use super::raw::{self, ErrorConstructor};
 use crate::batch::Failure;
-use crate::engine::{self, ErrorKind};
+use crate::engine::{self, DisallowedToken, ErrorKind};
 use crate::scheduler::BatchError;
 
 /// The JS class of an error.
@@ -113,9 +113,8 @@ pub fn read_failed(env: &Env, status: napi::sys::napi_status, what: &str) -> nap
     }
 }
 
-/// An engine error as a JS error. A disallowed special token's carries `code`
-/// (`'ERR_DISALLOWED_SPECIAL_TOKEN'`), `token` and `index` (in the text, in UTF-16 units), which
-/// the drop-in modules read to say it in their peer's words.
+/// An engine error as a JS error. A disallowed special token's carries its
+/// [`disallowed_properties`], which the drop-in modules read to say it in their peer's words.
 pub fn from_engine(env: &Env, error: &engine::Error) -> napi::Error {
     let class = match error.kind() {
         ErrorKind::Load | ErrorKind::Engine | ErrorKind::Disallowed | ErrorKind::NotConfigured => {
@@ -125,22 +124,24 @@ pub fn from_engine(env: &Env, error: &engine::Error) -> napi::Error {
         ErrorKind::InvalidOption => ErrorClass::Type,
     };
     match error.disallowed_token() {
-        Some(token) => error_with(
-            env,
-            class,
-            error.message(),
-            &[
-                (c"code", Property::Text("ERR_DISALLOWED_SPECIAL_TOKEN")),
-                (c"token", Property::Text(&token.text)),
-                (c"index", Property::Number(token.index as f64)),
-            ],
-        ),
+        Some(token) => error_with(env, class, error.message(), &disallowed_properties(token)),
         None => js_error(env, class, error.message()),
     }
 }
 
+/// What an error about a disallowed special token carries besides its message: `code`
+/// (`'ERR_DISALLOWED_SPECIAL_TOKEN'`), `token` and `index` (in the text, in UTF-16 units).
+fn disallowed_properties<'a>(token: &'a DisallowedToken) -> [(&'static CStr, Property<'a, 'a>); 3] {
+    [
+        (c"code", Property::Text("ERR_DISALLOWED_SPECIAL_TOKEN")),
+        (c"token", Property::Text(&token.text)),
+        (c"index", Property::Number(token.index as f64)),
+    ]
+}
+
 /// A failed batch as a JS error; an aborted one carries `abort_reason` (the signal's `reason`)
-/// as its `cause`, as Node's own `AbortError`s do.
+/// as its `cause`, as Node's own `AbortError`s do, and an item's failure its `itemIndex` (with
+/// the [`disallowed_properties`] where a disallowed special token failed it).
 pub fn from_failure(env: &Env, failure: &Failure, abort_reason: Option<&Unknown>) -> napi::Error {
     match failure {
         Failure::Batch(BatchError::Cancelled) => {
@@ -152,12 +153,20 @@ pub fn from_failure(env: &Env, failure: &Failure, abort_reason: Option<&Unknown>
                 cause.as_slice(),
             )
         }
-        Failure::Batch(BatchError::ItemFailed { index, message }) => item_error(
-            env,
-            ErrorClass::Error,
-            &format!("item {index} of the batch failed: {message}"),
-            *index,
-        ),
+        Failure::Batch(BatchError::ItemFailed { index, error }) => {
+            let message = format!("item {index} of the batch failed: {error}");
+            let item = (c"itemIndex", Property::Number(*index as f64));
+            let token = error
+                .downcast_ref::<engine::Error>()
+                .and_then(engine::Error::disallowed_token);
+            match token {
+                Some(token) => {
+                    let [code, text, at] = disallowed_properties(token);
+                    error_with(env, ErrorClass::Error, &message, &[item, code, text, at])
+                }
+                None => error_with(env, ErrorClass::Error, &message, &[item]),
+            }
+        }
         Failure::Batch(BatchError::Panicked { index, message }) => item_error(
             env,
             ErrorClass::Error,

@@ -144,17 +144,15 @@ impl LinesCall {
             Err(LinesFailure::Line { line, error }) => Err(line_error(env, line, &error)),
             Err(LinesFailure::Document { line, failure }) => {
                 let reason = match &failure {
-                    Failure::Batch(
-                        BatchError::ItemFailed { message, .. }
-                        | BatchError::Panicked { message, .. },
-                    ) => message.as_str(),
-                    _ => "it did not encode",
+                    Failure::Batch(BatchError::ItemFailed { error, .. }) => error.to_string(),
+                    Failure::Batch(BatchError::Panicked { message, .. }) => message.clone(),
+                    _ => "it did not encode".to_owned(),
                 };
                 Err(with_line(
                     env,
                     line,
                     "ERR_ENCODE",
-                    reason,
+                    &reason,
                     "the line's document did not encode",
                 ))
             }

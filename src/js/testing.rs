@@ -11,7 +11,7 @@ use napi_derive::napi;
 use super::scheduler::default_runner;
 use super::tasks::TaskOutput;
 use crate::batch::Failure;
-use crate::scheduler::{Batch, CancelToken, Scheduler};
+use crate::scheduler::{Batch, CancelToken, ItemError, Scheduler};
 
 /// A batch of `len` items whose item `panic_at` panics.
 struct PanickingBatch {
@@ -32,7 +32,7 @@ impl Batch for PanickingBatch {
     }
     fn new_sink(&self) {}
     fn mark(&self, _sink: &()) {}
-    fn process(&self, index: usize, _sink: &mut ()) -> Result<(), String> {
+    fn process(&self, index: usize, _sink: &mut ()) -> Result<(), ItemError> {
         if index == self.panic_at {
             panic!("test panic at item {index}");
         }

@@ -48,8 +48,9 @@ pub trait Batch: Sync {
     fn mark(&self, sink: &Self::Sink) -> Self::Mark;
 
     /// Process item `index`, appending its output to `sink`. An `Err` fails the batch naming
-    /// the index.
-    fn process(&self, index: usize, sink: &mut Self::Sink) -> Result<(), String>;
+    /// the index, and carries the error as it is (a `String` converts with `?` or `.into()`), so
+    /// that whoever reports the failure can read its details back.
+    fn process(&self, index: usize, sink: &mut Self::Sink) -> Result<(), ItemError>;
 
     /// Called on the thread that filled `sink` as soon as it takes no more items: when its rayon
     /// leaf job, its participation in a chunked batch or the serial loop ends, before the output
@@ -90,17 +91,20 @@ pub struct BatchOutput<B: Batch> {
     pub stats: BatchStats,
 }
 
+/// What [`Batch::process`] fails with: any error, boxed, which the scheduler only carries.
+pub type ItemError = Box<dyn std::error::Error + Send + Sync>;
+
 /// Why a batch did not complete.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug)]
 pub enum BatchError {
     /// The batch's [`super::CancelToken`] was cancelled before all chunks were handed out.
     Cancelled,
-    /// `process` returned `Err(message)` for item `index` (the lowest failing index observed).
+    /// `process` returned `Err(error)` for item `index` (the lowest failing index observed).
     ItemFailed {
         /// The failing item.
         index: usize,
         /// What `process` returned.
-        message: String,
+        error: ItemError,
     },
     /// `process` panicked on item `index`.
     Panicked {
@@ -127,9 +131,7 @@ impl fmt::Display for BatchError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             BatchError::Cancelled => f.write_str("batch cancelled"),
-            BatchError::ItemFailed { index, message } => {
-                write!(f, "item {index} failed: {message}")
-            }
+            BatchError::ItemFailed { index, error } => write!(f, "item {index} failed: {error}"),
             BatchError::Panicked { index, message } => {
                 write!(f, "panic while processing item {index}: {message}")
             }
@@ -138,6 +140,33 @@ impl fmt::Display for BatchError {
 }
 
 impl std::error::Error for BatchError {}
+
+/// Two failures are equal when they are of the same kind, name the same item and say the same
+/// thing: an item's error is compared by its text, as nothing more is known of its type.
+impl PartialEq for BatchError {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (BatchError::Cancelled, BatchError::Cancelled) => true,
+            (
+                BatchError::ItemFailed { index, error },
+                BatchError::ItemFailed {
+                    index: other_index,
+                    error: other_error,
+                },
+            ) => index == other_index && error.to_string() == other_error.to_string(),
+            (
+                BatchError::Panicked { index, message },
+                BatchError::Panicked {
+                    index: other_index,
+                    message: other_message,
+                },
+            ) => index == other_index && message == other_message,
+            _ => false,
+        }
+    }
+}
+
+impl Eq for BatchError {}
 
 /// The sinks and the sorted chunk index of a finished batch.
 pub(super) type SinksAndChunks<B> = (Vec<<B as Batch>::Sink>, Vec<Chunk<<B as Batch>::Mark>>);
@@ -206,7 +235,7 @@ mod tests {
         let slot = FailureSlot::default();
         slot.record(BatchError::ItemFailed {
             index: 9,
-            message: "a".into(),
+            error: "a".into(),
         });
         slot.record(BatchError::Panicked {
             index: 3,
@@ -214,7 +243,7 @@ mod tests {
         });
         slot.record(BatchError::ItemFailed {
             index: 5,
-            message: "c".into(),
+            error: "c".into(),
         });
         assert_eq!(
             slot.take(),
@@ -230,7 +259,7 @@ mod tests {
     fn display_and_panic_messages() {
         let e = BatchError::ItemFailed {
             index: 4,
-            message: "bad utf-8".into(),
+            error: "bad utf-8".into(),
         };
         assert_eq!(e.to_string(), "item 4 failed: bad utf-8");
         assert_eq!(BatchError::Cancelled.to_string(), "batch cancelled");

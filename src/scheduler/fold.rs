@@ -203,9 +203,9 @@ mod tests {
 
     #[test]
     fn failure_wins_over_cancellation_and_output() {
-        let failed = BatchError::ItemFailed {
+        let failed = || BatchError::ItemFailed {
             index: 1,
-            message: "x".into(),
+            error: "x".into(),
         };
         let start = || {
             let mut fold = OutcomeFold::<TestBatch<'static>>::new(BatchStats {
@@ -215,8 +215,8 @@ mod tests {
             fold.add(0, output(Some(vec![]), &[(0, 1)], 1));
             fold
         };
-        let outcome = start().finish(2, Some(failed.clone()), true);
-        assert_eq!(outcome.result.err(), Some(failed));
+        let outcome = start().finish(2, Some(failed()), true);
+        assert_eq!(outcome.result.err(), Some(failed()));
         assert_eq!(outcome.stats.items, 1);
         let outcome = start().finish(2, None, true);
         assert_eq!(outcome.result.err(), Some(BatchError::Cancelled));

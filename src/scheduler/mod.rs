@@ -54,7 +54,7 @@ mod testing;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
-pub use batch::{Batch, BatchError, BatchOutput, Chunk};
+pub use batch::{Batch, BatchError, BatchOutput, Chunk, ItemError};
 pub use cancel::CancelToken;
 pub use config::{
     ConfigError, DEFAULT_GUIDED_DIVISOR, DEFAULT_INLINE_BELOW_BYTES, DEFAULT_MAX_CHUNK_BYTES,

@@ -352,7 +352,7 @@ impl<'a, B: Batch> Job<'a, B> {
                 current = i;
                 batch
                     .process(i, sink)
-                    .map_err(|message| BatchError::ItemFailed { index: i, message })?;
+                    .map_err(|error| BatchError::ItemFailed { index: i, error })?;
             }
             Ok((start, batch.mark(sink)))
         }));
@@ -484,7 +484,7 @@ mod tests {
             failure,
             Some(BatchError::ItemFailed {
                 index: 7,
-                message: "seven".into()
+                error: "seven".into()
             })
         );
         assert!(!cancelled);

@@ -110,7 +110,7 @@ pub(super) fn run<B: Batch>(
             let sink = leaf.sink.as_mut().expect("created above");
             batch
                 .process(i, sink)
-                .map_err(|message| BatchError::ItemFailed { index: i, message })
+                .map_err(|error| BatchError::ItemFailed { index: i, error })
         }));
         match outcome {
             Ok(Ok(())) => leaf.items.end = i + 1,

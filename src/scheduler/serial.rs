@@ -27,7 +27,7 @@ pub(super) fn run<B: Batch>(batch: &B, cancel: &CancelToken) -> Outcome<B> {
             bytes = bytes.saturating_add(batch.cost(i));
             batch
                 .process(i, &mut sink)
-                .map_err(|message| BatchError::ItemFailed { index: i, message })?;
+                .map_err(|error| BatchError::ItemFailed { index: i, error })?;
         }
         let end = batch.mark(&sink);
         batch.seal_sink(&mut sink);
@@ -99,7 +99,7 @@ mod tests {
             err,
             BatchError::ItemFailed {
                 index: 42,
-                message: "bad 42".into()
+                error: "bad 42".into()
             }
         );
     }

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use super::BatchOutput;
-use super::batch::{Batch, Chunk, Outcome, tiles};
+use super::batch::{Batch, Chunk, ItemError, Outcome, tiles};
 use super::config::{MAX_THREADS, Policy};
 use super::plan::running_totals;
 use super::pool::PUBLISH_OPS;
@@ -167,7 +167,7 @@ impl Batch for TestBatch<'_> {
         sink.len()
     }
 
-    fn process(&self, index: usize, sink: &mut Vec<u64>) -> Result<(), String> {
+    fn process(&self, index: usize, sink: &mut Vec<u64>) -> Result<(), ItemError> {
         // SeqCst: test bookkeeping, clarity over speed.
         self.started.fetch_add(1, Ordering::SeqCst);
         self.in_flight.fetch_add(1, Ordering::SeqCst);

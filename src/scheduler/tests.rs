@@ -224,12 +224,12 @@ fn item_errors_name_a_failing_index() {
             .run(&batch, &CancelToken::new())
             .err()
             .unwrap();
-        let BatchError::ItemFailed { index, message } = err else {
+        let BatchError::ItemFailed { index, error } = err else {
             panic!("{policy}: {err}")
         };
         assert!(
-            failing.contains(&index) && message == format!("bad {index}"),
-            "{policy}: {index} {message}"
+            failing.contains(&index) && error.to_string() == format!("bad {index}"),
+            "{policy}: {index} {error}"
         );
         if policy == Policy::Serial {
             assert_eq!(index, failing[0]);
@@ -506,7 +506,7 @@ fn several_cursors_stop_on_cancel_error_and_panic() {
         } else {
             BatchError::ItemFailed {
                 index,
-                message: format!("bad {index}"),
+                error: format!("bad {index}").into(),
             }
         };
         assert_eq!(err, expected);
