@@ -1,5 +1,5 @@
 // Bad input gets a clear error of the right class, never a crash, and the next call works.
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -16,6 +16,14 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }))
 
 type Case = [string, () => unknown, ErrorConstructor, RegExp]
 
+/** A tokenizer.json that the reference panics on reading, as Python `tokenizers` does too. */
+const PRECOMPILED_NULL = {
+  version: '1.0',
+  added_tokens: [],
+  normalizer: { type: 'Precompiled', precompiled_charsmap: null },
+  model: { type: 'WordLevel', vocab: { a: 0 }, unk_token: 'a' },
+}
+
 const syncCases: Case[] = [
   ['an unknown encoding', () => Tokenizer.fromEncoding('o300k'), Error, /unknown encoding 'o300k'.*'o200k_base', 'cl100k_base', 'p50k_base', 'r50k_base', 'gpt2'/],
   ['an encoding name that is not a string', () => Tokenizer.fromEncoding(42 as any), TypeError, /name is a number; expected a string/],
@@ -26,14 +34,7 @@ const syncCases: Case[] = [
   [
     'a component the reference panics on reading, saying what it said',
     () =>
-      Tokenizer.fromJSON(
-        JSON.stringify({
-          version: '1.0',
-          added_tokens: [],
-          normalizer: { type: 'Precompiled', precompiled_charsmap: null },
-          model: { type: 'WordLevel', vocab: { a: 0 }, unk_token: 'a' },
-        }),
-      ),
+      Tokenizer.fromJSON(JSON.stringify(PRECOMPILED_NULL)),
     Error,
     /it panicked while reading the file \(Precompiled: .*invalid type: null/,
   ],
@@ -156,6 +157,19 @@ describe('panics inside the addon', () => {
   it('throw from a sync call instead of aborting the process', () => {
     expect(() => hooks.__panicSync()).toThrow(/test panic in a sync call/)
     expect(Array.from(tokenizer.encode('hello world'))).toEqual([24912, 2375])
+  })
+
+  it("print nothing where they become the caller's error, and Rust's report where they are a bug", () => {
+    const addon = (name: string) => JSON.stringify(fileURLToPath(new URL(name, import.meta.url)))
+    const run = (script: string) => spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', env: { ...process.env, RUST_BACKTRACE: '0' } })
+    // A tokenizer.json the reference panics on reading: the message carries what the panic said.
+    const refused = run(`const { Tokenizer } = require(${addon('./load-addon.cjs')});
+      try { Tokenizer.fromJSON(${JSON.stringify(JSON.stringify(PRECOMPILED_NULL))}) } catch (e) { console.log(e.message) }`)
+    expect(refused.stdout).toMatch(/it panicked while reading the file \(Precompiled: .*invalid type: null/)
+    expect(refused.stderr).toBe('')
+    const bug = run(`require(${addon('./load-testing-addon.cjs')}).__panicInBatch(50, 7).catch((e) => console.log(e.message))`)
+    expect(bug.stdout).toMatch(/item 7 .*internal error \(test panic at item 7\)/)
+    expect(bug.stderr).toMatch(/panicked at .*\ntest panic at item 7/)
   })
 
   it('are hooks of the testing build only: the release module exports no `__` name', () => {

@@ -1,7 +1,9 @@
 //! The engine layer's one error type.
 
 use std::any::Any;
+use std::cell::Cell;
 use std::fmt;
+use std::panic::AssertUnwindSafe;
 
 /// What went wrong, so the layer above can pick the JS error class.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,6 +91,38 @@ pub fn panic_text(payload: &(dyn Any + Send)) -> Option<&str> {
         .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
 }
 
+thread_local! {
+    /// How many [`refusing_panics`] calls the thread is inside.
+    static REFUSING: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Runs `read`, catching a panic of the reference code it calls on input it cannot take (a
+/// malformed tokenizer.json, a post-processor set-up it leaves unfinished) as the payload, which
+/// the caller turns into an error that says what the panic said ([`with_panic_text`]). While
+/// `read` runs, [`panic_becomes_an_error`] is true on this thread.
+///
+/// The caller reads nothing after a panic that `read` may have left half-changed (what `read`
+/// builds is dropped with the panic; a tokenizer it only reads is unchanged), which is why `read`
+/// need not be [`std::panic::UnwindSafe`].
+pub(super) fn refusing_panics<T>(read: impl FnOnce() -> T) -> Result<T, Box<dyn Any + Send>> {
+    /// Leaves the count as it found it, however `read` ends.
+    struct Inside;
+    impl Drop for Inside {
+        fn drop(&mut self) {
+            REFUSING.with(|depth| depth.set(depth.get() - 1));
+        }
+    }
+    REFUSING.with(|depth| depth.set(depth.get() + 1));
+    let _inside = Inside;
+    std::panic::catch_unwind(AssertUnwindSafe(read))
+}
+
+/// Whether a panic raised now, on this thread, is one that [`refusing_panics`] catches and turns
+/// into an error carrying its text: a panic hook need not report it.
+pub fn panic_becomes_an_error() -> bool {
+    REFUSING.with(|depth| depth.get() > 0)
+}
+
 /// `message`, then what a caught panic said ([`panic_text`]) in parentheses, so that the error
 /// replacing the panic says what went wrong inside the engine.
 pub(super) fn with_panic_text(message: &str, payload: &(dyn Any + Send)) -> String {
@@ -117,5 +151,20 @@ mod tests {
         );
         let said = caught(|| std::panic::panic_any(7_u8));
         assert_eq!(with_panic_text("it panicked", &*said), "it panicked");
+    }
+
+    #[test]
+    fn a_refused_panic_is_known_as_one_only_while_it_is_caught() {
+        assert!(!panic_becomes_an_error());
+        let inside = refusing_panics(|| refusing_panics(panic_becomes_an_error).unwrap());
+        assert_eq!(inside.ok(), Some(true));
+        assert!(!panic_becomes_an_error());
+        let said = refusing_panics(|| {
+            assert!(panic_becomes_an_error());
+            panic!("refused")
+        })
+        .unwrap_err();
+        assert_eq!(panic_text(&*said), Some("refused"));
+        assert!(!panic_becomes_an_error(), "the count is back after a panic");
     }
 }

@@ -20,7 +20,6 @@
 //! Where the stable crate cannot read a file that the release candidate can, the load waits for the
 //! release candidate and the tokenizer runs on it alone, as before.
 
-use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
@@ -264,7 +263,7 @@ impl Engines {
     /// The release candidate's build and the route; sets `settled` on every path, a panic
     /// included, so nothing waits for it forever.
     fn build_release_candidate(&self, json: Arc<String>, origin: &str) {
-        let mut settled = std::panic::catch_unwind(AssertUnwindSafe(|| self.settle(json, origin)))
+        let mut settled = super::error::refusing_panics(|| self.settle(json, origin))
             .unwrap_or_else(|panic| {
                 Settled::stable(Route::stable_because(super::error::with_panic_text(
                     "it panicked while reading the file",

@@ -72,7 +72,7 @@ mod vocabulary;
 
 pub use add_tokens::NewToken;
 pub use chat::{ChatMessage, HarmonyTerminator, RecipientPlacement};
-pub use error::{DisallowedToken, Error, ErrorKind, panic_text};
+pub use error::{DisallowedToken, Error, ErrorKind, panic_becomes_an_error, panic_text};
 pub use function_calls::{
     ChatCompletionRequest, EnumValue, FunctionCallChoice, FunctionDefinition, MessageFunctionCall,
     ObjectProperties, RequestMessage, Schema, SchemaKind,

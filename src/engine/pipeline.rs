@@ -4,8 +4,6 @@
 //! for the whole batch (`scratch.rs` says why); one text on its own goes through
 //! `PipelineTokenizer::encode_into` itself.
 
-use std::panic::AssertUnwindSafe;
-
 use serde_json::Value;
 use tokenizers::SplitDelimiterBehavior;
 use tokenizers::pipeline::{
@@ -104,7 +102,7 @@ impl PipelineEngine {
                 ..PipelineEngine::from_tokenizer(tokenizer)
             })
         };
-        std::panic::catch_unwind(AssertUnwindSafe(read)).unwrap_or_else(|panic| {
+        super::error::refusing_panics(read).unwrap_or_else(|panic| {
             Err(super::error::with_panic_text(
                 "it panicked while reading the file",
                 &*panic,

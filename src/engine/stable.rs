@@ -1,6 +1,5 @@
 //! The exact fallback: the stable `tokenizers` 0.23 crate, the code the Python reference runs.
 
-use std::panic::AssertUnwindSafe;
 use std::sync::OnceLock;
 
 use tokenizers_stable::models::ModelWrapper;
@@ -13,7 +12,7 @@ use tokenizers_stable::{
     AddedToken, Model, PostProcessor, PreTokenizer, Tokenizer as StableTokenizer,
 };
 
-use super::error::{panic_text, with_panic_text};
+use super::error::{panic_text, refusing_panics, with_panic_text};
 use super::rows::{self, FilePadding, Side, StableEncoding, Truncation};
 use super::{Engine, Error, ErrorKind, Ids, Scratch, stable_reader};
 
@@ -129,7 +128,7 @@ impl StableEngine {
             ));
         }
         // Whatever else the stable crate panics on is a refusal too, as for the release candidate.
-        let mut tokenizer = std::panic::catch_unwind(|| stable_reader::read(json))
+        let mut tokenizer = refusing_panics(|| stable_reader::read(json))
             .map_err(|panic| with_panic_text("it panicked while reading the file", &*panic))??;
         let file_padding = tokenizer.get_padding().cloned();
         tokenizer.with_padding(None);
@@ -256,10 +255,10 @@ impl StableEngine {
         add_special_tokens: bool,
         split_special: bool,
     ) -> Result<Vec<(usize, usize)>, String> {
-        let encoding = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        let encoding = refusing_panics(|| {
             self.tokenizer(split_special)
                 .encode(text, add_special_tokens)
-        }))
+        })
         .map_err(|panic| with_panic_text("the stable engine panicked", &*panic))?
         .map_err(|e| e.to_string())?;
         Ok(encoding
@@ -388,7 +387,7 @@ impl StableEngine {
                 }
             }
         };
-        std::panic::catch_unwind(AssertUnwindSafe(encode))
+        refusing_panics(encode)
             .map_err(|panic| encode_panic_error(&*panic))?
             .map_err(|e| Error::new(ErrorKind::Engine, format!("encoding failed: {e}")))
     }
@@ -463,10 +462,10 @@ impl Engine for StableEngine {
         // handed more than two encodings by a Sequence reaches a `todo!()` in
         // `processors/template.rs`, found by `tests/engine/parse_fuzz.rs`); a panic must not cross
         // the napi boundary, so it becomes this text's error.
-        let encoding = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        let encoding = refusing_panics(|| {
             self.tokenizer(split_special)
                 .encode_fast(text, add_special_tokens)
-        }))
+        })
         .map_err(|panic| encode_panic_error(&*panic))?
         .map_err(|e| Error::new(ErrorKind::Engine, format!("encoding failed: {e}")))?;
         out.extend_from_slice(encoding.get_ids());
@@ -474,16 +473,14 @@ impl Engine for StableEngine {
     }
 
     fn decode(&self, ids: &[u32], skip_special_tokens: bool) -> Result<String, Error> {
-        std::panic::catch_unwind(AssertUnwindSafe(|| {
-            self.splitting.decode(ids, skip_special_tokens)
-        }))
-        .map_err(|panic| {
-            Error::new(
-                ErrorKind::Engine,
-                with_panic_text("decoding failed: the stable engine panicked", &*panic),
-            )
-        })?
-        .map_err(|e| Error::new(ErrorKind::Engine, format!("decoding failed: {e}")))
+        refusing_panics(|| self.splitting.decode(ids, skip_special_tokens))
+            .map_err(|panic| {
+                Error::new(
+                    ErrorKind::Engine,
+                    with_panic_text("decoding failed: the stable engine panicked", &*panic),
+                )
+            })?
+            .map_err(|e| Error::new(ErrorKind::Engine, format!("decoding failed: {e}")))
     }
 }
 

@@ -174,8 +174,7 @@ fn inspect<'env>(env: &'env Env, this: &Unknown<'env>) -> napi::Result<Unknown<'
     )
 }
 
-/// Gives `BatchEncoding` its `util.inspect` form when the module loads.
-#[napi(module_exports)]
+/// Gives `BatchEncoding`, one of the module's `exports`, its `util.inspect` form.
 pub fn register_inspect(env: Env, exports: Object) -> napi::Result<()> {
     let exports = exports.to_unknown();
     let class = raw::named_property(&env, &exports, c"BatchEncoding")

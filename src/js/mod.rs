@@ -8,8 +8,9 @@
 //! methods and their async tasks (`tasks.rs`; `lines.rs` for `encodeLines`, with the object it
 //! returns and the errors that name a line; `model_inputs.rs` for `encodeForModel`, with the
 //! object it returns, and `model_input_options.rs` for its own options), the listener on a caller's `AbortSignal`
-//! (`signal.rs`), the mapping of failures to JS error classes (`errors.rs`), and `raw.rs`, the
-//! only file with `unsafe`: every direct Node-API call, behind a safe function.
+//! (`signal.rs`), the mapping of failures to JS error classes (`errors.rs`), what a panic prints
+//! (`panics.rs`), and `raw.rs`, the only file with `unsafe`: every direct Node-API call, behind a
+//! safe function.
 //!
 //! Dependencies run one way: `raw` ← `errors` ← `args` ← `texts`, `signal`, `scheduler` ←
 //! `options` ← `tasks` ← `tokenizer`.
@@ -23,6 +24,7 @@ mod model_input_options;
 mod model_inputs;
 mod models;
 mod options;
+mod panics;
 #[cfg(feature = "testing")]
 mod profile;
 mod raw;
@@ -39,3 +41,14 @@ mod tokenizer;
 mod lines;
 mod pretrained;
 mod vocabulary;
+
+use napi::Env;
+use napi::bindgen_prelude::Object;
+use napi_derive::napi;
+
+/// Runs when Node loads the module, before JS sees its `exports`.
+#[napi(module_exports)]
+pub fn on_load(env: Env, exports: Object) -> napi::Result<()> {
+    panics::report_only_unexpected_panics();
+    batch_encoding::register_inspect(env, exports)
+}
