@@ -142,12 +142,12 @@ describe('a line that gives no document rejects naming its index', () => {
     }
   })
 
-  it('a document the encoding refuses names its line', async () => {
+  it('a document the encoding refuses names its line, and the token as encode does', async () => {
     const error = await o200k
-      .encodeLines(Buffer.from('{"text":"a"}\n\n{"text":"<|endoftext|>"}\n'), { format: 'jsonl', field: 'text' }, { disallowedSpecial: 'all' })
+      .encodeLines(Buffer.from('{"text":"a"}\n\n{"text":"x <|endoftext|>"}\n'), { format: 'jsonl', field: 'text' }, { disallowedSpecial: 'all' })
       .catch((e) => e)
-    expect(error.lineIndex).toBe(2)
-    expect(error.code).toBe('ERR_ENCODE')
+    expect(error).toMatchObject({ lineIndex: 2, code: 'ERR_DISALLOWED_SPECIAL_TOKEN', token: '<|endoftext|>', index: 2 })
+    expect(error.message).toMatch(/^line 3: the text contains the disallowed special token "<\|endoftext\|>" at index 2/)
   })
 })
 

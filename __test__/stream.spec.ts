@@ -259,6 +259,14 @@ describe('encodeLineStream and batchLines', () => {
     )
   })
 
+  it('a line whose document holds a disallowed special token keeps the token and its index', async () => {
+    const lines = Buffer.from('a\nb\nsay <|endoftext|>\n')
+    const run = idsOf(stream.encodeLineStream(tokenizer, [lines], { encodeOptions: { disallowedSpecial: 'all' } }))
+    await expect(run).rejects.toThrow(
+      expect.objectContaining({ lineNumber: 3, lineIndex: 2, code: 'ERR_DISALLOWED_SPECIAL_TOKEN', token: '<|endoftext|>', index: 4 }),
+    )
+  })
+
   it.each([
     ['a record without the field', '{"body":"a"}\n', /^line 2 of the stream: the record has no "text" field \(it has: body\); name the text field with options\.field$/],
     ['a record whose text is null', '{"text":null}\n', /^line 2 of the stream: the record has a "text" that is null, not a string \(it has: text\); fix or remove the line, or name a string field with options\.field$/],

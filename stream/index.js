@@ -398,7 +398,8 @@ const LINE_ADVICE = {
 /**
  * `error`, where it names a line of a batch (`lineIndex`) and `linesBefore` lines came before the
  * batch, as an error that names the line in the whole stream: `lineNumber`, counted from 1 as an
- * editor counts them, the original as its `cause`.
+ * editor counts them, with the original's properties (`code`, `reason`, `lineIndex`, a disallowed
+ * token's `token` and `index`) and the original as its `cause`.
  */
 function placedLine(error, linesBefore) {
   if (!(error instanceof Error) || typeof error.lineIndex !== 'number') return error
@@ -413,7 +414,7 @@ function placedLine(error, linesBefore) {
         ? error.message.slice(inBatch.length)
         : error.message
   const placed = new error.constructor(`line ${lineNumber} of the stream: ${rest}`, { cause: error })
-  return Object.assign(placed, { code: error.code, reason: error.reason, lineIndex: error.lineIndex, lineNumber, source: error.source })
+  return Object.assign(placed, { ...error, lineNumber })
 }
 
 /**

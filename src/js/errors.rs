@@ -8,7 +8,7 @@ use napi::bindgen_prelude::Unknown;
 use super::raw::{self, ErrorConstructor};
 use crate::batch::Failure;
 use crate::engine::{self, DisallowedToken, ErrorKind};
-use crate::scheduler::BatchError;
+use crate::scheduler::{BatchError, ItemError};
 
 /// The JS class of an error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,6 +40,7 @@ pub fn item_error(env: &Env, class: ErrorClass, message: &str, index: usize) -> 
 }
 
 /// The value of a named property set on an error.
+#[derive(Clone, Copy)]
 pub enum Property<'a, 'env> {
     /// A string.
     Text(&'a str),
@@ -129,14 +130,26 @@ pub fn from_engine(env: &Env, error: &engine::Error) -> napi::Error {
     }
 }
 
+/// The `code` of an error about a disallowed special token.
+pub const DISALLOWED_CODE: &str = "ERR_DISALLOWED_SPECIAL_TOKEN";
+
 /// What an error about a disallowed special token carries besides its message: `code`
-/// (`'ERR_DISALLOWED_SPECIAL_TOKEN'`), `token` and `index` (in the text, in UTF-16 units).
-fn disallowed_properties<'a>(token: &'a DisallowedToken) -> [(&'static CStr, Property<'a, 'a>); 3] {
+/// ([`DISALLOWED_CODE`]), `token` and `index` (in the text, in UTF-16 units).
+pub fn disallowed_properties<'a>(
+    token: &'a DisallowedToken,
+) -> [(&'static CStr, Property<'a, 'a>); 3] {
     [
-        (c"code", Property::Text("ERR_DISALLOWED_SPECIAL_TOKEN")),
+        (c"code", Property::Text(DISALLOWED_CODE)),
         (c"token", Property::Text(&token.text)),
         (c"index", Property::Number(token.index as f64)),
     ]
+}
+
+/// The disallowed special token that failed an item of a batch, if that is what failed it.
+pub fn disallowed_token_of(error: &ItemError) -> Option<&DisallowedToken> {
+    error
+        .downcast_ref::<engine::Error>()
+        .and_then(engine::Error::disallowed_token)
 }
 
 /// A failed batch as a JS error; an aborted one carries `abort_reason` (the signal's `reason`)
@@ -156,10 +169,7 @@ pub fn from_failure(env: &Env, failure: &Failure, abort_reason: Option<&Unknown>
         Failure::Batch(BatchError::ItemFailed { index, error }) => {
             let message = format!("item {index} of the batch failed: {error}");
             let item = (c"itemIndex", Property::Number(*index as f64));
-            let token = error
-                .downcast_ref::<engine::Error>()
-                .and_then(engine::Error::disallowed_token);
-            match token {
+            match disallowed_token_of(error) {
                 Some(token) => {
                     let [code, text, at] = disallowed_properties(token);
                     error_with(env, ErrorClass::Error, &message, &[item, code, text, at])

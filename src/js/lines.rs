@@ -2,6 +2,7 @@
 //! documents and encoded on the scheduler's threads (`crate::batch::encode_lines`); the object it
 //! returns; and its errors, which name the failing line.
 
+use std::ffi::CStr;
 use std::sync::Arc;
 
 use napi::bindgen_prelude::{TypedArrayType, Uint32Array, Unknown};
@@ -9,7 +10,10 @@ use napi::{Env, JsValue, Task, ValueType};
 use napi_derive::napi;
 
 use super::args::{choice, describe, options_object, property, string};
-use super::errors::{ErrorClass, Property, error_with, from_failure, js_error, type_error};
+use super::errors::{
+    DISALLOWED_CODE, ErrorClass, Property, disallowed_properties, disallowed_token_of, error_with,
+    from_failure, js_error, type_error,
+};
 use super::options::{Options, Takes};
 use super::raw;
 use super::scheduler::Runner;
@@ -143,18 +147,7 @@ impl LinesCall {
             }),
             Err(LinesFailure::Line { line, error }) => Err(line_error(env, line, &error)),
             Err(LinesFailure::Document { line, failure }) => {
-                let reason = match &failure {
-                    Failure::Batch(BatchError::ItemFailed { error, .. }) => error.to_string(),
-                    Failure::Batch(BatchError::Panicked { message, .. }) => message.clone(),
-                    _ => "it did not encode".to_owned(),
-                };
-                Err(with_line(
-                    env,
-                    line,
-                    "ERR_ENCODE",
-                    &reason,
-                    "the line's document did not encode",
-                ))
+                Err(document_error(env, line, &failure))
             }
             Err(LinesFailure::Batch(failure)) => Err(from_failure(env, &failure, None)),
         }
@@ -176,24 +169,50 @@ fn line_error(env: &Env, line: usize, error: &LineError) -> napi::Error {
             "name a string field with format.field",
         ),
     };
-    with_line(env, line, code, &error.to_string(), advice)
+    with_line(env, line, code, &error.to_string(), advice, &[])
+}
+
+/// The error for a line whose document did not encode: `ERR_ENCODE`, or, where a disallowed
+/// special token stopped it, that token's code with the token and where it starts in the document.
+fn document_error(env: &Env, line: usize, failure: &Failure) -> napi::Error {
+    const ADVICE: &str = "the line's document did not encode";
+    match failure {
+        Failure::Batch(BatchError::ItemFailed { error, .. }) => {
+            let reason = error.to_string();
+            match disallowed_token_of(error) {
+                Some(token) => {
+                    let [_, text, at] = disallowed_properties(token);
+                    with_line(env, line, DISALLOWED_CODE, &reason, ADVICE, &[text, at])
+                }
+                None => with_line(env, line, "ERR_ENCODE", &reason, ADVICE, &[]),
+            }
+        }
+        Failure::Batch(BatchError::Panicked { message, .. }) => {
+            with_line(env, line, "ERR_ENCODE", message, ADVICE, &[])
+        }
+        _ => with_line(env, line, "ERR_ENCODE", "it did not encode", ADVICE, &[]),
+    }
 }
 
 /// An `Error` for line `line` (0-based): its message says the line (1-based), `reason` and
-/// `advice`; it carries `lineIndex`, `code` and `reason`, so that a caller who knows where the
-/// bytes came from (a file, from some line on) can say it in its own words.
-fn with_line(env: &Env, line: usize, code: &str, reason: &str, advice: &str) -> napi::Error {
+/// `advice`; it carries `lineIndex`, `code`, `reason` and `more`, so that a caller who knows where
+/// the bytes came from (a file, from some line on) can say it in its own words.
+fn with_line(
+    env: &Env,
+    line: usize,
+    code: &str,
+    reason: &str,
+    advice: &str,
+    more: &[(&CStr, Property)],
+) -> napi::Error {
     let message = format!("line {}: {reason}; {advice}", line + 1);
-    error_with(
-        env,
-        ErrorClass::Error,
-        &message,
-        &[
-            (c"lineIndex", Property::Number(line as f64)),
-            (c"code", Property::Text(code)),
-            (c"reason", Property::Text(reason)),
-        ],
-    )
+    let properties = [
+        (c"lineIndex", Property::Number(line as f64)),
+        (c"code", Property::Text(code)),
+        (c"reason", Property::Text(reason)),
+    ];
+    let properties: Vec<_> = properties.into_iter().chain(more.iter().copied()).collect();
+    error_with(env, ErrorClass::Error, &message, &properties)
 }
 
 /// `encodeLines`'s async work.
