@@ -616,4 +616,16 @@ describe('bad input: a message naming the file and line, non-zero exit, no outpu
     expect(model.stderr).not.toMatch(/fromEncoding|modelEncodings/)
     expect(cli(work, ['merge', 'out/missing', '-o', 'out/u']).stderr).toMatch(/out\/missing: no finished output/)
   })
+
+  it('a tokenizer.json the reference panics on reading is one line naming it, with what the panic said', () => {
+    const file = {
+      version: '1.0',
+      normalizer: { type: 'Precompiled', precompiled_charsmap: null },
+      model: { type: 'WordLevel', vocab: { a: 0 }, unk_token: 'a' },
+    }
+    writeFileSync(join(work, 'precompiled-null.json'), JSON.stringify(file))
+    const run = cli(work, ['encode', 'lines.txt', '--tokenizer', 'precompiled-null.json', '-o', 'out/u'])
+    expect(run.status).toBe(2)
+    expect(run.stderr).toMatch(/^batchtok: --tokenizer: tokenizer file 'precompiled-null\.json' is not a tokenizer\.json .*\(Precompiled: .*invalid type: null.*\)\n$/)
+  })
 })
