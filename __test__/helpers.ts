@@ -11,6 +11,7 @@ const require = createRequire(import.meta.url)
 
 export const batchtok = require('./load-addon.cjs') as typeof import('../entry/index.js')
 export const corpus = require('../scripts/corpus.js') as {
+  bigTxt(): string
   bigDocuments(): string[]
   bigShortItems(): string[]
   udhrDocuments(): { code: string; text: string }[]

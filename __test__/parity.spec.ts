@@ -26,6 +26,8 @@ const cuts: Record<string, () => string[]> = {
   bigDocuments: corpus.bigDocuments,
   bigShortItems: corpus.bigShortItems,
   udhr: () => corpus.udhrDocuments().map((d) => d.text),
+  // One text of 6 MB, which an OpenAI encoding encodes a part at a time.
+  bigTxtWhole: () => [corpus.bigTxt()],
 }
 
 describe.each(OPENAI_ENCODINGS)('%s against tiktoken', (name) => {

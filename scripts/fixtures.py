@@ -52,8 +52,8 @@ runs the reference libraries once and stores what they answer under `__test__/fi
   for each real model tokenizer.json that scripts/real-tokenizers.js fetches (never committed;
   the fixture names each by its SHA-256).
 - corpus-digests.json: for whole corpora (big.txt and the UDHR, cut into items exactly as
-  scripts/corpus.js cuts them), a count and a sha256 of every id, so the tests can check
-  millions of tokens without committing them.
+  scripts/corpus.js cuts them, and big.txt as one text), a count and a sha256 of every id, so
+  the tests can check millions of tokens without committing them.
 
 It is run by scripts/gen-fixtures.sh inside a virtualenv with the pinned reference versions.
 Nothing here reaches the network except through package clients (pip, cargo): tiktoken's rank
@@ -268,7 +268,10 @@ def corpus_cuts() -> dict:
         )
         dump = json.loads(out.read_text(encoding="utf-8"))
     dump["udhr"] = [doc["text"] for doc in dump["udhr"]]
-    for cut in ("bigDocuments", "bigShortItems", "udhr"):
+    # big.txt whole, one text of 6 MB: what encodes a long text a part at a time must give the ids
+    # of the whole.
+    dump["bigTxtWhole"] = [Path(dump["bigTxt"]).read_text(encoding="utf-8")]
+    for cut in ("bigDocuments", "bigShortItems", "udhr", "bigTxtWhole"):
         for item in dump[cut]:
             # A lone surrogate would mean node and Python no longer hold the same text.
             item.encode("utf-8")
@@ -1007,8 +1010,8 @@ def digest(id_lists) -> dict:
 def corpus_fixture(encodings, cuts: dict) -> dict:
     hf = {name: load_hf(name) for name in HF_NAMES}
     out = {}
-    for cut, key in (("bigDocuments", "bigDocuments"), ("bigShortItems", "bigShortItems"), ("udhr", "udhr")):
-        items = cuts[key]
+    for cut in ("bigDocuments", "bigShortItems", "udhr", "bigTxtWhole"):
+        items = cuts[cut]
         row = {}
         for name in OPENAI_ENCODINGS:
             row[name] = digest(encodings[name].encode_ordinary_batch(items))
@@ -1825,6 +1828,7 @@ ONLY = {
     "model-inputs": ("model-inputs.json", lambda work: model_inputs_fixture()),
     "real-files": ("real-files.json", lambda work: real_files_fixture(committed_texts())),
     "hf-special": ("hf-special.json", lambda work: hf_special_fixture(committed_texts())),
+    "corpus-digests": ("corpus-digests.json", lambda work: corpus_fixture(openai_encodings(work), corpus_cuts())),
 }
 
 

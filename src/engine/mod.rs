@@ -10,7 +10,8 @@
 //! [`Tokenizer`] owns one or both and decides, per tokenizer and per input, which one encodes
 //! (see `routing.rs` for what is routed where and why). The OpenAI encodings are built from rank
 //! tables embedded in the binary (`openai.rs`), and a user's from a rank file in tiktoken's format
-//! (`tiktoken_file.rs`) or from Mistral's `tekken.json` (`tekken.rs`).
+//! (`tiktoken_file.rs`) or from Mistral's `tekken.json` (`tekken.rs`); a long text of theirs is
+//! encoded a part at a time (`long_texts.rs`).
 //!
 //! Around encoding and decoding, each in its own file as `impl Tokenizer` blocks: model names and
 //! their encodings (`models.rs`), counting within a limit and truncating to a number of tokens
@@ -40,6 +41,7 @@ mod function_calls;
 mod gpt_tokenizer_models;
 mod ids;
 mod loading;
+mod long_texts;
 mod marker_cuts;
 mod model_config;
 mod model_folder;

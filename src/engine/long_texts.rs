@@ -1,0 +1,99 @@
+//! Long texts of the OpenAI encodings, encoded a part at a time.
+//!
+//! An engine's working memory for one text grows with the text (its pieces, their byte-level
+//! spelling, the spans, the buffers they are built in): about four times a 150 MB text besides its
+//! ids, on the release candidate. The ids of a text under a tiktoken-style pattern are the ids of
+//! its pieces, each encoded alone, so a text cut where one piece ends and the next begins encodes,
+//! part after part, to the ids of the whole, and each part needs working memory for its own size
+//! only. [`parts`] cuts a text into parts of at least [`PART_BYTES`] at such places.
+//!
+//! **Where a cut is safe.** Before a space that has an ASCII letter on each side (`…d w…`), under
+//! the patterns the release candidate's matcher runs (tiktoken's for GPT-2, cl100k_base and
+//! o200k_base; Qwen's, Tekken's and Kimi K2's, `openai.rs`), in every spelling tiktoken's regex
+//! engine runs them:
+//!
+//! 1. The piece holding the letter ends at the cut. Every alternative that takes a letter takes a
+//!    run of letters (with, at most, a contraction, which begins with an apostrophe), and none
+//!    takes a space after a letter.
+//! 2. The piece after it begins at the cut, in the text and in the part after the cut alike: no
+//!    pattern looks behind or anchors at a start, and the space goes with the word it precedes
+//!    (` ?\p{L}+`, `[^\r\n\p{L}\p{N}]?\p{L}+` and o200k_base's cased forms).
+//! 3. No piece before the cut reads past it: the only look-ahead (`\s+(?!\S)`) and the end anchor
+//!    (`\s++$`) read the character after a run of white space, and the run before the letter ends
+//!    before it.
+//!
+//! So the pieces of the text are the pieces of its parts, in order, and the merges never cross a
+//! piece. Special tokens are cut out of the text before (`special.rs`), so no part splits one. A
+//! pattern of the user's own (`Tokenizer.fromTiktoken`) is not cut: nothing is known of it.
+
+/// The size past which a stretch of ordinary text is encoded a part at a time: large enough that
+/// the cuts cost nothing measurable, small enough that a part's working memory is a few MiB.
+pub const PART_BYTES: usize = 1 << 20;
+
+/// The parts of `text`, in order: each but the last at least `size` bytes, every cut before a
+/// space with an ASCII letter on each side (the module says why that cut is safe). A text
+/// without such a space after `size` bytes is one part.
+pub fn parts(text: &str, size: usize) -> impl Iterator<Item = &str> {
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let cut = word_gap_from(rest.as_bytes(), size.max(1)).unwrap_or(rest.len());
+        // A word gap is an ASCII space, so `cut` is a character boundary.
+        let (part, after) = rest.split_at(cut);
+        rest = after;
+        Some(part)
+    })
+}
+
+/// The first position at or after `from` of a space with an ASCII letter on each side.
+fn word_gap_from(bytes: &[u8], from: usize) -> Option<usize> {
+    let searched = bytes.get(from..)?;
+    memchr::memchr_iter(b' ', searched)
+        .map(|at| from + at)
+        .find(|&at| {
+            bytes[at - 1].is_ascii_alphabetic()
+                && bytes.get(at + 1).is_some_and(u8::is_ascii_alphabetic)
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parts_join_to_the_text_and_are_cut_only_at_word_gaps() {
+        let text = "Hello world, it's 42 days.  Tab\tthen é word x y\nend a b";
+        for size in [1, 2, 5, 13, 40, text.len(), text.len() + 1, usize::MAX] {
+            let parts: Vec<&str> = parts(text, size).collect();
+            assert_eq!(parts.concat(), text, "size {size}");
+            for (i, part) in parts.iter().enumerate() {
+                assert!(!part.is_empty());
+                if i + 1 < parts.len() {
+                    assert!(part.len() >= size, "size {size}: {parts:?}");
+                    let next = parts[i + 1].as_bytes();
+                    assert!(part.as_bytes().last().unwrap().is_ascii_alphabetic());
+                    assert!(
+                        next[0] == b' ' && next[1].is_ascii_alphabetic(),
+                        "{parts:?}"
+                    );
+                }
+            }
+        }
+        let every_gap: Vec<&str> = parts(text, 1).collect();
+        assert_eq!(
+            every_gap,
+            [
+                "Hello",
+                " world, it's 42 days.  Tab\tthen é word",
+                " x",
+                " y\nend",
+                " a",
+                " b"
+            ]
+        );
+        assert_eq!(parts("", 1).count(), 0);
+        assert_eq!(parts("日本語 テキスト", 1).count(), 1);
+    }
+}
