@@ -494,9 +494,7 @@ impl Tokenizer {
             special::refuse_disallowed(text, &mode.disallowed_special)?;
         }
         match self.family {
-            Family::OpenAi(encoding) => {
-                self.encode_openai(encoding, text, mode, scratch, out, long_texts::PART_BYTES)
-            }
+            Family::OpenAi(encoding) => self.encode_openai(encoding, text, mode, scratch, out),
             Family::HuggingFace => {
                 let engine = self.engine_for(text);
                 let (add, split) = (mode.add_special_tokens, !mode.special_text_is_ordinary);
@@ -514,8 +512,8 @@ impl Tokenizer {
     }
 
     /// [`encode_into`](Self::encode_into) for an OpenAI-style encoding, with each stretch of
-    /// ordinary text longer than `part_bytes` encoded a part at a time where the pattern allows
-    /// (`long_texts.rs`).
+    /// ordinary text longer than [`long_texts::PART_BYTES`] encoded a part at a time where the
+    /// pattern allows.
     fn encode_openai<'t>(
         &'t self,
         encoding: &'static OpenAiEncoding,
@@ -523,7 +521,6 @@ impl Tokenizer {
         mode: &EncodeMode,
         scratch: &mut Scratch<'t>,
         out: &mut Ids,
-        part_bytes: usize,
     ) -> Result<(), Error> {
         // fastokens, where built, reads every character as tiktoken does. Otherwise a text with
         // characters the fast path reads differently from tiktoken goes, whole, to the exact path
@@ -539,7 +536,7 @@ impl Tokenizer {
             model.first_engine()?
         };
         let part_bytes = if model.cuts_at_word_gaps() {
-            part_bytes
+            long_texts::PART_BYTES
         } else {
             usize::MAX
         };
