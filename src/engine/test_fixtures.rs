@@ -1,4 +1,4 @@
-//! The committed fixtures, read by the tests of several modules.
+//! The committed fixtures and the corpora of the checkout, read by the tests of several modules.
 
 use std::path::PathBuf;
 
