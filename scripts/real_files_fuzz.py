@@ -51,9 +51,9 @@ SPECIAL_TEXT = [
     "<|begin_of_text|>", "<|eot_id|>", "<start_of_turn>", "<｜begin▁of▁sentence｜>", "<|start|>",
     "<|message|>", "<|endoftext|", "x<s>y",
 ]
-# Model-input settings drawn per file: maximum lengths, Python's strategy names and batchtok's.
-MAX_LENGTHS = [9, 17, 40, 128]
-STRATEGIES = ["longest_first", "only_first", "only_second"]
+# Model-input settings drawn per file: maximum lengths and Python's strategy names. Cutting only
+# one text of a pair is refused where the other alone is too long, so those draw longer maxima.
+MAX_LENGTHS = {"longest_first": [9, 17, 40, 128], "only_first": [64, 128], "only_second": [64, 128]}
 
 
 def corpus_items():
@@ -98,9 +98,10 @@ def model_inputs(path, rng, singles, pairs):
     pad = sorted(t.content for t in Tokenizer.from_file(str(path)).get_added_tokens_decoder().values())[0]
     cases = []
     for _ in range(3):
+        strategy = rng.choice(list(MAX_LENGTHS))
         settings = {
-            "maxLength": rng.choice(MAX_LENGTHS),
-            "strategy": rng.choice(STRATEGIES),
+            "maxLength": rng.choice(MAX_LENGTHS[strategy]),
+            "strategy": strategy,
             "truncationSide": rng.choice(["right", "left"]),
             "padSide": rng.choice(["right", "left"]),
             "padToken": pad,
@@ -151,8 +152,8 @@ def main():
     # Model inputs run on shorter texts and fewer of them: a batch is refused whole when one of
     # its inputs cannot be truncated, and short texts keep most batches within reach.
     inputs = max(20, args.texts // 20)
-    singles = [make_text(rng, items, 300) for _ in range(inputs)]
-    pairs = [[make_text(rng, items, 300), make_text(rng, items, 300)] for _ in range(inputs)]
+    singles = [make_text(rng, items, 200) for _ in range(inputs)]
+    pairs = [[make_text(rng, items, 120), make_text(rng, items, 120)] for _ in range(inputs)]
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "texts.json").write_text(json.dumps({"texts": texts, "singles": singles, "pairs": pairs}))
 
