@@ -116,6 +116,9 @@ pub struct RankModel {
     /// point, and the Han numerals and radicals too where `pattern` is Kimi K2's regex on the
     /// release candidate's matcher.
     routed: Routed,
+    /// Whether a long text is encoded a part at a time, cut at word gaps (`long_texts.rs`):
+    /// [`cuts_safely`] of `pattern`, kept here so that no encode call compares patterns.
+    cuts_at_word_gaps: bool,
     /// The release candidate behind `pattern`.
     full: OnceLock<Result<PipelineEngine, Error>>,
     /// fastokens, where it has a scanner for `pattern` and builds: the engine of the texts it
@@ -163,6 +166,9 @@ impl RankModel {
                 new_symbols: false,
                 kimi_regex: false,
             },
+            // Checked against the patterns by
+            // `a_text_cut_at_every_word_gap_encodes_as_the_whole_text`.
+            cuts_at_word_gaps: true,
             full: OnceLock::new(),
             #[cfg(feature = "fastokens")]
             fastokens: OnceLock::new(),
@@ -214,6 +220,7 @@ impl RankModel {
                 new_symbols: unicode_drift::symbols::pattern_tells_apart(pattern),
                 kimi_regex: fast.pattern == KIMI_PATTERN,
             },
+            cuts_at_word_gaps: cuts_safely(fast.pattern),
             full: OnceLock::new(),
             #[cfg(feature = "fastokens")]
             fastokens: OnceLock::from(None),
@@ -221,19 +228,10 @@ impl RankModel {
         })))
     }
 
-    /// Whether a long text is encoded a part at a time, cut at word gaps (`long_texts.rs`): the
-    /// pattern is one the release candidate's matcher runs, for which that module shows the cut
-    /// is safe. A pattern of the user's own is left whole.
+    /// Whether a long text is encoded a part at a time, cut at word gaps (`long_texts.rs`).
+    #[inline]
     pub(crate) fn cuts_at_word_gaps(&self) -> bool {
-        [
-            GPT2_PATTERN,
-            CL100K_PATTERN,
-            O200K_PATTERN,
-            QWEN_PATTERN,
-            TEKKEN_PATTERN,
-            KIMI_PATTERN,
-        ]
-        .contains(&self.pattern.pattern)
+        self.cuts_at_word_gaps
     }
 
     /// Whether `text` goes to the exact path rather than the fast one: it holds a character the
@@ -893,6 +891,22 @@ fn native_spelling(pattern: &str) -> Option<&'static str> {
     .map(|(_, native)| native)
 }
 
+/// Whether a long text split by `pattern` may be cut at word gaps: `pattern` is one for which
+/// `long_texts.rs` shows the cut is safe. Listed one by one, not read off `native_spelling`: a
+/// pattern the release candidate's matcher comes to run is cut only once the argument has been
+/// checked for it. A pattern of the user's own is left whole.
+fn cuts_safely(pattern: &str) -> bool {
+    [
+        GPT2_PATTERN,
+        CL100K_PATTERN,
+        O200K_PATTERN,
+        QWEN_PATTERN,
+        TEKKEN_PATTERN,
+        KIMI_PATTERN,
+    ]
+    .contains(&pattern)
+}
+
 /// `pattern` in a non-capturing group, which no engine recognises as one of tiktoken's: the form
 /// the exact path runs on `fancy-regex`.
 fn grouped(pattern: &str) -> String {
@@ -1280,6 +1294,11 @@ mod tests {
         }
         for model in models {
             assert!(model.cuts_at_word_gaps(), "{}", model.pattern.pattern);
+            assert!(
+                cuts_safely(model.pattern.pattern),
+                "{}",
+                model.pattern.pattern
+            );
             let engines: [(&str, &dyn Engine); 3] = [
                 ("first", model.first_engine().unwrap()),
                 ("exact", model.exact_engine().unwrap()),
