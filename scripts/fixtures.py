@@ -1840,7 +1840,7 @@ def generate(args, work: Path) -> None:
     encodings, verified = load_openai_encodings(tiktoken_rs_assets(), work)
     cuts = corpus_cuts()
     big_txt_path = Path(cuts["bigTxt"])
-    big_txt = big_txt_path.read_text(encoding="utf-8")
+    (big_txt,) = cuts["bigTxtWhole"]
 
     cases = build_texts(big_txt, Path(cuts["udhrDir"]))
     texts = [c["text"] for c in cases]
