@@ -263,6 +263,17 @@ export declare class Tokenizer {
    */
   encodeLines(bytes: Uint8Array, format: LinesFormat, options?: BatchOptions): Promise<LinesEncoding>
   /**
+   * The last place at or after `from` (default 0) where `bytes`, the UTF-8 start of one text
+   * whose rest is still to come (a long line read a part at a time), can be cut so that the
+   * ids of the bytes before it, then those of the text from it, are the ids of the whole text:
+   * a space between two ASCII letters, under the OpenAI encodings' patterns (and Qwen's,
+   * Tekken's, Kimi K2's). -1 where `bytes` has none from `from`, and always for a tokenizer
+   * whose texts are not cut: a Hugging Face tokenizer.json, or a pattern of the user's own.
+   * Only the bytes from `from` are read: after a -1, ask again from `bytes.length - 1` once
+   * more bytes are joined.
+   */
+  lastSafeCut(bytes: Uint8Array, from?: number): number
+  /**
    * A model folder (its `tokenizer.json`, else a Mistral model's `tekken.json`, with
    * `tokenizer_config.json`, `special_tokens_map.json` and `chat_template.jinja` where present),
    * a `tokenizer.json`, or a

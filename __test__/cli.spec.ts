@@ -11,10 +11,11 @@ import { join } from 'node:path'
 import { gzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
-import { batchtok, FIXTURES, fixture, rankFileOf, TEKKEN_FILE, type Texts } from './helpers'
+import { batchtok, corpus, FIXTURES, fixture, rankFileOf, TEKKEN_FILE, type Texts } from './helpers'
 
 const CLI = join(__dirname, '..', 'cli', 'batchtok.js')
 const { openColumn } = createRequire(import.meta.url)('../cli/parquet.js')
+const { lineBatches } = createRequire(import.meta.url)('../cli/readers.js')
 const CLI_FIXTURES = join(FIXTURES, 'cli')
 
 type Run = { status: number | null; stdout: string; stderr: string }
@@ -55,7 +56,7 @@ function readMegatron(prefix: string): number[][] {
   const out: number[][] = []
   for (let d = 0; d + 1 < documents; d++) {
     const ids: number[] = []
-    for (let s = boundaries[d]; s < boundaries[d + 1]; s++) ids.push(...read(pointers[s], lengths[s]))
+    for (let s = boundaries[d]; s < boundaries[d + 1]; s++) for (const id of read(pointers[s], lengths[s])) ids.push(id)
     out.push(ids)
   }
   return out
@@ -224,6 +225,128 @@ describe('encode: inputs decode back to the documents', () => {
     encode(work, ['encode', 'lines.txt', '--encoding', 'r50k_base', '--count-only', '-o', 'out/counts'])
     const counts = readFileSync(join(work, 'out/counts.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line).tokens)
     expect(counts).toEqual(Array.from(await r50k.countBatch(lines)))
+  })
+})
+
+describe('encode: a document longer than a batch is read in parts', () => {
+  /** Prose on one line, about `bytes` long: big.txt with its line ends as spaces. */
+  const prose = (bytes: number, from = 0) => corpus.bigTxt().slice(from, from + bytes).replace(/\s+/g, ' ').trim()
+  // Lines longer than a read (1 MiB) and than a batch, among short ones: prose, cut at its word
+  // gaps; a line with none (CJK, and one run of spaces), held whole; special-token text.
+  const longLines = [
+    ...lines.slice(0, 5),
+    prose(2_500_000),
+    '',
+    '日本語のテキスト'.repeat(60_000),
+    `${prose(1_200_000, 3_000_000)} <|endoftext|> tail`,
+    ' '.repeat(1_100_000) + 'x',
+    ...lines.slice(5, 10),
+  ]
+  const BATCH_MIB = '0.05'
+  beforeAll(() => writeFileSync(join(work, 'long-lines.txt'), longLines.join('\n') + '\n'))
+
+  it('a long line is handed over in parts cut at word gaps; one with none, whole; every byte once', async () => {
+    const file = join(work, 'long-lines.txt')
+    const input = { path: file, size: readFileSync(file).length, format: 'text', compression: 'none' }
+    const read = async (cutLine?: (bytes: Buffer, from: number) => number) => {
+      const batches: { lines: Buffer; continues?: true }[] = []
+      for await (const batch of lineBatches(input, { batchBytes: 0.05 * (1 << 20), progress: { rawBytes: 0 }, cutLine })) {
+        batches.push({ ...batch, lines: Buffer.from(batch.lines) })
+      }
+      return batches
+    }
+    const cut = await read((bytes, from) => o200k.lastSafeCut(bytes, from))
+    expect(Buffer.concat(cut.map((batch) => batch.lines)).equals(readFileSync(file))).toBe(true)
+    const continuing = cut.filter((batch) => batch.continues)
+    expect(continuing.length).toBeGreaterThanOrEqual(3)
+    for (const [i, batch] of cut.entries()) {
+      if (!batch.continues) continue
+      const end = batch.lines.toString('latin1')
+      const next = cut[i + 1].lines.toString('latin1')
+      expect(end).toMatch(/[A-Za-z]$/)
+      expect(next).toMatch(/^ [A-Za-z]/)
+      // A part (the batch's bytes after its last whole line) is at most a read and a batch.
+      expect(batch.lines.length - (batch.lines.lastIndexOf(10) + 1)).toBeLessThanOrEqual((1 << 20) + 0.05 * (1 << 20))
+    }
+    // The lines with no word gap are each in one batch.
+    for (const whole of [longLines[7], longLines[9]]) expect(cut.some((batch) => batch.lines.includes(Buffer.from(whole)))).toBe(true)
+    // A tokenizer that cuts nowhere (a Hugging Face file) gets every line whole.
+    const hf = batchtok.Tokenizer.fromFile(join(FIXTURES, 'tokenizers/gpt2.json'))
+    const whole = await read((bytes, from) => hf.lastSafeCut(bytes, from))
+    expect(whole.some((batch) => batch.continues)).toBe(false)
+  })
+
+  it.each([
+    ['o200k_base, Megatron', ['--encoding', 'o200k_base']],
+    ['r50k_base, Megatron with --append-eos', ['--encoding', 'r50k_base', '--append-eos']],
+    ['a Hugging Face tokenizer.json (read whole)', ['--tokenizer', join(FIXTURES, 'tokenizers/gpt2.json')]],
+  ])('%s: ids equal encodeBatch of the lines', async (name, args) => {
+    const prefix = `out/long-${name.replace(/\W+/g, '-')}`
+    const summary = encode(work, ['encode', 'long-lines.txt', ...args, '--batch-mib', BATCH_MIB, '-o', prefix])
+    expect(summary.documents).toBe(longLines.length)
+    const tokenizer = args[0] === '--encoding' ? batchtok.Tokenizer.fromEncoding(args[1]) : batchtok.Tokenizer.fromFile(args[1])
+    const eos = args.includes('--append-eos') ? [EOT] : []
+    const want = (await tokenizer.encodeBatch(longLines)).toArrays().map((ids) => [...ids, ...eos])
+    expect(readMegatron(join(work, prefix))).toEqual(want)
+  })
+
+  it('flat .bin with --append-eos and --count-only', async () => {
+    encode(work, ['encode', 'long-lines.txt', '--encoding', 'r50k_base', '--output-format', 'flat', '--append-eos', '--batch-mib', BATCH_MIB, '-o', 'out/long-flat'])
+    const flat = readFileSync(join(work, 'out/long-flat.bin'))
+    const want = (await r50k.encodeBatch(longLines)).toArrays().flatMap((ids) => [...ids, EOT])
+    expect(Array.from(new Uint16Array(flat.buffer, flat.byteOffset, flat.length / 2))).toEqual(want)
+    encode(work, ['encode', 'long-lines.txt', '--encoding', 'o200k_base', '--count-only', '--batch-mib', BATCH_MIB, '-o', 'out/long-counts'])
+    const counts = readFileSync(join(work, 'out/long-counts.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line).tokens)
+    expect(counts).toEqual(Array.from(await o200k.countBatch(longLines)))
+  })
+
+  it('--doc-per-file: a file larger than a batch, plain and gzip, in parts', async () => {
+    mkdirSync(join(work, 'long-files'), { recursive: true })
+    const documents = [prose(2_000_000, 500_000), 'a small file', prose(300_000, 4_000_000) + '\n']
+    documents.forEach((text, i) => writeFileSync(join(work, `long-files/${i}.txt`), text))
+    writeFileSync(join(work, 'long-files/3.txt.gz'), gzipSync(documents[0]))
+    encode(work, ['encode', 'long-files/*', '--doc-per-file', '--encoding', 'cl100k_base', '--batch-mib', BATCH_MIB, '-o', 'out/long-files'])
+    const cl100k = batchtok.Tokenizer.fromEncoding('cl100k_base')
+    expect(readMegatron(join(work, 'out/long-files'))).toEqual((await cl100k.encodeBatch([...documents, documents[0]])).toArrays())
+  })
+
+  it.each([2, 3, 5])('%i shards, ranges starting inside the long lines: merged, the single run', (count) => {
+    const args = ['encode', 'long-lines.txt', '--encoding', 'o200k_base', '--batch-mib', BATCH_MIB]
+    encode(work, [...args, '-o', `out/long-single${count}`])
+    const shards = Array.from({ length: count }, (_, i) => {
+      encode(work, [...args, '--shard', `${i}/${count}`, '-o', `out/long-shard${count}-${i}`])
+      return `out/long-shard${count}-${i}`
+    })
+    expect(cli(work, ['merge', ...shards, '-o', `out/long-merged${count}`]).stderr).toBe('')
+    for (const extension of ['bin', 'idx']) {
+      expect(sha256(join(work, `out/long-merged${count}.${extension}`))).toBe(sha256(join(work, `out/long-single${count}.${extension}`)))
+    }
+  })
+
+  it('SIGINT inside a long document: the checkpoint ends where a document ends, and the same command resumes, byte-identical', async () => {
+    writeFileSync(join(work, 'one-long.txt'), [...lines.slice(0, 3), prose(6_000_000), ...lines.slice(3, 6)].join('\n') + '\n')
+    const args = ['encode', 'one-long.txt', '--encoding', 'o200k_base', '--threads', '1', '--checkpoint-seconds', '1000', '--batch-mib', BATCH_MIB]
+    encode(work, [...args, '-o', 'out/one-long-whole'])
+    const child = spawn(process.execPath, [CLI, ...args, '-q', '-o', 'out/one-long'], { cwd: work, stdio: 'ignore' })
+    let finished = false
+    const exited = new Promise((resolve) => child.on('exit', resolve)).then(() => (finished = true))
+    const partial = join(work, 'out/one-long.bin.partial')
+    while (!(existsSync(partial) && readFileSync(partial).length > 0) && !finished) await new Promise((resolve) => setTimeout(resolve, 5))
+    expect(finished, 'the run ended before its first batch was written; give it a larger input').toBe(false)
+    child.kill('SIGINT')
+    await exited
+    const checkpoint = JSON.parse(readFileSync(join(work, 'out/one-long.checkpoint.json'), 'utf8'))
+    // The checkpoint's sizes are those of its first documents, whole, in the finished files.
+    const lengths = readMegatron(join(work, 'out/one-long-whole')).map((ids) => ids.length)
+    const before = lengths.slice(0, checkpoint.documents)
+    expect(checkpoint.sizes.bin).toBe(4 * before.reduce((sum, length) => sum + length, 0))
+    expect(checkpoint.sizes.idx).toBe(34 + 4 * checkpoint.documents)
+    expect(checkpoint.tokens).toBe(before.reduce((sum, length) => sum + length, 0))
+    const summary = encode(work, [...args, '-o', 'out/one-long'])
+    expect(summary.resumedFrom).toBe(checkpoint.documents)
+    for (const extension of ['bin', 'idx']) {
+      expect(sha256(join(work, `out/one-long.${extension}`))).toBe(sha256(join(work, `out/one-long-whole.${extension}`)))
+    }
   })
 })
 

@@ -5,7 +5,9 @@
 import { createRequire } from 'node:module'
 import { describe, expect, it } from 'vitest'
 
-import { batchtok, corpus } from './helpers'
+import { join } from 'node:path'
+
+import { batchtok, corpus, FIXTURES, fixture, rankFileOf, type Texts } from './helpers'
 
 const require = createRequire(import.meta.url)
 const stream = require('../stream/index.js') as typeof import('../stream/index')
@@ -168,6 +170,79 @@ describe('arguments', () => {
   it('an aborted signal rejects with an AbortError', async () => {
     const error = await o200k.encodeLines(Buffer.from('a\n'), { format: 'lines' }, { signal: AbortSignal.abort() }).catch((e) => e)
     expect(error.name).toBe('AbortError')
+  })
+})
+
+describe('lastSafeCut: where a text still being read may be cut', () => {
+  const random = corpus.seededRandom(7)
+  const big = corpus.bigTxt()
+  const udhr = corpus.udhrDocuments().map((document) => document.text)
+  const fixtureTexts = fixture<Texts>('texts.json').cases.map((c) => c.text)
+  /** Texts from every corpus: prose slices, declarations, fixture texts, special-token text. */
+  const texts = Array.from({ length: 150 }, (_, i) => {
+    const at = Math.floor(random() * (big.length - 5000))
+    const pick = [big.slice(at, at + 200 + Math.floor(random() * 4000)), udhr[i % udhr.length].slice(0, 3000), fixtureTexts[i % fixtureTexts.length]][i % 3]
+    return i % 5 === 0 ? `${pick} the <|endoftext|> and <|fim_prefix|> tokens ${pick}` : pick
+  })
+
+  it.each(['o200k_base', 'o200k_harmony', 'cl100k_base', 'p50k_base', 'r50k_base'])(
+    '%s: the two sides of every cut found encode to the whole text, with special tokens allowed or not',
+    (encoding) => {
+      const tokenizer = Tokenizer.fromEncoding(encoding)
+      let cuts = 0
+      for (const text of texts) {
+        const bytes = Buffer.from(text)
+        const from = Math.floor(random() * bytes.length)
+        for (const cut of [tokenizer.lastSafeCut(bytes), tokenizer.lastSafeCut(bytes, from)]) {
+          if (cut === -1) continue
+          cuts++
+          expect(cut).toBeGreaterThan(0)
+          expect(bytes.toString('latin1', cut - 1, cut + 2)).toMatch(/^[A-Za-z] [A-Za-z]$/)
+          const [before, after] = [bytes.subarray(0, cut).toString(), bytes.subarray(cut).toString()]
+          for (const options of [{}, { allowedSpecial: 'all' as const }]) {
+            expect([...tokenizer.encode(before, options), ...tokenizer.encode(after, options)]).toEqual([...tokenizer.encode(text, options)])
+          }
+        }
+      }
+      expect(cuts).toBeGreaterThan(100)
+    },
+  )
+
+  it('finds the last word gap from `from`, and -1 where there is none', () => {
+    const bytes = Buffer.from('one two, three  four x')
+    expect(o200k.lastSafeCut(bytes)).toBe(20)
+    expect(o200k.lastSafeCut(bytes, 20)).toBe(20)
+    expect(o200k.lastSafeCut(bytes, 21)).toBe(-1)
+    expect(o200k.lastSafeCut(bytes.subarray(0, 20))).toBe(3)
+    // The letter after the space is not read yet: no gap.
+    expect(o200k.lastSafeCut(Buffer.from('one '))).toBe(-1)
+    expect(o200k.lastSafeCut(Buffer.from('日本語 テキスト 12 34'))).toBe(-1)
+    expect(o200k.lastSafeCut(new Uint8Array(0), 5)).toBe(-1)
+  })
+
+  it('is -1 for a tokenizer whose texts are not cut', () => {
+    const bytes = Buffer.from('plenty of word gaps here')
+    expect(Tokenizer.fromFile(join(FIXTURES, 'tokenizers/gpt2.json')).lastSafeCut(bytes)).toBe(-1)
+    // A pattern of the user's own: nothing is known of it.
+    const own = Tokenizer.fromTiktoken(rankFileOf('r50k_base'), { pattern: String.raw`\S+|\s+` })
+    expect(own.lastSafeCut(bytes)).toBe(-1)
+    // The same ranks under GPT-2's own pattern are cut.
+    const gpt2Pattern = String.raw`'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`
+    expect(Tokenizer.fromTiktoken(rankFileOf('r50k_base'), { pattern: gpt2Pattern }).lastSafeCut(bytes)).toBe(19)
+    // A special token holding a word gap could be parted by a cut.
+    const spaced = Tokenizer.fromEncoding('cl100k_base', { specialTokens: { '<|my token|>': 100300 } })
+    expect(spaced.lastSafeCut(bytes)).toBe(-1)
+    expect(Tokenizer.fromEncoding('cl100k_base', { specialTokens: { '<|my_token|>': 100300 } }).lastSafeCut(bytes)).toBe(19)
+  })
+
+  it.each([
+    ['bytes a string', () => o200k.lastSafeCut('text' as unknown as Uint8Array), TypeError, /bytes is a string; expected a Uint8Array/],
+    ['from negative', () => o200k.lastSafeCut(Buffer.from('a b'), -1), RangeError, /from is -1; expected a whole number/],
+    ['from not whole', () => o200k.lastSafeCut(Buffer.from('a b'), 1.5), RangeError, /from is 1.5; expected a whole number/],
+    ['from a string', () => o200k.lastSafeCut(Buffer.from('a b'), '1' as unknown as number), TypeError, /from is a string; expected a whole number/],
+  ])('%s is refused', (_name, call, kind, message) => {
+    expect(call).toThrow(kind)
+    expect(call).toThrow(message)
   })
 })
 

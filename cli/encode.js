@@ -80,14 +80,17 @@ async function* skipDocuments(batches, count) {
       continue
     }
     const documents = documentsIn(batch)
-    if (left >= documents) {
-      left -= documents
+    // The documents that end in the batch: all but the last where it `continues`, whose start is
+    // skipped with the batch only if more documents than end here are to be skipped.
+    const ending = batch.continues ? documents - 1 : documents
+    if (left > ending || (left === ending && !batch.continues)) {
+      left -= ending
       continue
     }
     const source = { ...batch.source, firstLine: batch.source.firstLine + left }
     yield batch.texts
-      ? { texts: batch.texts.slice(left), source }
-      : { bytes: batch.bytes, offsets: batch.offsets.slice(left), source }
+      ? { ...batch, texts: batch.texts.slice(left), source }
+      : { ...batch, offsets: batch.offsets.slice(left), source }
     left = 0
   }
   if (left > 0) throw new UsageError(`the checkpoint counts more documents than the input holds; delete the checkpoint to start over`)
@@ -217,6 +220,9 @@ async function runEncode(patterns, options) {
     textBytes: checkpoint?.textBytes ?? 0,
     rawBytes: 0,
   }
+  /** `state`'s counts where the last document written ends: a checkpoint's, as the writer's
+   * sizes are (a document cut into parts is counted once its last part is written). */
+  let endOfDocument = { ...state }
   const progress = createProgress({ quiet: options.quiet, totalBytes: partBytes(parts), resumedTextBytes: state.textBytes })
   const intervalMs = (options.checkpointSeconds ?? 10) * 1000
   let lastCheckpoint = Date.now()
@@ -224,9 +230,9 @@ async function runEncode(patterns, options) {
   const checkpointOf = (finished) => ({
     version: CHECKPOINT_VERSION,
     fingerprint: digest,
-    documents: state.documents,
-    tokens: state.tokens,
-    textBytes: state.textBytes,
+    documents: endOfDocument.documents,
+    tokens: endOfDocument.tokens,
+    textBytes: endOfDocument.textBytes,
     sizes: writer.state(),
     ...(finished ? { finished } : {}),
   })
@@ -257,8 +263,9 @@ async function runEncode(patterns, options) {
     const ready = building ? loaded.tokenizer.whenReady() : Promise.resolve()
     if (timeline.enabled) ready.then(() => timeline.mark('ready', undefined, true), () => {})
     encodingStarted = Date.now()
+    const cutLine = (bytes, from) => loaded.tokenizer.lastSafeCut(bytes, from)
     const batches = skipDocuments(
-      planBatches(parts, { docPerFile: options.docPerFile, field: options.field, batchBytes, progress: state }),
+      planBatches(parts, { docPerFile: options.docPerFile, field: options.field, batchBytes, progress: state, cutLine }),
       state.documents,
     )
     const encoded = encodeInOrder(loaded.tokenizer, batches, {
@@ -271,23 +278,25 @@ async function runEncode(patterns, options) {
     })
     let written = 0
     for await (const batch of mapLineErrors(encoded)) {
-      // The next batch's first line is this one's first plus its lines.
-      if (batch.lines !== undefined) batch.source.settle(batch.lines)
+      // The next batch's first line is this one's first plus its lines, the one it ends inside
+      // (`continues`) not counted.
+      if (batch.lines !== undefined) batch.source.settle(batch.continues ? batch.lines - 1 : batch.lines)
       try {
         await writer.write(batch)
       } catch (error) {
         throw writeError(error)
       }
       timeline.mark('written', { batch: written++ })
-      state.documents += batch.documents
+      state.documents += batch.continues ? batch.documents - 1 : batch.documents
       state.tokens += batch.ids.length
       state.textBytes += batch.bytes
+      if (!batch.continues) endOfDocument = { ...state }
       progress.update(state)
       if (stop.signal !== null) {
         saveCheckpoint()
         throw new StoppedError(
           stop.signal,
-          `stopped by ${stop.signal}; ${state.documents} documents are in ${checkpointFile}: run the same command again to resume`,
+          `stopped by ${stop.signal}; ${endOfDocument.documents} documents are in ${checkpointFile}: run the same command again to resume`,
         )
       }
       if (resumable && Date.now() - lastCheckpoint >= intervalMs) saveCheckpoint()

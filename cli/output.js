@@ -75,6 +75,12 @@ class OutputWriter {
     for (const [key, file] of Object.entries(finals)) this.partials[key] = `${file}.partial`
     this.fds = {}
     this.sizes = {}
+    /** The files' sizes where the last document written ends: a checkpoint's (`state`), so that
+     * a resumed run starts a document cut into parts over from its first part. */
+    this.endOfDocumentSizes = {}
+    /** The ids so far of the document the last batch left open (`continues`): its length
+     * counts from the next batch's first document. `null` where none is open. */
+    this.openDocumentIds = null
     this.unsynced = 0
     /** The background data sync running, if one is. */
     this.syncing = null
@@ -92,26 +98,32 @@ class OutputWriter {
       fs.ftruncateSync(this.fds[key], size)
       this.sizes[key] = size
     }
+    this.endOfDocumentSizes = { ...this.sizes }
   }
 
-  /** Appends one `TokenBatch`. */
+  /**
+   * Appends one `TokenBatch`. Where it `continues`, its last document's length is held until a
+   * batch ends that document: only the lengths of whole documents are written.
+   */
   async write(batch) {
-    const { ids, offsets, documents } = batch
+    const { ids, offsets, documents, continues } = batch
+    const lengths = new Int32Array(documents)
+    for (let i = 0; i < documents; i++) lengths[i] = offsets[i + 1] - offsets[i]
+    if (this.openDocumentIds !== null && documents > 0) lengths[0] += this.openDocumentIds
+    this.openDocumentIds = continues ? lengths[documents - 1] : null
+    const ended = continues ? lengths.subarray(0, documents - 1) : lengths
     if (this.format === 'counts') {
       let text = ''
-      for (let i = 0; i < documents; i++) text += `{"tokens":${offsets[i + 1] - offsets[i]}}\n`
+      for (const length of ended) text += `{"tokens":${length}}\n`
       await this.append('counts', Buffer.from(text))
-      return
+    } else {
+      const typed = this.dtype === 'uint16' ? new Uint16Array(ids.length) : null
+      if (typed) typed.set(ids)
+      const data = typed ?? ids
+      await this.append('bin', Buffer.from(data.buffer, data.byteOffset, data.byteLength))
+      if (this.format === 'megatron') await this.append('idx', Buffer.from(ended.buffer, ended.byteOffset, ended.byteLength))
     }
-    const typed = this.dtype === 'uint16' ? new Uint16Array(ids.length) : null
-    if (typed) typed.set(ids)
-    const data = typed ?? ids
-    await this.append('bin', Buffer.from(data.buffer, data.byteOffset, data.byteLength))
-    if (this.format === 'megatron') {
-      const lengths = new Int32Array(documents)
-      for (let i = 0; i < documents; i++) lengths[i] = offsets[i + 1] - offsets[i]
-      await this.append('idx', Buffer.from(lengths.buffer))
-    }
+    if (!continues) this.endOfDocumentSizes = { ...this.sizes }
   }
 
   async append(key, buffer) {
@@ -156,9 +168,9 @@ class OutputWriter {
     for (const fd of Object.values(this.fds)) fs.fdatasyncSync(fd)
   }
 
-  /** The partial files' whole sizes, for a checkpoint. */
+  /** The partial files' sizes where the last document written ends, for a checkpoint. */
   state() {
-    return { ...this.sizes }
+    return { ...this.endOfDocumentSizes }
   }
 
   /**
@@ -167,6 +179,7 @@ class OutputWriter {
    * @returns {Promise<Record<string, number>>}
    */
   async complete() {
+    if (this.openDocumentIds !== null) throw new Error('the input ended inside a document cut into parts; this is a bug in batchtok, please report it')
     timeline.mark('final-sync-start', { unsynced: this.unsynced, bin: this.sizes.bin ?? 0 })
     // The data's last bytes are synced while the index is completed.
     const dataSynced = Promise.all(Object.entries(this.fds).filter(([key]) => key !== 'idx').map(([, fd]) => dataSync(fd)))

@@ -66,7 +66,9 @@ function shardParts(inputs, { index, count }, docPerFile) {
  * The document batches of `parts`, in order.
  * @param {{ input: object, start: number, end: number }[]} parts
  * @param {{ docPerFile: boolean, field: string, batchBytes: (format: string) => number,
- *   progress: { rawBytes: number } }} options `batchBytes`: text per batch, by input format
+ *   progress: { rawBytes: number }, cutLine?: (bytes: Buffer, from: number) => number }} options
+ *   `batchBytes`: text per batch, by input format; `cutLine`: where a long document may be cut
+ *   (see `readers.lineBatches`)
  */
 async function* planBatches(parts, options) {
   if (options.docPerFile) {

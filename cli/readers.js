@@ -215,24 +215,50 @@ class LineSource {
  * The lines of `input` whose first byte lies in `[start, end)` (raw byte positions; a range other
  * than the whole file only for uncompressed files), in batches of whole lines of about
  * `batchBytes`, as read: the addon cuts them (`encodeLines`), on the scheduler's threads.
- * @returns {AsyncGenerator<{ lines: Buffer, source: LineSource }>}
+ *
+ * A line that grows past `batchBytes` is handed over a part at a time where `cutLine` (a
+ * tokenizer's `lastSafeCut`) finds a place: the batch ends with the part and says `continues`,
+ * and the next batch starts with the rest of that line, so no line is held whole. A line with no
+ * such place is held whole.
+ * @returns {AsyncGenerator<{ lines: Buffer, source: LineSource, continues?: true }>}
  */
-async function* lineBatches(input, { start = 0, end = Infinity, batchBytes, progress, skipByteOrderMark = false }) {
+async function* lineBatches(input, { start = 0, end = Infinity, batchBytes, progress, skipByteOrderMark = false, cutLine }) {
   // From `start - 1`, so that a line starting exactly at `start` is seen to start there.
   const readFrom = start > 0 ? start - 1 : 0
   let skipping = start > 0
   let position = readFrom
   let carry = null
+  /** Where the line the carry holds the end of began (raw position): before `end`, it is read. */
+  let carryLineStart = 0
+  /** Where, in the carry, a search for a place to cut it has not looked yet. */
+  let carryUnsearched = 0
   let pieces = []
   let pieceBytes = 0
   let source = null
   let done = false
-  const emit = () => {
+  const emit = (continues = false) => {
     const lines = pieces.length === 1 ? pieces[0] : Buffer.concat(pieces, pieceBytes)
     pieces = []
     pieceBytes = 0
     source = new LineSource(input.path, start, source, source ? undefined : 1)
-    return { lines, source }
+    return continues ? { lines, source, continues } : { lines, source }
+  }
+  /**
+   * Moves the carry's bytes up to the last place `cutLine` finds onto the batch, where the carry
+   * has reached `batchBytes` and its line is one this range reads; says whether it did.
+   */
+  const cutCarry = () => {
+    if (!cutLine || carry.length < batchBytes || carryLineStart >= end) return false
+    const cut = cutLine(carry, carryUnsearched)
+    if (cut <= 0) {
+      carryUnsearched = carry.length - 1
+      return false
+    }
+    pieces.push(carry.subarray(0, cut))
+    pieceBytes += cut
+    carry = Buffer.from(carry.subarray(cut))
+    carryUnsearched = 0
+    return true
   }
   // A plain file is read a batch at a time (see the emit rule below).
   const reader = byteSource(input, readFrom, progress, Math.max(READ_CHUNK_BYTES, batchBytes))
@@ -255,16 +281,23 @@ async function* lineBatches(input, { start = 0, end = Infinity, batchBytes, prog
         dataStart = BYTE_ORDER_MARK.length
       }
       position = dataStart + data.length
+      // The first line of `data` began with the carry's line, or at `dataStart`.
+      const firstLineStart = carry ? carryLineStart : dataStart
       const lastNewline = data.lastIndexOf(NEWLINE)
       if (lastNewline === -1) {
         carry = data
+        carryLineStart = firstLineStart
+        if (cutCarry()) yield emit(true)
         continue
       }
       let whole = data.subarray(0, lastNewline + 1)
       carry = data.subarray(lastNewline + 1)
+      carryLineStart = dataStart + lastNewline + 1
+      carryUnsearched = 0
       if (dataStart + whole.length > end) {
-        // Keep the lines that start before `end`: up to the newline at or after `end - 1`.
-        whole = dataStart >= end ? whole.subarray(0, 0) : whole.subarray(0, whole.indexOf(NEWLINE, end - 1 - dataStart) + 1)
+        // Keep the lines that start before `end`: up to the newline at or after `end - 1`, or the
+        // first line's end where only it (begun in a batch before) started before `end`.
+        whole = firstLineStart >= end ? whole.subarray(0, 0) : whole.subarray(0, whole.indexOf(NEWLINE, Math.max(0, end - 1 - dataStart)) + 1)
         carry = null
         done = true
       }
@@ -282,7 +315,8 @@ async function* lineBatches(input, { start = 0, end = Infinity, batchBytes, prog
         pieces.push(whole)
         pieceBytes += whole.length
       }
-      if (pieceBytes + (carry ? carry.length : 0) >= batchBytes) yield emit()
+      if (!done && cutCarry()) yield emit(true)
+      else if (pieceBytes + (carry ? carry.length : 0) >= batchBytes) yield emit()
       if (done) break
     }
   } catch (error) {
@@ -290,16 +324,16 @@ async function* lineBatches(input, { start = 0, end = Infinity, batchBytes, prog
   } finally {
     reader.close()
   }
-  if (!done && carry && carry.length > 0 && position - carry.length < end) {
+  if (!done && carry && carry.length > 0 && carryLineStart < end) {
     pieces.push(carry)
     pieceBytes += carry.length
   }
   if (pieceBytes > 0) yield emit()
 }
 
-/** Text input: one document per line. */
+/** Text input: one document per line; a long line is handed over in parts (`lineBatches`). */
 async function* textBatches(input, options) {
-  for await (const { lines, source } of lineBatches(input, options)) yield { lines, format: 'lines', source }
+  for await (const batch of lineBatches(input, options)) yield { ...batch, format: 'lines' }
 }
 
 /**
@@ -310,7 +344,8 @@ async function* textBatches(input, options) {
 async function* jsonlBatches(input, options) {
   const { field } = options
   let first = !options.start
-  for await (const { lines, source } of lineBatches(input, { ...options, skipByteOrderMark: true })) {
+  // A record is held whole: its text is JSON, which cannot be cut where the raw bytes can.
+  for await (const { lines, source } of lineBatches(input, { ...options, skipByteOrderMark: true, cutLine: undefined })) {
     if (first) {
       first = false
       checkNotJson(input.path, lines)
@@ -363,7 +398,9 @@ function lineError(error, source) {
 /**
  * How many documents and lines the first `documents` documents of a lines batch take, and where
  * they end: for a resumed run, which skips the documents it has written. Read in JS, once per
- * run, so kept simple: a line of JSONL is a document unless blank.
+ * run, so kept simple: a line of JSONL is a document unless blank. The part of a line a batch
+ * ends inside (`continues`) is skipped with the batch and counted, as a line and a document,
+ * where the next batch ends it.
  * @returns {{ documents: number, lines: number, end: number }}
  */
 function skipLines(batch, documents) {
@@ -373,6 +410,7 @@ function skipLines(batch, documents) {
   let counted = 0
   while (read < bytes.length && counted < documents) {
     const newline = bytes.indexOf(NEWLINE, read)
+    if (newline === -1 && batch.continues) return { documents: counted, lines, end: bytes.length }
     const next = newline === -1 ? bytes.length : newline + 1
     if (batch.format === 'lines' || bytes.toString('utf8', read, next).trim() !== '') counted++
     lines++
@@ -402,29 +440,64 @@ async function wholeFile(input, progress) {
   return Buffer.concat(chunks)
 }
 
-/** Whole files as documents (`--doc-per-file`), several small files to a batch. */
+/**
+ * The document `input` holds, in parts: each but the last ends where `cutLine` finds a place
+ * once `batchBytes` are held (see `lineBatches`), the last is the rest. A document with no such
+ * place is one part.
+ * @returns {AsyncGenerator<Buffer>}
+ */
+async function* documentParts(input, { batchBytes, progress, cutLine }) {
+  let held = Buffer.alloc(0)
+  /** Where, in `held`, a search for a place to cut has not looked yet. */
+  let unsearched = 0
+  for await (const chunk of openBytes(input, 0, progress)) {
+    held = held.length === 0 ? chunk : Buffer.concat([held, chunk])
+    if (held.length < batchBytes) continue
+    const cut = cutLine(held, unsearched)
+    if (cut > 0) {
+      yield held.subarray(0, cut)
+      held = held.subarray(cut)
+      unsearched = 0
+    } else {
+      unsearched = held.length - 1
+    }
+  }
+  yield held
+}
+
+/**
+ * Whole files as documents (`--doc-per-file`), several small files to a batch. A file larger
+ * than a batch is read in parts where `options.cutLine` allows (`documentParts`), each ending a
+ * batch that `continues`; without `cutLine`, or with none found, it is read whole.
+ */
 async function* fileBatches(inputs, options) {
   let pieces = []
   let names = []
   let bytes = 0
-  const emit = () => {
+  const emit = (continues = false) => {
     const batch = bytesBatch(pieces, bytes, { file: names[0], firstLine: 1, rangeStart: 0, files: names })
     pieces = []
     names = []
     bytes = 0
-    return batch
+    return continues ? { ...batch, continues } : batch
   }
   for (const input of inputs) {
-    let document
+    const inParts = options.cutLine !== undefined && (input.stdin || input.compression !== 'none' || input.size > options.batchBytes)
+    const parts = inParts ? documentParts(input, options) : (async function* () { yield await wholeFile(input, options.progress) })()
     try {
-      document = await wholeFile(input, options.progress)
+      let part = await parts.next()
+      while (!part.done) {
+        const next = await parts.next()
+        if (!isUtf8(part.value)) throw new InputError(`${input.path}: the text is not UTF-8; convert the file to UTF-8`)
+        pieces.push(part.value)
+        if (names[names.length - 1] !== input.path) names.push(input.path)
+        bytes += part.value.length
+        if (!next.done) yield emit(true)
+        part = next
+      }
     } catch (error) {
       throw readError(input, error)
     }
-    if (!isUtf8(document)) throw new InputError(`${input.path}: the text is not UTF-8; convert the file to UTF-8`)
-    pieces.push(document)
-    names.push(input.path)
-    bytes += document.length
     if (bytes >= options.batchBytes) yield emit()
   }
   if (pieces.length > 0) yield emit()

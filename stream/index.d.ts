@@ -7,12 +7,15 @@ import type { Scheduler, Tokenizer } from '../index'
  * `source` is passed on to the batch's `TokenBatch` untouched, and to the error it rejects with,
  * as the error's `source`. `firstDocument` (set by `batchDocuments`) is the index of the batch's
  * first document in the whole stream: an error about one of its texts then names the document by
- * that index (`document 1234 of the stream: …`, with `documentIndex`). */
-export type DocumentBatch =
+ * that index (`document 1234 of the stream: …`, with `documentIndex`). `continues: true` says
+ * the batch's last document is the start of one whose rest begins the next batch, cut where
+ * `Tokenizer.lastSafeCut` allows, so that the two parts' ids are the ids of the whole. */
+export type DocumentBatch = (
   | { bytes: Uint8Array; offsets: Uint32Array | readonly number[]; source?: unknown; firstDocument?: number }
   | { texts: readonly string[]; source?: unknown; firstDocument?: number }
   | { lines: Uint8Array; format: 'lines'; source?: unknown }
   | { lines: Uint8Array; format: 'jsonl'; field: string; source?: unknown }
+) & { continues?: boolean }
 
 /** The ids of one batch: document `i`'s ids are `ids.subarray(offsets[i], offsets[i + 1])`. */
 export interface TokenBatch {
@@ -26,6 +29,9 @@ export interface TokenBatch {
   lines?: number
   /** The input batch's `source`, if it had one. */
   source?: unknown
+  /** Set where the input batch `continues`: the last document's ids go on in the next batch's
+   * first document, and `eosId` is not appended to them here. */
+  continues?: true
 }
 
 /** Checked when a function is called: an unknown name is a `TypeError`, and a batch size below 1

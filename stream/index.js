@@ -69,12 +69,17 @@ function checkOptions(tokenizer, options, caller, names = STREAM_OPTIONS) {
  * the scheduler's threads).
  * @typedef {{ bytes: Uint8Array, offsets: Uint32Array | number[] } | { texts: string[] }
  *   | { lines: Uint8Array, format: 'lines' | 'jsonl', field?: string }} DocumentBatch
+ * Any of them may say `continues: true`: its last document is the start of one whose rest starts
+ * the next batch, cut where the tokenizer allows (`Tokenizer.lastSafeCut`).
  */
 
 /**
  * The ids of one batch: document `i`'s ids are `ids.subarray(offsets[i], offsets[i + 1])`;
- * `bytes` is the documents' UTF-8 text; `lines`, for a batch of lines, how many it held.
- * @typedef {{ ids: Uint32Array, offsets: Uint32Array, documents: number, bytes: number, lines?: number }} TokenBatch
+ * `bytes` is the documents' UTF-8 text; `lines`, for a batch of lines, how many it held;
+ * `continues`, as its batch said: the last document's ids go on in the next batch's first
+ * (and get no `eosId` here).
+ * @typedef {{ ids: Uint32Array, offsets: Uint32Array, documents: number, bytes: number, lines?: number,
+ *   continues?: true }} TokenBatch
  */
 
 /** How many documents `batch` holds (`NaN` for a batch of lines: known once it is encoded). */
@@ -94,21 +99,24 @@ function bytesIn(batch) {
 }
 
 /**
- * `encoding`'s ids with `eosId` after every document's ids.
+ * `encoding`'s ids with `eosId` after every document's ids, but the last one's where it
+ * `continues` in the next batch.
  * @param {{ ids: Uint32Array, offsets: Uint32Array }} encoding
  * @param {number} eosId
+ * @param {boolean} [continues]
  * @returns {{ ids: Uint32Array, offsets: Uint32Array }}
  */
-function withEos({ ids, offsets }, eosId) {
+function withEos({ ids, offsets }, eosId, continues = false) {
   const documents = offsets.length - 1
-  const out = new Uint32Array(ids.length + documents)
+  const ended = continues ? documents - 1 : documents
+  const out = new Uint32Array(ids.length + Math.max(0, ended))
   const outOffsets = new Uint32Array(documents + 1)
   let at = 0
   for (let i = 0; i < documents; i++) {
     outOffsets[i] = at
     out.set(ids.subarray(offsets[i], offsets[i + 1]), at)
     at += offsets[i + 1] - offsets[i]
-    out[at++] = eosId
+    if (i < ended) out[at++] = eosId
   }
   outOffsets[documents] = at
   return { ids: out, offsets: outOffsets }
@@ -151,6 +159,7 @@ async function encodeChecked(tokenizer, batch, options) {
   if (options.scheduler) batchOptions.scheduler = options.scheduler
   if (options.signal) batchOptions.signal = options.signal
   if (options.encodeOptions) Object.assign(batchOptions, options.encodeOptions)
+  const continues = batch.continues === true
   let encoding
   if (batch.lines) {
     const format = batch.format === 'jsonl' ? { format: 'jsonl', field: batch.field } : { format: 'lines' }
@@ -159,8 +168,8 @@ async function encodeChecked(tokenizer, batch, options) {
     } catch (error) {
       throw withSource(error, batch)
     }
-    const { ids, offsets } = options.eosId === undefined ? encoding : withEos(encoding, options.eosId)
-    return { ids, offsets, documents: offsets.length - 1, bytes: encoding.textBytes, lines: encoding.lines, source: batch.source }
+    const { ids, offsets } = options.eosId === undefined ? encoding : withEos(encoding, options.eosId, continues)
+    return tokenBatch({ ids, offsets, documents: offsets.length - 1, bytes: encoding.textBytes, lines: encoding.lines, source: batch.source }, continues)
   }
   try {
     if (batch.bytes) {
@@ -176,8 +185,13 @@ async function encodeChecked(tokenizer, batch, options) {
     throw withSource(placedInStream(error, batch), batch)
   }
   const plain = { ids: encoding.ids, offsets: encoding.offsets }
-  const { ids, offsets } = options.eosId === undefined ? plain : withEos(plain, options.eosId)
-  return { ids, offsets, documents: offsets.length - 1, bytes: bytesIn(batch), source: batch.source }
+  const { ids, offsets } = options.eosId === undefined ? plain : withEos(plain, options.eosId, continues)
+  return tokenBatch({ ids, offsets, documents: offsets.length - 1, bytes: bytesIn(batch), source: batch.source }, continues)
+}
+
+/** `encoded`, saying `continues` where its last document goes on in the next batch. */
+function tokenBatch(encoded, continues) {
+  return continues ? { ...encoded, continues } : encoded
 }
 
 /**

@@ -5,7 +5,9 @@
 //! ids, on the release candidate. The ids of a text under a tiktoken-style pattern are the ids of
 //! its pieces, each encoded alone, so a text cut where one piece ends and the next begins encodes,
 //! part after part, to the ids of the whole, and each part needs working memory for its own size
-//! only. [`parts`] cuts a text into parts of at least [`PART_BYTES`] at such places.
+//! only. [`parts`] cuts a text into parts of at least [`PART_BYTES`] at such places;
+//! [`last_word_gap`] finds one in the start of a text still being read (a reader's long line,
+//! `Tokenizer.lastSafeCut`), since whether a place is one reads no byte past the letter after it.
 //!
 //! **Where a cut is safe.** Before a space that has an ASCII letter on each side (`…d w…`), under
 //! the patterns the release candidate's matcher runs (tiktoken's for GPT-2, cl100k_base and
@@ -47,15 +49,31 @@ pub fn parts(text: &str, size: usize) -> impl Iterator<Item = &str> {
     })
 }
 
+/// The last position at or after `from` of a space with an ASCII letter on each side in `bytes`,
+/// the start of a text whose rest may not be known yet: cut there, the bytes before it encode to
+/// the ids the whole text begins with, whatever follows (the module says why). Only the bytes
+/// from `from` are read, so a caller that finds none can ask again from `bytes.len() - 1` once
+/// more bytes come, and read each byte about once.
+pub fn last_word_gap(bytes: &[u8], from: usize) -> Option<usize> {
+    let searched = bytes.get(from.max(1)..)?;
+    memchr::memrchr_iter(b' ', searched)
+        .map(|at| from.max(1) + at)
+        .find(|&at| is_word_gap(bytes, at))
+}
+
+/// Whether `bytes[at]` is a space with an ASCII letter on each side.
+fn is_word_gap(bytes: &[u8], at: usize) -> bool {
+    at > 0
+        && bytes[at - 1].is_ascii_alphabetic()
+        && bytes.get(at + 1).is_some_and(u8::is_ascii_alphabetic)
+}
+
 /// The first position at or after `from` of a space with an ASCII letter on each side.
 fn word_gap_from(bytes: &[u8], from: usize) -> Option<usize> {
     let searched = bytes.get(from..)?;
     memchr::memchr_iter(b' ', searched)
         .map(|at| from + at)
-        .find(|&at| {
-            bytes[at - 1].is_ascii_alphabetic()
-                && bytes.get(at + 1).is_some_and(u8::is_ascii_alphabetic)
-        })
+        .find(|&at| is_word_gap(bytes, at))
 }
 
 #[cfg(test)]
@@ -95,5 +113,38 @@ mod tests {
         );
         assert_eq!(parts("", 1).count(), 0);
         assert_eq!(parts("日本語 テキスト", 1).count(), 1);
+    }
+
+    #[test]
+    fn the_last_word_gap_is_found_from_where_the_search_starts() {
+        let text = b"one two, three  four x";
+        assert_eq!(last_word_gap(text, 0), Some(20));
+        assert_eq!(last_word_gap(text, 20), Some(20));
+        assert_eq!(last_word_gap(text, 21), None);
+        assert_eq!(last_word_gap(&text[..20], 0), Some(3));
+        // The letter after the space must be there: a space at the end is not yet a gap.
+        assert_eq!(last_word_gap(b"one ", 0), None);
+        assert_eq!(last_word_gap(b" one", 0), None);
+        assert_eq!(last_word_gap(b"", 0), None);
+        assert_eq!(last_word_gap(b"ab", 5), None);
+        // Every gap `parts` cuts at, and no other, is one `last_word_gap` finds.
+        let text = "Hello world, it's 42 days.  Tab\tthen é word x y\nend a b";
+        let mut cuts: Vec<usize> = Vec::new();
+        let mut end = text.len();
+        while let Some(at) = last_word_gap(&text.as_bytes()[..end], 0) {
+            cuts.push(at);
+            end = at;
+        }
+        cuts.reverse();
+        let lengths: Vec<usize> = parts(text, 1).map(str::len).collect();
+        let part_cuts: Vec<usize> = lengths
+            .iter()
+            .scan(0, |at, length| {
+                *at += length;
+                Some(*at)
+            })
+            .take(lengths.len() - 1)
+            .collect();
+        assert_eq!(cuts, part_cuts);
     }
 }

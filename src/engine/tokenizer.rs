@@ -580,6 +580,28 @@ impl Tokenizer {
         Ok(ids)
     }
 
+    /// The last place at or after `from` where `bytes`, the start of one text whose rest may not
+    /// be read yet, can be cut so that the ids of the bytes before it, then those of the text
+    /// from it, are the ids of the whole text, in every encode mode: a word gap
+    /// (`long_texts.rs`). `None` where `bytes` has none from `from`, and always for a tokenizer
+    /// whose texts are not cut: a Hugging Face file, a pattern of the user's own, or special
+    /// tokens that hold a word gap (a cut could part one).
+    pub fn last_safe_cut(&self, bytes: &[u8], from: usize) -> Option<usize> {
+        let Family::OpenAi(encoding) = self.family else {
+            return None;
+        };
+        let special_holds_a_gap = || {
+            encoding
+                .specials()
+                .iter()
+                .any(|special| long_texts::last_word_gap(special.text.as_bytes(), 0).is_some())
+        };
+        if !encoding.model.cuts_at_word_gaps() || special_holds_a_gap() {
+            return None;
+        }
+        long_texts::last_word_gap(bytes, from)
+    }
+
     /// Decodes ids to text; an id that is not in the vocabulary is an error naming it and its index.
     pub fn decode(&self, ids: &[u32], skip_special_tokens: bool) -> Result<String, Error> {
         self.check_ids(ids)?;

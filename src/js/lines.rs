@@ -1,6 +1,7 @@
 //! `encodeLines`: a batch of whole lines of bytes (text, or JSON Lines and a field), cut into
 //! documents and encoded on the scheduler's threads (`crate::batch::encode_lines`); the object it
-//! returns; and its errors, which name the failing line.
+//! returns; and its errors, which name the failing line. `lastSafeCut`: where a line too long to
+//! hold whole can be handed over a part at a time.
 
 use std::ffi::CStr;
 use std::sync::Arc;
@@ -9,7 +10,7 @@ use napi::bindgen_prelude::{TypedArrayType, Uint32Array, Unknown};
 use napi::{Env, JsValue, Task, ValueType};
 use napi_derive::napi;
 
-use super::args::{choice, describe, options_object, property, string};
+use super::args::{choice, describe, options_object, property, string, whole_number};
 use super::errors::{
     DISALLOWED_CODE, ErrorClass, Property, disallowed_properties, disallowed_token_of, error_with,
     from_failure, js_error, type_error,
@@ -261,6 +262,42 @@ impl Tokenizer {
                 self.lines_call(env, &bytes, format, options)?,
             ))
         })
+    }
+
+    /// The last place at or after `from` (default 0) where `bytes`, the UTF-8 start of one text
+    /// whose rest is still to come (a long line read a part at a time), can be cut so that the
+    /// ids of the bytes before it, then those of the text from it, are the ids of the whole text:
+    /// a space between two ASCII letters, under the OpenAI encodings' patterns (and Qwen's,
+    /// Tekken's, Kimi K2's). -1 where `bytes` has none from `from`, and always for a tokenizer
+    /// whose texts are not cut: a Hugging Face tokenizer.json, or a pattern of the user's own.
+    /// Only the bytes from `from` are read: after a -1, ask again from `bytes.length - 1` once
+    /// more bytes are joined.
+    #[napi(catch_unwind, ts_args_type = "bytes: Uint8Array, from?: number")]
+    pub fn last_safe_cut(
+        &self,
+        env: Env,
+        bytes: Unknown,
+        from: Option<Unknown>,
+    ) -> napi::Result<i64> {
+        let from = match from {
+            Some(from) if from.get_type()? != ValueType::Undefined => {
+                whole_number(&env, &from, "from", 0, u32::MAX)? as usize
+            }
+            _ => 0,
+        };
+        let cut = raw::with_uint8_bytes(&env, &bytes, |bytes| {
+            self.tokenizer.last_safe_cut(bytes, from)
+        })?
+        .ok_or_else(|| {
+            type_error(
+                &env,
+                &format!(
+                    "bytes is {}; expected a Uint8Array or a Buffer of UTF-8",
+                    describe(&bytes)
+                ),
+            )
+        })?;
+        Ok(cut.map_or(-1, |at| at as i64))
     }
 }
 
