@@ -4,7 +4,7 @@ import { pipeline } from 'node:stream/promises'
 import { createRequire } from 'node:module'
 import { describe, expect, it } from 'vitest'
 
-import { batchtok, fixture, typeCheck, type Texts } from './helpers'
+import { batchtok, corpus, fixture, typeCheck, type Texts } from './helpers'
 
 const require = createRequire(import.meta.url)
 const stream = require('../stream/index.js') as typeof import('../stream/index')
@@ -231,6 +231,81 @@ describe('encodeLineStream and batchLines', () => {
     expect(batches.join('')).toBe(`a\n${long}\nb\nc\n`)
     expect(batches.every((batch) => batch.endsWith('\n'))).toBe(true)
     expect(batches.some((batch) => batch.includes(long) && batch.length <= long.length + 104)).toBe(true)
+  })
+
+  describe('a line longer than a batch, in parts', () => {
+    const big = corpus.bigTxt()
+    /** Prose on one line, `bytes` long, from `from` in big.txt. */
+    const prose = (from: number, bytes: number) => big.slice(from, from + bytes).replace(/\s/g, ' ')
+    const partsLines = ['short', prose(0, 40_000), '', 'ひらがな'.repeat(3000), prose(50_000, 9_000) + ' <|endoftext|> x', 'last']
+    const text = Buffer.from(partsLines.join('\n') + '\n')
+
+    /** The documents' ids from batches, each document whose batch `continues` joined to the next. */
+    async function joinedIdsOf(batches: AsyncIterable<import('../stream/index').TokenBatch>) {
+      const out: number[][] = []
+      let open: number[] | null = null
+      let continuing = 0
+      for await (const batch of batches) {
+        if (batch.continues) continuing++
+        for (let i = 0; i < batch.documents; i++) {
+          const ids = Array.from(batch.ids.subarray(batch.offsets[i], batch.offsets[i + 1]))
+          const joined: number[] = open === null ? ids : open.concat(ids)
+          open = null
+          if (batch.continues && i === batch.documents - 1) open = joined
+          else out.push(joined)
+        }
+      }
+      expect(open).toBe(null)
+      return { ids: out, continuing }
+    }
+
+    it.each([
+      [777, 2000],
+      [1, 5000],
+      [65536, 4096],
+    ])('chunks of %i bytes, batches of %i: the joined ids equal encodeBatch, EOS only at a line end', async (chunk, batchBytes) => {
+      const expected = (await tokenizer.encodeBatch(partsLines)).toArrays().map((ids) => [...ids, 199999])
+      const run = await joinedIdsOf(stream.encodeLineStream(tokenizer, chunksOf(text, chunk), { batchBytes, longLines: 'parts', eosId: 199999 }))
+      expect(run.ids).toEqual(expected)
+      expect(run.continuing).toBeGreaterThan(3)
+      // Whole, the long lines come as they are.
+      const whole = await joinedIdsOf(stream.encodeLineStream(tokenizer, chunksOf(text, chunk), { batchBytes, eosId: 199999 }))
+      expect(whole).toEqual({ ids: expected, continuing: 0 })
+    })
+
+    it('batchLines with cutLine: parts end and start at a word gap, each at most a batch and a chunk', async () => {
+      const batches: { lines: Buffer; continues?: boolean }[] = []
+      const cutLine = (bytes: Uint8Array, from: number) => tokenizer.lastSafeCut(bytes, from)
+      for await (const batch of stream.batchLines(chunksOf(text, 300), { batchBytes: 2000, cutLine })) {
+        batches.push({ lines: Buffer.from(batch.lines), continues: batch.continues })
+      }
+      expect(Buffer.concat(batches.map((batch) => batch.lines)).equals(text)).toBe(true)
+      for (const [i, batch] of batches.entries()) {
+        if (!batch.continues) continue
+        expect(batch.lines.toString('latin1')).toMatch(/[A-Za-z]$/)
+        expect(batches[i + 1].lines.toString('latin1')).toMatch(/^ [A-Za-z]/)
+        expect(batch.lines.length).toBeLessThanOrEqual(2000 + 300)
+      }
+      // The line with no word gap is held whole.
+      expect(batches.some((batch) => batch.lines.includes(Buffer.from('ひらがな'.repeat(3000))))).toBe(true)
+    })
+
+    it('a bad line after a line in parts is named by its line in the stream', async () => {
+      const bad = Buffer.concat([Buffer.from(`${prose(0, 20_000)}\nfine\n`), Buffer.from([0x61, 0xff, 0x0a])])
+      await expect(joinedIdsOf(stream.encodeLineStream(tokenizer, chunksOf(bad, 500), { batchBytes: 1000, longLines: 'parts' }))).rejects.toThrow(
+        expect.objectContaining({ lineNumber: 3, code: 'ERR_NOT_UTF8' }),
+      )
+    })
+
+    it('bad options are errors naming them', () => {
+      expect(() => stream.encodeLineStream(tokenizer, ['a'], { longLines: 'cut' as 'parts' })).toThrow(/options\.longLines is "cut"; expected 'whole' .* or 'parts'/)
+      expect(() => stream.encodeLineStream(tokenizer, ['a'], { longLines: 'parts', format: 'jsonl' })).toThrow(/options\.longLines 'parts' is for format 'lines'/)
+      const next = (options: object) => stream.batchLines(['a'], options).next()
+      return Promise.all([
+        expect(next({ cutLine: 5 })).rejects.toThrow(/options\.cutLine is number; expected a function/),
+        expect(next({ cutLine: () => -1, format: 'jsonl' })).rejects.toThrow(/options\.cutLine is for format 'lines'/),
+      ])
+    })
   })
 
   it('one chunk of many lines, as a whole file read at once, is cut into batches of at most batchBytes', async () => {

@@ -90,8 +90,12 @@ export interface LineStreamOptions {
   /** The text field of a `'jsonl'` record. @default 'text' */
   field?: string
   /** Text per batch, in bytes: a batch ends at its last line end within this size, or, where one
-   * line is longer, at that line's end. @default 4194304 */
+   * line is longer, at that line's end (or where `cutLine` cuts it). @default 4194304 */
   batchBytes?: number
+  /** For `batchLines`, format `'lines'`: where a line longer than `batchBytes` may be cut, e.g.
+   * `(bytes, from) => tokenizer.lastSafeCut(bytes, from)`; the batches of its parts but the last
+   * say `continues`. Without it, or where it returns -1, a line is held whole. */
+  cutLine?: (bytes: Uint8Array, from: number) => number
 }
 
 /** A text chunk: UTF-8 bytes or a string, cut anywhere (a file's or a socket's reads, a
@@ -99,8 +103,8 @@ export interface LineStreamOptions {
 export type TextChunk = string | Uint8Array
 
 /** Cuts text chunks into `DocumentBatch`es of whole lines, for `encodeLines` (`encodeBatches`
- * takes them). A line longer than `batchBytes` makes a batch of its own; a chunk is read only
- * when the batch before has been taken. */
+ * takes them). A line longer than `batchBytes` makes a batch of its own, or batches of its parts
+ * where `cutLine` cuts it; a chunk is read only when the batch before has been taken. */
 export function batchLines(
   chunks: Iterable<TextChunk> | AsyncIterable<TextChunk>,
   options?: LineStreamOptions,
@@ -111,11 +115,14 @@ export function batchLines(
  * while the next is read; at most three batches are held. An error about a line names it by its
  * number in the stream (`line 812 of the stream: …`) and carries `lineNumber` (from 1), besides
  * `encodeLines`' `code`, `reason` and `lineIndex` (in its batch). `batchDocuments` does not apply:
- * a batch's documents are counted as its lines are read. */
+ * a batch's documents are counted as its lines are read. `longLines: 'parts'` (format `'lines'`)
+ * hands a line longer than `batchBytes` over in parts where `tokenizer.lastSafeCut` finds a place,
+ * so memory stays bounded for one line of any length: a `TokenBatch` that `continues` ends with
+ * the first ids of a line whose next ids start the next batch. */
 export function encodeLineStream(
   tokenizer: Tokenizer,
   chunks: Iterable<TextChunk> | AsyncIterable<TextChunk>,
-  options?: Omit<EncodeStreamOptions, 'batchDocuments'> & LineStreamOptions,
+  options?: Omit<EncodeStreamOptions, 'batchDocuments'> & Omit<LineStreamOptions, 'cutLine'> & { longLines?: 'whole' | 'parts' },
 ): AsyncGenerator<TokenBatch>
 
 /** A `Transform` in object mode: write documents, read `TokenBatch`es, with backpressure. */

@@ -320,23 +320,28 @@ const NEWLINE = 0x0a
 /** The names `encodeLineStream`'s options have: the format of its lines, and every
  * `EncodeStreamOptions` name but `batchDocuments` (a batch's documents are known only once its
  * lines are read, on the scheduler's threads). */
-const LINE_STREAM_OPTIONS = ['format', 'field', ...STREAM_OPTIONS.filter((name) => name !== 'batchDocuments')]
+const LINE_STREAM_OPTIONS = ['format', 'field', ...STREAM_OPTIONS.filter((name) => name !== 'batchDocuments'), 'longLines']
 
 /**
- * Checks `batchLines`'s options; returns the batches' format and their size in bytes.
- * @returns {{ format: 'lines' | 'jsonl', field?: string, maxBytes: number }}
+ * Checks `batchLines`'s options; returns the batches' format, their size in bytes and where a
+ * long line may be cut.
+ * @returns {{ format: 'lines' | 'jsonl', field?: string, maxBytes: number, cutLine?: Function }}
  */
 function checkLineOptions(options, caller) {
   if (options === null || typeof options !== 'object') throw new TypeError(`${caller}'s options must be an object`)
-  const { format = 'lines', field } = options
+  const { format = 'lines', field, cutLine } = options
   if (format !== 'lines' && format !== 'jsonl') {
     throw new TypeError(`options.format is ${JSON.stringify(format)}; expected 'lines' (a document per line) or 'jsonl' (a record per line)`)
   }
   if (format === 'lines' && field !== undefined) throw new TypeError("options.field is for format 'jsonl'; a document per line has no field")
   if (field !== undefined && typeof field !== 'string') throw new TypeError(`options.field is ${typeof field}; expected the name of the records' text field`)
+  if (cutLine !== undefined && typeof cutLine !== 'function') {
+    throw new TypeError(`options.cutLine is ${typeof cutLine}; expected a function such as (bytes, from) => tokenizer.lastSafeCut(bytes, from)`)
+  }
+  if (cutLine !== undefined && format === 'jsonl') throw new TypeError("options.cutLine is for format 'lines': a JSON record is read whole")
   checkBatchSizes({ batchBytes: options.batchBytes })
   const maxBytes = options.batchBytes ?? DEFAULT_BATCH_BYTES
-  return format === 'jsonl' ? { format, field: field ?? 'text', maxBytes } : { format, maxBytes }
+  return format === 'jsonl' ? { format, field: field ?? 'text', maxBytes } : { format, maxBytes, cutLine }
 }
 
 /**
@@ -345,20 +350,27 @@ function checkLineOptions(options, caller) {
  * at most `batchBytes` each, for `encodeLines`: a document per line (`format: 'lines'`, the
  * default), or a JSON record per line whose string `field` (default `'text'`) is the document
  * (`format: 'jsonl'`, blank lines skipped, a byte order mark starting the stream skipped). A line
- * longer than `batchBytes` makes a batch of its own. Beyond the chunks being cut, only the bytes
- * after the last batch are held: a chunk is read once the batches cut before it have been taken.
+ * longer than `batchBytes` makes a batch of its own, or, given `cutLine` (a tokenizer's
+ * `lastSafeCut`), batches of parts of it cut where that finds a place, each but the last saying
+ * `continues`. Beyond the chunks being cut, only the bytes after the last batch are held: a
+ * chunk is read once the batches cut before it have been taken.
  * @param {Iterable<string | Uint8Array> | AsyncIterable<string | Uint8Array>} chunks
- * @param {{ format?: 'lines' | 'jsonl', field?: string, batchBytes?: number }} [options]
+ * @param {{ format?: 'lines' | 'jsonl', field?: string, batchBytes?: number,
+ *   cutLine?: (bytes: Uint8Array, from: number) => number }} [options]
  * @returns {AsyncGenerator<DocumentBatch>}
  */
 async function* batchLines(chunks, options = {}) {
-  const { format, field, maxBytes } = checkLineOptions(options, 'batchLines')
+  const { format, field, maxBytes, cutLine } = checkLineOptions(options, 'batchLines')
   const batchOf = (lines) => (format === 'jsonl' ? { lines, format, field } : { lines, format })
   /** The bytes gathered: the end of the last batch's line on. */
   let parts = []
   let size = 0
   /** Whether the gathered bytes are one line, longer than a batch, whose end is still to come. */
   let unfinishedLine = false
+  /** The last byte gathered before the chunk in hand: a place to cut reads the byte before it. */
+  let lastByte = null
+  /** Whether `cutLine` finds a place in `bytes` (with the byte before them). */
+  const cutsIn = (bytes) => cutLine(lastByte === null ? bytes : Buffer.concat([Buffer.from([lastByte]), bytes]), 0) > 0
   let first = true
   let index = 0
   for await (const chunk of chunks) {
@@ -375,23 +387,39 @@ async function* batchLines(chunks, options = {}) {
     if (bytes.length === 0) continue
     parts.push(bytes)
     size += bytes.length
-    // A long line is joined once, when its end comes, not at every chunk.
-    if (size < maxBytes || (unfinishedLine && bytes.indexOf(NEWLINE) === -1)) continue
+    // A long line is joined once, when its end or a place to cut it comes, not at every chunk.
+    const joinLater = unfinishedLine && bytes.indexOf(NEWLINE) === -1 && !(cutLine && cutsIn(bytes))
+    lastByte = bytes[bytes.length - 1]
+    if (size < maxBytes || joinLater) continue
     const gathered = parts.length === 1 ? parts[0] : Buffer.concat(parts, size)
     let start = 0
     unfinishedLine = false
     while (gathered.length - start >= maxBytes) {
-      // The last line end within a batch's size; past it only where one line is longer.
-      let end = gathered.lastIndexOf(NEWLINE, start + maxBytes - 1)
-      if (end < start) end = gathered.indexOf(NEWLINE, start + maxBytes)
-      if (end === -1) {
+      // The consumer hands each batch to encodeLines, which copies it, before asking for the
+      // next, so a view of the caller's chunk is safe to yield.
+      // The last line end within a batch's size.
+      const end = gathered.lastIndexOf(NEWLINE, start + maxBytes - 1)
+      if (end >= start) {
+        yield batchOf(gathered.subarray(start, end + 1))
+        start = end + 1
+        continue
+      }
+      // The line from `start` is longer than a batch: a part of it up to the last place to cut
+      // within a batch's size, else within what is gathered of it; else the line whole.
+      const lineEnd = gathered.indexOf(NEWLINE, start + maxBytes)
+      const gatheredLine = gathered.subarray(start, lineEnd === -1 ? gathered.length : lineEnd)
+      let cut = cutLine ? cutLine(gatheredLine.subarray(0, maxBytes), 0) : -1
+      if (cutLine && cut <= 0) cut = cutLine(gatheredLine, maxBytes - 1)
+      if (cut > 0) {
+        yield { ...batchOf(gathered.subarray(start, start + cut)), continues: true }
+        start += cut
+      } else if (lineEnd !== -1) {
+        yield batchOf(gathered.subarray(start, lineEnd + 1))
+        start = lineEnd + 1
+      } else {
         unfinishedLine = true
         break
       }
-      // The consumer hands each batch to encodeLines, which copies it, before asking for the
-      // next, so a view of the caller's chunk is safe to yield.
-      yield batchOf(gathered.subarray(start, end + 1))
-      start = end + 1
     }
     parts = start < gathered.length ? [gathered.subarray(start)] : []
     size = gathered.length - start
@@ -451,7 +479,13 @@ function encodeLineStream(tokenizer, chunks, options = {}) {
     throw new TypeError("options.batchDocuments does not apply to encodeLineStream: a batch's documents are counted as its lines are read; size batches with batchBytes")
   }
   const checked = checkOptions(tokenizer, options, 'encodeLineStream', LINE_STREAM_OPTIONS)
+  const { longLines = 'whole' } = checked
+  if (longLines !== 'whole' && longLines !== 'parts') {
+    throw new TypeError(`options.longLines is ${JSON.stringify(longLines)}; expected 'whole' (a line is one batch's document) or 'parts' (cut where tokenizer.lastSafeCut allows)`)
+  }
+  if (longLines === 'parts' && checked.format === 'jsonl') throw new TypeError("options.longLines 'parts' is for format 'lines': a JSON record is read whole")
   const lineOptions = { format: checked.format, field: checked.field, batchBytes: checked.batchBytes }
+  if (longLines === 'parts') lineOptions.cutLine = (bytes, from) => tokenizer.lastSafeCut(bytes, from)
   checkLineOptions(lineOptions, 'encodeLineStream')
   return encodeLinesInOrder(tokenizer, batchLines(chunks, lineOptions), checked)
 }
@@ -463,7 +497,8 @@ async function* encodeLinesInOrder(tokenizer, batches, options) {
   let linesBefore = 0
   try {
     for await (const batch of encodeCheckedBatches(tokenizer, batches, options)) {
-      linesBefore += batch.lines
+      // The line a batch ends inside (`continues`) is counted with the batch that ends it.
+      linesBefore += batch.continues ? batch.lines - 1 : batch.lines
       yield batch
     }
   } catch (error) {

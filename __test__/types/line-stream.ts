@@ -14,6 +14,10 @@ export async function countTokens(tokenizer: Tokenizer): Promise<number> {
   for await (const batch of encodeLineStream(tokenizer, chunks(), options)) tokens += batch.ids.length
   const prepared: AsyncGenerator<TokenBatch> = encodeBatches(tokenizer, batchLines(['a\n', 'b\n']))
   for await (const batch of prepared) tokens += batch.lines ?? 0
+  // A long line in parts: a batch that continues ends inside a line.
+  for await (const batch of encodeLineStream(tokenizer, chunks(), { longLines: 'parts' })) tokens += batch.continues ? 0 : batch.documents
+  const cutLine = (bytes: Uint8Array, from: number) => tokenizer.lastSafeCut(bytes, from)
+  for await (const batch of batchLines(['a b\n'], { cutLine })) tokens += batch.continues ? 1 : 0
   return tokens
 }
 
@@ -21,3 +25,5 @@ export async function countTokens(tokenizer: Tokenizer): Promise<number> {
 encodeLineStream(Tokenizer.fromEncoding('o200k_base'), chunks(), { batchDocuments: 10 })
 // @ts-expect-error a format is 'lines' or 'jsonl'
 batchLines(chunks(), { format: 'csv' })
+// @ts-expect-error long lines are read 'whole' or in 'parts'
+encodeLineStream(Tokenizer.fromEncoding('o200k_base'), chunks(), { longLines: 'cut' })
