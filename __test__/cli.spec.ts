@@ -270,16 +270,17 @@ describe('encode: a document longer than a batch is read in parts', () => {
     }
     // The lines with no word gap are each in one batch.
     for (const whole of [longLines[7], longLines[9]]) expect(cut.some((batch) => batch.lines.includes(Buffer.from(whole)))).toBe(true)
-    // A tokenizer that cuts nowhere (a Hugging Face file) gets every line whole.
-    const hf = batchtok.Tokenizer.fromFile(join(FIXTURES, 'tokenizers/gpt2.json'))
-    const whole = await read((bytes, from) => hf.lastSafeCut(bytes, from))
+    // A tokenizer that cuts nowhere (BERT's tokenizer.json) gets every line whole.
+    const bert = batchtok.Tokenizer.fromFile(join(FIXTURES, 'tokenizers/bert.json'))
+    const whole = await read((bytes, from) => bert.lastSafeCut(bytes, from))
     expect(whole.some((batch) => batch.continues)).toBe(false)
   })
 
   it.each([
     ['o200k_base, Megatron', ['--encoding', 'o200k_base']],
     ['r50k_base, Megatron with --append-eos', ['--encoding', 'r50k_base', '--append-eos']],
-    ['a Hugging Face tokenizer.json (read whole)', ['--tokenizer', join(FIXTURES, 'tokenizers/gpt2.json')]],
+    ['a byte-level tokenizer.json (in parts)', ['--tokenizer', join(FIXTURES, 'tokenizers/gpt2.json')]],
+    ['a WordPiece tokenizer.json with a template (read whole)', ['--tokenizer', join(FIXTURES, 'tokenizers/bert.json')]],
   ])('%s: ids equal encodeBatch of the lines', async (name, args) => {
     const prefix = `out/long-${name.replace(/\W+/g, '-')}`
     const summary = encode(work, ['encode', 'long-lines.txt', ...args, '--batch-mib', BATCH_MIB, '-o', prefix])

@@ -2,6 +2,7 @@
 // `encodeUtf8Batch`'s over the documents JS itself cuts out of the same lines (split at `\n`, a
 // `\r` before it dropped; for JSONL, `JSON.parse(line)[field]` of every line `trim` leaves
 // non-empty), and a line that gives no document is named by its index.
+import { existsSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { describe, expect, it } from 'vitest'
 
@@ -208,6 +209,42 @@ describe('lastSafeCut: where a text still being read may be cut', () => {
     },
   )
 
+  /** Whether each real tokenizer.json is cut: those that split as a pattern that is cut and add
+   * no template token around a text. */
+  const REAL_FILES_CUT: Record<string, boolean> = {
+    claude: true,
+    deepseek_v3: false,
+    gemini: false,
+    gemma3: false,
+    gpt35turbo: true,
+    gpt4o: true,
+    gptoss: true,
+    llama2: false,
+    llama3: true,
+    llama3_1: false,
+    qwen3: true,
+  }
+  const { CACHE_DIR, FILES } = require('../scripts/real-tokenizers.js') as { CACHE_DIR: string; FILES: { name: string }[] }
+
+  it('names every real file', () => expect(Object.keys(REAL_FILES_CUT).sort()).toEqual(FILES.map((file) => file.name).sort()))
+
+  it.each(Object.entries(REAL_FILES_CUT))('%s, where fetched: cut %s, and the two sides of every cut encode to the whole text', (name, cuts) => {
+    const path = join(CACHE_DIR, `${name}.json`)
+    if (!existsSync(path)) return console.warn(`${name}: skipped; \`node scripts/real-tokenizers.js\` fetches it`)
+    const tokenizer = Tokenizer.fromFile(path)
+    expect(tokenizer.lastSafeCut(Buffer.from('plenty of word gaps')) !== -1).toBe(cuts)
+    if (!cuts) return
+    for (const text of texts) {
+      const bytes = Buffer.from(text)
+      const cut = tokenizer.lastSafeCut(bytes, Math.floor(random() * bytes.length))
+      if (cut === -1) continue
+      const [before, after] = [bytes.subarray(0, cut).toString(), bytes.subarray(cut).toString()]
+      for (const options of [{}, { addSpecialTokens: false }]) {
+        expect([...tokenizer.encode(before, options), ...tokenizer.encode(after, options)]).toEqual([...tokenizer.encode(text, options)])
+      }
+    }
+  })
+
   it('finds the last word gap from `from`, and -1 where there is none', () => {
     const bytes = Buffer.from('one two, three  four x')
     expect(o200k.lastSafeCut(bytes)).toBe(20)
@@ -222,7 +259,10 @@ describe('lastSafeCut: where a text still being read may be cut', () => {
 
   it('is -1 for a tokenizer whose texts are not cut', () => {
     const bytes = Buffer.from('plenty of word gaps here')
-    expect(Tokenizer.fromFile(join(FIXTURES, 'tokenizers/gpt2.json')).lastSafeCut(bytes)).toBe(-1)
+    // BERT's tokenizer.json: its pre-tokenizer is none of the patterns cut, its template adds
+    // [CLS] and [SEP] around each text. GPT-2's, byte-level over GPT-2's pattern, is cut.
+    expect(Tokenizer.fromFile(join(FIXTURES, 'tokenizers/bert.json')).lastSafeCut(bytes)).toBe(-1)
+    expect(Tokenizer.fromFile(join(FIXTURES, 'tokenizers/gpt2.json')).lastSafeCut(bytes)).toBe(19)
     // A pattern of the user's own: nothing is known of it.
     const own = Tokenizer.fromTiktoken(rankFileOf('r50k_base'), { pattern: String.raw`\S+|\s+` })
     expect(own.lastSafeCut(bytes)).toBe(-1)

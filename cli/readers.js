@@ -443,26 +443,32 @@ async function wholeFile(input, progress) {
 /**
  * The document `input` holds, in parts: each but the last ends where `cutLine` finds a place
  * once `batchBytes` are held (see `lineBatches`), the last is the rest. A document with no such
- * place is one part.
+ * place is one part. The chunks read are joined only to cut them, so a long stretch with no place
+ * to cut is copied once, not at every read.
  * @returns {AsyncGenerator<Buffer>}
  */
 async function* documentParts(input, { batchBytes, progress, cutLine }) {
-  let held = Buffer.alloc(0)
-  /** Where, in `held`, a search for a place to cut has not looked yet. */
-  let unsearched = 0
+  let chunks = []
+  let size = 0
+  /** Whether the chunks held have no place to cut: then only a new chunk is searched. */
+  let searched = false
+  /** The last byte held before the chunk in hand: a place to cut reads the byte before it. */
+  let lastByte = null
   for await (const chunk of openBytes(input, 0, progress)) {
-    held = held.length === 0 ? chunk : Buffer.concat([held, chunk])
-    if (held.length < batchBytes) continue
-    const cut = cutLine(held, unsearched)
-    if (cut > 0) {
-      yield held.subarray(0, cut)
-      held = held.subarray(cut)
-      unsearched = 0
-    } else {
-      unsearched = held.length - 1
-    }
+    chunks.push(chunk)
+    size += chunk.length
+    const withByteBefore = () => (lastByte === null ? chunk : Buffer.concat([Buffer.from([lastByte]), chunk]))
+    const skip = size < batchBytes || (searched && cutLine(withByteBefore(), 0) <= 0)
+    if (chunk.length > 0) lastByte = chunk[chunk.length - 1]
+    if (skip) continue
+    const held = Buffer.concat(chunks, size)
+    const cut = cutLine(held, 0)
+    chunks = [cut > 0 ? held.subarray(cut) : held]
+    size = chunks[0].length
+    searched = cut <= 0
+    if (cut > 0) yield held.subarray(0, cut)
   }
-  yield held
+  yield Buffer.concat(chunks, size)
 }
 
 /**
@@ -484,19 +490,25 @@ async function* fileBatches(inputs, options) {
   for (const input of inputs) {
     const inParts = options.cutLine !== undefined && (input.stdin || input.compression !== 'none' || input.size > options.batchBytes)
     const parts = inParts ? documentParts(input, options) : (async function* () { yield await wholeFile(input, options.progress) })()
+    let named = false
     try {
       let part = await parts.next()
       while (!part.done) {
+        // The part after is read first: whether there is one says whether the batch continues.
         const next = await parts.next()
         if (!isUtf8(part.value)) throw new InputError(`${input.path}: the text is not UTF-8; convert the file to UTF-8`)
+        // Each batch names the files it holds, this one once, whichever of its parts it holds.
+        if (!named || pieces.length === 0) names.push(input.path)
+        named = true
         pieces.push(part.value)
-        if (names[names.length - 1] !== input.path) names.push(input.path)
         bytes += part.value.length
         if (!next.done) yield emit(true)
         part = next
       }
     } catch (error) {
       throw readError(input, error)
+    } finally {
+      await parts.return()
     }
     if (bytes >= options.batchBytes) yield emit()
   }

@@ -27,6 +27,17 @@
 //! So the pieces of the text are the pieces of its parts, in order, and the merges never cross a
 //! piece. Special tokens are cut out of the text before (`special.rs`), so no part splits one. A
 //! pattern of the user's own (`Tokenizer.fromTiktoken`) is not cut: nothing is known of it.
+//!
+//! **A Hugging Face tokenizer.json** splits text the same way where its pre-tokenizer is one of
+//! those patterns with a byte-level step ([`file_splits_at_word_gaps`]): each piece is then
+//! encoded alone, as above. What it does to the whole text must not read across the cut either:
+//! its normalizer is none, NFC or NFKC (a space is a starter that composes with nothing, so
+//! normalizing either side of it alone gives the same text), and its added tokens, template and
+//! truncation are checked by the engine that has them (`StableEngine::cuts_at_word_gaps`).
+
+use serde_json::Value;
+
+use super::openai::cuts_safely;
 
 /// The size past which a stretch of ordinary text is encoded a part at a time: large enough that
 /// the cuts cost nothing measurable, small enough that a part's working memory is a few MiB.
@@ -66,6 +77,51 @@ fn is_word_gap(bytes: &[u8], at: usize) -> bool {
     at > 0
         && bytes[at - 1].is_ascii_alphabetic()
         && bytes.get(at + 1).is_some_and(u8::is_ascii_alphabetic)
+}
+
+/// Whether a tokenizer.json whose normalizer and pre-tokenizer are these (as the stable crate
+/// writes them) splits a text into the pieces one of the patterns [`parts`] may cut splits it
+/// into: no normalizer, or NFC or NFKC (alone or in a sequence); and a byte-level pre-tokenizer
+/// over GPT-2's pattern, or a split by one of the patterns that keeps every match as a piece
+/// (`Isolated`, or `Removed` inverted, whose removed stretches are the none such a pattern
+/// leaves) before a byte-level step with no pattern of its own.
+pub fn file_splits_at_word_gaps(normalizer: Option<&Value>, pre_tokenizer: Option<&Value>) -> bool {
+    let keeps_word_gaps = |normalizer: &Value| matches!(kind(normalizer), "NFC" | "NFKC");
+    let normalizes_safely = match normalizer {
+        None | Some(Value::Null) => true,
+        Some(normalizer) if kind(normalizer) == "Sequence" => normalizer["normalizers"]
+            .as_array()
+            .is_some_and(|all| all.iter().all(keeps_word_gaps)),
+        Some(normalizer) => keeps_word_gaps(normalizer),
+    };
+    let byte_level = |step: &Value, with_pattern: bool| {
+        kind(step) == "ByteLevel" && step["use_regex"].as_bool() == Some(with_pattern)
+    };
+    let splits_safely = |step: &Value| {
+        let keeps_matches = matches!(
+            (step["behavior"].as_str(), step["invert"].as_bool()),
+            (Some("Isolated"), Some(false)) | (Some("Removed"), Some(true))
+        );
+        kind(step) == "Split"
+            && keeps_matches
+            && step["pattern"]["Regex"].as_str().is_some_and(cuts_safely)
+    };
+    let pre_tokenizes_safely = match pre_tokenizer {
+        Some(step) if byte_level(step, true) => true,
+        Some(sequence) if kind(sequence) == "Sequence" => {
+            match sequence["pretokenizers"].as_array().map(Vec::as_slice) {
+                Some([split, byte_step]) => splits_safely(split) && byte_level(byte_step, false),
+                _ => false,
+            }
+        }
+        _ => false,
+    };
+    normalizes_safely && pre_tokenizes_safely
+}
+
+/// A tokenizer.json component's `type`.
+fn kind(component: &Value) -> &str {
+    component["type"].as_str().unwrap_or("")
 }
 
 /// The first position at or after `from` of a space with an ASCII letter on each side.

@@ -895,7 +895,7 @@ fn native_spelling(pattern: &str) -> Option<&'static str> {
 /// `long_texts.rs` shows the cut is safe. Listed one by one, not read off `native_spelling`: a
 /// pattern the release candidate's matcher comes to run is cut only once the argument has been
 /// checked for it. A pattern of the user's own is left whole.
-fn cuts_safely(pattern: &str) -> bool {
+pub(super) fn cuts_safely(pattern: &str) -> bool {
     [
         GPT2_PATTERN,
         CL100K_PATTERN,
@@ -1325,5 +1325,200 @@ mod tests {
         }
         let own = RankModel::from_rank_file("own", o200k_table(), r"\S+|\s+").unwrap();
         assert!(!own.cuts_at_word_gaps());
+    }
+
+    /// A tokenizer.json that splits text as a pattern that is cut does (`long_texts.rs`) encodes a
+    /// text cut at every word gap, part after part, to the ids of the whole, with and without
+    /// template tokens and with special-token text split out or not; one whose normalizer,
+    /// pre-tokenizer, template, truncation or added tokens read across a cut is not cut.
+    #[test]
+    fn a_tokenizer_json_cut_at_every_word_gap_encodes_as_the_whole_text() {
+        use serde_json::{Value, json};
+
+        use super::super::long_texts::parts;
+        use super::super::test_fixtures::{corpus_texts, root};
+        use super::super::{AllowedSpecial, Tokenizer};
+
+        let gpt2: Value = serde_json::from_str(
+            &std::fs::read_to_string(root().join("__test__/fixtures/tokenizers/gpt2.json"))
+                .unwrap(),
+        )
+        .unwrap();
+        let split_by = |pattern: &str, behavior: &str, invert: bool| {
+            json!({"type": "Sequence", "pretokenizers": [
+                {"type": "Split", "pattern": {"Regex": pattern}, "behavior": behavior,
+                 "invert": invert},
+                {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true,
+                 "use_regex": false},
+            ]})
+        };
+        let added = |content: &str, lstrip: bool, rstrip: bool| {
+            json!({"id": 50257, "content": content, "single_word": false, "lstrip": lstrip,
+                   "rstrip": rstrip, "normalized": false, "special": false})
+        };
+        let file = |edit: &dyn Fn(&mut Value)| {
+            let mut file = gpt2.clone();
+            edit(&mut file);
+            let tokenizer = Tokenizer::from_json(&file.to_string(), "cut").unwrap();
+            tokenizer.wait_until_ready().unwrap();
+            tokenizer
+        };
+        let cut = [
+            ("byte-level over GPT-2's pattern", file(&|_| {})),
+            (
+                "cl100k_base's, isolated",
+                file(&|f| f["pre_tokenizer"] = split_by(CL100K_PATTERN, "Isolated", false)),
+            ),
+            (
+                "o200k_base's, removed inverted, NFC",
+                file(&|f| {
+                    f["pre_tokenizer"] = split_by(O200K_PATTERN, "Removed", true);
+                    f["normalizer"] = json!({"type": "NFC"});
+                }),
+            ),
+            (
+                "Qwen's, NFKC in a sequence",
+                file(&|f| {
+                    f["pre_tokenizer"] = split_by(QWEN_PATTERN, "Isolated", false);
+                    f["normalizer"] =
+                        json!({"type": "Sequence", "normalizers": [{"type": "NFKC"}]});
+                }),
+            ),
+            (
+                "Tekken's, an added token that takes the space before it",
+                file(&|f| {
+                    f["pre_tokenizer"] = split_by(TEKKEN_PATTERN, "Isolated", false);
+                    f["added_tokens"]
+                        .as_array_mut()
+                        .unwrap()
+                        .push(added("hello", true, false));
+                }),
+            ),
+        ];
+        let mut texts: Vec<String> = corpus_texts().into_iter().step_by(5).collect();
+        texts.extend(
+            [
+                "say hello world",
+                "hello <|endoftext|> hello",
+                "x hello y",
+                "ab Cd <|endoftext|>zz e",
+                "e\u{301} x\u{301}",
+                "over  the\t\tlazy dog.  \n\n  Then a b",
+            ]
+            .map(str::to_owned),
+        );
+        for (name, tokenizer) in &cut {
+            assert_eq!(tokenizer.last_safe_cut(b"a b", 0), Some(1), "{name}");
+            for add_special_tokens in [false, true] {
+                for ordinary in [false, true] {
+                    let mode = tokenizer
+                        .encode_mode(Some(add_special_tokens), &AllowedSpecial::None)
+                        .unwrap()
+                        .with_special_text_as_ordinary(ordinary);
+                    let mut cut_texts = 0;
+                    for text in &texts {
+                        let whole = tokenizer.encode(text, &mode).unwrap().as_slice().to_vec();
+                        let cut: Vec<u32> = parts(text, 1)
+                            .flat_map(|part| {
+                                tokenizer.encode(part, &mode).unwrap().as_slice().to_vec()
+                            })
+                            .collect();
+                        assert!(
+                            cut == whole,
+                            "{name}: {text:?} cut as {:?}",
+                            parts(text, 1).collect::<Vec<_>>()
+                        );
+                        cut_texts += usize::from(parts(text, 1).nth(1).is_some());
+                    }
+                    assert!(
+                        cut_texts > 50,
+                        "{name}: only {cut_texts} texts had a word gap"
+                    );
+                }
+            }
+        }
+        let bos_template = json!({
+            "type": "TemplateProcessing",
+            "single": [{"SpecialToken": {"id": "<|endoftext|>", "type_id": 0}},
+                       {"Sequence": {"id": "A", "type_id": 0}}],
+            "pair": [{"Sequence": {"id": "A", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}}],
+            "special_tokens": {"<|endoftext|>": {"id": "<|endoftext|>", "ids": [50256],
+                                                 "tokens": ["<|endoftext|>"]}},
+        });
+        let not_cut = [
+            (
+                "Lowercase",
+                file(&|f| f["normalizer"] = json!({"type": "Lowercase"})),
+            ),
+            (
+                "a template with a BOS",
+                file(&|f| f["post_processor"] = bos_template.clone()),
+            ),
+            (
+                "a truncation",
+                file(&|f| {
+                    f["truncation"] = json!({"direction": "Right", "max_length": 512,
+                                             "strategy": "LongestFirst", "stride": 0});
+                }),
+            ),
+            (
+                "an added token holding a word gap",
+                file(&|f| {
+                    f["added_tokens"]
+                        .as_array_mut()
+                        .unwrap()
+                        .push(added("a b", false, false))
+                }),
+            ),
+            (
+                "an added token ending in a letter that takes the space after it",
+                file(&|f| {
+                    f["added_tokens"]
+                        .as_array_mut()
+                        .unwrap()
+                        .push(added("hello", false, true))
+                }),
+            ),
+            (
+                "a pattern of its own",
+                file(&|f| f["pre_tokenizer"] = split_by(r"\S+|\s+", "Isolated", false)),
+            ),
+            (
+                "a split that removes the matches",
+                file(&|f| f["pre_tokenizer"] = split_by(CL100K_PATTERN, "Removed", false)),
+            ),
+            (
+                "two splits",
+                file(&|f| {
+                    let mut sequence = split_by(CL100K_PATTERN, "Isolated", false);
+                    let split = sequence["pretokenizers"][0].clone();
+                    sequence["pretokenizers"]
+                        .as_array_mut()
+                        .unwrap()
+                        .insert(0, split);
+                    f["pre_tokenizer"] = sequence;
+                }),
+            ),
+        ];
+        for (name, tokenizer) in &not_cut {
+            assert_eq!(tokenizer.last_safe_cut(b"a b", 0), None, "{name}");
+        }
+        // Each of the last two: cut, the whole text's ids are not its parts'.
+        let whole_mode = |tokenizer: &Tokenizer| {
+            tokenizer
+                .encode_mode(Some(true), &AllowedSpecial::None)
+                .unwrap()
+        };
+        for (name, tokenizer, text) in [
+            ("BOS", &not_cut[1].1, "a b"),
+            ("rstrip", &not_cut[4].1, "say hello world"),
+        ] {
+            let mode = whole_mode(tokenizer);
+            let whole = tokenizer.encode(text, &mode).unwrap().as_slice().to_vec();
+            let cut: Vec<u32> = parts(text, 1)
+                .flat_map(|part| tokenizer.encode(part, &mode).unwrap().as_slice().to_vec())
+                .collect();
+            assert_ne!(cut, whole, "{name}");
+        }
     }
 }

@@ -582,21 +582,25 @@ impl Tokenizer {
 
     /// The last place at or after `from` where `bytes`, the start of one text whose rest may not
     /// be read yet, can be cut so that the ids of the bytes before it, then those of the text
-    /// from it, are the ids of the whole text, in every encode mode: a word gap
+    /// from it, are the ids of the whole text, in every encode mode but a truncation: a word gap
     /// (`long_texts.rs`). `None` where `bytes` has none from `from`, and always for a tokenizer
-    /// whose texts are not cut: a Hugging Face file, a pattern of the user's own, or special
-    /// tokens that hold a word gap (a cut could part one).
+    /// whose texts are not cut: a pattern of the user's own, special tokens that hold a word gap
+    /// (a cut could part one), or a tokenizer.json whose pre-tokenizer is not one of the patterns
+    /// cut or whose template, truncation or added tokens read across the cut
+    /// (`StableEngine::cuts_at_word_gaps`).
     pub fn last_safe_cut(&self, bytes: &[u8], from: usize) -> Option<usize> {
-        let Family::OpenAi(encoding) = self.family else {
-            return None;
+        let cuts = match self.family {
+            Family::OpenAi(encoding) => {
+                encoding.model.cuts_at_word_gaps()
+                    && !encoding.specials().iter().any(|special| {
+                        long_texts::last_word_gap(special.text.as_bytes(), 0).is_some()
+                    })
+            }
+            Family::HuggingFace => self
+                .stable_engine()
+                .is_some_and(StableEngine::cuts_at_word_gaps),
         };
-        let special_holds_a_gap = || {
-            encoding
-                .specials()
-                .iter()
-                .any(|special| long_texts::last_word_gap(special.text.as_bytes(), 0).is_some())
-        };
-        if !encoding.model.cuts_at_word_gaps() || special_holds_a_gap() {
+        if !cuts {
             return None;
         }
         long_texts::last_word_gap(bytes, from)

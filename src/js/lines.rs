@@ -266,12 +266,14 @@ impl Tokenizer {
 
     /// The last place at or after `from` (default 0) where `bytes`, the UTF-8 start of one text
     /// whose rest is still to come (a long line read a part at a time), can be cut so that the
-    /// ids of the bytes before it, then those of the text from it, are the ids of the whole text:
-    /// a space between two ASCII letters, under the OpenAI encodings' patterns (and Qwen's,
-    /// Tekken's, Kimi K2's). -1 where `bytes` has none from `from`, and always for a tokenizer
-    /// whose texts are not cut: a Hugging Face tokenizer.json, or a pattern of the user's own.
-    /// Only the bytes from `from` are read: after a -1, ask again from `bytes.length - 1` once
-    /// more bytes are joined.
+    /// ids of the bytes before it, then those of the text from it, are the ids of the whole text
+    /// (under any options but a truncation): a space between two ASCII letters, under the OpenAI
+    /// encodings' patterns (and Qwen's, Tekken's, Kimi K2's), and a tokenizer.json that splits
+    /// text by one of them with no template tokens around a text (GPT-4o's, Llama 3's, Qwen's).
+    /// -1 where `bytes` has none from `from`, and always for a tokenizer whose texts are not cut:
+    /// a pattern of the user's own, another tokenizer.json, or one whose template, truncation or
+    /// added tokens read across a cut. Only the bytes from `from` are read: after a -1, ask again
+    /// from `bytes.length - 1` once more bytes are joined.
     #[napi(catch_unwind, ts_args_type = "bytes: Uint8Array, from?: number")]
     pub fn last_safe_cut(
         &self,
