@@ -1335,9 +1335,9 @@ mod tests {
     fn a_tokenizer_json_cut_at_every_word_gap_encodes_as_the_whole_text() {
         use serde_json::{Value, json};
 
-        use super::super::long_texts::parts;
+        use super::super::long_texts::{PART_BYTES, parts};
         use super::super::test_fixtures::{corpus_texts, root};
-        use super::super::{AllowedSpecial, Tokenizer};
+        use super::super::{AllowedSpecial, Ids, Scratch, Tokenizer};
 
         let gpt2: Value = serde_json::from_str(
             &std::fs::read_to_string(root().join("__test__/fixtures/tokenizers/gpt2.json"))
@@ -1502,6 +1502,24 @@ mod tests {
         ];
         for (name, tokenizer) in &not_cut {
             assert_eq!(tokenizer.last_safe_cut(b"a b", 0), None, "{name}");
+        }
+        // A text longer than a part, which `encode` cuts itself, encodes as the stable engine
+        // encodes it whole.
+        let joined = texts.join(" ");
+        let long = joined.repeat(2 * PART_BYTES / joined.len() + 2);
+        for (name, tokenizer) in &cut {
+            let mode = tokenizer
+                .encode_mode(Some(true), &AllowedSpecial::None)
+                .unwrap();
+            let stable = tokenizer.fallback_engine().unwrap();
+            let (mut scratch, mut whole) = (Scratch::new(), Ids::with_capacity(0));
+            stable
+                .encode_into(&long, true, true, &mut scratch, &mut whole)
+                .unwrap();
+            assert!(
+                tokenizer.encode(&long, &mode).unwrap().as_slice() == whole.as_slice(),
+                "{name}"
+            );
         }
         // Each of the last two: cut, the whole text's ids are not its parts'.
         let whole_mode = |tokenizer: &Tokenizer| {

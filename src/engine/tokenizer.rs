@@ -499,6 +499,19 @@ impl Tokenizer {
                 let engine = self.engine_for(text);
                 let (add, split) = (mode.add_special_tokens, !mode.special_text_is_ordinary);
                 match &mode.truncation {
+                    // A long text of a file that is cut, a part at a time (`long_texts.rs`): such
+                    // a file truncates nothing, so its own truncation and none are the same.
+                    TruncationChoice::File | TruncationChoice::Off
+                        if text.len() > long_texts::PART_BYTES
+                            && self
+                                .stable_engine()
+                                .is_some_and(StableEngine::cuts_at_word_gaps) =>
+                    {
+                        long_texts::parts(text, long_texts::PART_BYTES).try_for_each(|part| {
+                            self.engine_for(part)
+                                .encode_into(part, add, split, scratch, out)
+                        })
+                    }
                     TruncationChoice::File => engine.encode_into(text, add, split, scratch, out),
                     TruncationChoice::Off => {
                         engine.encode_truncated(text, add, split, None, scratch, out)
