@@ -83,8 +83,8 @@ fn is_word_gap(bytes: &[u8], at: usize) -> bool {
 /// writes them) splits a text into the pieces one of the patterns [`parts`] may cut splits it
 /// into: no normalizer, or NFC or NFKC (alone or in a sequence); and a byte-level pre-tokenizer
 /// over GPT-2's pattern, or a split by one of the patterns that keeps every match as a piece
-/// (`Isolated`, or `Removed` inverted, whose removed stretches are the none such a pattern
-/// leaves) before a byte-level step with no pattern of its own.
+/// (`Isolated`; or `Removed` inverted, which removes what the pattern leaves unmatched: nothing,
+/// as each of them matches every character) before a byte-level step with no pattern of its own.
 pub fn file_splits_at_word_gaps(normalizer: Option<&Value>, pre_tokenizer: Option<&Value>) -> bool {
     let keeps_word_gaps = |normalizer: &Value| matches!(kind(normalizer), "NFC" | "NFKC");
     let normalizes_safely = match normalizer {

@@ -16,36 +16,6 @@ use super::error::{panic_text, refusing_panics, with_panic_text};
 use super::rows::{self, FilePadding, Side, StableEncoding, Truncation};
 use super::{Engine, Error, ErrorKind, Ids, Scratch, long_texts, stable_reader};
 
-/// [`StableEngine::cuts_at_word_gaps`] of `tokenizer`. An added token holding a word gap could
-/// be parted by the cut; one that ends in a letter and takes the white space after it (`rstrip`)
-/// would take the space a cut puts at the start of the next part. (One that takes the white space
-/// before it takes the same single space on either side of the cut, and one that must stand as a
-/// word finds a word's end at a part's end as at the space.)
-fn parts_encode_as_the_whole(tokenizer: &StableTokenizer) -> bool {
-    let component = |value: Option<serde_json::Value>| value.filter(|value| !value.is_null());
-    let normalizer = component(
-        tokenizer
-            .get_normalizer()
-            .and_then(|n| serde_json::to_value(n).ok()),
-    );
-    let pre_tokenizer = component(
-        tokenizer
-            .get_pre_tokenizer()
-            .and_then(|p| serde_json::to_value(p).ok()),
-    );
-    let adds_template_tokens = tokenizer
-        .get_post_processor()
-        .is_some_and(|processor| processor.added_tokens(false) > 0);
-    let added_token_crosses = tokenizer.get_added_tokens_decoder().values().any(|token| {
-        long_texts::last_word_gap(token.content.as_bytes(), 0).is_some()
-            || (token.rstrip && token.content.ends_with(|c: char| c.is_ascii_alphabetic()))
-    });
-    long_texts::file_splits_at_word_gaps(normalizer.as_ref(), pre_tokenizer.as_ref())
-        && !adds_template_tokens
-        && tokenizer.get_truncation().is_none()
-        && !added_token_crosses
-}
-
 /// The longest Unigram piece accepted, in UTF-8 bytes. The stable crate keeps the pieces in a trie
 /// with a node per byte, which it clones and drops recursively (`models/unigram/trie.rs`), so the
 /// stack it needs grows with the longest piece: about 64 bytes per byte in a release build, and
@@ -447,6 +417,36 @@ impl StableEngine {
             })
         }
     }
+}
+
+/// [`StableEngine::cuts_at_word_gaps`] of `tokenizer`. An added token holding a word gap could
+/// be parted by the cut; one that ends in a letter and takes the white space after it (`rstrip`)
+/// would take the space a cut puts at the start of the next part. (One that takes the white space
+/// before it takes the same single space on either side of the cut, and one that must stand as a
+/// word finds a word's end at a part's end as at the space.)
+fn parts_encode_as_the_whole(tokenizer: &StableTokenizer) -> bool {
+    let component = |value: Option<serde_json::Value>| value.filter(|value| !value.is_null());
+    let normalizer = component(
+        tokenizer
+            .get_normalizer()
+            .and_then(|n| serde_json::to_value(n).ok()),
+    );
+    let pre_tokenizer = component(
+        tokenizer
+            .get_pre_tokenizer()
+            .and_then(|p| serde_json::to_value(p).ok()),
+    );
+    let adds_template_tokens = tokenizer
+        .get_post_processor()
+        .is_some_and(|processor| processor.added_tokens(false) > 0);
+    let added_token_crosses = tokenizer.get_added_tokens_decoder().values().any(|token| {
+        long_texts::last_word_gap(token.content.as_bytes(), 0).is_some()
+            || (token.rstrip && token.content.ends_with(|c: char| c.is_ascii_alphabetic()))
+    });
+    long_texts::file_splits_at_word_gaps(normalizer.as_ref(), pre_tokenizer.as_ref())
+        && !adds_template_tokens
+        && tokenizer.get_truncation().is_none()
+        && !added_token_crosses
 }
 
 /// `truncation` in the stable crate's terms.

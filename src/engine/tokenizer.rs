@@ -496,7 +496,6 @@ impl Tokenizer {
         match self.family {
             Family::OpenAi(encoding) => self.encode_openai(encoding, text, mode, scratch, out),
             Family::HuggingFace => {
-                let engine = self.engine_for(text);
                 let (add, split) = (mode.add_special_tokens, !mode.special_text_is_ordinary);
                 match &mode.truncation {
                     // A long text of a file that is cut, a part at a time (`long_texts.rs`): such
@@ -512,13 +511,20 @@ impl Tokenizer {
                                 .encode_into(part, add, split, scratch, out)
                         })
                     }
-                    TruncationChoice::File => engine.encode_into(text, add, split, scratch, out),
-                    TruncationChoice::Off => {
-                        engine.encode_truncated(text, add, split, None, scratch, out)
-                    }
-                    TruncationChoice::With(truncation) => {
-                        engine.encode_truncated(text, add, split, Some(truncation), scratch, out)
-                    }
+                    TruncationChoice::File => self
+                        .engine_for(text)
+                        .encode_into(text, add, split, scratch, out),
+                    TruncationChoice::Off => self
+                        .engine_for(text)
+                        .encode_truncated(text, add, split, None, scratch, out),
+                    TruncationChoice::With(truncation) => self.engine_for(text).encode_truncated(
+                        text,
+                        add,
+                        split,
+                        Some(truncation),
+                        scratch,
+                        out,
+                    ),
                 }
             }
         }
