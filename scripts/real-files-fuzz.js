@@ -15,8 +15,10 @@
 // and compares: ids with and without the template's tokens (`encodeBatch`, and `encode` on every
 // 37th text), `decodeBatch` with and without special tokens, `encodeForModel` (ids, type ids,
 // masks, offsets; a batch the reference refuses must be refused), and for the OpenAI encodings
-// `encodeBatch` with no special token allowed and with all. Prints a line per target and round
-// and the first differences, each text JSON-escaped; exits 1 if any answer differs.
+// `encodeBatch` with no special token allowed and with all; and, where `lastSafeCut` cuts a
+// text, the ids of its two sides joined against the reference's ids of the whole. Prints a line
+// per target and round and the first differences, each text JSON-escaped; exits 1 if any answer
+// differs.
 
 const { execFileSync } = require('node:child_process')
 const fs = require('node:fs')
@@ -75,6 +77,33 @@ function compareIds(target, texts, want, batch) {
     }
   }
   return differing
+}
+
+/**
+ * Cuts each text where `lastSafeCut` finds a place (looking from its middle on) and compares the
+ * ids of the two sides, joined, with the reference's ids of the whole text; returns how many
+ * differ and how many texts were cut.
+ */
+async function compareCuts(target, tokenizer, texts, want, options) {
+  const cut = []
+  const sides = []
+  texts.forEach((text, i) => {
+    const bytes = Buffer.from(text)
+    const at = tokenizer.lastSafeCut(bytes, bytes.length >> 1)
+    if (at <= 0) return
+    cut.push(i)
+    sides.push(bytes.subarray(0, at).toString(), bytes.subarray(at).toString())
+  })
+  const got = (await tokenizer.encodeBatch(sides, options)).toArrays()
+  let differing = 0
+  cut.forEach((i, k) => {
+    const ids = [...got[2 * k], ...got[2 * k + 1]]
+    if (!same(ids, want[i])) {
+      differing++
+      differ(target, `ids of text ${i} cut at ${Buffer.byteLength(sides[2 * k])}`, texts[i], want[i], ids)
+    }
+  })
+  return { differing, cut: cut.length }
 }
 
 /** Checks `encodeForModel` against the reference's rows (or its refusal) for each case; returns
@@ -158,7 +187,10 @@ async function round(seed, texts, files) {
       }
       const modelInputs = await compareModelInputs(name, tokenizer, inputs, want.modelInputs)
       differing += modelInputs.differing
-      const batches = `${want.modelInputs.length} model-input batches, ${modelInputs.refused} refused by both`
+      const cuts = await compareCuts(`${name} cut`, tokenizer, inputs.texts, want.with, {})
+      differing += cuts.differing
+      differing += (await compareCuts(`${name} cut, without`, tokenizer, inputs.texts, want.without, { addSpecialTokens: false })).differing
+      const batches = `${want.modelInputs.length} model-input batches, ${modelInputs.refused} refused by both; ${cuts.cut} texts cut`
       console.log(`${name}: ${differing === 0 ? 'equal' : `${differing} differ`} (${batches})`)
     }
     for (const name of fs.readdirSync(out).filter((f) => f.startsWith('openai-')).map((f) => f.slice(7, -5))) {
@@ -166,7 +198,10 @@ async function round(seed, texts, files) {
       const tokenizer = Tokenizer.fromEncoding(name)
       let differing = compareIds(`${name} ordinary`, inputs.texts, want.ordinary, await tokenizer.encodeBatch(inputs.texts))
       differing += compareIds(`${name} all special`, inputs.texts, want.all, await tokenizer.encodeBatch(inputs.texts, { allowedSpecial: 'all' }))
-      console.log(`${name}: ${differing === 0 ? 'equal' : `${differing} differ`}`)
+      const cuts = await compareCuts(`${name} cut`, tokenizer, inputs.texts, want.ordinary, {})
+      differing += cuts.differing
+      differing += (await compareCuts(`${name} cut, all special`, tokenizer, inputs.texts, want.all, { allowedSpecial: 'all' })).differing
+      console.log(`${name}: ${differing === 0 ? 'equal' : `${differing} differ`} (${cuts.cut} texts cut)`)
     }
   } finally {
     fs.rmSync(out, { recursive: true, force: true })
