@@ -268,13 +268,15 @@ export declare class Tokenizer {
    * ids of the bytes before it, then those of the text from it, are the ids of the whole text
    * (under any options but a truncation): a space between two ASCII letters, under the OpenAI
    * encodings' patterns (and Qwen's, Tekken's, Kimi K2's), and a tokenizer.json that splits
-   * text by one of them with no template tokens around a text (GPT-4o's, Llama 3's, Qwen's).
-   * -1 where `bytes` has none from `from`, and always for a tokenizer whose texts are not cut:
-   * a pattern of the user's own, another tokenizer.json, or one whose template, truncation or
-   * added tokens read across a cut. Only the bytes from `from` are read: after a -1, ask again
-   * from `bytes.length - 1` once more bytes are joined.
+   * text by one of them (GPT-4o's, Llama 3's, Qwen's). A tokenizer.json whose template adds
+   * tokens around a text (Llama 3.1's `<|begin_of_text|>`) is cut only for parts encoded with
+   * `{ addSpecialTokens: false }`, which `options` then says; the caller puts the template's
+   * tokens around the whole. -1 where `bytes` has none from `from`, and always for a tokenizer
+   * whose texts are not cut: a pattern of the user's own, another tokenizer.json, or one whose
+   * truncation or added tokens read across a cut. Only the bytes from `from` are read: after a
+   * -1, ask again from `bytes.length - 1` once more bytes are joined.
    */
-  lastSafeCut(bytes: Uint8Array, from?: number): number
+  lastSafeCut(bytes: Uint8Array, from?: number, options?: { addSpecialTokens?: boolean }): number
   /**
    * A model folder (its `tokenizer.json`, else a Mistral model's `tekken.json`, with
    * `tokenizer_config.json`, `special_tokens_map.json` and `chat_template.jinja` where present),

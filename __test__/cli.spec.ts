@@ -291,6 +291,31 @@ describe('encode: a document longer than a batch is read in parts', () => {
     expect(readMegatron(join(work, prefix))).toEqual(want)
   })
 
+  it.each([[[]], [['--append-eos', '--eos-token', '<|endoftext|>']]])(
+    'a tokenizer.json with template tokens around each text (%j): encoded without them, cut, and given them once a document',
+    async (extra) => {
+      // GPT-2's file with <|endoftext|> before and after each text, as Llama 3.1's puts
+      // <|begin_of_text|> before: cut only where the parts are encoded without the template.
+      const file = JSON.parse(readFileSync(join(FIXTURES, 'tokenizers/gpt2.json'), 'utf8'))
+      const bos = { SpecialToken: { id: '<|endoftext|>', type_id: 0 } }
+      file.post_processor = {
+        type: 'TemplateProcessing',
+        single: [bos, { Sequence: { id: 'A', type_id: 0 } }, bos],
+        pair: [{ Sequence: { id: 'A', type_id: 0 } }, { Sequence: { id: 'B', type_id: 1 } }],
+        special_tokens: { '<|endoftext|>': { id: '<|endoftext|>', ids: [EOT], tokens: ['<|endoftext|>'] } },
+      }
+      writeFileSync(join(work, 'templated.json'), JSON.stringify(file))
+      const templated = batchtok.Tokenizer.fromFile(join(work, 'templated.json'))
+      expect(templated.lastSafeCut(Buffer.from('a b'))).toBe(-1)
+      expect(templated.lastSafeCut(Buffer.from('a b'), 0, { addSpecialTokens: false })).toBe(1)
+      const prefix = `out/long-templated${extra.length}`
+      encode(work, ['encode', 'long-lines.txt', '--tokenizer', 'templated.json', ...extra, '--batch-mib', BATCH_MIB, '-o', prefix])
+      const want = (await templated.encodeBatch(longLines)).toArrays().map((ids) => (extra.length ? [...ids, EOT] : [...ids]))
+      expect(want[0].slice(0, 1)).toEqual([EOT])
+      expect(readMegatron(join(work, prefix))).toEqual(want)
+    },
+  )
+
   it('flat .bin with --append-eos and --count-only', async () => {
     encode(work, ['encode', 'long-lines.txt', '--encoding', 'r50k_base', '--output-format', 'flat', '--append-eos', '--batch-mib', BATCH_MIB, '-o', 'out/long-flat'])
     const flat = readFileSync(join(work, 'out/long-flat.bin'))

@@ -2,7 +2,7 @@
 // `encodeUtf8Batch`'s over the documents JS itself cuts out of the same lines (split at `\n`, a
 // `\r` before it dropped; for JSONL, `JSON.parse(line)[field]` of every line `trim` leaves
 // non-empty), and a line that gives no document is named by its index.
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { describe, expect, it } from 'vitest'
 
@@ -210,8 +210,9 @@ describe('lastSafeCut: where a text still being read may be cut', () => {
   )
 
   /** Whether each real tokenizer.json is cut: those that split as a pattern that is cut and add
-   * no template token around a text. */
-  const REAL_FILES_CUT: Record<string, boolean> = {
+   * no template token around a text; `'without template'` where a template token is added,
+   * which leaves them cut for parts encoded without it. */
+  const REAL_FILES_CUT: Record<string, boolean | 'without template'> = {
     claude: true,
     deepseek_v3: false,
     gemini: false,
@@ -221,7 +222,7 @@ describe('lastSafeCut: where a text still being read may be cut', () => {
     gptoss: true,
     llama2: false,
     llama3: true,
-    llama3_1: false,
+    llama3_1: 'without template',
     qwen3: true,
   }
   const { CACHE_DIR, FILES } = require('../scripts/real-tokenizers.js') as { CACHE_DIR: string; FILES: { name: string }[] }
@@ -232,14 +233,16 @@ describe('lastSafeCut: where a text still being read may be cut', () => {
     const path = join(CACHE_DIR, `${name}.json`)
     if (!existsSync(path)) return console.warn(`${name}: skipped; \`node scripts/real-tokenizers.js\` fetches it`)
     const tokenizer = Tokenizer.fromFile(path)
-    expect(tokenizer.lastSafeCut(Buffer.from('plenty of word gaps')) !== -1).toBe(cuts)
-    if (!cuts) return
+    expect(tokenizer.lastSafeCut(Buffer.from('plenty of word gaps')) !== -1).toBe(cuts === true)
+    expect(tokenizer.lastSafeCut(Buffer.from('plenty of word gaps'), 0, { addSpecialTokens: false }) !== -1).toBe(cuts !== false)
+    if (cuts === false) return
+    const optionsOf = cuts === true ? [{}, { addSpecialTokens: false }] : [{ addSpecialTokens: false }]
     for (const text of texts) {
       const bytes = Buffer.from(text)
-      const cut = tokenizer.lastSafeCut(bytes, Math.floor(random() * bytes.length))
+      const cut = tokenizer.lastSafeCut(bytes, Math.floor(random() * bytes.length), { addSpecialTokens: false })
       if (cut === -1) continue
       const [before, after] = [bytes.subarray(0, cut).toString(), bytes.subarray(cut).toString()]
-      for (const options of [{}, { addSpecialTokens: false }]) {
+      for (const options of optionsOf) {
         expect([...tokenizer.encode(before, options), ...tokenizer.encode(after, options)]).toEqual([...tokenizer.encode(text, options)])
       }
     }
@@ -269,6 +272,24 @@ describe('lastSafeCut: where a text still being read may be cut', () => {
     // The same ranks under GPT-2's own pattern are cut.
     const gpt2Pattern = String.raw`'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`
     expect(Tokenizer.fromTiktoken(rankFileOf('r50k_base'), { pattern: gpt2Pattern }).lastSafeCut(bytes)).toBe(19)
+    // Llama 3.1's kind: a template token before each text, which each part would get; cut for
+    // parts encoded without it.
+    const file = JSON.parse(readFileSync(join(FIXTURES, 'tokenizers/gpt2.json'), 'utf8'))
+    file.post_processor = {
+      type: 'TemplateProcessing',
+      single: [{ SpecialToken: { id: '<|endoftext|>', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }],
+      pair: [{ Sequence: { id: 'A', type_id: 0 } }, { Sequence: { id: 'B', type_id: 1 } }],
+      special_tokens: { '<|endoftext|>': { id: '<|endoftext|>', ids: [50256], tokens: ['<|endoftext|>'] } },
+    }
+    const templated = Tokenizer.fromJSON(JSON.stringify(file))
+    expect(templated.lastSafeCut(bytes)).toBe(-1)
+    expect(templated.lastSafeCut(bytes, 0, { addSpecialTokens: true })).toBe(-1)
+    expect(templated.lastSafeCut(bytes, 0, { addSpecialTokens: false })).toBe(19)
+    const cut = templated.lastSafeCut(bytes, 0, { addSpecialTokens: false })
+    const without = { addSpecialTokens: false }
+    expect([...templated.encode(bytes.subarray(0, cut).toString(), without), ...templated.encode(bytes.subarray(cut).toString(), without)]).toEqual([
+      ...templated.encode(bytes.toString(), without),
+    ])
     // A special token holding a word gap could be parted by a cut.
     const spaced = Tokenizer.fromEncoding('cl100k_base', { specialTokens: { '<|my token|>': 100300 } })
     expect(spaced.lastSafeCut(bytes)).toBe(-1)
@@ -280,6 +301,8 @@ describe('lastSafeCut: where a text still being read may be cut', () => {
     ['from negative', () => o200k.lastSafeCut(Buffer.from('a b'), -1), RangeError, /from is -1; expected a whole number/],
     ['from not whole', () => o200k.lastSafeCut(Buffer.from('a b'), 1.5), RangeError, /from is 1.5; expected a whole number/],
     ['from a string', () => o200k.lastSafeCut(Buffer.from('a b'), '1' as unknown as number), TypeError, /from is a string; expected a whole number/],
+    ['an unknown option', () => o200k.lastSafeCut(Buffer.from('a b'), 0, { addSpecial: false } as object), TypeError, /options\.addSpecial is not an option of lastSafeCut \(options: addSpecialTokens\)/],
+    ['an option not a boolean', () => o200k.lastSafeCut(Buffer.from('a b'), 0, { addSpecialTokens: 1 as unknown as boolean }), TypeError, /addSpecialTokens is a number; expected true or false/],
   ])('%s is refused', (_name, call, kind, message) => {
     expect(call).toThrow(kind)
     expect(call).toThrow(message)

@@ -8,7 +8,8 @@ const { documentsIn } = require('../stream')
 const { encodeInOrder } = require('./pipeline')
 const { resolveInputs } = require('./inputs')
 const { parseShard, shardParts, planBatches, partBytes } = require('./plan')
-const { loadTokenizer, eosIdOf } = require('./tokenizer')
+const { loadTokenizer, eosIdOf, templateEnds } = require('./tokenizer')
+const { withEnds } = require('../stream/ends')
 const { OutputWriter, makeOutputFolder } = require('./output')
 const { CHECKPOINT_VERSION, fingerprint, readCheckpoint, writeCheckpoint } = require('./checkpoint')
 const { createProgress } = require('./progress')
@@ -263,21 +264,32 @@ async function runEncode(patterns, options) {
     const ready = building ? loaded.tokenizer.whenReady() : Promise.resolve()
     if (timeline.enabled) ready.then(() => timeline.mark('ready', undefined, true), () => {})
     encodingStarted = Date.now()
-    const cutLine = (bytes, from) => loaded.tokenizer.lastSafeCut(bytes, from)
+    // The template's tokens are added here where that lets a long document be cut; the end of
+    // text follows them.
+    const template = templateEnds(loaded)
+    const before = template?.before ?? []
+    const after = [...(template?.after ?? []), ...(eosId === undefined ? [] : [eosId])]
+    const encodeOptions = template ? { addSpecialTokens: false } : undefined
+    const cutLine = (bytes, from) => loaded.tokenizer.lastSafeCut(bytes, from, encodeOptions)
     const batches = skipDocuments(
       planBatches(parts, { docPerFile: options.docPerFile, field: options.field, batchBytes, progress: state, cutLine }),
       state.documents,
     )
     const encoded = encodeInOrder(loaded.tokenizer, batches, {
       scheduler,
-      eosId,
+      encodeOptions,
       concurrency,
       startConcurrency: building ? Math.max(1, threads - 1) : concurrency,
       startBatchBytes: 2 * Math.max(batchBytes('text'), batchBytes('jsonl')),
       ready,
     })
     let written = 0
-    for await (const batch of mapLineErrors(encoded)) {
+    /** Whether the last batch ended inside a document, which the next one's first goes on. */
+    let continued = false
+    for await (const encodedBatch of mapLineErrors(encoded)) {
+      const ends = { before, after, continued, continues: encodedBatch.continues }
+      const batch = before.length + after.length > 0 ? { ...encodedBatch, ...withEnds(encodedBatch, ends) } : encodedBatch
+      continued = batch.continues === true
       // The next batch's first line is this one's first plus its lines, the one it ends inside
       // (`continues`) not counted.
       if (batch.lines !== undefined) batch.source.settle(batch.continues ? batch.lines - 1 : batch.lines)

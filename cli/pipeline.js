@@ -24,14 +24,15 @@ const timeline = require('./timeline')
  * 200 MB took twice as long).
  * @param {import('../index').Tokenizer} tokenizer
  * @param {AsyncIterable<object>} batches `DocumentBatch`es (see batchtok/stream)
- * @param {{ scheduler: import('../index').Scheduler, eosId?: number, concurrency: number,
+ * @param {{ scheduler: import('../index').Scheduler, encodeOptions?: object, concurrency: number,
  *   startConcurrency?: number, startBatchBytes?: number, ready?: Promise<unknown> }} options
+ *   `encodeOptions`: each batch call's (`addSpecialTokens`)
  * @returns {AsyncGenerator<object>}
  */
 async function* encodeInOrder(
   tokenizer,
   batches,
-  { scheduler, eosId, concurrency, startConcurrency = concurrency, startBatchBytes = Infinity, ready = Promise.resolve() },
+  { scheduler, encodeOptions, concurrency, startConcurrency = concurrency, startBatchBytes = Infinity, ready = Promise.resolve() },
 ) {
   const iterator = batches[Symbol.asyncIterator]()
   /** Started batches in input order, each a promise of its `TokenBatch`. */
@@ -57,7 +58,7 @@ async function* encodeInOrder(
     while (next !== null && running < limit() && started.length < 2 * limit() && (engineReady || bytesIn(next) <= startBatchBytes)) {
       const batch = startedCount++
       timeline.mark('encode', { batch }, batch === 0)
-      const encoding = encodeOne(tokenizer, next, { scheduler, eosId })
+      const encoding = encodeOne(tokenizer, next, encodeOptions ? { scheduler, encodeOptions } : { scheduler })
       next = null
       running++
       // A rejection is taken where the consumer awaits it, in order; until then it must not

@@ -80,16 +80,17 @@ function compareIds(target, texts, want, batch) {
 }
 
 /**
- * Cuts each text where `lastSafeCut` finds a place (looking from its middle on) and compares the
- * ids of the two sides, joined, with the reference's ids of the whole text; returns how many
- * differ and how many texts were cut.
+ * Cuts each text where `lastSafeCut` finds a place (looking from its middle on) for parts encoded
+ * with `options`, and compares the ids of the two sides, joined, with the reference's ids of the
+ * whole text; returns how many differ and how many texts were cut.
  */
 async function compareCuts(target, tokenizer, texts, want, options) {
+  const cutOptions = 'addSpecialTokens' in options ? { addSpecialTokens: options.addSpecialTokens } : undefined
   const cut = []
   const sides = []
   texts.forEach((text, i) => {
     const bytes = Buffer.from(text)
-    const at = tokenizer.lastSafeCut(bytes, bytes.length >> 1)
+    const at = tokenizer.lastSafeCut(bytes, bytes.length >> 1, cutOptions)
     if (at <= 0) return
     cut.push(i)
     sides.push(bytes.subarray(0, at).toString(), bytes.subarray(at).toString())
@@ -189,8 +190,9 @@ async function round(seed, texts, files) {
       differing += modelInputs.differing
       const cuts = await compareCuts(`${name} cut`, tokenizer, inputs.texts, want.with, {})
       differing += cuts.differing
-      differing += (await compareCuts(`${name} cut, without`, tokenizer, inputs.texts, want.without, { addSpecialTokens: false })).differing
-      const batches = `${want.modelInputs.length} model-input batches, ${modelInputs.refused} refused by both; ${cuts.cut} texts cut`
+      const cutsWithout = await compareCuts(`${name} cut, without`, tokenizer, inputs.texts, want.without, { addSpecialTokens: false })
+      differing += cutsWithout.differing
+      const batches = `${want.modelInputs.length} model-input batches, ${modelInputs.refused} refused by both; texts cut: ${cuts.cut} with the template's tokens, ${cutsWithout.cut} without`
       console.log(`${name}: ${differing === 0 ? 'equal' : `${differing} differ`} (${batches})`)
     }
     for (const name of fs.readdirSync(out).filter((f) => f.startsWith('openai-')).map((f) => f.slice(7, -5))) {

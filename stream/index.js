@@ -11,6 +11,8 @@
 
 const { Transform } = require('node:stream')
 
+const { withEnds } = require('./ends')
+
 /** Text per batch: large enough that the scheduler's threads finish together and the fixed cost
  * of a call is small, small enough that three batches in flight stay a few tens of MiB. */
 const DEFAULT_BATCH_BYTES = 4 << 20
@@ -99,30 +101,6 @@ function bytesIn(batch) {
 }
 
 /**
- * `encoding`'s ids with `eosId` after every document's ids, but the last one's where it
- * `continues` in the next batch.
- * @param {{ ids: Uint32Array, offsets: Uint32Array }} encoding
- * @param {number} eosId
- * @param {boolean} [continues]
- * @returns {{ ids: Uint32Array, offsets: Uint32Array }}
- */
-function withEos({ ids, offsets }, eosId, continues = false) {
-  const documents = offsets.length - 1
-  const ended = continues ? documents - 1 : documents
-  const out = new Uint32Array(ids.length + Math.max(0, ended))
-  const outOffsets = new Uint32Array(documents + 1)
-  let at = 0
-  for (let i = 0; i < documents; i++) {
-    outOffsets[i] = at
-    out.set(ids.subarray(offsets[i], offsets[i + 1]), at)
-    at += offsets[i + 1] - offsets[i]
-    if (i < ended) out[at++] = eosId
-  }
-  outOffsets[documents] = at
-  return { ids: out, offsets: outOffsets }
-}
-
-/**
  * `error`, where it is about one text of `batch` (its `itemIndex`) and the batch knows where it
  * starts in the stream (`firstDocument`), as an error that names the document by its index in the
  * whole stream (`documentIndex`), with the original's properties (`itemIndex`, a disallowed
@@ -168,7 +146,7 @@ async function encodeChecked(tokenizer, batch, options) {
     } catch (error) {
       throw withSource(error, batch)
     }
-    const { ids, offsets } = options.eosId === undefined ? encoding : withEos(encoding, options.eosId, continues)
+    const { ids, offsets } = options.eosId === undefined ? encoding : withEnds(encoding, { after: [options.eosId], continues })
     return tokenBatch({ ids, offsets, documents: offsets.length - 1, bytes: encoding.textBytes, lines: encoding.lines, source: batch.source }, continues)
   }
   try {
@@ -185,7 +163,7 @@ async function encodeChecked(tokenizer, batch, options) {
     throw withSource(placedInStream(error, batch), batch)
   }
   const plain = { ids: encoding.ids, offsets: encoding.offsets }
-  const { ids, offsets } = options.eosId === undefined ? plain : withEos(plain, options.eosId, continues)
+  const { ids, offsets } = options.eosId === undefined ? plain : withEnds(plain, { after: [options.eosId], continues })
   return tokenBatch({ ids, offsets, documents: offsets.length - 1, bytes: bytesIn(batch), source: batch.source }, continues)
 }
 

@@ -1408,7 +1408,7 @@ mod tests {
             .map(str::to_owned),
         );
         for (name, tokenizer) in &cut {
-            assert_eq!(tokenizer.last_safe_cut(b"a b", 0), Some(1), "{name}");
+            assert_eq!(tokenizer.last_safe_cut(b"a b", 0, true), Some(1), "{name}");
             for add_special_tokens in [false, true] {
                 for ordinary in [false, true] {
                     let mode = tokenizer
@@ -1501,20 +1501,46 @@ mod tests {
             ),
         ];
         for (name, tokenizer) in &not_cut {
-            assert_eq!(tokenizer.last_safe_cut(b"a b", 0), None, "{name}");
+            assert_eq!(tokenizer.last_safe_cut(b"a b", 0, true), None, "{name}");
+            // Without its template tokens, the file with a BOS is cut.
+            let without = tokenizer.last_safe_cut(b"a b", 0, false);
+            assert_eq!(
+                without.is_some(),
+                *name == "a template with a BOS",
+                "{name}"
+            );
+        }
+        let bos = &not_cut[1].1;
+        let without_template = bos.encode_mode(Some(false), &AllowedSpecial::None).unwrap();
+        for text in &texts {
+            let whole = bos
+                .encode(text, &without_template)
+                .unwrap()
+                .as_slice()
+                .to_vec();
+            let cut: Vec<u32> = parts(text, 1)
+                .flat_map(|part| {
+                    bos.encode(part, &without_template)
+                        .unwrap()
+                        .as_slice()
+                        .to_vec()
+                })
+                .collect();
+            assert!(cut == whole, "BOS, without: {text:?}");
         }
         // A text longer than a part, which `encode` cuts itself, encodes as the stable engine
         // encodes it whole.
         let joined = texts.join(" ");
         let long = joined.repeat(2 * PART_BYTES / joined.len() + 2);
-        for (name, tokenizer) in &cut {
+        let cut_long = cut.iter().map(|(name, tokenizer)| (*name, tokenizer, true));
+        for (name, tokenizer, add) in cut_long.chain([("BOS, without", bos, false)]) {
             let mode = tokenizer
-                .encode_mode(Some(true), &AllowedSpecial::None)
+                .encode_mode(Some(add), &AllowedSpecial::None)
                 .unwrap();
             let stable = tokenizer.fallback_engine().unwrap();
             let (mut scratch, mut whole) = (Scratch::new(), Ids::with_capacity(0));
             stable
-                .encode_into(&long, true, true, &mut scratch, &mut whole)
+                .encode_into(&long, add, true, &mut scratch, &mut whole)
                 .unwrap();
             assert!(
                 tokenizer.encode(&long, &mode).unwrap().as_slice() == whole.as_slice(),

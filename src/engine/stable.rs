@@ -104,9 +104,11 @@ pub struct StableEngine {
     ordinary: OnceLock<StableTokenizer>,
     /// The file's padding section (the engines pad nothing themselves).
     file_padding: Option<PaddingParams>,
-    /// Whether a text may be cut at word gaps and its parts encoded one after the other
-    /// ([`StableEngine::cuts_at_word_gaps`]).
-    cuts_at_word_gaps: bool,
+    /// Whether a text may be cut at word gaps and its parts encoded one after the other without
+    /// template tokens ([`StableEngine::cuts_at_word_gaps`]).
+    cuts_without_template: bool,
+    /// Whether the post-processor adds a token around one text.
+    adds_template_tokens: bool,
 }
 
 impl StableEngine {
@@ -136,23 +138,27 @@ impl StableEngine {
         let file_padding = tokenizer.get_padding().cloned();
         tokenizer.with_padding(None);
         let locks_a_shared_cache = matches!(tokenizer.get_model(), ModelWrapper::Unigram(_));
-        let cuts_at_word_gaps = parts_encode_as_the_whole(&tokenizer);
+        let cuts_without_template = parts_encode_as_the_whole(&tokenizer);
+        let adds_template_tokens = tokenizer
+            .get_post_processor()
+            .is_some_and(|processor| processor.added_tokens(false) > 0);
         Ok(StableEngine {
             splitting: tokenizer,
             locks_a_shared_cache,
             ordinary: OnceLock::new(),
             file_padding,
-            cuts_at_word_gaps,
+            cuts_without_template,
+            adds_template_tokens,
         })
     }
 
     /// Whether a text cut at a word gap (`long_texts.rs`) encodes, part after part, to the ids
-    /// of the whole, with or without template tokens and with special-token text split out or
-    /// not: the file splits text as a pattern that may be cut does, its template adds no token
-    /// around one text, it truncates nothing, and no added token could be matched across the cut
-    /// or match otherwise at either side of it.
-    pub fn cuts_at_word_gaps(&self) -> bool {
-        self.cuts_at_word_gaps
+    /// of the whole, with special-token text split out or not, and `with_template_tokens` or
+    /// without: the file splits text as a pattern that may be cut does, it truncates nothing, no
+    /// added token could be matched across the cut or match otherwise at either side of it, and,
+    /// with template tokens, its template adds none around one text (each part would get them).
+    pub fn cuts_at_word_gaps(&self, with_template_tokens: bool) -> bool {
+        self.cuts_without_template && !(with_template_tokens && self.adds_template_tokens)
     }
 
     /// The tokenizer.json of this tokenizer with `tokens` added, as Python `tokenizers`'
@@ -419,7 +425,7 @@ impl StableEngine {
     }
 }
 
-/// [`StableEngine::cuts_at_word_gaps`] of `tokenizer`. An added token holding a word gap could
+/// [`StableEngine::cuts_at_word_gaps`] of `tokenizer`, without template tokens. An added token holding a word gap could
 /// be parted by the cut; one that ends in a letter and takes the white space after it (`rstrip`)
 /// would take the space a cut puts at the start of the next part. (One that takes the white space
 /// before it takes the same single space on either side of the cut, and one that must stand as a
@@ -436,15 +442,11 @@ fn parts_encode_as_the_whole(tokenizer: &StableTokenizer) -> bool {
             .get_pre_tokenizer()
             .and_then(|p| serde_json::to_value(p).ok()),
     );
-    let adds_template_tokens = tokenizer
-        .get_post_processor()
-        .is_some_and(|processor| processor.added_tokens(false) > 0);
     let added_token_crosses = tokenizer.get_added_tokens_decoder().values().any(|token| {
         long_texts::last_word_gap(token.content.as_bytes(), 0).is_some()
             || (token.rstrip && token.content.ends_with(|c: char| c.is_ascii_alphabetic()))
     });
     long_texts::file_splits_at_word_gaps(normalizer.as_ref(), pre_tokenizer.as_ref())
-        && !adds_template_tokens
         && tokenizer.get_truncation().is_none()
         && !added_token_crosses
 }

@@ -504,7 +504,7 @@ impl Tokenizer {
                         if text.len() > long_texts::PART_BYTES
                             && self
                                 .stable_engine()
-                                .is_some_and(StableEngine::cuts_at_word_gaps) =>
+                                .is_some_and(|stable| stable.cuts_at_word_gaps(add)) =>
                     {
                         long_texts::parts(text, long_texts::PART_BYTES).try_for_each(|part| {
                             self.engine_for(part)
@@ -601,13 +601,19 @@ impl Tokenizer {
 
     /// The last place at or after `from` where `bytes`, the start of one text whose rest may not
     /// be read yet, can be cut so that the ids of the bytes before it, then those of the text
-    /// from it, are the ids of the whole text, in every encode mode but a truncation: a word gap
+    /// from it, are the ids of the whole text, in every encode mode but a truncation, with
+    /// template tokens or, where not `with_template_tokens`, without: a word gap
     /// (`long_texts.rs`). `None` where `bytes` has none from `from`, and always for a tokenizer
     /// whose texts are not cut: a pattern of the user's own, special tokens that hold a word gap
     /// (a cut could part one), or a tokenizer.json whose pre-tokenizer is not one of the patterns
-    /// cut or whose template, truncation or added tokens read across the cut
+    /// cut or whose truncation, added tokens or (with them) template tokens read across the cut
     /// (`StableEngine::cuts_at_word_gaps`).
-    pub fn last_safe_cut(&self, bytes: &[u8], from: usize) -> Option<usize> {
+    pub fn last_safe_cut(
+        &self,
+        bytes: &[u8],
+        from: usize,
+        with_template_tokens: bool,
+    ) -> Option<usize> {
         let cuts = match self.family {
             Family::OpenAi(encoding) => {
                 encoding.model.cuts_at_word_gaps()
@@ -617,7 +623,7 @@ impl Tokenizer {
             }
             Family::HuggingFace => self
                 .stable_engine()
-                .is_some_and(StableEngine::cuts_at_word_gaps),
+                .is_some_and(|stable| stable.cuts_at_word_gaps(with_template_tokens)),
         };
         if !cuts {
             return None;

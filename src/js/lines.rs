@@ -10,7 +10,7 @@ use napi::bindgen_prelude::{TypedArrayType, Uint32Array, Unknown};
 use napi::{Env, JsValue, Task, ValueType};
 use napi_derive::napi;
 
-use super::args::{choice, describe, options_object, property, string, whole_number};
+use super::args::{bool_option, choice, describe, options_object, property, string, whole_number};
 use super::errors::{
     DISALLOWED_CODE, ErrorClass, Property, disallowed_properties, disallowed_token_of, error_with,
     from_failure, js_error, type_error,
@@ -269,17 +269,23 @@ impl Tokenizer {
     /// ids of the bytes before it, then those of the text from it, are the ids of the whole text
     /// (under any options but a truncation): a space between two ASCII letters, under the OpenAI
     /// encodings' patterns (and Qwen's, Tekken's, Kimi K2's), and a tokenizer.json that splits
-    /// text by one of them with no template tokens around a text (GPT-4o's, Llama 3's, Qwen's).
-    /// -1 where `bytes` has none from `from`, and always for a tokenizer whose texts are not cut:
-    /// a pattern of the user's own, another tokenizer.json, or one whose template, truncation or
-    /// added tokens read across a cut. Only the bytes from `from` are read: after a -1, ask again
-    /// from `bytes.length - 1` once more bytes are joined.
-    #[napi(catch_unwind, ts_args_type = "bytes: Uint8Array, from?: number")]
+    /// text by one of them (GPT-4o's, Llama 3's, Qwen's). A tokenizer.json whose template adds
+    /// tokens around a text (Llama 3.1's `<|begin_of_text|>`) is cut only for parts encoded with
+    /// `{ addSpecialTokens: false }`, which `options` then says; the caller puts the template's
+    /// tokens around the whole. -1 where `bytes` has none from `from`, and always for a tokenizer
+    /// whose texts are not cut: a pattern of the user's own, another tokenizer.json, or one whose
+    /// truncation or added tokens read across a cut. Only the bytes from `from` are read: after a
+    /// -1, ask again from `bytes.length - 1` once more bytes are joined.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "bytes: Uint8Array, from?: number, options?: { addSpecialTokens?: boolean }"
+    )]
     pub fn last_safe_cut(
         &self,
         env: Env,
         bytes: Unknown,
         from: Option<Unknown>,
+        options: Option<Unknown>,
     ) -> napi::Result<i64> {
         let from = match from {
             Some(from) if from.get_type()? != ValueType::Undefined => {
@@ -287,8 +293,14 @@ impl Tokenizer {
             }
             _ => 0,
         };
+        let with_template_tokens =
+            match options_object(&env, options, "lastSafeCut", &["addSpecialTokens"])? {
+                Some(options) => bool_option(&env, &options, c"addSpecialTokens")?.unwrap_or(true),
+                None => true,
+            };
         let cut = raw::with_uint8_bytes(&env, &bytes, |bytes| {
-            self.tokenizer.last_safe_cut(bytes, from)
+            self.tokenizer
+                .last_safe_cut(bytes, from, with_template_tokens)
         })?
         .ok_or_else(|| {
             type_error(
