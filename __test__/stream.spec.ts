@@ -1,10 +1,12 @@
 // batchtok/stream: documents in, token batches out, in order, with bounded memory.
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { Readable, Writable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { createRequire } from 'node:module'
 import { describe, expect, it } from 'vitest'
 
-import { batchtok, corpus, fixture, typeCheck, type Texts } from './helpers'
+import { batchtok, corpus, FIXTURES, fixture, typeCheck, type Texts } from './helpers'
 
 const require = createRequire(import.meta.url)
 const stream = require('../stream/index.js') as typeof import('../stream/index')
@@ -273,6 +275,23 @@ describe('encodeLineStream and batchLines', () => {
       expect(whole).toEqual({ ids: expected, continuing: 0 })
     })
 
+    it('a tokenizer.json with a template token before each text: cut only for parts encoded without it', async () => {
+      const file = JSON.parse(readFileSync(join(FIXTURES, 'tokenizers/gpt2.json'), 'utf8'))
+      file.post_processor = {
+        type: 'TemplateProcessing',
+        single: [{ SpecialToken: { id: '<|endoftext|>', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }],
+        pair: [{ Sequence: { id: 'A', type_id: 0 } }, { Sequence: { id: 'B', type_id: 1 } }],
+        special_tokens: { '<|endoftext|>': { id: '<|endoftext|>', ids: [50256], tokens: ['<|endoftext|>'] } },
+      }
+      const templated = batchtok.Tokenizer.fromJSON(JSON.stringify(file))
+      const withTemplate = await joinedIdsOf(stream.encodeLineStream(templated, chunksOf(text, 777), { batchBytes: 2000, longLines: 'parts' }))
+      expect(withTemplate).toEqual({ ids: (await templated.encodeBatch(partsLines)).toArrays().map((ids) => [...ids]), continuing: 0 })
+      const encodeOptions = { addSpecialTokens: false }
+      const without = await joinedIdsOf(stream.encodeLineStream(templated, chunksOf(text, 777), { batchBytes: 2000, longLines: 'parts', encodeOptions }))
+      expect(without.ids).toEqual((await templated.encodeBatch(partsLines, encodeOptions)).toArrays().map((ids) => [...ids]))
+      expect(without.continuing).toBeGreaterThan(3)
+    })
+
     it('batchLines with cutLine: parts end and start at a word gap, each at most a batch and a chunk', async () => {
       const batches: { lines: Buffer; continues?: boolean }[] = []
       const cutLine = (bytes: Uint8Array, from: number) => tokenizer.lastSafeCut(bytes, from)
@@ -300,6 +319,8 @@ describe('encodeLineStream and batchLines', () => {
     it('bad options are errors naming them', () => {
       expect(() => stream.encodeLineStream(tokenizer, ['a'], { longLines: 'cut' as 'parts' })).toThrow(/options\.longLines is "cut"; expected 'whole' .* or 'parts'/)
       expect(() => stream.encodeLineStream(tokenizer, ['a'], { longLines: 'parts', format: 'jsonl' })).toThrow(/options\.longLines 'parts' is for format 'lines'/)
+      const truncated = { longLines: 'parts' as const, encodeOptions: { truncation: { maxLength: 10 } } }
+      expect(() => stream.encodeLineStream(tokenizer, ['a'], truncated)).toThrow(/options\.longLines 'parts' cannot go with a truncation in encodeOptions/)
       const next = (options: object) => stream.batchLines(['a'], options).next()
       return Promise.all([
         expect(next({ cutLine: 5 })).rejects.toThrow(/options\.cutLine is number; expected a function/),

@@ -116,9 +116,11 @@ export function batchLines(
  * number in the stream (`line 812 of the stream: …`) and carries `lineNumber` (from 1), besides
  * `encodeLines`' `code`, `reason` and `lineIndex` (in its batch). `batchDocuments` does not apply:
  * a batch's documents are counted as its lines are read. `longLines: 'parts'` (format `'lines'`)
- * hands a line longer than `batchBytes` over in parts where `tokenizer.lastSafeCut` finds a place,
- * so memory stays bounded for one line of any length: a `TokenBatch` that `continues` ends with
- * the first ids of a line whose next ids start the next batch. */
+ * hands a line longer than `batchBytes` over in parts where `tokenizer.lastSafeCut` finds a place
+ * (for parts encoded as `encodeOptions` says: a tokenizer.json whose template adds tokens is cut
+ * only with `addSpecialTokens: false`; a truncation is refused), so memory stays bounded for one
+ * line of any length: a `TokenBatch` that `continues` ends with the first ids of a line whose
+ * next ids start the next batch. */
 export function encodeLineStream(
   tokenizer: Tokenizer,
   chunks: Iterable<TextChunk> | AsyncIterable<TextChunk>,

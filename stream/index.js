@@ -462,8 +462,14 @@ function encodeLineStream(tokenizer, chunks, options = {}) {
     throw new TypeError(`options.longLines is ${JSON.stringify(longLines)}; expected 'whole' (a line is one batch's document) or 'parts' (cut where tokenizer.lastSafeCut allows)`)
   }
   if (longLines === 'parts' && checked.format === 'jsonl') throw new TypeError("options.longLines 'parts' is for format 'lines': a JSON record is read whole")
+  const { addSpecialTokens, truncation } = checked.encodeOptions ?? {}
+  if (longLines === 'parts' && truncation !== undefined && truncation !== false) {
+    throw new TypeError("options.longLines 'parts' cannot go with a truncation in encodeOptions: each part would be truncated alone")
+  }
   const lineOptions = { format: checked.format, field: checked.field, batchBytes: checked.batchBytes }
-  if (longLines === 'parts') lineOptions.cutLine = (bytes, from) => tokenizer.lastSafeCut(bytes, from)
+  // Parts encoded without template tokens may be cut where parts given them may not.
+  const cutOptions = { addSpecialTokens: addSpecialTokens !== false }
+  if (longLines === 'parts') lineOptions.cutLine = (bytes, from) => tokenizer.lastSafeCut(bytes, from, cutOptions)
   checkLineOptions(lineOptions, 'encodeLineStream')
   return encodeLinesInOrder(tokenizer, batchLines(chunks, lineOptions), checked)
 }
