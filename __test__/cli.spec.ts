@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { gzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
-import { batchtok, corpus, FIXTURES, fixture, rankFileOf, TEKKEN_FILE, type Texts } from './helpers'
+import { batchtok, corpus, FIXTURES, fixture, gpt2WithTemplate, rankFileOf, TEKKEN_FILE, type Texts } from './helpers'
 
 const CLI = join(__dirname, '..', 'cli', 'batchtok.js')
 const { openColumn } = createRequire(import.meta.url)('../cli/parquet.js')
@@ -294,17 +294,9 @@ describe('encode: a document longer than a batch is read in parts', () => {
   it.each([[[]], [['--append-eos', '--eos-token', '<|endoftext|>']]])(
     'a tokenizer.json with template tokens around each text (%j): encoded without them, cut, and given them once a document',
     async (extra) => {
-      // GPT-2's file with <|endoftext|> before and after each text, as Llama 3.1's puts
-      // <|begin_of_text|> before: cut only where the parts are encoded without the template.
-      const file = JSON.parse(readFileSync(join(FIXTURES, 'tokenizers/gpt2.json'), 'utf8'))
-      const bos = { SpecialToken: { id: '<|endoftext|>', type_id: 0 } }
-      file.post_processor = {
-        type: 'TemplateProcessing',
-        single: [bos, { Sequence: { id: 'A', type_id: 0 } }, bos],
-        pair: [{ Sequence: { id: 'A', type_id: 0 } }, { Sequence: { id: 'B', type_id: 1 } }],
-        special_tokens: { '<|endoftext|>': { id: '<|endoftext|>', ids: [EOT], tokens: ['<|endoftext|>'] } },
-      }
-      writeFileSync(join(work, 'templated.json'), JSON.stringify(file))
+      // Template tokens before and after each text: cut only where the parts are encoded
+      // without them.
+      writeFileSync(join(work, 'templated.json'), JSON.stringify(gpt2WithTemplate({ after: true })))
       const templated = batchtok.Tokenizer.fromFile(join(work, 'templated.json'))
       expect(templated.lastSafeCut(Buffer.from('a b'))).toBe(-1)
       expect(templated.lastSafeCut(Buffer.from('a b'), 0, { addSpecialTokens: false })).toBe(1)

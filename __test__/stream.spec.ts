@@ -1,12 +1,10 @@
 // batchtok/stream: documents in, token batches out, in order, with bounded memory.
-import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { Readable, Writable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { createRequire } from 'node:module'
 import { describe, expect, it } from 'vitest'
 
-import { batchtok, corpus, FIXTURES, fixture, typeCheck, type Texts } from './helpers'
+import { batchtok, corpus, fixture, gpt2WithTemplate, typeCheck, type Texts } from './helpers'
 
 const require = createRequire(import.meta.url)
 const stream = require('../stream/index.js') as typeof import('../stream/index')
@@ -276,14 +274,7 @@ describe('encodeLineStream and batchLines', () => {
     })
 
     it('a tokenizer.json with a template token before each text: cut only for parts encoded without it', async () => {
-      const file = JSON.parse(readFileSync(join(FIXTURES, 'tokenizers/gpt2.json'), 'utf8'))
-      file.post_processor = {
-        type: 'TemplateProcessing',
-        single: [{ SpecialToken: { id: '<|endoftext|>', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }],
-        pair: [{ Sequence: { id: 'A', type_id: 0 } }, { Sequence: { id: 'B', type_id: 1 } }],
-        special_tokens: { '<|endoftext|>': { id: '<|endoftext|>', ids: [50256], tokens: ['<|endoftext|>'] } },
-      }
-      const templated = batchtok.Tokenizer.fromJSON(JSON.stringify(file))
+      const templated = batchtok.Tokenizer.fromJSON(JSON.stringify(gpt2WithTemplate()))
       const withTemplate = await joinedIdsOf(stream.encodeLineStream(templated, chunksOf(text, 777), { batchBytes: 2000, longLines: 'parts' }))
       expect(withTemplate).toEqual({ ids: (await templated.encodeBatch(partsLines)).toArrays().map((ids) => [...ids]), continuing: 0 })
       const encodeOptions = { addSpecialTokens: false }
