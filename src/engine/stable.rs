@@ -425,11 +425,11 @@ impl StableEngine {
     }
 }
 
-/// [`StableEngine::cuts_at_word_gaps`] of `tokenizer`, without template tokens. An added token holding a word gap could
-/// be parted by the cut; one that ends in a letter and takes the white space after it (`rstrip`)
-/// would take the space a cut puts at the start of the next part. (One that takes the white space
-/// before it takes the same single space on either side of the cut, and one that must stand as a
-/// word finds a word's end at a part's end as at the space.)
+/// [`StableEngine::cuts_at_word_gaps`] of `tokenizer`, without template tokens. An added token
+/// holding a word gap could be parted by the cut; one that ends in a letter and takes the white
+/// space after it (`rstrip`) would take the space a cut puts at the start of the next part. (One
+/// that takes the white space before it takes the same single space on either side of the cut,
+/// and one that must stand as a word finds a word's end at a part's end as at the space.)
 fn parts_encode_as_the_whole(tokenizer: &StableTokenizer) -> bool {
     let component = |value: Option<serde_json::Value>| value.filter(|value| !value.is_null());
     let normalizer = component(
