@@ -58,7 +58,7 @@ async function* encodeInOrder(
     while (next !== null && running < limit() && started.length < 2 * limit() && (engineReady || bytesIn(next) <= startBatchBytes)) {
       const batch = startedCount++
       timeline.mark('encode', { batch }, batch === 0)
-      const encoding = encodeOne(tokenizer, next, encodeOptions ? { scheduler, encodeOptions } : { scheduler })
+      const encoding = encodeOne(tokenizer, next, { scheduler, encodeOptions })
       next = null
       running++
       // A rejection is taken where the consumer awaits it, in order; until then it must not

@@ -372,9 +372,9 @@ async function* batchLines(chunks, options = {}) {
     const gathered = parts.length === 1 ? parts[0] : Buffer.concat(parts, size)
     let start = 0
     unfinishedLine = false
+    // The consumer hands each batch to encodeLines, which copies it, before asking for the next,
+    // so a view of the caller's chunk is safe to yield.
     while (gathered.length - start >= maxBytes) {
-      // The consumer hands each batch to encodeLines, which copies it, before asking for the
-      // next, so a view of the caller's chunk is safe to yield.
       // The last line end within a batch's size.
       const end = gathered.lastIndexOf(NEWLINE, start + maxBytes - 1)
       if (end >= start) {

@@ -1,4 +1,4 @@
-//! Long texts of the OpenAI encodings, encoded a part at a time.
+//! Long texts, encoded (and read) a part at a time, cut where the tokenizer's pieces always part.
 //!
 //! An engine's working memory for one text grows with the text (its pieces, their byte-level
 //! spelling, the spans, the buffers they are built in): about four times a 150 MB text besides its

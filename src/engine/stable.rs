@@ -107,8 +107,6 @@ pub struct StableEngine {
     /// Whether a text may be cut at word gaps and its parts encoded one after the other without
     /// template tokens ([`StableEngine::cuts_at_word_gaps`]).
     cuts_without_template: bool,
-    /// Whether the post-processor adds a token around one text.
-    adds_template_tokens: bool,
 }
 
 impl StableEngine {
@@ -139,16 +137,12 @@ impl StableEngine {
         tokenizer.with_padding(None);
         let locks_a_shared_cache = matches!(tokenizer.get_model(), ModelWrapper::Unigram(_));
         let cuts_without_template = parts_encode_as_the_whole(&tokenizer);
-        let adds_template_tokens = tokenizer
-            .get_post_processor()
-            .is_some_and(|processor| processor.added_tokens(false) > 0);
         Ok(StableEngine {
             splitting: tokenizer,
             locks_a_shared_cache,
             ordinary: OnceLock::new(),
             file_padding,
             cuts_without_template,
-            adds_template_tokens,
         })
     }
 
@@ -158,7 +152,7 @@ impl StableEngine {
     /// added token could be matched across the cut or match otherwise at either side of it, and,
     /// with template tokens, its template adds none around one text (each part would get them).
     pub fn cuts_at_word_gaps(&self, with_template_tokens: bool) -> bool {
-        self.cuts_without_template && !(with_template_tokens && self.adds_template_tokens)
+        self.cuts_without_template && !(with_template_tokens && self.template_tokens(false) > 0)
     }
 
     /// The tokenizer.json of this tokenizer with `tokens` added, as Python `tokenizers`'

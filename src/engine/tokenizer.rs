@@ -497,34 +497,29 @@ impl Tokenizer {
             Family::OpenAi(encoding) => self.encode_openai(encoding, text, mode, scratch, out),
             Family::HuggingFace => {
                 let (add, split) = (mode.add_special_tokens, !mode.special_text_is_ordinary);
+                // A long text of a file that is cut, a part at a time (`long_texts.rs`): such a
+                // file truncates nothing, so its own truncation and none are the same.
+                let untruncated = !matches!(mode.truncation, TruncationChoice::With(_));
+                if untruncated
+                    && text.len() > long_texts::PART_BYTES
+                    && self
+                        .stable_engine()
+                        .is_some_and(|stable| stable.cuts_at_word_gaps(add))
+                {
+                    return long_texts::parts(text, long_texts::PART_BYTES).try_for_each(|part| {
+                        self.engine_for(part)
+                            .encode_into(part, add, split, scratch, out)
+                    });
+                }
+                let engine = self.engine_for(text);
                 match &mode.truncation {
-                    // A long text of a file that is cut, a part at a time (`long_texts.rs`): such
-                    // a file truncates nothing, so its own truncation and none are the same.
-                    TruncationChoice::File | TruncationChoice::Off
-                        if text.len() > long_texts::PART_BYTES
-                            && self
-                                .stable_engine()
-                                .is_some_and(|stable| stable.cuts_at_word_gaps(add)) =>
-                    {
-                        long_texts::parts(text, long_texts::PART_BYTES).try_for_each(|part| {
-                            self.engine_for(part)
-                                .encode_into(part, add, split, scratch, out)
-                        })
+                    TruncationChoice::File => engine.encode_into(text, add, split, scratch, out),
+                    TruncationChoice::Off => {
+                        engine.encode_truncated(text, add, split, None, scratch, out)
                     }
-                    TruncationChoice::File => self
-                        .engine_for(text)
-                        .encode_into(text, add, split, scratch, out),
-                    TruncationChoice::Off => self
-                        .engine_for(text)
-                        .encode_truncated(text, add, split, None, scratch, out),
-                    TruncationChoice::With(truncation) => self.engine_for(text).encode_truncated(
-                        text,
-                        add,
-                        split,
-                        Some(truncation),
-                        scratch,
-                        out,
-                    ),
+                    TruncationChoice::With(truncation) => {
+                        engine.encode_truncated(text, add, split, Some(truncation), scratch, out)
+                    }
                 }
             }
         }
