@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest'
 
 import { join } from 'node:path'
 
-import { batchtok, corpus, FIXTURES, fixture, gpt2WithTemplate, rankFileOf, type Texts } from './helpers'
+import { batchtok, corpus, expectWordGap, FIXTURES, fixture, gpt2WithTemplate, rankFileOf, type Texts } from './helpers'
 
 const require = createRequire(import.meta.url)
 const stream = require('../stream/index.js') as typeof import('../stream/index')
@@ -198,8 +198,8 @@ describe('lastSafeCut: where a text still being read may be cut', () => {
           if (cut === -1) continue
           cuts++
           expect(cut).toBeGreaterThan(0)
-          expect(bytes.toString('latin1', cut - 1, cut + 2)).toMatch(/^[A-Za-z] [A-Za-z]$/)
           const [before, after] = [bytes.subarray(0, cut).toString(), bytes.subarray(cut).toString()]
+          expectWordGap(before, after)
           for (const options of [{}, { allowedSpecial: 'all' as const }]) {
             expect([...tokenizer.encode(before, options), ...tokenizer.encode(after, options)]).toEqual([...tokenizer.encode(text, options)])
           }
@@ -253,10 +253,18 @@ describe('lastSafeCut: where a text still being read may be cut', () => {
     expect(o200k.lastSafeCut(bytes)).toBe(20)
     expect(o200k.lastSafeCut(bytes, 20)).toBe(20)
     expect(o200k.lastSafeCut(bytes, 21)).toBe(-1)
-    expect(o200k.lastSafeCut(bytes.subarray(0, 20))).toBe(3)
-    // The letter after the space is not read yet: no gap.
-    expect(o200k.lastSafeCut(Buffer.from('one '))).toBe(-1)
-    expect(o200k.lastSafeCut(Buffer.from('日本語 テキスト 12 34'))).toBe(-1)
+    expect(o200k.lastSafeCut(bytes.subarray(0, 20))).toBe(14)
+    expect(o200k.lastSafeCut(bytes.subarray(0, 14))).toBe(7)
+    // Nothing after the place is read.
+    expect(o200k.lastSafeCut(Buffer.from('one '))).toBe(3)
+    expect(o200k.lastSafeCut(Buffer.from('12 34 ...'))).toBe(-1)
+    // Any script's letters, and punctuation of any script.
+    expect(o200k.lastSafeCut(Buffer.from('日本語 テキスト 12 34'))).toBe(22)
+    const chinese = Buffer.from('中文。中文')
+    expect(o200k.lastSafeCut(chinese)).toBe(6)
+    // The `。` not whole yet: no place, until the rest of it comes.
+    expect(o200k.lastSafeCut(chinese.subarray(0, 8))).toBe(-1)
+    expect(o200k.lastSafeCut(chinese.subarray(0, 9), 8 - 3)).toBe(6)
     expect(o200k.lastSafeCut(new Uint8Array(0), 5)).toBe(-1)
   })
 
@@ -283,10 +291,14 @@ describe('lastSafeCut: where a text still being read may be cut', () => {
     expect([...templated.encode(bytes.subarray(0, cut).toString(), without), ...templated.encode(bytes.subarray(cut).toString(), without)]).toEqual([
       ...templated.encode(bytes.toString(), without),
     ])
-    // A special token holding a word gap could be parted by a cut.
+    // No cut parts a special token, its own or one the user added, nor what may begin one.
     const spaced = Tokenizer.fromEncoding('cl100k_base', { specialTokens: { '<|my token|>': 100300 } })
-    expect(spaced.lastSafeCut(bytes)).toBe(-1)
-    expect(Tokenizer.fromEncoding('cl100k_base', { specialTokens: { '<|my_token|>': 100300 } }).lastSafeCut(bytes)).toBe(19)
+    const special = Buffer.from('say <|my token|>')
+    expect(spaced.lastSafeCut(bytes)).toBe(19)
+    expect(spaced.lastSafeCut(special)).toBe(3)
+    expect(spaced.lastSafeCut(special.subarray(0, 9))).toBe(3)
+    expect(Tokenizer.fromEncoding('cl100k_base').lastSafeCut(special)).toBe(14)
+    expect(Tokenizer.fromEncoding('cl100k_base').lastSafeCut(Buffer.from('say <|endoftext|>'))).toBe(3)
   })
 
   it.each([

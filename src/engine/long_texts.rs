@@ -5,86 +5,325 @@
 //! ids, on the release candidate. The ids of a text under a tiktoken-style pattern are the ids of
 //! its pieces, each encoded alone, so a text cut where one piece ends and the next begins encodes,
 //! part after part, to the ids of the whole, and each part needs working memory for its own size
-//! only. [`parts`] cuts a text into parts of at least [`PART_BYTES`] at such places;
-//! [`last_word_gap`] finds one in the start of a text still being read (a reader's long line,
-//! `Tokenizer.lastSafeCut`), since whether a place is one reads no byte past the letter after it.
+//! only. [`Cuts::parts`] cuts a text into parts of at least [`PART_BYTES`] at such places;
+//! [`Cuts::last_from`] finds one in the start of a text still being read (a reader's long line,
+//! `Tokenizer.lastSafeCut`), since whether a place is one reads only the character before it and
+//! the one at it.
 //!
-//! **Where a cut is safe.** Before a space that has an ASCII letter on each side (`…d w…`), under
-//! the patterns the release candidate's matcher runs (tiktoken's for GPT-2, cl100k_base and
-//! o200k_base; Qwen's, Tekken's and Kimi K2's, `openai.rs`), in every spelling tiktoken's regex
-//! engine runs them:
+//! **Where a cut is safe.** At a *word gap*: where a letter (`\p{L}`) ends and a character that is
+//! not part of a word begins (not `\w`, so no letter, mark, digit or connector; no apostrophe; not
+//! Han): before the space of `…d w…`, the comma of `…d, w…`, the `。` of `…文。中…`, the tab,
+//! newline or bracket after a word. Under the patterns the release candidate's matcher runs
+//! (tiktoken's for GPT-2, cl100k_base and o200k_base; Qwen's, Tekken's and Kimi K2's, `openai.rs`),
+//! in every spelling tiktoken's regex engine runs them:
 //!
 //! 1. The piece holding the letter ends at the cut. Every alternative that takes a letter takes a
-//!    run of letters (with, at most, a contraction, which begins with an apostrophe), and none
-//!    takes a space after a letter.
+//!    run of letters (with marks in o200k_base's, Tekken's and Kimi K2's; in Kimi K2's, a run of
+//!    Han or a run of no Han) and at most a contraction, which begins with an apostrophe; the
+//!    character at the cut continues none of them.
 //! 2. The piece after it begins at the cut, in the text and in the part after the cut alike: no
-//!    pattern looks behind or anchors at a start, and the space goes with the word it precedes
-//!    (` ?\p{L}+`, `[^\r\n\p{L}\p{N}]?\p{L}+` and o200k_base's cased forms).
+//!    pattern looks behind or anchors at a start, and the part is the text from the cut on.
 //! 3. No piece before the cut reads past it: the only look-ahead (`\s+(?!\S)`) and the end anchor
-//!    (`\s++$`) read the character after a run of white space, and the run before the letter ends
-//!    before it.
+//!    (`\s++$`) read the character after a run of white space, and the character before the cut
+//!    is a letter.
 //!
 //! So the pieces of the text are the pieces of its parts, in order, and the merges never cross a
-//! piece. Special tokens are cut out of the text before (`special.rs`), so no part splits one. A
-//! pattern of the user's own (`Tokenizer.fromTiktoken`) is not cut: nothing is known of it.
+//! piece. Both characters must also read the same to every engine and every normalizer a
+//! tokenizer.json may have (none, NFC, NFKC): neither is one the engines' Unicode versions
+//! disagree on (`unicode_drift.rs`; the classes here are Unicode 16.0's, the references'), and each
+//! is a starter that NFKC leaves as it is and that composes with nothing before it
+//! (`NFKC_Quick_Check=Yes`, combining class 0). Normalizing the text is then normalizing the part
+//! before the cut, then the part after; the letter stays, and the character after it stays or
+//! composes with marks after it into another character that is not part of a word (a test checks
+//! every composition). A pattern of the user's own (`Tokenizer.fromTiktoken`) is not cut: nothing
+//! is known of it.
+//!
+//! **Tokens found before the split** (special tokens; a tokenizer.json's added tokens) are matched
+//! in the text first, and one cut in two would be matched on neither side: [`Cuts::outside`]
+//! leaves out every gap inside an occurrence of one, and inside what could begin one where the
+//! bytes read so far end. Each occurrence lies on one side of every cut left, so the leftmost
+//! matches of the text are those of its parts.
 //!
 //! **A Hugging Face tokenizer.json** splits text the same way where its pre-tokenizer is one of
-//! those patterns with a byte-level step ([`file_splits_at_word_gaps`]): each piece is then
-//! encoded alone, as above. What it does to the whole text must not read across the cut either:
-//! its normalizer is none, NFC or NFKC (a space is a starter that composes with nothing, so
-//! normalizing either side of it alone gives the same text), and its added tokens, template and
-//! truncation are checked by the engine that has them (`StableEngine::cuts_at_word_gaps`).
+//! those patterns with a byte-level step that adds no space before a text
+//! ([`file_splits_at_word_gaps`]); its added tokens, template and truncation are checked by the
+//! engine that has them (`StableEngine::cuts`).
 
+use std::sync::OnceLock;
+
+use regex_syntax::hir::{Class, HirKind};
 use serde_json::Value;
+use unicode_normalization::char::canonical_combining_class;
+use unicode_normalization::{IsNormalized, is_nfkc_quick};
 
 use super::openai::cuts_safely;
+use super::unicode_drift;
 
 /// The size past which a stretch of ordinary text is encoded a part at a time: large enough that
 /// the cuts cost nothing measurable, small enough that a part's working memory is a few MiB.
 pub const PART_BYTES: usize = 1 << 20;
 
-/// The parts of `text`, in order: each but the last at least `size` bytes, every cut before a
-/// space with an ASCII letter on each side (the module says why that cut is safe). A text
-/// without such a space after `size` bytes is one part.
-pub fn parts(text: &str, size: usize) -> impl Iterator<Item = &str> {
-    let mut rest = text;
-    std::iter::from_fn(move || {
-        if rest.is_empty() {
-            return None;
+/// The places a text may be cut: its word gaps, less those inside a token matched in the text
+/// before it is split (the module says why both).
+#[derive(Debug, Clone)]
+pub struct Cuts {
+    /// The tokens that hold a word gap; no other can hold a cut.
+    tokens: Vec<TokenGaps>,
+}
+
+/// A token that holds word gaps, and where.
+#[derive(Debug, Clone)]
+struct TokenGaps {
+    text: Box<[u8]>,
+    /// The offsets of its word gaps.
+    gaps: Vec<usize>,
+}
+
+impl Cuts {
+    /// Every word gap: the cuts of a text in which no token is matched (special tokens already cut
+    /// out, or read as ordinary text).
+    pub const EVERY_WORD_GAP: Cuts = Cuts { tokens: Vec::new() };
+
+    /// The word gaps outside every occurrence of `tokens`.
+    pub fn outside<'t>(tokens: impl IntoIterator<Item = &'t str>) -> Cuts {
+        let tokens = tokens
+            .into_iter()
+            .filter_map(|token| {
+                let bytes = token.as_bytes();
+                let gaps: Vec<usize> = word_gaps(bytes).collect();
+                (!gaps.is_empty()).then(|| TokenGaps {
+                    text: bytes.into(),
+                    gaps,
+                })
+            })
+            .collect();
+        Cuts { tokens }
+    }
+
+    /// The parts of `text`, in order: each but the last at least `size` bytes, every cut one of
+    /// these. A text without one after `size` bytes is one part.
+    pub fn parts<'t>(&self, text: &'t str, size: usize) -> impl Iterator<Item = &'t str> {
+        let mut rest = text;
+        std::iter::from_fn(move || {
+            if rest.is_empty() {
+                return None;
+            }
+            let bytes = rest.as_bytes();
+            let cut = (size.max(1)..bytes.len())
+                .filter(|&at| MAY_BEGIN_GAP[usize::from(bytes[at])])
+                .find(|&at| self.is_cut(bytes, at))
+                .unwrap_or(bytes.len());
+            // A word gap is where a character begins, so `cut` is a character boundary.
+            let (part, after) = rest.split_at(cut);
+            rest = after;
+            Some(part)
+        })
+    }
+
+    /// The last cut at or after `from` in `bytes`, the start of a text whose rest may not be known
+    /// yet: cut there, the bytes before it encode to the ids the whole text begins with, whatever
+    /// follows. A place is read from the character before it to the end of the one at it, so a
+    /// caller that finds none can ask again from `bytes.len() - 3` once more bytes come (the last
+    /// character may have been incomplete), and read each byte about once.
+    pub fn last_from(&self, bytes: &[u8], from: usize) -> Option<usize> {
+        (from.max(1)..bytes.len())
+            .rev()
+            .filter(|&at| MAY_BEGIN_GAP[usize::from(bytes[at])])
+            .find(|&at| self.is_cut(bytes, at))
+    }
+
+    fn is_cut(&self, bytes: &[u8], at: usize) -> bool {
+        is_word_gap(bytes, at) && !self.tokens.iter().any(|token| token.may_hold(bytes, at))
+    }
+}
+
+impl TokenGaps {
+    /// Whether an occurrence of the token holds `at`, or the start of one that the bytes after
+    /// `bytes` could finish.
+    fn may_hold(&self, bytes: &[u8], at: usize) -> bool {
+        self.gaps.iter().any(|&gap| {
+            at >= gap && {
+                let start = at - gap;
+                let end = (start + self.text.len()).min(bytes.len());
+                bytes[start..end] == self.text[..end - start]
+            }
+        })
+    }
+}
+
+/// Whether a word gap may be at a byte: it begins an ASCII character that is not part of a word,
+/// or a character that is not ASCII. A long text with no gap is mostly bytes that cannot be one.
+const MAY_BEGIN_GAP: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        let b = byte as u8;
+        table[byte] = if b.is_ascii() {
+            !(b.is_ascii_alphanumeric() || b == b'_' || b == b'\'')
+        } else {
+            matches!(b, 0xC2..=0xF4)
+        };
+        byte += 1;
+    }
+    table
+};
+
+/// Whether `text` holds a word gap.
+pub fn holds_word_gap(text: &str) -> bool {
+    word_gaps(text.as_bytes()).next().is_some()
+}
+
+/// Whether `c` is part of a word (`\w`: a letter, mark, digit or connector), as the regex engines
+/// read it.
+pub fn is_word_character(c: char) -> bool {
+    in_ranges(&classes().word, c)
+}
+
+/// The word gaps of `bytes`, in order.
+fn word_gaps(bytes: &[u8]) -> impl Iterator<Item = usize> + '_ {
+    (1..bytes.len()).filter(|&at| is_word_gap(bytes, at))
+}
+
+/// Whether `at` is a word gap of `bytes`: a letter ends there and a character that is not part of
+/// a word begins there, both whole in `bytes` and read alike by every engine and normalizer.
+fn is_word_gap(bytes: &[u8], at: usize) -> bool {
+    let (Some(&before), Some(&after)) = (
+        at.checked_sub(1).and_then(|before| bytes.get(before)),
+        bytes.get(at),
+    ) else {
+        return false;
+    };
+    if before.is_ascii() && after.is_ascii() {
+        return before.is_ascii_alphabetic()
+            && !(after.is_ascii_alphanumeric() || after == b'_' || after == b'\'');
+    }
+    // The character at `at` first: no character starts at most bytes of a long text with no
+    // gap (CJK letters, three bytes each), and most that do are letters.
+    char_starting_at(bytes, at).is_some_and(may_follow_a_gap)
+        && char_ending_at(bytes, at)
+            .is_some_and(|letter| in_ranges(&classes().letters, letter) && reads_alike(letter))
+}
+
+/// Whether a word gap may be before `c`: it ends words, and every engine and normalizer reads it
+/// alike. Looked up in a table for the Basic Multilingual Plane, which a text with no gap (CJK
+/// letters) asks about at every character.
+fn may_follow_a_gap(c: char) -> bool {
+    let code = c as usize;
+    match classes().before_gap_bmp.get(code / 64) {
+        Some(bits) => bits >> (code % 64) & 1 == 1,
+        None => classes().ends_words(c) && reads_alike(c),
+    }
+}
+
+/// The character that starts at `at`, where `bytes` holds all of it.
+fn char_starting_at(bytes: &[u8], at: usize) -> Option<char> {
+    let continuation = |at: usize| {
+        bytes
+            .get(at)
+            .filter(|&&b| b & 0xC0 == 0x80)
+            .map(|&b| u32::from(b & 0x3F))
+    };
+    let lead = u32::from(bytes[at]);
+    // The two- and three-byte forms (every letter of the Basic Multilingual Plane) decoded here, as
+    // a text with no gap asks at every character; the rest by the standard library.
+    let code = match lead {
+        0x00..=0x7F => lead,
+        0xC2..=0xDF => (lead & 0x1F) << 6 | continuation(at + 1)?,
+        0xE0..=0xEF => (lead & 0x0F) << 12 | continuation(at + 1)? << 6 | continuation(at + 2)?,
+        0xF0..=0xF4 => return one_char(bytes.get(at..at + 4)?),
+        _ => return None,
+    };
+    // A three-byte form of a code point below U+0800, or a surrogate, is not UTF-8.
+    char::from_u32(code).filter(|_| lead < 0xE0 || code >= 0x800)
+}
+
+/// The character that ends at `at`.
+fn char_ending_at(bytes: &[u8], at: usize) -> Option<char> {
+    let start = (at.saturating_sub(4)..at)
+        .rev()
+        .find(|&start| bytes[start] & 0xC0 != 0x80)?;
+    one_char(&bytes[start..at])
+}
+
+/// `bytes` as a character, where they are the UTF-8 of one.
+fn one_char(bytes: &[u8]) -> Option<char> {
+    let mut chars = std::str::from_utf8(bytes).ok()?.chars();
+    chars.next().filter(|_| chars.next().is_none())
+}
+
+/// Whether every engine and normalizer reads `c` alike, and normalizing a text leaves it and
+/// parts the text before it from the text from it (the module says why that is needed).
+fn reads_alike(c: char) -> bool {
+    let mut utf8 = [0; 4];
+    !unicode_drift::contains_drift(c.encode_utf8(&mut utf8), true)
+        && canonical_combining_class(c) == 0
+        && is_nfkc_quick(std::iter::once(c)) == IsNormalized::Yes
+}
+
+/// The Unicode classes a word gap reads, as tiktoken's regex engine reads them.
+struct Classes {
+    letters: Vec<(char, char)>,
+    word: Vec<(char, char)>,
+    han: Vec<(char, char)>,
+    /// [`may_follow_a_gap`] of each code point below U+10000, a bit each.
+    before_gap_bmp: Vec<u64>,
+}
+
+impl Classes {
+    /// Whether a letter's run ends at `c` under every pattern that is cut: `c` is not part of a
+    /// word, not an apostrophe (a contraction's) and not Han (Kimi K2's runs of Han).
+    fn ends_words(&self, c: char) -> bool {
+        !in_ranges(&self.word, c) && c != '\'' && !in_ranges(&self.han, c)
+    }
+}
+
+fn classes() -> &'static Classes {
+    static CLASSES: OnceLock<Classes> = OnceLock::new();
+    CLASSES.get_or_init(|| {
+        let mut classes = Classes {
+            letters: class_ranges(r"\p{L}"),
+            word: class_ranges(r"\w"),
+            han: class_ranges(r"\p{Han}"),
+            before_gap_bmp: Vec::new(),
+        };
+        let mut bits = vec![0u64; 0x10000 / 64];
+        for c in (0..0x10000).filter_map(char::from_u32) {
+            if classes.ends_words(c) && reads_alike(c) {
+                bits[c as usize / 64] |= 1 << (c as usize % 64);
+            }
         }
-        let cut = word_gap_from(rest.as_bytes(), size.max(1)).unwrap_or(rest.len());
-        // A word gap is an ASCII space, so `cut` is a character boundary.
-        let (part, after) = rest.split_at(cut);
-        rest = after;
-        Some(part)
+        classes.before_gap_bmp = bits;
+        classes
     })
 }
 
-/// The last position at or after `from` of a space with an ASCII letter on each side in `bytes`,
-/// the start of a text whose rest may not be known yet: cut there, the bytes before it encode to
-/// the ids the whole text begins with, whatever follows (the module says why). Only the bytes
-/// from `from` are read, so a caller that finds none can ask again from `bytes.len() - 1` once
-/// more bytes come, and read each byte about once.
-pub fn last_word_gap(bytes: &[u8], from: usize) -> Option<usize> {
-    let searched = bytes.get(from.max(1)..)?;
-    memchr::memrchr_iter(b' ', searched)
-        .map(|at| from.max(1) + at)
-        .find(|&at| is_word_gap(bytes, at))
+/// The ranges of a Unicode class, as `regex-syntax` resolves it.
+fn class_ranges(class: &str) -> Vec<(char, char)> {
+    let hir = regex_syntax::parse(class).expect("a class regex-syntax resolves");
+    let HirKind::Class(Class::Unicode(class)) = hir.kind() else {
+        panic!("{class:?} is not a Unicode class");
+    };
+    class
+        .ranges()
+        .iter()
+        .map(|range| (range.start(), range.end()))
+        .collect()
 }
 
-/// Whether `bytes[at]` is a space with an ASCII letter on each side.
-fn is_word_gap(bytes: &[u8], at: usize) -> bool {
-    at > 0
-        && bytes[at - 1].is_ascii_alphabetic()
-        && bytes.get(at + 1).is_some_and(u8::is_ascii_alphabetic)
+/// Whether `c` is in `ranges`, sorted and disjoint.
+fn in_ranges(ranges: &[(char, char)], c: char) -> bool {
+    let after = ranges.partition_point(|&(_, end)| end < c);
+    ranges.get(after).is_some_and(|&(start, _)| start <= c)
 }
 
 /// Whether a tokenizer.json whose normalizer and pre-tokenizer are these (as the stable crate
-/// writes them) splits a text into the pieces one of the patterns [`parts`] may cut splits it
+/// writes them) splits a text into the pieces one of the patterns [`Cuts`] may cut splits it
 /// into: no normalizer, or NFC or NFKC (alone or in a sequence); and a byte-level pre-tokenizer
 /// over GPT-2's pattern, or a split by one of the patterns that keeps every match as a piece
 /// (`Isolated`; or `Removed` inverted, which removes what the pattern leaves unmatched: nothing,
 /// as each of them matches every character) before a byte-level step with no pattern of its own.
+/// The byte-level step must add no space before a text: it would add one before a part that
+/// begins with a comma, and not before the comma in the whole text.
 pub fn file_splits_at_word_gaps(normalizer: Option<&Value>, pre_tokenizer: Option<&Value>) -> bool {
     let keeps_word_gaps = |normalizer: &Value| matches!(kind(normalizer), "NFC" | "NFKC");
     let normalizes_safely = match normalizer {
@@ -95,7 +334,9 @@ pub fn file_splits_at_word_gaps(normalizer: Option<&Value>, pre_tokenizer: Optio
         Some(normalizer) => keeps_word_gaps(normalizer),
     };
     let byte_level = |step: &Value, with_pattern: bool| {
-        kind(step) == "ByteLevel" && step["use_regex"].as_bool() == Some(with_pattern)
+        kind(step) == "ByteLevel"
+            && step["use_regex"].as_bool() == Some(with_pattern)
+            && step["add_prefix_space"].as_bool() == Some(false)
     };
     let splits_safely = |step: &Value| {
         let keeps_matches = matches!(
@@ -124,83 +365,164 @@ fn kind(component: &Value) -> &str {
     component["type"].as_str().unwrap_or("")
 }
 
-/// The first position at or after `from` of a space with an ASCII letter on each side.
-fn word_gap_from(bytes: &[u8], from: usize) -> Option<usize> {
-    let searched = bytes.get(from..)?;
-    memchr::memchr_iter(b' ', searched)
-        .map(|at| from + at)
-        .find(|&at| is_word_gap(bytes, at))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn every_gap(text: &str) -> Vec<&str> {
+        Cuts::EVERY_WORD_GAP.parts(text, 1).collect()
+    }
 
     #[test]
     fn parts_join_to_the_text_and_are_cut_only_at_word_gaps() {
         let text = "Hello world, it's 42 days.  Tab\tthen é word x y\nend a b";
         for size in [1, 2, 5, 13, 40, text.len(), text.len() + 1, usize::MAX] {
-            let parts: Vec<&str> = parts(text, size).collect();
+            let parts: Vec<&str> = Cuts::EVERY_WORD_GAP.parts(text, size).collect();
             assert_eq!(parts.concat(), text, "size {size}");
             for (i, part) in parts.iter().enumerate() {
                 assert!(!part.is_empty());
                 if i + 1 < parts.len() {
                     assert!(part.len() >= size, "size {size}: {parts:?}");
-                    let next = parts[i + 1].as_bytes();
-                    assert!(part.as_bytes().last().unwrap().is_ascii_alphabetic());
-                    assert!(
-                        next[0] == b' ' && next[1].is_ascii_alphabetic(),
-                        "{parts:?}"
-                    );
+                    let joined = [*part, parts[i + 1]].concat();
+                    assert!(is_word_gap(joined.as_bytes(), part.len()), "{parts:?}");
                 }
             }
         }
-        let every_gap: Vec<&str> = parts(text, 1).collect();
         assert_eq!(
-            every_gap,
+            every_gap(text),
             [
-                "Hello",
-                " world, it's 42 days.  Tab\tthen é word",
-                " x",
-                " y\nend",
-                " a",
-                " b"
+                "Hello", " world", ", it's", " 42 days", ".  Tab", "\tthen", " é", " word", " x",
+                " y", "\nend", " a", " b"
             ]
         );
-        assert_eq!(parts("", 1).count(), 0);
-        assert_eq!(parts("日本語 テキスト", 1).count(), 1);
+        assert_eq!(every_gap(""), [""; 0]);
+        assert_eq!(every_gap("日本語 テキスト"), ["日本語", " テキスト"]);
+        assert_eq!(every_gap("Привет, мир!"), ["Привет", ", мир", "!"]);
+        assert_eq!(
+            every_gap("中文。中文「引用」好"),
+            ["中文", "。中文", "「引用", "」好"]
+        );
+    }
+
+    #[test]
+    fn a_gap_needs_a_letter_before_a_character_that_is_not_part_of_a_word() {
+        for whole in [
+            "snake_case",
+            "abc123",
+            "it's",
+            // A mark before the space, not a letter.
+            "e\u{301} x",
+            // A join control is part of a word.
+            "a\u{200d}b",
+            // Han that is no letter, a radical: Kimi K2's pattern runs Han together.
+            "中\u{2e80}文",
+            // NFKC reads the fullwidth comma as `,` and the ligature as `fi`.
+            "中文\u{ff0c}好",
+            "\u{fb01} x",
+            // The engines' Unicode versions disagree on these (`unicode_drift.rs`).
+            "\u{17f} x",
+            "a\u{61d}b",
+            "日本語テキスト",
+            "12 34",
+        ] {
+            assert_eq!(every_gap(whole), [whole], "{whole:?}");
+        }
+        assert_eq!(every_gap("a\u{2019}s"), ["a", "\u{2019}s"]);
     }
 
     #[test]
     fn the_last_word_gap_is_found_from_where_the_search_starts() {
+        let cuts = &Cuts::EVERY_WORD_GAP;
         let text = b"one two, three  four x";
-        assert_eq!(last_word_gap(text, 0), Some(20));
-        assert_eq!(last_word_gap(text, 20), Some(20));
-        assert_eq!(last_word_gap(text, 21), None);
-        assert_eq!(last_word_gap(&text[..20], 0), Some(3));
-        // The letter after the space must be there: a space at the end is not yet a gap.
-        assert_eq!(last_word_gap(b"one ", 0), None);
-        assert_eq!(last_word_gap(b" one", 0), None);
-        assert_eq!(last_word_gap(b"", 0), None);
-        assert_eq!(last_word_gap(b"ab", 5), None);
-        // Every gap `parts` cuts at, and no other, is one `last_word_gap` finds.
-        let text = "Hello world, it's 42 days.  Tab\tthen é word x y\nend a b";
-        let mut cuts: Vec<usize> = Vec::new();
+        assert_eq!(cuts.last_from(text, 0), Some(20));
+        assert_eq!(cuts.last_from(text, 20), Some(20));
+        assert_eq!(cuts.last_from(text, 21), None);
+        assert_eq!(cuts.last_from(&text[..20], 0), Some(14));
+        assert_eq!(cuts.last_from(&text[..7], 0), Some(3));
+        // The character at the gap must be whole; nothing after it is read.
+        assert_eq!(cuts.last_from(b"one ", 0), Some(3));
+        let full_stop = "文。".as_bytes();
+        assert_eq!(cuts.last_from(&full_stop[..4], 0), None);
+        assert_eq!(cuts.last_from(full_stop, 0), Some(3));
+        assert_eq!(cuts.last_from(b" one", 0), None);
+        assert_eq!(cuts.last_from(b"", 0), None);
+        assert_eq!(cuts.last_from(b"ab", 5), None);
+        // Bytes that are not UTF-8 hold no gap.
+        assert_eq!(cuts.last_from(b"a\xff b\x80 c\xe6\x96 ", 0), None);
+        // Nor do an overlong form of `/` and a surrogate after a letter.
+        assert_eq!(cuts.last_from(b"a\xe0\x80\xaf", 0), None);
+        assert_eq!(cuts.last_from(b"a\xed\xa0\x80", 0), None);
+        assert_eq!(cuts.last_from(b"a\xe3\x80\x82", 0), Some(1));
+        // Every gap `parts` cuts at, and no other, is one `last_from` finds.
+        let text = "Hello world, it's 42 days.  Tab\tthen é word x y\nend a b 中文。中文";
+        let mut cuts_found: Vec<usize> = Vec::new();
         let mut end = text.len();
-        while let Some(at) = last_word_gap(&text.as_bytes()[..end], 0) {
-            cuts.push(at);
+        while let Some(at) = cuts.last_from(&text.as_bytes()[..end], 0) {
+            cuts_found.push(at);
             end = at;
         }
-        cuts.reverse();
-        let lengths: Vec<usize> = parts(text, 1).map(str::len).collect();
-        let part_cuts: Vec<usize> = lengths
+        cuts_found.reverse();
+        let part_cuts: Vec<usize> = every_gap(text)
             .iter()
-            .scan(0, |at, length| {
-                *at += length;
+            .scan(0, |at, part| {
+                *at += part.len();
                 Some(*at)
             })
-            .take(lengths.len() - 1)
+            .filter(|&at| at < text.len())
             .collect();
-        assert_eq!(cuts, part_cuts);
+        assert_eq!(cuts_found, part_cuts);
+    }
+
+    #[test]
+    fn no_cut_falls_inside_a_token_or_what_may_begin_one() {
+        let cuts = Cuts::outside(["<|endoftext|>", "<|im_start|>", "plain", "a b"]);
+        // `plain` holds no gap, so it is not kept.
+        assert_eq!(cuts.tokens.len(), 3);
+        let parts: Vec<&str> = cuts.parts("say <|endoftext|>a b<|im_start|>x", 1).collect();
+        assert_eq!(parts, ["say", " <|endoftext|>a b", "<|im_start|>x"]);
+        // The bytes read so far end inside what may be `<|endoftext|>`: the gap before `|` waits.
+        assert_eq!(cuts.last_from(b"x <|endoftext", 0), Some(1));
+        assert_eq!(cuts.last_from(b"x <|endoftext|", 0), Some(1));
+        assert_eq!(cuts.last_from(b"x <|endoftexx|", 0), Some(13));
+        assert_eq!(cuts.last_from(b"x <|endoftext|>y z", 0), Some(16));
+    }
+
+    /// A character at a gap is left by NFKC, but may compose with the marks after it: whatever it
+    /// becomes is still not part of a word, so the gap stays one (the module says why it must).
+    #[test]
+    fn a_character_at_a_gap_composes_only_into_one_that_ends_a_word() {
+        let mut composites = 0;
+        for c in (0..=0x10FFFF).filter_map(char::from_u32) {
+            let mut decomposition = Vec::new();
+            unicode_normalization::char::decompose_canonical(c, |d| decomposition.push(d));
+            let [first, _, ..] = decomposition[..] else {
+                continue;
+            };
+            if may_follow_a_gap(first) {
+                composites += 1;
+                assert!(classes().ends_words(c), "{first:?} composes into {c:?}");
+            }
+        }
+        // `=` with a long solidus is `≠`, `<` with one `≮`, and a few more.
+        assert!(composites > 3, "{composites}");
+    }
+
+    #[test]
+    fn the_classes_are_those_of_the_regex_engine() {
+        let classes = classes();
+        for (c, letter, word, han) in [
+            ('a', true, true, false),
+            ('中', true, true, true),
+            ('\u{2e80}', false, false, true),
+            ('1', false, true, false),
+            ('_', false, true, false),
+            ('\u{301}', false, true, false),
+            (',', false, false, false),
+            ('\u{3002}', false, false, false),
+        ] {
+            assert_eq!(in_ranges(&classes.letters, c), letter, "{c:?}");
+            assert_eq!(in_ranges(&classes.word, c), word, "{c:?}");
+            assert_eq!(in_ranges(&classes.han, c), han, "{c:?}");
+        }
     }
 }

@@ -1251,7 +1251,7 @@ mod tests {
     /// rank files' patterns the release candidate's matcher runs (on o200k_base's table).
     #[test]
     fn a_text_cut_at_every_word_gap_encodes_as_the_whole_text() {
-        use super::super::long_texts::parts;
+        use super::super::long_texts::Cuts;
         use super::super::test_fixtures::corpus_texts;
         use super::super::{Ids, Scratch};
 
@@ -1275,6 +1275,15 @@ mod tests {
                 "ab Cd",
                 "AB cd",
                 "over  the\t\tlazy dog.  \n\n  Then a b",
+                "中文。中文「引用」好，好",
+                "Привет, мир! Ελλάδα; עברית.",
+                "a\u{2019}s don\u{2019}t",
+                "e\u{301}. x\u{301}) y",
+                "a=\u{338}b <\u{338}c",
+                "ab\r\ncd\u{3000}ef\u{a0}gh",
+                "中\u{2e80}文〇字々",
+                "HELLO,World;ABC.Def",
+                "x\u{200d}. y",
             ]
             .map(str::to_owned),
         );
@@ -1307,15 +1316,15 @@ mod tests {
             for (engine_name, engine) in engines {
                 let mut cut_texts = 0;
                 for text in &texts {
-                    let cut = ids(engine, &mut parts(text, 1));
+                    let cut = ids(engine, &mut Cuts::EVERY_WORD_GAP.parts(text, 1));
                     let whole = ids(engine, &mut std::iter::once(text.as_str()));
                     assert!(
                         cut == whole,
                         "{} {engine_name}: {text:?} cut as {:?}",
                         model.pattern.pattern,
-                        parts(text, 1).collect::<Vec<_>>()
+                        Cuts::EVERY_WORD_GAP.parts(text, 1).collect::<Vec<_>>()
                     );
-                    cut_texts += usize::from(parts(text, 1).nth(1).is_some());
+                    cut_texts += usize::from(Cuts::EVERY_WORD_GAP.parts(text, 1).nth(1).is_some());
                 }
                 assert!(
                     cut_texts > 50,
@@ -1329,13 +1338,14 @@ mod tests {
 
     /// A tokenizer.json that splits text as a pattern that is cut does (`long_texts.rs`) encodes a
     /// text cut at every word gap, part after part, to the ids of the whole, with and without
-    /// template tokens and with special-token text split out or not; one whose normalizer,
-    /// pre-tokenizer, template, truncation or added tokens read across a cut is not cut.
+    /// template tokens and with special-token text split out or not, never inside an added token;
+    /// one whose normalizer, pre-tokenizer, template, truncation or added tokens read across a cut
+    /// is not cut, and for each, a cut would change the ids.
     #[test]
     fn a_tokenizer_json_cut_at_every_word_gap_encodes_as_the_whole_text() {
         use serde_json::{Value, json};
 
-        use super::super::long_texts::{PART_BYTES, parts};
+        use super::super::long_texts::{Cuts, PART_BYTES};
         use super::super::test_fixtures::{corpus_texts, root};
         use super::super::{AllowedSpecial, Ids, Scratch, Tokenizer};
 
@@ -1355,6 +1365,9 @@ mod tests {
         let added = |content: &str, lstrip: bool, rstrip: bool| {
             json!({"id": 50257, "content": content, "single_word": false, "lstrip": lstrip,
                    "rstrip": rstrip, "normalized": false, "special": false})
+        };
+        let add_token = |file: &mut Value, token: Value| {
+            file["added_tokens"].as_array_mut().unwrap().push(token);
         };
         let file = |edit: &dyn Fn(&mut Value)| {
             let mut file = gpt2.clone();
@@ -1388,11 +1401,12 @@ mod tests {
                 "Tekken's, an added token that takes the space before it",
                 file(&|f| {
                     f["pre_tokenizer"] = split_by(TEKKEN_PATTERN, "Isolated", false);
-                    f["added_tokens"]
-                        .as_array_mut()
-                        .unwrap()
-                        .push(added("hello", true, false));
+                    add_token(f, added("hello", true, false));
                 }),
+            ),
+            (
+                "an added token holding word gaps",
+                file(&|f| add_token(f, added("say, hello", false, false))),
             ),
         ];
         let mut texts: Vec<String> = corpus_texts().into_iter().step_by(5).collect();
@@ -1402,23 +1416,28 @@ mod tests {
                 "hello <|endoftext|> hello",
                 "x hello y",
                 "ab Cd <|endoftext|>zz e",
+                "they say, hello. say, hellos",
+                "中文。中文「引用」好，好 Привет, мир!",
+                "a\u{2019}s e\u{301}. x=\u{338}y",
                 "e\u{301} x\u{301}",
                 "over  the\t\tlazy dog.  \n\n  Then a b",
             ]
             .map(str::to_owned),
         );
         for (name, tokenizer) in &cut {
-            assert_eq!(tokenizer.last_safe_cut(b"a b", 0, true), Some(1), "{name}");
+            assert_eq!(tokenizer.last_safe_cut(b"x y", 0, true), Some(1), "{name}");
             for add_special_tokens in [false, true] {
                 for ordinary in [false, true] {
                     let mode = tokenizer
                         .encode_mode(Some(add_special_tokens), &AllowedSpecial::None)
                         .unwrap()
                         .with_special_text_as_ordinary(ordinary);
+                    let cuts = tokenizer.cuts(add_special_tokens).unwrap();
                     let mut cut_texts = 0;
                     for text in &texts {
                         let whole = tokenizer.encode(text, &mode).unwrap().as_slice().to_vec();
-                        let cut: Vec<u32> = parts(text, 1)
+                        let cut: Vec<u32> = cuts
+                            .parts(text, 1)
                             .flat_map(|part| {
                                 tokenizer.encode(part, &mode).unwrap().as_slice().to_vec()
                             })
@@ -1426,9 +1445,9 @@ mod tests {
                         assert!(
                             cut == whole,
                             "{name}: {text:?} cut as {:?}",
-                            parts(text, 1).collect::<Vec<_>>()
+                            cuts.parts(text, 1).collect::<Vec<_>>()
                         );
-                        cut_texts += usize::from(parts(text, 1).nth(1).is_some());
+                        cut_texts += usize::from(cuts.parts(text, 1).nth(1).is_some());
                     }
                     assert!(
                         cut_texts > 50,
@@ -1462,22 +1481,29 @@ mod tests {
                 }),
             ),
             (
-                "an added token holding a word gap",
+                "an added token ending in a letter that takes the space after it",
+                file(&|f| add_token(f, added("hello", false, true))),
+            ),
+            (
+                "a single-word added token beginning with a space",
                 file(&|f| {
-                    f["added_tokens"]
-                        .as_array_mut()
-                        .unwrap()
-                        .push(added("a b", false, false))
+                    let mut token = added(" hi", false, false);
+                    token["single_word"] = json!(true);
+                    add_token(f, token);
                 }),
             ),
             (
-                "an added token ending in a letter that takes the space after it",
+                "a normalized added token holding a word gap, under NFKC",
                 file(&|f| {
-                    f["added_tokens"]
-                        .as_array_mut()
-                        .unwrap()
-                        .push(added("hello", false, true))
+                    f["normalizer"] = json!({"type": "NFKC"});
+                    let mut token = added("ab cd", false, false);
+                    token["normalized"] = json!(true);
+                    add_token(f, token);
                 }),
+            ),
+            (
+                "a byte-level step that adds a space before a text",
+                file(&|f| f["pre_tokenizer"]["add_prefix_space"] = json!(true)),
             ),
             (
                 "a pattern of its own",
@@ -1500,17 +1526,19 @@ mod tests {
                 }),
             ),
         ];
+        let not_cut_file = |name: &str| &not_cut.iter().find(|(each, _)| *each == name).unwrap().1;
         for (name, tokenizer) in &not_cut {
-            assert_eq!(tokenizer.last_safe_cut(b"a b", 0, true), None, "{name}");
+            assert_eq!(tokenizer.last_safe_cut(b"x y", 0, true), None, "{name}");
             // Without its template tokens, the file with a BOS is cut.
-            let without = tokenizer.last_safe_cut(b"a b", 0, false);
+            let without = tokenizer.last_safe_cut(b"x y", 0, false);
             assert_eq!(
                 without.is_some(),
                 *name == "a template with a BOS",
                 "{name}"
             );
         }
-        let bos = &not_cut[1].1;
+        let bos = not_cut_file("a template with a BOS");
+        let bos_cuts = bos.cuts(false).unwrap();
         let without_template = bos.encode_mode(Some(false), &AllowedSpecial::None).unwrap();
         for text in &texts {
             let whole = bos
@@ -1518,7 +1546,8 @@ mod tests {
                 .unwrap()
                 .as_slice()
                 .to_vec();
-            let cut: Vec<u32> = parts(text, 1)
+            let cut: Vec<u32> = bos_cuts
+                .parts(text, 1)
                 .flat_map(|part| {
                     bos.encode(part, &without_template)
                         .unwrap()
@@ -1547,19 +1576,28 @@ mod tests {
                 "{name}"
             );
         }
-        // Each of the last two: cut, the whole text's ids are not its parts'.
-        let whole_mode = |tokenizer: &Tokenizer| {
-            tokenizer
-                .encode_mode(Some(true), &AllowedSpecial::None)
-                .unwrap()
-        };
-        for (name, tokenizer, text) in [
-            ("BOS", &not_cut[1].1, "a b"),
-            ("rstrip", &not_cut[4].1, "say hello world"),
+        // Each file that reads across a cut: cut at every word gap, a text's ids are not its
+        // parts'.
+        for (name, text) in [
+            ("a template with a BOS", "a b"),
+            (
+                "an added token ending in a letter that takes the space after it",
+                "say hello world",
+            ),
+            ("a single-word added token beginning with a space", "x hi"),
+            (
+                "a normalized added token holding a word gap, under NFKC",
+                "\u{ff41}b cd",
+            ),
+            ("a byte-level step that adds a space before a text", "a,b"),
         ] {
-            let mode = whole_mode(tokenizer);
+            let tokenizer = not_cut_file(name);
+            let mode = tokenizer
+                .encode_mode(Some(true), &AllowedSpecial::None)
+                .unwrap();
             let whole = tokenizer.encode(text, &mode).unwrap().as_slice().to_vec();
-            let cut: Vec<u32> = parts(text, 1)
+            let cut: Vec<u32> = Cuts::EVERY_WORD_GAP
+                .parts(text, 1)
                 .flat_map(|part| tokenizer.encode(part, &mode).unwrap().as_slice().to_vec())
                 .collect();
             assert_ne!(cut, whole, "{name}");

@@ -13,6 +13,7 @@ use tokenizers_stable::{
 };
 
 use super::error::{panic_text, refusing_panics, with_panic_text};
+use super::long_texts::Cuts;
 use super::rows::{self, FilePadding, Side, StableEncoding, Truncation};
 use super::{Engine, Error, ErrorKind, Ids, Scratch, long_texts, stable_reader};
 
@@ -104,9 +105,9 @@ pub struct StableEngine {
     ordinary: OnceLock<StableTokenizer>,
     /// The file's padding section (the engines pad nothing themselves).
     file_padding: Option<PaddingParams>,
-    /// Whether a text may be cut at word gaps and its parts encoded one after the other without
-    /// template tokens ([`StableEngine::cuts_at_word_gaps`]).
-    cuts_without_template: bool,
+    /// Where a text may be cut and its parts encoded one after the other without template tokens
+    /// ([`StableEngine::cuts`]); `None` where it may not.
+    cuts_without_template: Option<Cuts>,
 }
 
 impl StableEngine {
@@ -146,13 +147,16 @@ impl StableEngine {
         })
     }
 
-    /// Whether a text cut at a word gap (`long_texts.rs`) encodes, part after part, to the ids
+    /// Where a text may be cut (`long_texts.rs`) so that it encodes, part after part, to the ids
     /// of the whole, with special-token text split out or not, and `with_template_tokens` or
-    /// without: the file splits text as a pattern that may be cut does, it truncates nothing, no
-    /// added token could be matched across the cut or match otherwise at either side of it, and,
-    /// with template tokens, its template adds none around one text (each part would get them).
-    pub fn cuts_at_word_gaps(&self, with_template_tokens: bool) -> bool {
-        self.cuts_without_template && !(with_template_tokens && self.template_tokens(false) > 0)
+    /// without: at the word gaps outside its added tokens, where the file splits text as a
+    /// pattern that may be cut does, it truncates nothing, no added token matches otherwise at
+    /// either side of a cut, and, with template tokens, its template adds none around one text
+    /// (each part would get them). `None` where a text is not cut.
+    pub fn cuts(&self, with_template_tokens: bool) -> Option<&Cuts> {
+        self.cuts_without_template
+            .as_ref()
+            .filter(|_| !(with_template_tokens && self.template_tokens(false) > 0))
     }
 
     /// The tokenizer.json of this tokenizer with `tokens` added, as Python `tokenizers`'
@@ -419,12 +423,17 @@ impl StableEngine {
     }
 }
 
-/// [`StableEngine::cuts_at_word_gaps`] of `tokenizer`, without template tokens. An added token
-/// holding a word gap could be parted by the cut; one that ends in a letter and takes the white
-/// space after it (`rstrip`) would take the space a cut puts at the start of the next part. (One
-/// that takes the white space before it takes the same single space on either side of the cut,
-/// and one that must stand as a word finds a word's end at a part's end as at the space.)
-fn parts_encode_as_the_whole(tokenizer: &StableTokenizer) -> bool {
+/// [`StableEngine::cuts`] of `tokenizer`, without template tokens. No cut falls inside an added
+/// token (`Cuts::outside`), but three kinds of token read the text beside them: one that ends in
+/// a letter and takes the white space after it (`rstrip`) would take a space that a cut puts at
+/// the start of the next part; one that must stand as a word (`single_word`) and begins with a
+/// character that is not part of a word would be refused after the letter before a cut and
+/// matched at the start of the part after it; and one matched in the normalized text
+/// (`normalized`, where the file normalizes) is not found by looking at the text as it is. A file
+/// with a token of the first two kinds, or of the third holding a word gap, is not cut. (One that
+/// takes the white space before it takes none after the letter before a cut, and the same on
+/// either side of it.)
+fn parts_encode_as_the_whole(tokenizer: &StableTokenizer) -> Option<Cuts> {
     let component = |value: Option<serde_json::Value>| value.filter(|value| !value.is_null());
     let normalizer = component(
         tokenizer
@@ -436,13 +445,19 @@ fn parts_encode_as_the_whole(tokenizer: &StableTokenizer) -> bool {
             .get_pre_tokenizer()
             .and_then(|p| serde_json::to_value(p).ok()),
     );
-    let added_token_crosses = tokenizer.get_added_tokens_decoder().values().any(|token| {
-        long_texts::last_word_gap(token.content.as_bytes(), 0).is_some()
-            || (token.rstrip && token.content.ends_with(|c: char| c.is_ascii_alphabetic()))
+    let added_tokens = tokenizer.get_added_tokens_decoder();
+    let cuts = Cuts::outside(added_tokens.values().map(|token| token.content.as_str()));
+    let reads_beside = added_tokens.values().any(|token| {
+        (token.rstrip && token.content.ends_with(char::is_alphabetic))
+            || (token.single_word && !token.content.starts_with(long_texts::is_word_character))
+            || (token.normalized
+                && normalizer.is_some()
+                && long_texts::holds_word_gap(&token.content))
     });
-    long_texts::file_splits_at_word_gaps(normalizer.as_ref(), pre_tokenizer.as_ref())
+    (long_texts::file_splits_at_word_gaps(normalizer.as_ref(), pre_tokenizer.as_ref())
         && tokenizer.get_truncation().is_none()
-        && !added_token_crosses
+        && !reads_beside)
+        .then_some(cuts)
 }
 
 /// `truncation` in the stable crate's terms.

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use super::loading::{Engines, ValidIds, VocabularyIds};
-use super::long_texts;
+use super::long_texts::{self, Cuts};
 use super::model_config::{ModelConfig, SpecialTokens};
 use super::model_folder::{self, HubOptions, Located, TEKKEN_FILE, TOKENIZER_FILE};
 use super::openai::{self, ENCODINGS, OpenAiEncoding, RankModel};
@@ -56,6 +56,9 @@ pub struct Tokenizer {
     pub(super) model_config: Option<ModelConfig>,
     /// The file or folder it was loaded from, if any.
     source: Option<PathBuf>,
+    /// Where an OpenAI encoding's texts may be cut, outside its special tokens, built on first
+    /// use ([`Tokenizer::cuts`]).
+    special_token_cuts: OnceLock<Cuts>,
 }
 
 /// Whether `have` are the special tokens `want` (text and id), in the same order.
@@ -254,6 +257,7 @@ impl Tokenizer {
             ids_per_byte: AtomicU32::new(INITIAL_IDS_PER_BYTE),
             model_config: None,
             source: None,
+            special_token_cuts: OnceLock::new(),
         }))
     }
 
@@ -307,6 +311,7 @@ impl Tokenizer {
             ids_per_byte: AtomicU32::new(INITIAL_IDS_PER_BYTE),
             model_config: None,
             source: None,
+            special_token_cuts: OnceLock::new(),
         })
     }
 
@@ -351,6 +356,7 @@ impl Tokenizer {
             ids_per_byte: AtomicU32::new(INITIAL_IDS_PER_BYTE),
             model_config: None,
             source: None,
+            special_token_cuts: OnceLock::new(),
         })
     }
 
@@ -502,14 +508,14 @@ impl Tokenizer {
                 let untruncated = !matches!(mode.truncation, TruncationChoice::With(_));
                 if untruncated
                     && text.len() > long_texts::PART_BYTES
-                    && self
-                        .stable_engine()
-                        .is_some_and(|stable| stable.cuts_at_word_gaps(add))
+                    && let Some(cuts) = self.stable_engine().and_then(|stable| stable.cuts(add))
                 {
-                    return long_texts::parts(text, long_texts::PART_BYTES).try_for_each(|part| {
-                        self.engine_for(part)
-                            .encode_into(part, add, split, scratch, out)
-                    });
+                    return cuts
+                        .parts(text, long_texts::PART_BYTES)
+                        .try_for_each(|part| {
+                            self.engine_for(part)
+                                .encode_into(part, add, split, scratch, out)
+                        });
                 }
                 let engine = self.engine_for(text);
                 match &mode.truncation {
@@ -549,13 +555,15 @@ impl Tokenizer {
         } else {
             model.first_engine()?
         };
+        // The segments hold no special token: every word gap is a cut.
         let part_bytes = if model.cuts_at_word_gaps() {
             long_texts::PART_BYTES
         } else {
             usize::MAX
         };
         special::for_each_segment(text, &mode.allowed_special, |segment| match segment {
-            Segment::Text(text) => long_texts::parts(text, part_bytes)
+            Segment::Text(text) => Cuts::EVERY_WORD_GAP
+                .parts(text, part_bytes)
                 .try_for_each(|part| engine.encode_into(part, false, false, scratch, out)),
             Segment::Special(id) => {
                 out.push(id);
@@ -597,33 +605,33 @@ impl Tokenizer {
     /// The last place at or after `from` where `bytes`, the start of one text whose rest may not
     /// be read yet, can be cut so that the ids of the bytes before it, then those of the text
     /// from it, are the ids of the whole text, in every encode mode but a truncation, with
-    /// template tokens or, where not `with_template_tokens`, without: a word gap
-    /// (`long_texts.rs`). `None` where `bytes` has none from `from`, and always for a tokenizer
-    /// whose texts are not cut: a pattern of the user's own, special tokens that hold a word gap
-    /// (a cut could part one), or a tokenizer.json whose pre-tokenizer is not one of the patterns
-    /// cut or whose truncation, added tokens or (with them) template tokens read across the cut
-    /// (`StableEngine::cuts_at_word_gaps`).
+    /// template tokens or, where not `with_template_tokens`, without: a word gap outside every
+    /// special or added token (`long_texts.rs`). `None` where `bytes` has none from `from`, and
+    /// always for a tokenizer whose texts are not cut: a pattern of the user's own, or a
+    /// tokenizer.json whose pre-tokenizer is not one of the patterns cut or whose truncation,
+    /// added tokens or (with them) template tokens read across the cut
+    /// (`StableEngine::cuts`).
     pub fn last_safe_cut(
         &self,
         bytes: &[u8],
         from: usize,
         with_template_tokens: bool,
     ) -> Option<usize> {
-        let cuts = match self.family {
-            Family::OpenAi(encoding) => {
-                encoding.model.cuts_at_word_gaps()
-                    && !encoding.specials().iter().any(|special| {
-                        long_texts::last_word_gap(special.text.as_bytes(), 0).is_some()
-                    })
-            }
+        self.cuts(with_template_tokens)?.last_from(bytes, from)
+    }
+
+    /// Where this tokenizer's texts may be cut ([`last_safe_cut`](Self::last_safe_cut)).
+    pub(crate) fn cuts(&self, with_template_tokens: bool) -> Option<&Cuts> {
+        match self.family {
+            Family::OpenAi(encoding) => encoding.model.cuts_at_word_gaps().then(|| {
+                self.special_token_cuts.get_or_init(|| {
+                    Cuts::outside(encoding.specials().iter().map(|special| special.text))
+                })
+            }),
             Family::HuggingFace => self
                 .stable_engine()
-                .is_some_and(|stable| stable.cuts_at_word_gaps(with_template_tokens)),
-        };
-        if !cuts {
-            return None;
+                .and_then(|stable| stable.cuts(with_template_tokens)),
         }
-        long_texts::last_word_gap(bytes, from)
     }
 
     /// Decodes ids to text; an id that is not in the vocabulary is an error naming it and its index.

@@ -1,0 +1,34 @@
+'use strict'
+// Searching a long line or document for a place to cut it, for the readers that hand one over in
+// parts (the stream's `batchLines`, the CLI's `lineBatches` and `documentParts`).
+// `Tokenizer.lastSafeCut` reads the character before a place and the character at it, so a
+// search reads a few bytes before where it looks, and a place whose character was incomplete
+// where the bytes read ended is found once the rest of it comes.
+
+/** How far before the end of the bytes searched a search starts again once more bytes come: the
+ * last character may have been incomplete, and a UTF-8 character is up to 4 bytes. */
+const INCOMPLETE_BYTES = 3
+
+/** The bytes before a chunk that a place in it, or one whose character began before it, reads. */
+const CONTEXT_BYTES = 4 + INCOMPLETE_BYTES
+
+/**
+ * A cheap look at each new chunk of a line before searching all that is held of it: `in(chunk)`
+ * says whether `cutLine` finds a place in the chunk or where it meets the bytes before it;
+ * `read(chunk)` takes the chunk as the bytes before the next one. Every chunk is read, in order.
+ * @param {(bytes: Uint8Array, from: number) => number} cutLine a tokenizer's `lastSafeCut`
+ */
+function chunkPlaces(cutLine) {
+  let before = Buffer.alloc(0)
+  return {
+    /** @param {Uint8Array} chunk */
+    in: (chunk) => cutLine(before.length === 0 ? chunk : Buffer.concat([before, chunk]), 0) > 0,
+    /** @param {Uint8Array} chunk */
+    read(chunk) {
+      const kept = Buffer.concat([before, chunk.subarray(Math.max(0, chunk.length - CONTEXT_BYTES))])
+      before = kept.subarray(Math.max(0, kept.length - CONTEXT_BYTES))
+    },
+  }
+}
+
+module.exports = { INCOMPLETE_BYTES, chunkPlaces }
