@@ -311,6 +311,17 @@ describe('encode: a document longer than a batch is read in parts', () => {
     },
   )
 
+  it('the same lines gzipped (read as a stream) and as JSONL records (held whole): the same ids', async () => {
+    writeFileSync(join(work, 'long-lines.txt.gz'), gzipSync(readFileSync(join(work, 'long-lines.txt'))))
+    writeFileSync(join(work, 'long-lines.jsonl'), longLines.map((text) => JSON.stringify({ text })).join('\n') + '\n')
+    const want = (await o200k.encodeBatch(longLines)).toArrays().map((ids) => [...ids])
+    for (const input of ['long-lines.txt.gz', 'long-lines.jsonl']) {
+      const prefix = `out/long-${input.replace(/\W+/g, '-')}`
+      encode(work, ['encode', input, '--encoding', 'o200k_base', '--batch-mib', BATCH_MIB, '-o', prefix])
+      expect(readMegatron(join(work, prefix))).toEqual(want)
+    }
+  })
+
   it('flat .bin with --append-eos and --count-only', async () => {
     encode(work, ['encode', 'long-lines.txt', '--encoding', 'r50k_base', '--output-format', 'flat', '--append-eos', '--batch-mib', BATCH_MIB, '-o', 'out/long-flat'])
     const flat = readFileSync(join(work, 'out/long-flat.bin'))

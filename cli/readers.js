@@ -111,13 +111,35 @@ async function* sniffed(counted, input) {
 const READ_BUFFERS = 4
 
 /**
+ * A buffer for a line longer than a read, which grows at every read until its end comes: `room(
+ * carry, more)` is a buffer that begins with `carry`'s bytes and has `more` bytes free after them.
+ * While the carry is the line so far, it is the front of the last buffer given, which has room or
+ * is replaced by one twice the size: the line's bytes are copied about once, and held at most
+ * twice, where a new buffer at every read would copy them at every read.
+ */
+function growingLine() {
+  let line = null
+  return (carry, more) => {
+    const inPlace = line !== null && carry.buffer === line.buffer && carry.byteOffset === line.byteOffset
+    if (!inPlace || line.length < carry.length + more) {
+      const grown = Buffer.allocUnsafe(Math.max(2 * carry.length, carry.length + more))
+      carry.copy(grown, 0)
+      line = grown
+    }
+    return line
+  }
+}
+
+/**
  * The bytes of `input` from `start` as a source for `lineBatches`: `next(carry)` resolves to the
  * next bytes read with `carry` (the partial line left over) in front of them, or to `null` at the
  * end; `close()` lets go of the file. A plain file is read straight into a few buffers reused in
  * turn, the carry copied to the front of the next: no read stream, and no copy of the bytes read.
- * Anything else (stdin, compressed) is read as a stream, each chunk joined to the carry.
+ * Anything else (stdin, compressed) is read as a stream, each chunk joined to the carry. A carry
+ * longer than a read (a long line) grows in place instead (`growingLine`).
  */
 function byteSource(input, start, progress, readBytes) {
+  const room = growingLine()
   if (input.stdin || input.compression !== 'none') {
     const stream = openBytes(input, start, progress)
     const chunks = stream[Symbol.asyncIterator]()
@@ -125,7 +147,11 @@ function byteSource(input, start, progress, readBytes) {
       async next(carry) {
         const { value, done } = await chunks.next()
         if (done) return null
-        return carry ? Buffer.concat([carry, value]) : value
+        if (!carry) return value
+        if (carry.length < readBytes) return Buffer.concat([carry, value])
+        const line = room(carry, value.length)
+        value.copy(line, carry.length)
+        return line.subarray(0, carry.length + value.length)
       },
       close: () => stream.destroy(),
       reusesBuffers: false,
@@ -139,12 +165,17 @@ function byteSource(input, start, progress, readBytes) {
     async next(carry) {
       fd ??= await fs.promises.open(input.path, 'r')
       const carried = carry ? carry.length : 0
-      turn = (turn + 1) % READ_BUFFERS
-      if (!buffers[turn] || buffers[turn].length < carried + readBytes) {
-        buffers[turn] = Buffer.allocUnsafe(carried + readBytes)
+      let buffer
+      if (carried >= readBytes) {
+        buffer = room(carry, readBytes)
+      } else {
+        turn = (turn + 1) % READ_BUFFERS
+        if (!buffers[turn] || buffers[turn].length < carried + readBytes) {
+          buffers[turn] = Buffer.allocUnsafe(carried + readBytes)
+        }
+        buffer = buffers[turn]
+        if (carry) carry.copy(buffer, 0)
       }
-      const buffer = buffers[turn]
-      if (carry) carry.copy(buffer, 0)
       const { bytesRead } = await fd.read(buffer, carried, readBytes, position)
       if (bytesRead === 0) return null
       position += bytesRead
