@@ -270,13 +270,13 @@ export declare class Tokenizer {
    * of a word begins (before the space of `word word`, the comma of `word, word`, the `。` of
    * `文。中`), outside every special or added token, under the OpenAI encodings' patterns (and
    * Qwen's, Tekken's, Kimi K2's), and under a tokenizer.json that splits text by one of them
-   * (GPT-4o's, Llama 3's, Qwen's). A tokenizer.json whose template adds tokens around a text (Llama 3.1's
-   * `<|begin_of_text|>`) is cut only for parts encoded with `{ addSpecialTokens: false }`, which
-   * `options` then says; the caller puts the template's tokens around the whole. -1 where
-   * `bytes` has none from `from`, and always for a tokenizer whose texts are not cut: a pattern
-   * of the user's own, another tokenizer.json, or one whose truncation or added tokens read
-   * across a cut. A place is read from the character before it to the end of the character at
-   * it: after a -1, ask again from `bytes.length - 3` once more bytes are joined.
+   * (GPT-4o's, Llama 3's, Qwen's). A tokenizer.json whose template adds tokens around a text
+   * (Llama 3.1's `<|begin_of_text|>`) is cut only for parts encoded with `{ addSpecialTokens:
+   * false }`, which `options` then says; the caller puts the template's tokens around the
+   * whole. -1 where `bytes` has none from `from`, and always for a tokenizer whose texts are not
+   * cut: a pattern of the user's own, another tokenizer.json, or one whose truncation or added
+   * tokens read across a cut. A place is read from the character before it to the end of the
+   * character at it: after a -1, ask again from `bytes.length - 3` once more bytes are joined.
    */
   lastSafeCut(bytes: Uint8Array, from?: number, options?: { addSpecialTokens?: boolean }): number
   /**

@@ -194,8 +194,7 @@ fn is_word_gap(bytes: &[u8], at: usize) -> bool {
         return false;
     };
     if before.is_ascii() && after.is_ascii() {
-        return before.is_ascii_alphabetic()
-            && !(after.is_ascii_alphanumeric() || after == b'_' || after == b'\'');
+        return before.is_ascii_alphabetic() && MAY_BEGIN_GAP[usize::from(after)];
     }
     // The character at `at` first: no character starts at most bytes of a long text with no
     // gap (CJK letters, three bytes each), and most that do are letters.
@@ -211,7 +210,7 @@ fn may_follow_a_gap(c: char) -> bool {
     let code = c as usize;
     match classes().before_gap_bmp.get(code / 64) {
         Some(bits) => bits >> (code % 64) & 1 == 1,
-        None => classes().ends_words(c) && reads_alike(c),
+        None => classes().ends_words_alike(c),
     }
 }
 
@@ -275,6 +274,11 @@ impl Classes {
     fn ends_words(&self, c: char) -> bool {
         !in_ranges(&self.word, c) && c != '\'' && !in_ranges(&self.han, c)
     }
+
+    /// [`may_follow_a_gap`], read off the classes rather than the table made of it.
+    fn ends_words_alike(&self, c: char) -> bool {
+        self.ends_words(c) && reads_alike(c)
+    }
 }
 
 fn classes() -> &'static Classes {
@@ -288,7 +292,7 @@ fn classes() -> &'static Classes {
         };
         let mut bits = vec![0u64; 0x10000 / 64];
         for c in (0..0x10000).filter_map(char::from_u32) {
-            if classes.ends_words(c) && reads_alike(c) {
+            if classes.ends_words_alike(c) {
                 bits[c as usize / 64] |= 1 << (c as usize % 64);
             }
         }
