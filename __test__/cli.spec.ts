@@ -249,7 +249,10 @@ describe('encode: a document longer than a batch is read in parts', () => {
     ...lines.slice(5, 10),
   ]
   const BATCH_MIB = '0.05'
-  beforeAll(() => writeFileSync(join(work, 'long-lines.txt'), longLines.join('\n') + '\n'))
+  beforeAll(() => {
+    writeFileSync(join(work, 'long-lines.txt'), longLines.join('\n') + '\n')
+    writeFileSync(join(work, 'long-lines.jsonl'), longLines.map((text) => JSON.stringify({ text })).join('\n') + '\n')
+  })
 
   it('a long line is handed over in parts cut at word gaps; one with none, whole; every byte once', async () => {
     const file = join(work, 'long-lines.txt')
@@ -311,14 +314,131 @@ describe('encode: a document longer than a batch is read in parts', () => {
     },
   )
 
-  it('the same lines gzipped (read as a stream) and as JSONL records (held whole): the same ids', async () => {
+  it('the same lines gzipped (read as a stream) and as JSONL records (read as they come): the same ids', async () => {
     writeFileSync(join(work, 'long-lines.txt.gz'), gzipSync(readFileSync(join(work, 'long-lines.txt'))))
-    writeFileSync(join(work, 'long-lines.jsonl'), longLines.map((text) => JSON.stringify({ text })).join('\n') + '\n')
     const want = (await o200k.encodeBatch(longLines)).toArrays().map((ids) => [...ids])
     for (const input of ['long-lines.txt.gz', 'long-lines.jsonl']) {
       const prefix = `out/long-${input.replace(/\W+/g, '-')}`
       encode(work, ['encode', input, '--encoding', 'o200k_base', '--batch-mib', BATCH_MIB, '-o', prefix])
       expect(readMegatron(join(work, prefix))).toEqual(want)
+    }
+  })
+
+  /** A JSONL record whose text field is `text`, written with every kind of escape, among other
+   * fields of every kind, a string of `noteBytes` included; `fieldTwice` gives the field an
+   * earlier value. */
+  const longRecord = (text: string, seed: number, { fieldTwice = '', noteBytes = 30_000 } = {}) => {
+    let state = seed
+    const random = (n: number) => (state = (state * 1103515245 + 12345) & 0x7fffffff) % n
+    const escaped = (c: string) => c.split('').map((unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`).join('')
+    const written = JSON.stringify(text).replace(/[\u{80}-\u{10ffff}]|[ab]/gu, (c) => (random(4) === 0 ? escaped(c) : c))
+    const before = `"id": ${seed}, "meta": {"tags": ["x", 1.5e-3, null, true, {"text": "nested, not the field"}], "note": ${JSON.stringify(prose(noteBytes, seed * 1000))}}`
+    const twice = fieldTwice ? `"text": ${JSON.stringify(fieldTwice)}, ` : ''
+    return `{${twice}${before}, "te\\u0078t" : ${written} , "after": "\\n\\t\\u00e9\\ud83d\\ude00", "n": -0.5E+2}`
+  }
+  // Texts with escapes everywhere a read may end: quotes, control characters written escaped,
+  // surrogate pairs, lone surrogates of both halves (U+FFFD, as V8 writes them), a high one before
+  // another escape.
+  const escapedTexts = [
+    prose(120_000, 10_000),
+    `"quoted" \\ back\\slash /slash/ \b\f\n\r\t `.repeat(3000) + prose(40_000),
+    `😀 \ud83d lone high, \udc00 lone low, \ud83d\n high then newline, é ü ß 中文。`.repeat(2500),
+    corpus
+      .udhrDocuments()
+      .map((document) => document.text)
+      .join('\n')
+      .slice(0, 150_000),
+  ]
+
+  it('a JSONL record longer than a batch is read as its bytes come, a byte at a time or a read at a time: its text, in parts cut at word gaps', () => {
+    const { LongRecord } = createRequire(import.meta.url)('../cli/long-record.js')
+    const cutLine = (bytes: Buffer, from: number) => o200k.lastSafeCut(bytes, from)
+    for (const [i, text] of escapedTexts.entries()) {
+      const record = Buffer.from(longRecord(text, i + 1, { fieldTwice: prose(50_000, 7_000) }))
+      for (const step of [1, 7, 4093, 1 << 20]) {
+        const reader = new LongRecord({ field: 'text', batchBytes: 20_000, cutLine, source: {} })
+        const batches = []
+        for (let at = 0; at < record.length; at += step) batches.push(...reader.push(record.subarray(at, at + step)))
+        batches.push(...reader.end())
+        // The parts of the field's last value, from the batch that restarts where parts of its
+        // first were handed over (not where a read held all of it), then the outline.
+        const restart = batches.findIndex((batch) => batch.restarts)
+        if (step < 20_000) expect(restart, `text ${i}, reads of ${step}: parts of the first value were handed over`).toBeGreaterThan(0)
+        const parts = batches.slice(Math.max(0, restart), -1).map((batch) => Buffer.from(batch.bytes))
+        expect(Buffer.concat(parts).toString()).toBe(Buffer.from(JSON.parse(record.toString()).text).toString())
+        for (let k = 0; k + 1 < parts.length; k++) expectWordGap(parts[k].toString(), parts[k + 1].toString())
+        const outline = batches[batches.length - 1]
+        expect(outline.continues).toBeUndefined()
+        expect(JSON.parse(outline.lines.toString()).text).toBe('')
+        expect(outline.lines.length).toBeLessThan(500)
+      }
+    }
+  })
+
+  it.each([
+    ['o200k_base, Megatron', ['--encoding', 'o200k_base'], 'jsonl'],
+    ['o200k_base, gzip (read as a stream)', ['--encoding', 'o200k_base'], 'jsonl.gz'],
+    ['a tokenizer.json with template tokens, --append-eos', ['--tokenizer', 'templated.json', '--append-eos', '--eos-token', '<|endoftext|>'], 'jsonl'],
+    ['--count-only', ['--encoding', 'o200k_base', '--count-only'], 'jsonl'],
+  ])('JSONL records longer than a read, the field given twice (%s): ids equal encodeBatch of JSON.parse', async (name, args, extension) => {
+    writeFileSync(join(work, 'templated.json'), JSON.stringify(gpt2WithTemplate({ after: true })))
+    const records = [
+      JSON.stringify({ text: 'a short record first' }),
+      // Longer than a read (1 MiB), so that each is read as it comes, not as a whole line of a read.
+      ...escapedTexts.map((text, i) => longRecord(text, i + 1, i % 2 ? { fieldTwice: prose(1_100_000, 9_000) } : { noteBytes: 1_100_000 })),
+      '{"text": "short, between long ones"}',
+      // Long because of another field: the text is short.
+      `{"html": ${JSON.stringify(prose(1_100_000, 100))}, "text": "only this"}`,
+    ]
+    const file = join(work, `long-records.${extension}`)
+    const jsonl = Buffer.from(records.join('\n') + '\n')
+    writeFileSync(file, extension.endsWith('.gz') ? gzipSync(jsonl) : jsonl)
+    const prefix = `out/long-records-${name.replace(/\W+/g, '-')}`
+    const summary = encode(work, ['encode', `long-records.${extension}`, ...args, '--batch-mib', BATCH_MIB, '-o', prefix])
+    expect(summary.documents).toBe(records.length)
+    const documents = records.map((record) => JSON.parse(record).text)
+    const tokenizer = args[1] === 'templated.json' ? batchtok.Tokenizer.fromFile(join(work, 'templated.json')) : o200k
+    const want = (await tokenizer.encodeBatch(documents)).toArrays().map((ids) => (args.includes('--append-eos') ? [...ids, EOT] : [...ids]))
+    if (args.includes('--count-only')) {
+      const counts = readFileSync(join(work, `${prefix}.jsonl`), 'utf8').trim().split('\n').map((line) => JSON.parse(line).tokens)
+      expect(counts).toEqual(want.map((ids) => ids.length))
+    } else {
+      expect(readMegatron(join(work, prefix))).toEqual(want)
+    }
+    expect(summary.tokens).toBe(want.reduce((sum, ids) => sum + ids.length, 0))
+  })
+
+  it('a JSONL record longer than a read that is not right gets the message a short one gets, at its column', () => {
+    const long = 'word '.repeat(250_000)
+    const cases = [
+      `{"a": 1 "text": "${long}"}`,
+      `{"text": "${long}", "b": [1, 2,, 3]}`,
+      `{"text": "${long}", "b": 01}`,
+      `{"text": "${long}\u0001${long}"}`,
+      `{"text": "${long}\u0001${long}`,
+      `{"text": "${long}\\x${long}"}`,
+      `{"text": "${long}\\u12G4${long}"}`,
+      `{"text": "${long}`,
+      `{"text": "${long}\\`,
+      `{"text": "${long}\\u12`,
+      `{"body": "${long}", "9": 1, "x": 2, "1": 3}`,
+      `{"text": "${long}", "text": 5}`,
+      `["${long}"]`,
+      `"${long}"`,
+      `{"text": "${long}"} x`,
+      Buffer.concat([Buffer.from(`{"text": "${long}`), Buffer.from([0xff]), Buffer.from(`"}`)]),
+      Buffer.concat([Buffer.from(`{"text": "a", "z": "${long}`), Buffer.from([0xe2, 0x82]), Buffer.from(`${long}"}`)]),
+    ]
+    for (const [i, record] of cases.entries()) {
+      writeFileSync(join(work, 'bad-long.jsonl'), Buffer.concat([Buffer.from('{"text": "ok"}\n'), Buffer.from(record), Buffer.from('\n{"text": "after"}\n')]))
+      const args = ['encode', 'bad-long.jsonl', '--encoding', 'o200k_base', '--force', '-q', '-o', 'out/bad-long']
+      // Read as it comes (a batch of 10 KiB), and held whole (a batch of 4 MiB).
+      const streamed = cli(work, [...args, '--batch-mib', '0.01'])
+      const whole = cli(work, [...args, '--batch-mib', '4'])
+      expect(whole.stderr, `case ${i}`).toMatch(/^batchtok: bad-long\.jsonl:2: /)
+      expect(streamed.stderr, `case ${i}`).toBe(whole.stderr)
+      expect(streamed.status).toBe(1)
+      expect(existsSync(join(work, 'out/bad-long.bin'))).toBe(false)
     }
   })
 
@@ -342,42 +462,50 @@ describe('encode: a document longer than a batch is read in parts', () => {
     expect(readMegatron(join(work, 'out/long-files'))).toEqual((await cl100k.encodeBatch([...documents, documents[0]])).toArrays())
   })
 
-  it.each([2, 3, 5])('%i shards, ranges starting inside the long lines: merged, the single run', (count) => {
-    const args = ['encode', 'long-lines.txt', '--encoding', 'o200k_base', '--batch-mib', BATCH_MIB]
-    encode(work, [...args, '-o', `out/long-single${count}`])
+  it.each([
+    [2, 'txt'],
+    [3, 'txt'],
+    [5, 'txt'],
+    [3, 'jsonl'],
+  ])('%i shards of the .%s, ranges starting inside the long lines: merged, the single run', (count, extension) => {
+    const args = ['encode', `long-lines.${extension}`, '--encoding', 'o200k_base', '--batch-mib', BATCH_MIB]
+    const name = `${count}${extension}`
+    encode(work, [...args, '-o', `out/long-single${name}`])
     const shards = Array.from({ length: count }, (_, i) => {
-      encode(work, [...args, '--shard', `${i}/${count}`, '-o', `out/long-shard${count}-${i}`])
-      return `out/long-shard${count}-${i}`
+      encode(work, [...args, '--shard', `${i}/${count}`, '-o', `out/long-shard${name}-${i}`])
+      return `out/long-shard${name}-${i}`
     })
-    expect(cli(work, ['merge', ...shards, '-o', `out/long-merged${count}`]).stderr).toBe('')
-    for (const extension of ['bin', 'idx']) {
-      expect(sha256(join(work, `out/long-merged${count}.${extension}`))).toBe(sha256(join(work, `out/long-single${count}.${extension}`)))
+    expect(cli(work, ['merge', ...shards, '-o', `out/long-merged${name}`]).stderr).toBe('')
+    for (const output of ['bin', 'idx']) {
+      expect(sha256(join(work, `out/long-merged${name}.${output}`))).toBe(sha256(join(work, `out/long-single${name}.${output}`)))
     }
   })
 
-  it('SIGINT inside a long document: the checkpoint ends where a document ends, and the same command resumes, byte-identical', async () => {
-    writeFileSync(join(work, 'one-long.txt'), [...lines.slice(0, 3), prose(6_000_000), ...lines.slice(3, 6)].join('\n') + '\n')
-    const args = ['encode', 'one-long.txt', '--encoding', 'o200k_base', '--threads', '1', '--checkpoint-seconds', '1000', '--batch-mib', BATCH_MIB]
-    encode(work, [...args, '-o', 'out/one-long-whole'])
-    const child = spawn(process.execPath, [CLI, ...args, '-q', '-o', 'out/one-long'], { cwd: work, stdio: 'ignore' })
+  it.each(['txt', 'jsonl'])('SIGINT inside a long document (%s): the checkpoint ends where a document ends, and the same command resumes, byte-identical', async (extension) => {
+    const documents = [...lines.slice(0, 3), prose(6_000_000), ...lines.slice(3, 6)]
+    const file = `one-long.${extension}`
+    writeFileSync(join(work, file), documents.map((text) => (extension === 'txt' ? text : JSON.stringify({ text }))).join('\n') + '\n')
+    const args = ['encode', file, '--encoding', 'o200k_base', '--threads', '1', '--checkpoint-seconds', '1000', '--batch-mib', BATCH_MIB]
+    encode(work, [...args, '-o', `out/one-long-${extension}-whole`])
+    const child = spawn(process.execPath, [CLI, ...args, '-q', '-o', `out/one-long-${extension}`], { cwd: work, stdio: 'ignore' })
     let finished = false
     const exited = new Promise((resolve) => child.on('exit', resolve)).then(() => (finished = true))
-    const partial = join(work, 'out/one-long.bin.partial')
+    const partial = join(work, `out/one-long-${extension}.bin.partial`)
     while (!(existsSync(partial) && readFileSync(partial).length > 0) && !finished) await new Promise((resolve) => setTimeout(resolve, 5))
     expect(finished, 'the run ended before its first batch was written; give it a larger input').toBe(false)
     child.kill('SIGINT')
     await exited
-    const checkpoint = JSON.parse(readFileSync(join(work, 'out/one-long.checkpoint.json'), 'utf8'))
+    const checkpoint = JSON.parse(readFileSync(join(work, `out/one-long-${extension}.checkpoint.json`), 'utf8'))
     // The checkpoint's sizes are those of its first documents, whole, in the finished files.
-    const lengths = readMegatron(join(work, 'out/one-long-whole')).map((ids) => ids.length)
+    const lengths = readMegatron(join(work, `out/one-long-${extension}-whole`)).map((ids) => ids.length)
     const before = lengths.slice(0, checkpoint.documents)
     expect(checkpoint.sizes.bin).toBe(4 * before.reduce((sum, length) => sum + length, 0))
     expect(checkpoint.sizes.idx).toBe(34 + 4 * checkpoint.documents)
     expect(checkpoint.tokens).toBe(before.reduce((sum, length) => sum + length, 0))
-    const summary = encode(work, [...args, '-o', 'out/one-long'])
+    const summary = encode(work, [...args, '-o', `out/one-long-${extension}`])
     expect(summary.resumedFrom).toBe(checkpoint.documents)
-    for (const extension of ['bin', 'idx']) {
-      expect(sha256(join(work, `out/one-long.${extension}`))).toBe(sha256(join(work, `out/one-long-whole.${extension}`)))
+    for (const output of ['bin', 'idx']) {
+      expect(sha256(join(work, `out/one-long-${extension}.${output}`))).toBe(sha256(join(work, `out/one-long-${extension}-whole.${output}`)))
     }
   })
 })

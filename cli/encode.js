@@ -287,6 +287,12 @@ async function runEncode(patterns, options) {
     /** Whether the last batch ended inside a document, which the next one's first goes on. */
     let continued = false
     for await (const encodedBatch of mapLineErrors(encoded)) {
+      if (encodedBatch.restarts) {
+        // The open document starts over (the writer drops its ids): so do its counts.
+        continued = false
+        state.tokens = endOfDocument.tokens
+        state.textBytes = endOfDocument.textBytes
+      }
       const ends = { before, after, continued, continues: encodedBatch.continues }
       const batch = before.length + after.length > 0 ? { ...encodedBatch, ...withEnds(encodedBatch, ends) } : encodedBatch
       continued = batch.continues === true

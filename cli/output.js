@@ -103,10 +103,12 @@ class OutputWriter {
 
   /**
    * Appends one `TokenBatch`. Where it `continues`, its last document's length is held until a
-   * batch ends that document: only the lengths of whole documents are written.
+   * batch ends that document: only the lengths of whole documents are written. Where it
+   * `restarts`, the open document's ids are dropped first.
    */
   async write(batch) {
-    const { ids, offsets, documents, continues } = batch
+    const { ids, offsets, documents, continues, restarts } = batch
+    if (restarts && this.openDocumentIds !== null) await this.dropOpenDocument()
     const lengths = new Int32Array(documents)
     for (let i = 0; i < documents; i++) lengths[i] = offsets[i + 1] - offsets[i]
     if (this.openDocumentIds !== null && documents > 0) lengths[0] += this.openDocumentIds
@@ -124,6 +126,15 @@ class OutputWriter {
       if (this.format === 'megatron') await this.append('idx', Buffer.from(ended.buffer, ended.byteOffset, ended.byteLength))
     }
     if (!continues) this.endOfDocumentSizes = { ...this.sizes }
+  }
+
+  /** Cuts the files back to where the last whole document ends: the open one starts over. */
+  async dropOpenDocument() {
+    for (const [key, size] of Object.entries(this.endOfDocumentSizes)) {
+      await new Promise((resolve, reject) => fs.ftruncate(this.fds[key], size, (error) => (error ? reject(error) : resolve())))
+      this.sizes[key] = size
+    }
+    this.openDocumentIds = null
   }
 
   async append(key, buffer) {

@@ -79,7 +79,8 @@ async function* planBatches(parts, options) {
     return
   }
   for (const { input, start, end } of parts) {
-    const partOptions = { ...options, start, end, batchBytes: options.batchBytes(input.format) }
+    // A long JSONL record's text is handed over in parts of a text batch (cli/long-record.js).
+    const partOptions = { ...options, start, end, batchBytes: options.batchBytes(input.format), textBatchBytes: options.batchBytes('text') }
     if (input.format === 'parquet') yield* readers.parquetBatches(input, partOptions)
     else if (input.format === 'jsonl') yield* readers.jsonlBatches(input, partOptions)
     else yield* readers.textBatches(input, partOptions)

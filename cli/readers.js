@@ -2,8 +2,10 @@
 // Reading inputs into document batches (see batchtok/stream's DocumentBatch). Text and JSONL are
 // read as bytes and handed over as batches of whole lines: the addon cuts the lines, reads the
 // JSONL field and checks the UTF-8 on the scheduler's threads (`encodeLines`), so the event loop
-// only reads and finds a batch's last line end. Each batch carries a `source` ({ file,
-// firstLine, rangeStart }) for error messages.
+// only reads and finds a batch's last line end. A line longer than a batch is handed over in
+// parts: a line of text cut where the tokenizer allows, a JSONL record's text as it is decoded
+// (cli/long-record.js). Each batch carries a `source` ({ file, firstLine, rangeStart }) for error
+// messages.
 
 const fs = require('node:fs')
 const zlib = require('node:zlib')
@@ -13,6 +15,7 @@ const { InputError, placeOf } = require('./errors')
 const { MAGIC_BYTES, compressionOfHead } = require('./inputs')
 const { INCOMPLETE_BYTES, chunkPlaces } = require('../stream/cuts')
 const { openColumn } = require('./parquet')
+const { LongRecord } = require('./long-record')
 
 /** Read size: large reads keep the event loop's share of the work small. */
 const READ_CHUNK_BYTES = 1 << 20
@@ -191,7 +194,8 @@ function byteSource(input, start, progress, readBytes) {
 
 /** Rewrites an error from reading `input` into one that names the file and says what to do. */
 function readError(input, error) {
-  if (error instanceof InputError) return error
+  // An error about a line (a long record's: cli/long-record.js) is placed where it comes in order.
+  if (error instanceof InputError || typeof error?.lineIndex === 'number') return error
   const what = error.code === 'ENOENT' || error.code === 'EACCES' ? `cannot read it (${error.code})` : error.message
   const hint =
     input.compression === 'none' ? 'check the path and its permissions' : `check that it is a whole ${input.compression} file`
@@ -251,10 +255,11 @@ class LineSource {
  * A line that grows past `batchBytes` is handed over a part at a time where `cutLine` (a
  * tokenizer's `lastSafeCut`) finds a place: the batch ends with the part and says `continues`,
  * and the next batch starts with the rest of that line, so no line is held whole. A line with no
- * such place is held whole.
- * @returns {AsyncGenerator<{ lines: Buffer, source: LineSource, continues?: true }>}
+ * such place is held whole. With `longLine` instead, such a line goes to the reader it makes for
+ * it (a `LongRecord`) as it is read, and the batches that reader gives are handed over.
+ * @returns {AsyncGenerator<object>}
  */
-async function* lineBatches(input, { start = 0, end = Infinity, batchBytes, progress, skipByteOrderMark = false, cutLine }) {
+async function* lineBatches(input, { start = 0, end = Infinity, batchBytes, progress, skipByteOrderMark = false, cutLine, longLine }) {
   // From `start - 1`, so that a line starting exactly at `start` is seen to start there.
   const readFrom = start > 0 ? start - 1 : 0
   let skipping = start > 0
@@ -268,6 +273,8 @@ async function* lineBatches(input, { start = 0, end = Infinity, batchBytes, prog
   let pieceBytes = 0
   let source = null
   let done = false
+  /** The reader of the long line being read (`longLine`), if one is. */
+  let streamed = null
   const emit = (continues = false) => {
     const lines = pieces.length === 1 ? pieces[0] : Buffer.concat(pieces, pieceBytes)
     pieces = []
@@ -292,6 +299,18 @@ async function* lineBatches(input, { start = 0, end = Infinity, batchBytes, prog
     carryUnsearched = 0
     return true
   }
+  /** Whether the carry goes to a reader of its own: it has reached `batchBytes`, and its line is
+   * one this range reads. */
+  const streamsCarry = () => longLine !== undefined && carry.length >= batchBytes && carryLineStart < end
+  /** Hands the line the carry holds the start of to a reader of its own (`longLine`), after the
+   * whole lines before it. */
+  function* streamCarry() {
+    if (pieceBytes > 0) yield emit()
+    source = new LineSource(input.path, start, source, source ? undefined : 1)
+    streamed = longLine(source)
+    yield* streamed.push(carry)
+    carry = null
+  }
   // A plain file is read a batch at a time (see the emit rule below).
   const reader = byteSource(input, readFrom, progress, Math.max(READ_CHUNK_BYTES, batchBytes))
   try {
@@ -305,6 +324,19 @@ async function* lineBatches(input, { start = 0, end = Infinity, batchBytes, prog
         position += newline + 1
         data = data.subarray(newline + 1)
         skipping = false
+      }
+      if (streamed) {
+        const newline = data.indexOf(NEWLINE)
+        if (newline === -1) {
+          position += data.length
+          yield* streamed.push(data)
+          continue
+        }
+        yield* streamed.push(data.subarray(0, newline))
+        yield* streamed.end()
+        streamed = null
+        position += newline + 1
+        data = data.subarray(newline + 1)
       }
       // `data` is the carry, then the bytes just read.
       let dataStart = position - (carry ? carry.length : 0)
@@ -320,6 +352,7 @@ async function* lineBatches(input, { start = 0, end = Infinity, batchBytes, prog
         carry = data
         carryLineStart = firstLineStart
         if (cutCarry()) yield emit(true)
+        else if (streamsCarry()) yield* streamCarry()
         continue
       }
       let whole = data.subarray(0, lastNewline + 1)
@@ -348,6 +381,7 @@ async function* lineBatches(input, { start = 0, end = Infinity, batchBytes, prog
         pieceBytes += whole.length
       }
       if (!done && cutCarry()) yield emit(true)
+      else if (!done && streamsCarry()) yield* streamCarry()
       else if (pieceBytes + (carry ? carry.length : 0) >= batchBytes) yield emit()
       if (done) break
     }
@@ -356,6 +390,7 @@ async function* lineBatches(input, { start = 0, end = Infinity, batchBytes, prog
   } finally {
     reader.close()
   }
+  if (streamed) yield* streamed.end()
   if (!done && carry && carry.length > 0 && carryLineStart < end) {
     pieces.push(carry)
     pieceBytes += carry.length
@@ -376,13 +411,16 @@ async function* textBatches(input, options) {
 async function* jsonlBatches(input, options) {
   const { field } = options
   let first = !options.start
-  // A record is held whole: its text is JSON, which cannot be cut where the raw bytes can.
-  for await (const { lines, source } of lineBatches(input, { ...options, skipByteOrderMark: true, cutLine: undefined })) {
-    if (first) {
+  // A record longer than a batch is read as it comes (cli/long-record.js): its raw bytes are JSON,
+  // which cannot be cut where a line of text can.
+  const partBytes = options.textBatchBytes ?? options.batchBytes
+  const longLine = (source) => new LongRecord({ field, batchBytes: partBytes, cutLine: options.cutLine, source })
+  for await (const batch of lineBatches(input, { ...options, skipByteOrderMark: true, cutLine: undefined, longLine })) {
+    if (first && batch.lines) {
       first = false
-      checkNotJson(input.path, lines)
+      checkNotJson(input.path, batch.lines)
     }
-    yield { lines, format: 'jsonl', field, source }
+    yield batch.lines && !batch.format ? { ...batch, format: 'jsonl', field } : batch
   }
 }
 
@@ -423,7 +461,9 @@ const LINE_ADVICE = {
 function lineError(error, source) {
   if (!(source instanceof LineSource) || typeof error?.lineIndex !== 'number') return null
   const advice = LINE_ADVICE[error.code] ?? 'fix or remove the line'
-  const reason = error.code === 'ERR_NOT_UTF8' ? 'the text is not UTF-8' : error.reason
+  let reason = error.code === 'ERR_NOT_UTF8' ? 'the text is not UTF-8' : error.reason
+  // A long record's outline (cli/long-record.js) has its columns, not the record's.
+  if (source.columnOf) reason = reason.replace(/at column (\d+)\)$/, (_, column) => `at column ${source.columnOf(Number(column))})`)
   return new InputError(`${placeOf(source, error.lineIndex)}: ${reason}; ${advice}`)
 }
 

@@ -9,13 +9,16 @@ import type { Scheduler, Tokenizer } from '../index'
  * first document in the whole stream: an error about one of its texts then names the document by
  * that index (`document 1234 of the stream: …`, with `documentIndex`). `continues: true` says
  * the batch's last document is the start of one whose rest begins the next batch, cut where
- * `Tokenizer.lastSafeCut` allows, so that the two parts' ids are the ids of the whole. */
+ * `Tokenizer.lastSafeCut` allows, so that the two parts' ids are the ids of the whole.
+ * `restarts: true` says the document the batch before left open starts over with this batch's
+ * first (as where a long JSONL record gives its text field twice), for a consumer that drops the
+ * open document's ids. */
 export type DocumentBatch = (
   | { bytes: Uint8Array; offsets: Uint32Array | readonly number[]; source?: unknown; firstDocument?: number }
   | { texts: readonly string[]; source?: unknown; firstDocument?: number }
   | { lines: Uint8Array; format: 'lines'; source?: unknown }
   | { lines: Uint8Array; format: 'jsonl'; field: string; source?: unknown }
-) & { continues?: boolean }
+) & { continues?: boolean; restarts?: boolean }
 
 /** The ids of one batch: document `i`'s ids are `ids.subarray(offsets[i], offsets[i + 1])`. */
 export interface TokenBatch {
@@ -32,6 +35,8 @@ export interface TokenBatch {
   /** Set where the input batch `continues`: the last document's ids go on in the next batch's
    * first document, and `eosId` is not appended to them here. */
   continues?: true
+  /** Set where the input batch `restarts`. */
+  restarts?: true
 }
 
 /** Checked when a function is called: an unknown name is a `TypeError`, and a batch size below 1

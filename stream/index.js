@@ -73,16 +73,18 @@ function checkOptions(tokenizer, options, caller, names = STREAM_OPTIONS) {
  * @typedef {{ bytes: Uint8Array, offsets: Uint32Array | number[] } | { texts: string[] }
  *   | { lines: Uint8Array, format: 'lines' | 'jsonl', field?: string }} DocumentBatch
  * Any of them may say `continues: true`: its last document is the start of one whose rest starts
- * the next batch, cut where the tokenizer allows (`Tokenizer.lastSafeCut`).
+ * the next batch, cut where the tokenizer allows (`Tokenizer.lastSafeCut`). `restarts: true` says
+ * that the document the batch before left open starts over with this batch's first (the CLI's
+ * long JSONL record whose text field comes twice: cli/long-record.js).
  */
 
 /**
  * The ids of one batch: document `i`'s ids are `ids.subarray(offsets[i], offsets[i + 1])`;
  * `bytes` is the documents' UTF-8 text; `lines`, for a batch of lines, how many it held;
  * `continues`, as its batch said: the last document's ids go on in the next batch's first
- * (and get no `eosId` here).
+ * (and get no `eosId` here); `restarts`, as its batch said.
  * @typedef {{ ids: Uint32Array, offsets: Uint32Array, documents: number, bytes: number, lines?: number,
- *   continues?: true }} TokenBatch
+ *   continues?: true, restarts?: true }} TokenBatch
  */
 
 /** How many documents `batch` holds (`NaN` for a batch of lines: known once it is encoded). */
@@ -148,7 +150,7 @@ async function encodeChecked(tokenizer, batch, options) {
       throw withSource(error, batch)
     }
     const { ids, offsets } = options.eosId === undefined ? encoding : withEnds(encoding, { after: [options.eosId], continues })
-    return tokenBatch({ ids, offsets, documents: offsets.length - 1, bytes: encoding.textBytes, lines: encoding.lines, source: batch.source }, continues)
+    return tokenBatch({ ids, offsets, documents: offsets.length - 1, bytes: encoding.textBytes, lines: encoding.lines, source: batch.source }, batch)
   }
   try {
     if (batch.bytes) {
@@ -165,12 +167,14 @@ async function encodeChecked(tokenizer, batch, options) {
   }
   const plain = { ids: encoding.ids, offsets: encoding.offsets }
   const { ids, offsets } = options.eosId === undefined ? plain : withEnds(plain, { after: [options.eosId], continues })
-  return tokenBatch({ ids, offsets, documents: offsets.length - 1, bytes: bytesIn(batch), source: batch.source }, continues)
+  return tokenBatch({ ids, offsets, documents: offsets.length - 1, bytes: bytesIn(batch), source: batch.source }, batch)
 }
 
-/** `encoded`, saying `continues` where its last document goes on in the next batch. */
-function tokenBatch(encoded, continues) {
-  return continues ? { ...encoded, continues } : encoded
+/** `encoded`, saying `continues` and `restarts` where its `batch` does. */
+function tokenBatch(encoded, batch) {
+  if (batch.continues === true) encoded.continues = true
+  if (batch.restarts === true) encoded.restarts = true
+  return encoded
 }
 
 /**

@@ -1,0 +1,485 @@
+'use strict'
+// A JSONL record longer than a batch, read as it streams in instead of held whole.
+//
+// The record's text field is decoded as its bytes come and handed over in parts, cut where the
+// tokenizer allows (`lastSafeCut`, as a long line of text is), so that its memory is a batch's
+// whatever its length. What is held of the rest is the record's *outline*: its bytes with the
+// content of every string value taken out, its keys, numbers, literals, brackets and white space
+// kept. At the record's end the outline goes to the addon's JSONL reader as a batch of one line,
+// which checks the record's grammar, finds the field's last value and lists the keys in an error,
+// as it does for every other record; the field is empty there, so that batch ends the document
+// without adding ids.
+//
+// The invariants that make the outline's answer the record's:
+// - A string with its content taken out is still a string: the outline is well-formed JSON where
+//   the record is, with the same keys in the same order and the same kind of value under each.
+//   A grammar error the reader finds in it is the record's, at the column that the removals,
+//   added back, give (`columnOf`).
+// - What the outline no longer holds is checked here as it passes, with the reader's messages and
+//   columns: each removed string's escapes and control characters, and the record's UTF-8.
+// - The text handed over is the field's last string value at the record's top level, as
+//   JSON.parse reads it. Where the field comes again after parts of an earlier value were handed
+//   over, the next batch says `restarts`: the writer drops the ids of the document it holds open.
+
+const { isUtf8 } = require('node:buffer')
+const { chunkPlaces } = require('../stream/cuts')
+
+const QUOTE = 0x22
+const BACKSLASH = 0x5c
+const FIRST_PRINTABLE = 0x20
+
+/** Room for decoded text beyond the bytes read: a high surrogate read before them, written as
+ * U+FFFD where they show it has no low half, is 3 bytes. */
+const DECODED_SLACK = 4
+
+/** The byte each one-character escape stands for (`\n` → 0x0a), by the character after `\`. */
+const SIMPLE_ESCAPES = new Map([
+  [0x22, 0x22],
+  [0x5c, 0x5c],
+  [0x2f, 0x2f],
+  [0x62, 0x08],
+  [0x66, 0x0c],
+  [0x6e, 0x0a],
+  [0x72, 0x0d],
+  [0x74, 0x09],
+])
+
+/** The reader's words for what may follow a backslash. */
+const ESCAPES_EXPECTED = 'an escape: \\" \\\\ \\/ \\b \\f \\n \\r \\t or \\uXXXX'
+
+/** What a string is to the record, which decides what happens to its content. */
+const KEY = 0
+const VALUE = 1
+const FIELD = 2
+
+/** Where the reader is: outside strings, in a string's plain text, after `\`, in `\u`'s digits. */
+const OUTSIDE = 0
+const TEXT = 1
+const ESCAPE = 2
+const HEX = 3
+
+/**
+ * A streaming check that bytes are UTF-8: `check(chunk)` says whether the bytes so far are, a
+ * character cut by a chunk's end being checked once the next completes it; `end()` says whether
+ * no character is left cut.
+ */
+function utf8Check() {
+  /** The first bytes of a character the last chunk ended inside. */
+  let cut = Buffer.alloc(0)
+  return {
+    check(chunk) {
+      let from = 0
+      if (cut.length > 0) {
+        from = Math.min(chunk.length, characterLength(cut[0]) - cut.length)
+        const joined = Buffer.concat([cut, chunk.subarray(0, from)])
+        if (joined.length < characterLength(cut[0])) {
+          cut = joined
+          return true
+        }
+        if (!isUtf8(joined)) return false
+      }
+      const end = from + completeLength(chunk.subarray(from))
+      if (!isUtf8(chunk.subarray(from, end))) return false
+      cut = Buffer.from(chunk.subarray(end))
+      return true
+    },
+    end: () => cut.length === 0,
+  }
+}
+
+/** The length of the UTF-8 character that `lead` begins (1 for a byte that begins none). */
+function characterLength(lead) {
+  return lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1
+}
+
+/** How many bytes of `bytes` come before a last character its end cuts (all, where none is cut). */
+function completeLength(bytes) {
+  for (let back = 1; back <= Math.min(3, bytes.length); back++) {
+    const byte = bytes[bytes.length - back]
+    if (byte < 0x80) break
+    if (byte >= 0xc0) return characterLength(byte) > back ? bytes.length - back : bytes.length
+  }
+  return bytes.length
+}
+
+/** An error about the record the reader is on, placed as the addon places a line's. */
+function recordError(source, code, reason) {
+  return Object.assign(new Error(reason), { code, reason, lineIndex: 0, source })
+}
+
+/**
+ * Reads one long JSONL record as its bytes come: `push(bytes)` takes the next bytes of the line
+ * (its newline not included) and `end()` its end, each returning the batches that are ready (see
+ * the module's comment). Throws, as the addon's reader would, on a string the record's outline
+ * does not keep that is not JSON, and on bytes that are not UTF-8.
+ */
+class LongRecord {
+  /**
+   * @param {{ field: string, batchBytes: number, cutLine: ((bytes: Uint8Array, from: number) => number) | undefined,
+   *   source: object }} options `source`: the record's LineSource, which errors and batches carry
+   */
+  constructor({ field, batchBytes, cutLine, source }) {
+    this.field = field
+    this.batchBytes = batchBytes
+    this.cutLine = cutLine
+    this.source = source
+    this.utf8 = utf8Check()
+    /** Bytes of the record read so far. */
+    this.read = 0
+
+    this.state = OUTSIDE
+    /** Open objects (`{`) and arrays (`[`), innermost last. */
+    this.open = []
+    /** Whether the next string in the innermost object is a key. */
+    this.expectKey = false
+    /** Whether the value after the next `:` is the field's (its key read at the top level). */
+    this.fieldKeyRead = false
+    /** Whether the next value starts the field's. */
+    this.fieldValueNext = false
+    this.role = VALUE
+    /** The raw bytes of a top-level key being read. */
+    this.keyBytes = []
+    /** The record column of a control character in the string being read, or -1. */
+    this.controlColumn = -1
+    /** The escape's `\u` digits read so far, and their value. */
+    this.hexDigits = 0
+    this.hexValue = 0
+    /** A high surrogate whose low half may follow (the field's text only), or -1. */
+    this.highSurrogate = -1
+
+    /** The outline's pieces; each removal's outline offset and length, in order. */
+    this.outline = []
+    this.outlineBytes = 0
+    this.removedAt = []
+    this.removedBytes = []
+    /** Where the string whose content is being removed opened (record offset of its quote). */
+    this.removalStart = -1
+
+    /** The field's text decoded from the bytes being read: `decoded[0..decodedBytes]`. Never
+     * longer than those bytes (an escape is longer than what it stands for), but for a U+FFFD. */
+    this.decoded = null
+    this.decodedBytes = 0
+    /** The field's text held, not yet handed over, and whether a search found no place in it. */
+    this.held = []
+    this.heldBytes = 0
+    this.searched = false
+    this.places = cutLine ? chunkPlaces(cutLine) : null
+    /** Whether parts of the field's text were handed over, and whether the next batch restarts. */
+    this.handedOver = false
+    this.restartNext = false
+    this.ready = []
+  }
+
+  /**
+   * Takes the next bytes of the record.
+   * @param {Buffer} bytes valid until the caller's next read: whatever is kept is copied
+   * @returns {object[]} the batches ready
+   */
+  push(bytes) {
+    if (!this.utf8.check(bytes)) throw recordError(this.source, 'ERR_NOT_UTF8', 'the text is not UTF-8')
+    this.decoded = Buffer.allocUnsafe(bytes.length + DECODED_SLACK)
+    this.scan(bytes)
+    this.read += bytes.length
+    this.flushDecoded()
+    this.settleText()
+    return this.take()
+  }
+
+  /**
+   * The record's end: the rest of its text, then its outline, which ends the document.
+   * @returns {object[]}
+   */
+  end() {
+    if (!this.utf8.end()) throw recordError(this.source, 'ERR_NOT_UTF8', 'the text is not UTF-8')
+    // The line ended inside a string, as the addon's reader says it: where an escape or its
+    // digits were due, or (a control character before it or not) where the quote was.
+    if (this.state === ESCAPE) throw this.malformed(ESCAPES_EXPECTED, this.read + 1)
+    if (this.state === HEX) throw this.malformed('four hex digits after \\u', this.read + 1 - this.hexDigits)
+    if (this.state === TEXT) throw this.malformed("'\"' to end the string", this.read + 1)
+    if (this.heldBytes > 0) this.handOver(Buffer.concat(this.held, this.heldBytes))
+    this.held = []
+    this.heldBytes = 0
+    const removedAt = this.removedAt
+    const removedBytes = this.removedBytes
+    this.source.columnOf = (column) => {
+      let added = 0
+      for (let i = 0; i < removedAt.length && removedAt[i] <= column - 1; i++) added += removedBytes[i]
+      return column + added
+    }
+    this.ready.push(this.batch({ lines: Buffer.concat(this.outline, this.outlineBytes), format: 'jsonl', field: this.field }))
+    return this.take()
+  }
+
+  /** The reader's error for a string it cannot read, at the record's 1-based `column`. */
+  malformed(expected, column) {
+    return recordError(this.source, 'ERR_MALFORMED_JSON', `malformed JSON (expected ${expected} at column ${column})`)
+  }
+
+  /** Reads `bytes`: the structure, each string's content, the outline's pieces. */
+  scan(bytes) {
+    const length = bytes.length
+    /** Where in `bytes` the outline's next piece starts; -1 while a string's content is removed. */
+    let keepFrom = this.removalStart === -1 ? 0 : -1
+    let i = 0
+    while (i < length) {
+      switch (this.state) {
+        case OUTSIDE: {
+          const byte = bytes[i]
+          if (byte === QUOTE) {
+            this.openString()
+            if (this.role !== KEY) {
+              this.keep(bytes, keepFrom, i + 1)
+              this.removalStart = this.read + i
+              keepFrom = -1
+            }
+          } else {
+            this.structure(byte)
+          }
+          i++
+          break
+        }
+        case TEXT: {
+          const runStart = i
+          let byte = bytes[i]
+          if (this.role === FIELD) {
+            // The text is copied as it is read: most of a long record's bytes are here.
+            if (this.highSurrogate !== -1 && byte >= FIRST_PRINTABLE && byte !== QUOTE && byte !== BACKSLASH) this.lowSurrogateMissing()
+            const decoded = this.decoded
+            let written = this.decodedBytes
+            while (byte >= FIRST_PRINTABLE && byte !== QUOTE && byte !== BACKSLASH) {
+              decoded[written++] = byte
+              if (++i === length) break
+              byte = bytes[i]
+            }
+            this.decodedBytes = written
+          } else {
+            while (byte >= FIRST_PRINTABLE && byte !== QUOTE && byte !== BACKSLASH) {
+              if (++i === length) break
+              byte = bytes[i]
+            }
+            if (this.role === KEY && i > runStart) this.keyBytes.push(Buffer.from(bytes.subarray(runStart, i)))
+          }
+          if (i === length) break
+          if (byte < FIRST_PRINTABLE) {
+            if (this.controlColumn === -1) this.controlColumn = this.read + i + 1
+            i++
+            break
+          }
+          if (this.controlColumn !== -1) throw this.malformed('no control character in a string (write it escaped)', this.controlColumn)
+          if (byte === BACKSLASH) {
+            this.state = ESCAPE
+            i++
+            break
+          }
+          // The closing quote.
+          this.lowSurrogateMissing()
+          if (this.role === KEY) this.closeKey()
+          else {
+            this.removedAt.push(this.outlineBytes)
+            this.removedBytes.push(this.read + i - this.removalStart - 1)
+            this.removalStart = -1
+            keepFrom = i
+          }
+          this.state = OUTSIDE
+          i++
+          break
+        }
+        case ESCAPE: {
+          const byte = bytes[i]
+          if (byte === 0x75) {
+            this.state = HEX
+            this.hexDigits = 0
+            this.hexValue = 0
+          } else {
+            const decoded = SIMPLE_ESCAPES.get(byte)
+            if (decoded === undefined) throw this.malformed(ESCAPES_EXPECTED, this.read + i + 1)
+            this.lowSurrogateMissing()
+            if (this.role === FIELD) this.decodedByte(decoded)
+            else if (this.role === KEY) this.keyBytes.push(Buffer.from([BACKSLASH, byte]))
+            this.state = TEXT
+          }
+          i++
+          break
+        }
+        case HEX: {
+          const digit = hexDigit(bytes[i])
+          if (digit === -1) throw this.malformed('four hex digits after \\u', this.read + i + 1 - this.hexDigits)
+          this.hexValue = this.hexValue * 16 + digit
+          if (++this.hexDigits === 4) {
+            this.codeUnit(this.hexValue)
+            this.state = TEXT
+          }
+          i++
+          break
+        }
+      }
+    }
+    this.keep(bytes, keepFrom, length)
+  }
+
+  /** Appends `bytes[from..to]` to the outline (a copy), unless `from` is -1. */
+  keep(bytes, from, to) {
+    if (from === -1 || to <= from) return
+    this.outline.push(Buffer.from(bytes.subarray(from, to)))
+    this.outlineBytes += to - from
+  }
+
+  /** A byte outside strings: follows the nesting, and which value is the field's. */
+  structure(byte) {
+    if (byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d) return
+    if (byte === 0x3a) {
+      // `:` after a key: the value after it is the field's where the key was, at the top.
+      this.fieldValueNext = this.fieldKeyRead
+      this.fieldKeyRead = false
+      this.expectKey = false
+      return
+    }
+    this.fieldValueNext = false
+    if (byte === 0x7b) {
+      this.open.push(byte)
+      this.expectKey = true
+    } else if (byte === 0x5b) {
+      this.open.push(byte)
+      this.expectKey = false
+    } else if (byte === 0x7d || byte === 0x5d) {
+      this.open.pop()
+      this.expectKey = false
+    } else if (byte === 0x2c) {
+      this.expectKey = this.open[this.open.length - 1] === 0x7b
+    }
+  }
+
+  /** A string opens (its quote read): what it is to the record. */
+  openString() {
+    this.state = TEXT
+    this.controlColumn = -1
+    this.highSurrogate = -1
+    if (this.expectKey && this.open[this.open.length - 1] === 0x7b) {
+      this.role = KEY
+      this.keyBytes = []
+      this.expectKey = false
+    } else {
+      this.role = this.fieldValueNext ? FIELD : VALUE
+      this.fieldValueNext = false
+    }
+  }
+
+  /** A key closes: at the top level, whether it names the field. */
+  closeKey() {
+    if (this.open.length !== 1) return
+    const raw = Buffer.concat(this.keyBytes).toString('utf8')
+    // The key's escapes were checked as it was read, so it parses.
+    if (JSON.parse(`"${raw}"`) !== this.field) return
+    this.fieldKeyRead = true
+    // The field again: its earlier value no longer counts.
+    this.held = []
+    this.heldBytes = 0
+    this.decodedBytes = 0
+    this.searched = false
+    this.places = this.cutLine ? chunkPlaces(this.cutLine) : null
+    if (this.handedOver) {
+      this.restartNext = true
+      this.handedOver = false
+    }
+  }
+
+  /** A `\uXXXX` escape's code unit: a character, or half of one. */
+  codeUnit(unit) {
+    if (this.role === KEY) {
+      this.keyBytes.push(Buffer.from(`\\u${unit.toString(16).padStart(4, '0')}`))
+      return
+    }
+    if (this.role !== FIELD) return
+    if (this.highSurrogate !== -1) {
+      if (unit >= 0xdc00 && unit <= 0xdfff) {
+        this.decodedCharacter(0x10000 + ((this.highSurrogate - 0xd800) << 10) + (unit - 0xdc00))
+        this.highSurrogate = -1
+        return
+      }
+      this.lowSurrogateMissing()
+    }
+    if (unit >= 0xd800 && unit <= 0xdbff) this.highSurrogate = unit
+    else this.decodedCharacter(unit >= 0xdc00 && unit <= 0xdfff ? 0xfffd : unit)
+  }
+
+  /** A high surrogate not followed by a low one is U+FFFD, as V8 writes a lone one as UTF-8. */
+  lowSurrogateMissing() {
+    if (this.highSurrogate === -1) return
+    this.highSurrogate = -1
+    this.decodedCharacter(0xfffd)
+  }
+
+  decodedCharacter(codePoint) {
+    if (codePoint < 0x80) this.decodedByte(codePoint)
+    else this.decodedBytes += this.decoded.write(String.fromCodePoint(codePoint), this.decodedBytes)
+  }
+
+  decodedByte(byte) {
+    this.decoded[this.decodedBytes++] = byte
+  }
+
+  /** Holds the text decoded from the bytes read (a buffer of their own, not copied again). */
+  flushDecoded() {
+    if (this.decodedBytes > 0) this.hold(this.decoded.subarray(0, this.decodedBytes))
+    this.decoded = null
+    this.decodedBytes = 0
+  }
+
+  /** Holds decoded text; says (for `settleText`) whether a place to cut may have come with it. */
+  hold(text) {
+    if (this.places !== null && this.searched && this.places.in(text)) this.searched = false
+    this.places?.read(text)
+    this.held.push(text)
+    this.heldBytes += text.length
+  }
+
+  /** Hands over the text held up to its last place to cut, once a batch of it is held. */
+  settleText() {
+    if (this.heldBytes < this.batchBytes) return
+    if (this.cutLine === undefined || this.searched) return
+    const held = Buffer.concat(this.held, this.heldBytes)
+    const cut = this.cutLine(held, 0)
+    if (cut <= 0) {
+      // Searched again only once new text may hold a place (`hold`), with the few bytes before it.
+      this.held = [held]
+      this.searched = true
+      return
+    }
+    this.handOver(held.subarray(0, cut))
+    const rest = Buffer.from(held.subarray(cut))
+    this.held = rest.length > 0 ? [rest] : []
+    this.heldBytes = rest.length
+  }
+
+  /** Hands over `text`, a part of the field's value, as a batch that `continues`. */
+  handOver(text) {
+    this.ready.push(this.batch({ bytes: text, offsets: Uint32Array.of(0, text.length), continues: true }))
+    this.handedOver = true
+  }
+
+  /** `batch` with the record's source, saying `restarts` where the field came again. */
+  batch(batch) {
+    const placed = { ...batch, source: this.source }
+    if (this.restartNext) {
+      placed.restarts = true
+      this.restartNext = false
+    }
+    return placed
+  }
+
+  take() {
+    const ready = this.ready
+    this.ready = []
+    return ready
+  }
+}
+
+/** The value of a hex digit's byte, or -1. */
+function hexDigit(byte) {
+  if (byte >= 0x30 && byte <= 0x39) return byte - 0x30
+  const lower = byte | 0x20
+  if (lower >= 0x61 && lower <= 0x66) return lower - 0x61 + 10
+  return -1
+}
+
+module.exports = { LongRecord }
