@@ -14,9 +14,12 @@
 // - A string with its content taken out is still a string: the outline is well-formed JSON where
 //   the record is, with the same keys in the same order and the same kind of value under each.
 //   A grammar error the reader finds in it is the record's, at the column that the removals,
-//   added back, give (`columnOf`).
+//   added back, give (`reasonOf`).
 // - What the outline no longer holds is checked here as it passes, with the reader's messages and
-//   columns: each removed string's escapes and control characters, and the record's UTF-8.
+//   columns: each removed string's escapes and control characters, and the record's UTF-8. As the
+//   reader checks a line's UTF-8 before its grammar, and its grammar from the start, a string that
+//   is not JSON is reported once the whole line is read, and only where the line is UTF-8 and the
+//   outline up to that string has no error before it.
 // - The text handed over is the field's last string value at the record's top level, as
 //   JSON.parse reads it. Where the field comes again after parts of an earlier value were handed
 //   over, the next batch says `restarts`: the writer drops the ids of the document it holds open.
@@ -102,6 +105,9 @@ function completeLength(bytes) {
   return bytes.length
 }
 
+/** The column in a message of the addon's JSONL reader. */
+const COLUMN = /at column (\d+)\)$/
+
 /** An error about the record the reader is on, placed as the addon places a line's. */
 function recordError(source, code, reason) {
   return Object.assign(new Error(reason), { code, reason, lineIndex: 0, source })
@@ -146,6 +152,12 @@ class LongRecord {
     this.hexValue = 0
     /** A high surrogate whose low half may follow (the field's text only), or -1. */
     this.highSurrogate = -1
+    /** Where the string being read opened: the record offset of its quote, and the outline's
+     * length through that quote. */
+    this.stringAt = 0
+    this.stringOutlineEnd = 0
+    /** The first string found not to be JSON: the reader's message for it, and where it opened. */
+    this.failure = null
 
     /** The outline's pieces; each removal's outline offset and length, in order. */
     this.outline = []
@@ -178,7 +190,8 @@ class LongRecord {
   push(bytes) {
     if (!this.utf8.check(bytes)) throw recordError(this.source, 'ERR_NOT_UTF8', 'the text is not UTF-8')
     this.decoded = Buffer.allocUnsafe(bytes.length + DECODED_SLACK)
-    this.scan(bytes)
+    // Past a string that is not JSON only the UTF-8 is checked.
+    if (this.failure === null) this.scan(bytes)
     this.read += bytes.length
     this.flushDecoded()
     this.settleText()
@@ -186,33 +199,53 @@ class LongRecord {
   }
 
   /**
-   * The record's end: the rest of its text, then its outline, which ends the document.
+   * The record's end: the rest of its text, then its outline, which ends the document. After a
+   * string that is not JSON, the outline up to that string alone, which the reader finds an error
+   * in, at that string at the latest.
    * @returns {object[]}
    */
   end() {
     if (!this.utf8.end()) throw recordError(this.source, 'ERR_NOT_UTF8', 'the text is not UTF-8')
     // The line ended inside a string, as the addon's reader says it: where an escape or its
     // digits were due, or (a control character before it or not) where the quote was.
-    if (this.state === ESCAPE) throw this.malformed(ESCAPES_EXPECTED, this.read + 1)
-    if (this.state === HEX) throw this.malformed('four hex digits after \\u', this.read + 1 - this.hexDigits)
-    if (this.state === TEXT) throw this.malformed("'\"' to end the string", this.read + 1)
-    if (this.heldBytes > 0) this.handOver(Buffer.concat(this.held, this.heldBytes))
+    if (this.failure === null && this.state !== OUTSIDE) {
+      if (this.state === ESCAPE) this.fail(ESCAPES_EXPECTED, this.read + 1)
+      else if (this.state === HEX) this.fail('four hex digits after \\u', this.read + 1 - this.hexDigits)
+      else this.fail("'\"' to end the string", this.read + 1)
+    }
+    let outline = Buffer.concat(this.outline, this.outlineBytes)
+    this.outline = []
+    if (this.failure === null) {
+      if (this.heldBytes > 0) this.handOver(Buffer.concat(this.held, this.heldBytes))
+    } else {
+      outline = outline.subarray(0, this.stringOutlineEnd)
+    }
     this.held = []
     this.heldBytes = 0
-    const removedAt = this.removedAt
-    const removedBytes = this.removedBytes
-    this.source.columnOf = (column) => {
-      let added = 0
-      for (let i = 0; i < removedAt.length && removedAt[i] <= column - 1; i++) added += removedBytes[i]
-      return column + added
-    }
-    this.ready.push(this.batch({ lines: Buffer.concat(this.outline, this.outlineBytes), format: 'jsonl', field: this.field }))
+    this.source.reasonOf = this.reasonOf.bind(this)
+    this.ready.push(this.batch({ lines: outline, format: 'jsonl', field: this.field }))
     return this.take()
   }
 
-  /** The reader's error for a string it cannot read, at the record's 1-based `column`. */
-  malformed(expected, column) {
-    return recordError(this.source, 'ERR_MALFORMED_JSON', `malformed JSON (expected ${expected} at column ${column})`)
+  /**
+   * The record's reason for the reason the addon's reader gave for its outline: the column the
+   * record has; after a string that is not JSON, that string's error unless the reader's is before
+   * it.
+   * @param {string} reason
+   */
+  reasonOf(reason) {
+    const match = COLUMN.exec(reason)
+    if (match === null) return reason
+    const outlineColumn = Number(match[1])
+    let column = outlineColumn
+    for (let i = 0; i < this.removedAt.length && this.removedAt[i] < outlineColumn; i++) column += this.removedBytes[i]
+    if (this.failure !== null && column > this.failure.stringAt + 1) return this.failure.reason
+    return reason.replace(COLUMN, `at column ${column})`)
+  }
+
+  /** Records that the string being read is not JSON: what the reader expected, at which column. */
+  fail(expected, column) {
+    this.failure = { reason: `malformed JSON (expected ${expected} at column ${column})`, stringAt: this.stringAt }
   }
 
   /** Reads `bytes`: the structure, each string's content, the outline's pieces. */
@@ -221,11 +254,13 @@ class LongRecord {
     /** Where in `bytes` the outline's next piece starts; -1 while a string's content is removed. */
     let keepFrom = this.removalStart === -1 ? 0 : -1
     let i = 0
-    while (i < length) {
+    scanning: while (i < length) {
       switch (this.state) {
         case OUTSIDE: {
           const byte = bytes[i]
           if (byte === QUOTE) {
+            this.stringAt = this.read + i
+            this.stringOutlineEnd = this.outlineBytes + i + 1 - keepFrom
             this.openString()
             if (this.role !== KEY) {
               this.keep(bytes, keepFrom, i + 1)
@@ -265,7 +300,10 @@ class LongRecord {
             i++
             break
           }
-          if (this.controlColumn !== -1) throw this.malformed('no control character in a string (write it escaped)', this.controlColumn)
+          if (this.controlColumn !== -1) {
+            this.fail('no control character in a string (write it escaped)', this.controlColumn)
+            break scanning
+          }
           if (byte === BACKSLASH) {
             this.state = ESCAPE
             i++
@@ -292,7 +330,10 @@ class LongRecord {
             this.hexValue = 0
           } else {
             const decoded = SIMPLE_ESCAPES.get(byte)
-            if (decoded === undefined) throw this.malformed(ESCAPES_EXPECTED, this.read + i + 1)
+            if (decoded === undefined) {
+              this.fail(ESCAPES_EXPECTED, this.read + i + 1)
+              break scanning
+            }
             this.lowSurrogateMissing()
             if (this.role === FIELD) this.decodedByte(decoded)
             else if (this.role === KEY) this.keyBytes.push(Buffer.from([BACKSLASH, byte]))
@@ -303,7 +344,10 @@ class LongRecord {
         }
         case HEX: {
           const digit = hexDigit(bytes[i])
-          if (digit === -1) throw this.malformed('four hex digits after \\u', this.read + i + 1 - this.hexDigits)
+          if (digit === -1) {
+            this.fail('four hex digits after \\u', this.read + i + 1 - this.hexDigits)
+            break scanning
+          }
           this.hexValue = this.hexValue * 16 + digit
           if (++this.hexDigits === 4) {
             this.codeUnit(this.hexValue)
@@ -435,7 +479,7 @@ class LongRecord {
 
   /** Hands over the text held up to its last place to cut, once a batch of it is held. */
   settleText() {
-    if (this.heldBytes < this.batchBytes) return
+    if (this.heldBytes < this.batchBytes || this.failure !== null) return
     if (this.cutLine === undefined || this.searched) return
     const held = Buffer.concat(this.held, this.heldBytes)
     const cut = this.cutLine(held, 0)

@@ -462,8 +462,8 @@ function lineError(error, source) {
   if (!(source instanceof LineSource) || typeof error?.lineIndex !== 'number') return null
   const advice = LINE_ADVICE[error.code] ?? 'fix or remove the line'
   let reason = error.code === 'ERR_NOT_UTF8' ? 'the text is not UTF-8' : error.reason
-  // A long record's outline (cli/long-record.js) has its columns, not the record's.
-  if (source.columnOf) reason = reason.replace(/at column (\d+)\)$/, (_, column) => `at column ${source.columnOf(Number(column))})`)
+  // A long record's outline (cli/long-record.js) answers for the record.
+  if (source.reasonOf) reason = source.reasonOf(reason)
   return new InputError(`${placeOf(source, error.lineIndex)}: ${reason}; ${advice}`)
 }
 
