@@ -324,6 +324,20 @@ class LongRecord {
         }
         case ESCAPE: {
           const byte = bytes[i]
+          if (byte === 0x75 && i + 4 < length) {
+            // `\uXXXX` whole in this read, as nearly every one is: read at once.
+            const first = hexDigit(bytes[i + 1])
+            const second = hexDigit(bytes[i + 2])
+            const third = hexDigit(bytes[i + 3])
+            const fourth = hexDigit(bytes[i + 4])
+            // A digit that is not one is -1, and makes the `or` negative.
+            if ((first | second | third | fourth) >= 0) {
+              this.codeUnit((first << 12) | (second << 8) | (third << 4) | fourth)
+              this.state = TEXT
+              i += 5
+              break
+            }
+          }
           if (byte === 0x75) {
             this.state = HEX
             this.hexDigits = 0
@@ -453,9 +467,27 @@ class LongRecord {
     this.decodedCharacter(0xfffd)
   }
 
+  /** Writes `codePoint` as UTF-8 (JSON written by Python escapes every character past ASCII, so
+   * this is as hot as the plain text can be). */
   decodedCharacter(codePoint) {
-    if (codePoint < 0x80) this.decodedByte(codePoint)
-    else this.decodedBytes += this.decoded.write(String.fromCodePoint(codePoint), this.decodedBytes)
+    const decoded = this.decoded
+    let at = this.decodedBytes
+    if (codePoint < 0x80) {
+      decoded[at++] = codePoint
+    } else if (codePoint < 0x800) {
+      decoded[at++] = 0xc0 | (codePoint >> 6)
+      decoded[at++] = 0x80 | (codePoint & 0x3f)
+    } else if (codePoint < 0x10000) {
+      decoded[at++] = 0xe0 | (codePoint >> 12)
+      decoded[at++] = 0x80 | ((codePoint >> 6) & 0x3f)
+      decoded[at++] = 0x80 | (codePoint & 0x3f)
+    } else {
+      decoded[at++] = 0xf0 | (codePoint >> 18)
+      decoded[at++] = 0x80 | ((codePoint >> 12) & 0x3f)
+      decoded[at++] = 0x80 | ((codePoint >> 6) & 0x3f)
+      decoded[at++] = 0x80 | (codePoint & 0x3f)
+    }
+    this.decodedBytes = at
   }
 
   decodedByte(byte) {
