@@ -351,7 +351,7 @@ describe('encode: a document longer than a batch is read in parts', () => {
   ]
 
   it('a JSONL record longer than a batch is read as its bytes come, a byte at a time or a read at a time: its text, in parts cut at word gaps', () => {
-    const { LongRecord } = createRequire(import.meta.url)('../cli/long-record.js')
+    const { LongRecord } = createRequire(import.meta.url)('../stream/long-record.js')
     const cutLine = (bytes: Buffer, from: number) => o200k.lastSafeCut(bytes, from)
     for (const [i, text] of escapedTexts.entries()) {
       const record = Buffer.from(longRecord(text, i + 1, { fieldTwice: prose(50_000, 7_000) }))
@@ -376,7 +376,7 @@ describe('encode: a document longer than a batch is read in parts', () => {
   })
 
   it('a JSONL record, whole or mangled, read as it comes: the ids, or the error, the addon gives the whole record', async () => {
-    const { LongRecord } = createRequire(import.meta.url)('../cli/long-record.js')
+    const { LongRecord } = createRequire(import.meta.url)('../stream/long-record.js')
     let state = 11
     const random = (n: number) => (state = (state * 1103515245 + 12345) & 0x7fffffff) % n
     const text = corpus.bigTxt()

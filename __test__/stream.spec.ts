@@ -247,6 +247,8 @@ describe('encodeLineStream and batchLines', () => {
       let continuing = 0
       for await (const batch of batches) {
         if (batch.continues) continuing++
+        // A long JSONL record whose field comes again: the open document starts over.
+        if (batch.restarts) open = null
         for (let i = 0; i < batch.documents; i++) {
           const ids = Array.from(batch.ids.subarray(batch.offsets[i], batch.offsets[i + 1]))
           const joined: number[] = open === null ? ids : open.concat(ids)
@@ -299,6 +301,51 @@ describe('encodeLineStream and batchLines', () => {
       expect(batches.some((batch) => batch.lines.includes(Buffer.from('ひらがな'.repeat(3000))))).toBe(true)
     })
 
+    it.each([777, 65536])('JSONL records longer than a batch, in chunks of %i bytes, read as they come: the joined ids equal encodeBatch of JSON.parse', async (chunk) => {
+      const records = [
+        JSON.stringify({ text: 'short' }),
+        JSON.stringify({ id: 1, text: `${prose(0, 30_000)} é 😀 \ud83d`, tags: ['a', prose(90_000, 5_000)] }),
+        '',
+        // The field twice: its last value counts.
+        `{"text": ${JSON.stringify(prose(40_000, 20_000))}, "id": 2, "text": ${JSON.stringify(prose(70_000, 9_000))}}`,
+        JSON.stringify({ text: 'last' }),
+      ]
+      const data = Buffer.from(records.join('\n') + '\n')
+      const texts = records.filter((record) => record !== '').map((record) => JSON.parse(record).text)
+      const options = { format: 'jsonl' as const, batchBytes: 2000, longLines: 'parts' as const }
+      const batches: import('../stream/index').TokenBatch[] = []
+      const run = await joinedIdsOf(
+        (async function* () {
+          for await (const batch of stream.encodeLineStream(tokenizer, chunksOf(data, chunk), options)) yield batches[batches.push(batch) - 1]
+        })(),
+      )
+      expect(run.ids).toEqual((await tokenizer.encodeBatch(texts)).toArrays().map((ids) => [...ids]))
+      // A record whose end has come in the chunks read is one batch's document: bounded by them.
+      if (chunk < options.batchBytes) {
+        expect(run.continuing).toBeGreaterThan(10)
+        expect(batches.some((batch) => batch.restarts)).toBe(true)
+      }
+      // Whole, each record is one batch's document.
+      expect((await joinedIdsOf(stream.encodeLineStream(tokenizer, chunksOf(data, chunk), { ...options, longLines: 'whole' }))).continuing).toBe(0)
+    })
+
+    it('a bad JSONL record longer than a batch is named by its line in the stream, at its column', async () => {
+      const long = prose(0, 30_000)
+      for (const bad of [`{"text": "${long}\\q"}`, `{"a": 1 "text": "${long}"}`, `{"text": "${long}", "b": [1,, 2]}`]) {
+        const data = Buffer.from(`{"text": "ok"}\n\n${bad}\n{"text": "after"}\n`)
+        const whole = await tokenizer.encodeLines(Buffer.from(bad), { format: 'jsonl', field: 'text' }).catch((error) => error)
+        expect(whole.code).toBe('ERR_MALFORMED_JSON')
+        await expect(
+          joinedIdsOf(stream.encodeLineStream(tokenizer, chunksOf(data, 500), { format: 'jsonl', batchBytes: 1000, longLines: 'parts' })),
+        ).rejects.toThrow(expect.objectContaining({ lineNumber: 3, code: 'ERR_MALFORMED_JSON', reason: whole.reason }))
+      }
+      // Found by the reader of the record, not the addon: still after the lines before it.
+      const notUtf8 = Buffer.concat([Buffer.from(`{"text": "ok"}\n\n{"text": "${long}`), Buffer.from([0xff]), Buffer.from(`${long}"}\n`)])
+      await expect(
+        joinedIdsOf(stream.encodeLineStream(tokenizer, chunksOf(notUtf8, 500), { format: 'jsonl', batchBytes: 1000, longLines: 'parts' })),
+      ).rejects.toThrow(expect.objectContaining({ lineNumber: 3, code: 'ERR_NOT_UTF8' }))
+    })
+
     it('a bad line after a line in parts is named by its line in the stream', async () => {
       const bad = Buffer.concat([Buffer.from(`${prose(0, 20_000)}\nfine\n`), Buffer.from([0x61, 0xff, 0x0a])])
       await expect(joinedIdsOf(stream.encodeLineStream(tokenizer, chunksOf(bad, 500), { batchBytes: 1000, longLines: 'parts' }))).rejects.toThrow(
@@ -308,13 +355,11 @@ describe('encodeLineStream and batchLines', () => {
 
     it('bad options are errors naming them', () => {
       expect(() => stream.encodeLineStream(tokenizer, ['a'], { longLines: 'cut' as 'parts' })).toThrow(/options\.longLines is "cut"; expected 'whole' .* or 'parts'/)
-      expect(() => stream.encodeLineStream(tokenizer, ['a'], { longLines: 'parts', format: 'jsonl' })).toThrow(/options\.longLines 'parts' is for format 'lines'/)
       const truncated = { longLines: 'parts' as const, encodeOptions: { truncation: { maxLength: 10 } } }
       expect(() => stream.encodeLineStream(tokenizer, ['a'], truncated)).toThrow(/options\.longLines 'parts' cannot go with a truncation in encodeOptions/)
       const next = (options: object) => stream.batchLines(['a'], options).next()
       return Promise.all([
         expect(next({ cutLine: 5 })).rejects.toThrow(/options\.cutLine is number; expected a function/),
-        expect(next({ cutLine: () => -1, format: 'jsonl' })).rejects.toThrow(/options\.cutLine is for format 'lines'/),
       ])
     })
   })

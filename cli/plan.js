@@ -79,7 +79,7 @@ async function* planBatches(parts, options) {
     return
   }
   for (const { input, start, end } of parts) {
-    // A long JSONL record's text is handed over in parts of a text batch (cli/long-record.js).
+    // A long JSONL record's text is handed over in parts of a text batch (stream/long-record.js).
     const partOptions = { ...options, start, end, batchBytes: options.batchBytes(input.format), textBatchBytes: options.batchBytes('text') }
     if (input.format === 'parquet') yield* readers.parquetBatches(input, partOptions)
     else if (input.format === 'jsonl') yield* readers.jsonlBatches(input, partOptions)

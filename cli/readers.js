@@ -4,7 +4,7 @@
 // JSONL field and checks the UTF-8 on the scheduler's threads (`encodeLines`), so the event loop
 // only reads and finds a batch's last line end. A line longer than a batch is handed over in
 // parts: a line of text cut where the tokenizer allows, a JSONL record's text as it is decoded
-// (cli/long-record.js). Each batch carries a `source` ({ file, firstLine, rangeStart }) for error
+// (stream/long-record.js). Each batch carries a `source` ({ file, firstLine, rangeStart }) for error
 // messages.
 
 const fs = require('node:fs')
@@ -15,7 +15,7 @@ const { InputError, placeOf } = require('./errors')
 const { MAGIC_BYTES, compressionOfHead } = require('./inputs')
 const { INCOMPLETE_BYTES, chunkPlaces } = require('../stream/cuts')
 const { openColumn } = require('./parquet')
-const { LongRecord } = require('./long-record')
+const { LongRecord } = require('../stream/long-record')
 
 /** Read size: large reads keep the event loop's share of the work small. */
 const READ_CHUNK_BYTES = 1 << 20
@@ -194,7 +194,7 @@ function byteSource(input, start, progress, readBytes) {
 
 /** Rewrites an error from reading `input` into one that names the file and says what to do. */
 function readError(input, error) {
-  // An error about a line (a long record's: cli/long-record.js) is placed where it comes in order.
+  // An error about a line (a long record's: stream/long-record.js) is placed where it comes in order.
   if (error instanceof InputError || typeof error?.lineIndex === 'number') return error
   const what = error.code === 'ENOENT' || error.code === 'EACCES' ? `cannot read it (${error.code})` : error.message
   const hint =
@@ -411,7 +411,7 @@ async function* textBatches(input, options) {
 async function* jsonlBatches(input, options) {
   const { field } = options
   let first = !options.start
-  // A record longer than a batch is read as it comes (cli/long-record.js): its raw bytes are JSON,
+  // A record longer than a batch is read as it comes (stream/long-record.js): its raw bytes are JSON,
   // which cannot be cut where a line of text can.
   const partBytes = options.textBatchBytes ?? options.batchBytes
   const longLine = (source) => new LongRecord({ field, batchBytes: partBytes, cutLine: options.cutLine, source })
@@ -462,7 +462,7 @@ function lineError(error, source) {
   if (!(source instanceof LineSource) || typeof error?.lineIndex !== 'number') return null
   const advice = LINE_ADVICE[error.code] ?? 'fix or remove the line'
   let reason = error.code === 'ERR_NOT_UTF8' ? 'the text is not UTF-8' : error.reason
-  // A long record's outline (cli/long-record.js) answers for the record.
+  // A long record's outline (stream/long-record.js) answers for the record.
   if (source.reasonOf) reason = source.reasonOf(reason)
   return new InputError(`${placeOf(source, error.lineIndex)}: ${reason}; ${advice}`)
 }

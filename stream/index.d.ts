@@ -35,7 +35,8 @@ export interface TokenBatch {
   /** Set where the input batch `continues`: the last document's ids go on in the next batch's
    * first document, and `eosId` is not appended to them here. */
   continues?: true
-  /** Set where the input batch `restarts`. */
+  /** Set where the input batch `restarts`: drop the ids of the document the batches before left
+   * open (`continues`); this batch's first document is that document from its start. */
   restarts?: true
 }
 
@@ -97,9 +98,13 @@ export interface LineStreamOptions {
   /** Text per batch, in bytes: a batch ends at its last line end within this size, or, where one
    * line is longer, at that line's end (or where `cutLine` cuts it). @default 4194304 */
   batchBytes?: number
-  /** For `batchLines`, format `'lines'`: where a line longer than `batchBytes` may be cut, e.g.
+  /** For `batchLines`: where a line longer than `batchBytes` may be cut, e.g.
    * `(bytes, from) => tokenizer.lastSafeCut(bytes, from)`; the batches of its parts but the last
-   * say `continues`. Without it, or where it returns -1, a line is held whole. */
+   * say `continues`. Without it, or where it returns -1, a line is held whole. With format
+   * `'jsonl'`, a record longer than `batchBytes` whose end has not come with the chunks read is
+   * read as its bytes come: its field's text in parts cut there, then a batch of one line, the
+   * record with its string values emptied, which `encodeLines` checks and which ends the
+   * document; where the field comes twice, a batch says `restarts`. */
   cutLine?: (bytes: Uint8Array, from: number) => number
 }
 
@@ -120,12 +125,15 @@ export function batchLines(
  * while the next is read; at most three batches are held. An error about a line names it by its
  * number in the stream (`line 812 of the stream: …`) and carries `lineNumber` (from 1), besides
  * `encodeLines`' `code`, `reason` and `lineIndex` (in its batch). `batchDocuments` does not apply:
- * a batch's documents are counted as its lines are read. `longLines: 'parts'` (format `'lines'`)
- * hands a line longer than `batchBytes` over in parts where `tokenizer.lastSafeCut` finds a place
- * (for parts encoded as `encodeOptions` says: a tokenizer.json whose template adds tokens is cut
- * only with `addSpecialTokens: false`; a truncation is refused), so memory stays bounded for one
- * line of any length: a `TokenBatch` that `continues` ends with the first ids of a line whose
- * next ids start the next batch. */
+ * a batch's documents are counted as its lines are read. `longLines: 'parts'` hands a line
+ * longer than `batchBytes` over in parts where `tokenizer.lastSafeCut` finds a place (for parts
+ * encoded as `encodeOptions` says: a tokenizer.json whose template adds tokens is cut only with
+ * `addSpecialTokens: false`; a truncation is refused), so memory stays bounded for one line of any
+ * length: a `TokenBatch` that `continues` ends with the first ids of a line whose next ids start
+ * the next batch. With format `'jsonl'`, a record's text field is so handed over (see
+ * `LineStreamOptions.cutLine`), and a record whose field comes twice, after parts of its first
+ * value, makes a `TokenBatch` that `restarts`: the ids of the document left open are dropped, and
+ * the batch's first document is that record's. */
 export function encodeLineStream(
   tokenizer: Tokenizer,
   chunks: Iterable<TextChunk> | AsyncIterable<TextChunk>,

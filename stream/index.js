@@ -12,6 +12,7 @@
 const { Transform } = require('node:stream')
 
 const { INCOMPLETE_BYTES, chunkPlaces } = require('./cuts')
+const { LongRecord } = require('./long-record')
 const { withEnds } = require('./ends')
 
 /** Text per batch: large enough that the scheduler's threads finish together and the fixed cost
@@ -74,8 +75,8 @@ function checkOptions(tokenizer, options, caller, names = STREAM_OPTIONS) {
  *   | { lines: Uint8Array, format: 'lines' | 'jsonl', field?: string }} DocumentBatch
  * Any of them may say `continues: true`: its last document is the start of one whose rest starts
  * the next batch, cut where the tokenizer allows (`Tokenizer.lastSafeCut`). `restarts: true` says
- * that the document the batch before left open starts over with this batch's first (the CLI's
- * long JSONL record whose text field comes twice: cli/long-record.js).
+ * that the document the batch before left open starts over with this batch's first (a long JSONL
+ * record whose text field comes twice: stream/long-record.js).
  */
 
 /**
@@ -202,8 +203,23 @@ async function* encodeBatches(tokenizer, batches, options) {
 /** `encodeBatches` with `options` already checked. */
 async function* encodeCheckedBatches(tokenizer, batches, options) {
   let pending = null
+  const iterator = Symbol.asyncIterator in batches ? batches[Symbol.asyncIterator]() : batches[Symbol.iterator]()
   try {
-    for await (const batch of batches) {
+    while (true) {
+      let read
+      try {
+        read = await iterator.next()
+      } catch (error) {
+        // A reading error comes after the batch before it (which a line's error counts on).
+        if (pending) {
+          const done = await pending
+          pending = null
+          yield done
+        }
+        throw error
+      }
+      if (read.done) break
+      const batch = read.value
       const next = encodeChecked(tokenizer, batch, options)
       // A rejection is taken where the promise is awaited; until then it must not count as
       // unhandled.
@@ -222,9 +238,10 @@ async function* encodeCheckedBatches(tokenizer, batches, options) {
       yield done
     }
   } finally {
-    // An early return or a reading error leaves at most one batch running; wait for it so no
-    // work outlives the generator.
+    // An early return or an error leaves at most one batch running; wait for it so no work
+    // outlives the generator, and let go of the input.
     if (pending) await pending.catch(() => {})
+    await iterator.return?.()
   }
 }
 
@@ -321,10 +338,9 @@ function checkLineOptions(options, caller) {
   if (cutLine !== undefined && typeof cutLine !== 'function') {
     throw new TypeError(`options.cutLine is ${typeof cutLine}; expected a function such as (bytes, from) => tokenizer.lastSafeCut(bytes, from)`)
   }
-  if (cutLine !== undefined && format === 'jsonl') throw new TypeError("options.cutLine is for format 'lines': a JSON record is read whole")
   checkBatchSizes({ batchBytes: options.batchBytes })
   const maxBytes = options.batchBytes ?? DEFAULT_BATCH_BYTES
-  return format === 'jsonl' ? { format, field: field ?? 'text', maxBytes } : { format, maxBytes, cutLine }
+  return format === 'jsonl' ? { format, field: field ?? 'text', maxBytes, cutLine } : { format, maxBytes, cutLine }
 }
 
 /**
@@ -335,8 +351,9 @@ function checkLineOptions(options, caller) {
  * (`format: 'jsonl'`, blank lines skipped, a byte order mark starting the stream skipped). A line
  * longer than `batchBytes` makes a batch of its own, or, given `cutLine` (a tokenizer's
  * `lastSafeCut`), batches of parts of it cut where that finds a place, each but the last saying
- * `continues`. Beyond the chunks being cut, only the bytes after the last batch are held: a
- * chunk is read once the batches cut before it have been taken.
+ * `continues`; a JSONL record so long is read as its bytes come (`LongRecord`): parts of its text
+ * field, then its outline, which ends the document. Beyond the chunks being cut, only the bytes
+ * after the last batch are held: a chunk is read once the batches cut before it have been taken.
  * @param {Iterable<string | Uint8Array> | AsyncIterable<string | Uint8Array>} chunks
  * @param {{ format?: 'lines' | 'jsonl', field?: string, batchBytes?: number,
  *   cutLine?: (bytes: Uint8Array, from: number) => number }} [options]
@@ -350,7 +367,9 @@ async function* batchLines(chunks, options = {}) {
   let size = 0
   /** Whether the gathered bytes are one line, longer than a batch, whose end is still to come. */
   let unfinishedLine = false
-  const places = cutLine && chunkPlaces(cutLine)
+  const places = cutLine && format === 'lines' && chunkPlaces(cutLine)
+  /** The reader of the JSONL record longer than a batch being read, if one is. */
+  let record = null
   let first = true
   let index = 0
   for await (const chunk of chunks) {
@@ -363,6 +382,17 @@ async function* batchLines(chunks, options = {}) {
       first = false
       // JSON.parse refuses a byte order mark; a file written with one still holds JSON Lines.
       if (format === 'jsonl' && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) bytes = bytes.subarray(3)
+    }
+    if (record) {
+      const newline = bytes.indexOf(NEWLINE)
+      if (newline === -1) {
+        yield* record.push(bytes)
+        continue
+      }
+      yield* record.push(bytes.subarray(0, newline))
+      yield* record.end()
+      record = null
+      bytes = bytes.subarray(newline + 1)
     }
     if (bytes.length === 0) continue
     parts.push(bytes)
@@ -387,9 +417,17 @@ async function* batchLines(chunks, options = {}) {
       // The line from `start` is longer than a batch: a part of it up to the last place to cut
       // within a batch's size, else within what is gathered of it; else the line whole.
       const lineEnd = gathered.indexOf(NEWLINE, start + maxBytes)
+      if (format === 'jsonl' && cutLine && lineEnd === -1) {
+        // A record whose end is still to come: read from here as it comes.
+        record = new LongRecord({ field, batchBytes: maxBytes, cutLine, source: {} })
+        yield* record.push(gathered.subarray(start))
+        start = gathered.length
+        break
+      }
       const gatheredLine = gathered.subarray(start, lineEnd === -1 ? gathered.length : lineEnd)
-      let cut = cutLine ? cutLine(gatheredLine.subarray(0, maxBytes), 0) : -1
-      if (cutLine && cut <= 0) cut = cutLine(gatheredLine, Math.max(0, maxBytes - INCOMPLETE_BYTES))
+      const cuts = format === 'lines' && cutLine
+      let cut = cuts ? cutLine(gatheredLine.subarray(0, maxBytes), 0) : -1
+      if (cuts && cut <= 0) cut = cutLine(gatheredLine, Math.max(0, maxBytes - INCOMPLETE_BYTES))
       if (cut > 0) {
         yield { ...batchOf(gathered.subarray(start, start + cut)), continues: true }
         start += cut
@@ -404,6 +442,7 @@ async function* batchLines(chunks, options = {}) {
     parts = start < gathered.length ? [gathered.subarray(start)] : []
     size = gathered.length - start
   }
+  if (record) yield* record.end()
   if (size > 0) yield batchOf(parts.length === 1 ? parts[0] : Buffer.concat(parts, size))
 }
 
@@ -426,6 +465,8 @@ const LINE_ADVICE = {
 function placedLine(error, linesBefore) {
   if (!(error instanceof Error) || typeof error.lineIndex !== 'number') return error
   const lineNumber = linesBefore + error.lineIndex + 1
+  // A long record's outline answers for the record (stream/long-record.js).
+  if (typeof error.source?.reasonOf === 'function' && typeof error.reason === 'string') error.reason = error.source.reasonOf(error.reason)
   // The batch's own count of the line gives way to the stream's.
   const inBatch = `line ${error.lineIndex + 1}: `
   const advice = LINE_ADVICE[error.code]
@@ -463,7 +504,6 @@ function encodeLineStream(tokenizer, chunks, options = {}) {
   if (longLines !== 'whole' && longLines !== 'parts') {
     throw new TypeError(`options.longLines is ${JSON.stringify(longLines)}; expected 'whole' (a line is one batch's document) or 'parts' (cut where tokenizer.lastSafeCut allows)`)
   }
-  if (longLines === 'parts' && checked.format === 'jsonl') throw new TypeError("options.longLines 'parts' is for format 'lines': a JSON record is read whole")
   const { addSpecialTokens, truncation } = checked.encodeOptions ?? {}
   if (longLines === 'parts' && truncation !== undefined && truncation !== false) {
     throw new TypeError("options.longLines 'parts' cannot go with a truncation in encodeOptions: each part would be truncated alone")
@@ -483,8 +523,9 @@ async function* encodeLinesInOrder(tokenizer, batches, options) {
   let linesBefore = 0
   try {
     for await (const batch of encodeCheckedBatches(tokenizer, batches, options)) {
-      // The line a batch ends inside (`continues`) is counted with the batch that ends it.
-      linesBefore += batch.continues ? batch.lines - 1 : batch.lines
+      // The line a batch ends inside (`continues`) is counted with the batch that ends it; a part
+      // of a long record's text (no lines) with its outline.
+      if (batch.lines !== undefined) linesBefore += batch.continues ? batch.lines - 1 : batch.lines
       yield batch
     }
   } catch (error) {

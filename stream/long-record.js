@@ -22,10 +22,15 @@
 //   outline up to that string has no error before it.
 // - The text handed over is the field's last string value at the record's top level, as
 //   JSON.parse reads it. Where the field comes again after parts of an earlier value were handed
-//   over, the next batch says `restarts`: the writer drops the ids of the document it holds open.
+//   over, the next batch says `restarts`: its reader drops the ids of the document it holds open
+//   (the CLI's writer, a consumer of `encodeLineStream`).
+//
+// The readers of lines that hand such a record over are the CLI's (`lineBatches`) and the
+// stream's (`batchLines`); each gives the reader a `source` of its own, on which `end()` leaves
+// `reasonOf`, for the error the addon gives the outline.
 
 const { isUtf8 } = require('node:buffer')
-const { chunkPlaces } = require('../stream/cuts')
+const { chunkPlaces } = require('./cuts')
 
 const QUOTE = 0x22
 const BACKSLASH = 0x5c
