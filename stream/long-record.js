@@ -121,13 +121,14 @@ function recordError(source, code, reason) {
 /**
  * Reads one long JSONL record as its bytes come: `push(bytes)` takes the next bytes of the line
  * (its newline not included) and `end()` its end, each returning the batches that are ready (see
- * the module's comment). Throws, as the addon's reader would, on a string the record's outline
- * does not keep that is not JSON, and on bytes that are not UTF-8.
+ * the module's comment). Throws on bytes that are not UTF-8, as the addon's reader does before it
+ * reads any JSON; a string that is not JSON is reported through the outline (`end`).
  */
 class LongRecord {
   /**
    * @param {{ field: string, batchBytes: number, cutLine: ((bytes: Uint8Array, from: number) => number) | undefined,
-   *   source: object }} options `source`: the record's LineSource, which errors and batches carry
+   *   source: object }} options `source`: an object of the caller's for this record, which its
+   *   batches and errors carry, and on which `end()` leaves `reasonOf`
    */
   constructor({ field, batchBytes, cutLine, source }) {
     this.field = field
