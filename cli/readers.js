@@ -13,7 +13,7 @@ const { Readable, Transform } = require('node:stream')
 const { isUtf8 } = require('node:buffer')
 const { InputError, placeOf } = require('./errors')
 const { MAGIC_BYTES, compressionOfHead } = require('./inputs')
-const { INCOMPLETE_BYTES, chunkPlaces } = require('../stream/cuts')
+const { INCOMPLETE_BYTES, textParts } = require('../stream/cuts')
 const { openColumn } = require('./parquet')
 const { LongRecord } = require('../stream/long-record')
 
@@ -326,17 +326,12 @@ async function* lineBatches(input, { start = 0, end = Infinity, batchBytes, prog
         skipping = false
       }
       if (streamed) {
-        const newline = data.indexOf(NEWLINE)
-        if (newline === -1) {
-          position += data.length
-          yield* streamed.push(data)
-          continue
-        }
-        yield* streamed.push(data.subarray(0, newline))
-        yield* streamed.end()
+        const { batches, rest } = streamed.pushToLineEnd(data)
+        yield* batches
+        position += data.length - (rest === null ? 0 : rest.length)
+        if (rest === null) continue
         streamed = null
-        position += newline + 1
-        data = data.subarray(newline + 1)
+        data = rest
       }
       // `data` is the carry, then the bytes just read.
       let dataStart = position - (carry ? carry.length : 0)
@@ -520,25 +515,12 @@ async function wholeFile(input, progress) {
  * @returns {AsyncGenerator<Buffer>}
  */
 async function* documentParts(input, { batchBytes, progress, cutLine }) {
-  let chunks = []
-  let size = 0
-  /** Whether the chunks held have no place to cut: then only a new chunk is searched. */
-  let searched = false
-  const places = chunkPlaces(cutLine)
+  const parts = textParts(cutLine, batchBytes)
   for await (const chunk of openBytes(input, 0, progress)) {
-    chunks.push(chunk)
-    size += chunk.length
-    const skip = size < batchBytes || (searched && !places.in(chunk))
-    places.read(chunk)
-    if (skip) continue
-    const held = Buffer.concat(chunks, size)
-    const cut = cutLine(held, 0)
-    chunks = [cut > 0 ? held.subarray(cut) : held]
-    size = chunks[0].length
-    searched = cut <= 0
-    if (cut > 0) yield held.subarray(0, cut)
+    const part = parts.add(chunk)
+    if (part) yield part
   }
-  yield Buffer.concat(chunks, size)
+  yield parts.rest()
 }
 
 /**

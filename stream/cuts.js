@@ -31,4 +31,37 @@ function chunkPlaces(cutLine) {
   }
 }
 
-module.exports = { INCOMPLETE_BYTES, chunkPlaces }
+/**
+ * One long text gathered a chunk at a time and handed on in parts: `add(chunk)` returns the part
+ * ready to hand over, the text held up to the last place `cutLine` finds once `batchBytes` are held,
+ * or null; text held with no place in it is searched again only once a new chunk may hold one
+ * (`chunkPlaces`). `rest()` is the text held.
+ * @param {(bytes: Uint8Array, from: number) => number} cutLine a tokenizer's `lastSafeCut`
+ * @param {number} batchBytes
+ */
+function textParts(cutLine, batchBytes) {
+  let held = []
+  let heldBytes = 0
+  /** Whether the text held has no place to cut: then only a new chunk is searched. */
+  let searched = false
+  const places = chunkPlaces(cutLine)
+  return {
+    /** @param {Buffer} chunk kept (not copied) until a part or the rest holds it */
+    add(chunk) {
+      held.push(chunk)
+      heldBytes += chunk.length
+      const skip = heldBytes < batchBytes || (searched && !places.in(chunk))
+      places.read(chunk)
+      if (skip) return null
+      const joined = Buffer.concat(held, heldBytes)
+      const cut = cutLine(joined, 0)
+      searched = cut <= 0
+      held = [cut > 0 ? joined.subarray(cut) : joined]
+      heldBytes = held[0].length
+      return cut > 0 ? joined.subarray(0, cut) : null
+    },
+    rest: () => Buffer.concat(held, heldBytes),
+  }
+}
+
+module.exports = { INCOMPLETE_BYTES, chunkPlaces, textParts }

@@ -340,7 +340,7 @@ function checkLineOptions(options, caller) {
   }
   checkBatchSizes({ batchBytes: options.batchBytes })
   const maxBytes = options.batchBytes ?? DEFAULT_BATCH_BYTES
-  return format === 'jsonl' ? { format, field: field ?? 'text', maxBytes, cutLine } : { format, maxBytes, cutLine }
+  return { format, field: format === 'jsonl' ? (field ?? 'text') : undefined, maxBytes, cutLine }
 }
 
 /**
@@ -384,15 +384,11 @@ async function* batchLines(chunks, options = {}) {
       if (format === 'jsonl' && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) bytes = bytes.subarray(3)
     }
     if (record) {
-      const newline = bytes.indexOf(NEWLINE)
-      if (newline === -1) {
-        yield* record.push(bytes)
-        continue
-      }
-      yield* record.push(bytes.subarray(0, newline))
-      yield* record.end()
+      const { batches, rest } = record.pushToLineEnd(bytes)
+      yield* batches
+      if (rest === null) continue
       record = null
-      bytes = bytes.subarray(newline + 1)
+      bytes = rest
     }
     if (bytes.length === 0) continue
     parts.push(bytes)

@@ -30,9 +30,10 @@
 // `reasonOf`, for the error the addon gives the outline.
 
 const { isUtf8 } = require('node:buffer')
-const { chunkPlaces } = require('./cuts')
+const { textParts } = require('./cuts')
 
 const QUOTE = 0x22
+const NEWLINE = 0x0a
 const BACKSLASH = 0x5c
 const FIRST_PRINTABLE = 0x20
 
@@ -126,7 +127,7 @@ function recordError(source, code, reason) {
  */
 class LongRecord {
   /**
-   * @param {{ field: string, batchBytes: number, cutLine: ((bytes: Uint8Array, from: number) => number) | undefined,
+   * @param {{ field: string, batchBytes: number, cutLine: (bytes: Uint8Array, from: number) => number,
    *   source: object }} options `source`: an object of the caller's for this record, which its
    *   batches and errors carry, and on which `end()` leaves `reasonOf`
    */
@@ -177,11 +178,8 @@ class LongRecord {
      * longer than those bytes (an escape is longer than what it stands for), but for a U+FFFD. */
     this.decoded = null
     this.decodedBytes = 0
-    /** The field's text held, not yet handed over, and whether a search found no place in it. */
-    this.held = []
-    this.heldBytes = 0
-    this.searched = false
-    this.places = cutLine ? chunkPlaces(cutLine) : null
+    /** The field's text held, not yet handed over. */
+    this.parts = textParts(cutLine, batchBytes)
     /** Whether parts of the field's text were handed over, and whether the next batch restarts. */
     this.handedOver = false
     this.restartNext = false
@@ -195,13 +193,27 @@ class LongRecord {
    */
   push(bytes) {
     if (!this.utf8.check(bytes)) throw recordError(this.source, 'ERR_NOT_UTF8', 'the text is not UTF-8')
-    this.decoded = Buffer.allocUnsafe(bytes.length + DECODED_SLACK)
-    // Past a string that is not JSON only the UTF-8 is checked.
-    if (this.failure === null) this.scan(bytes)
+    // Past a string that is not JSON only the UTF-8 is checked, and no more text handed over.
+    if (this.failure === null) {
+      this.decoded = Buffer.allocUnsafe(bytes.length + DECODED_SLACK)
+      this.scan(bytes)
+      if (this.failure === null) this.flushDecoded()
+    }
     this.read += bytes.length
-    this.flushDecoded()
-    this.settleText()
     return this.take()
+  }
+
+  /**
+   * Takes the next bytes read, up to the record's line end where they hold it.
+   * @param {Buffer} bytes as `push` takes them
+   * @returns {{ batches: object[], rest: Buffer | null }} the batches ready (the record's last ones
+   *   where its line ends here), and the bytes after its line end (null where it goes on)
+   */
+  pushToLineEnd(bytes) {
+    const newline = bytes.indexOf(NEWLINE)
+    if (newline === -1) return { batches: this.push(bytes), rest: null }
+    const batches = this.push(bytes.subarray(0, newline))
+    return { batches: batches.concat(this.end()), rest: bytes.subarray(newline + 1) }
   }
 
   /**
@@ -222,12 +234,11 @@ class LongRecord {
     let outline = Buffer.concat(this.outline, this.outlineBytes)
     this.outline = []
     if (this.failure === null) {
-      if (this.heldBytes > 0) this.handOver(Buffer.concat(this.held, this.heldBytes))
+      const rest = this.parts.rest()
+      if (rest.length > 0) this.handOver(rest)
     } else {
       outline = outline.subarray(0, this.stringOutlineEnd)
     }
-    this.held = []
-    this.heldBytes = 0
     this.source.reasonOf = this.reasonOf.bind(this)
     this.ready.push(this.batch({ lines: outline, format: 'jsonl', field: this.field }))
     return this.take()
@@ -436,11 +447,8 @@ class LongRecord {
     if (JSON.parse(`"${raw}"`) !== this.field) return
     this.fieldKeyRead = true
     // The field again: its earlier value no longer counts.
-    this.held = []
-    this.heldBytes = 0
+    this.parts = textParts(this.cutLine, this.batchBytes)
     this.decodedBytes = 0
-    this.searched = false
-    this.places = this.cutLine ? chunkPlaces(this.cutLine) : null
     if (this.handedOver) {
       this.restartNext = true
       this.handedOver = false
@@ -500,37 +508,15 @@ class LongRecord {
     this.decoded[this.decodedBytes++] = byte
   }
 
-  /** Holds the text decoded from the bytes read (a buffer of their own, not copied again). */
+  /** Holds the text decoded from the bytes read (a buffer of their own, not copied again), and
+   * hands over a part of what is held once a batch of it has a place to cut. */
   flushDecoded() {
-    if (this.decodedBytes > 0) this.hold(this.decoded.subarray(0, this.decodedBytes))
+    if (this.decodedBytes > 0) {
+      const part = this.parts.add(this.decoded.subarray(0, this.decodedBytes))
+      if (part !== null) this.handOver(part)
+    }
     this.decoded = null
     this.decodedBytes = 0
-  }
-
-  /** Holds decoded text; says (for `settleText`) whether a place to cut may have come with it. */
-  hold(text) {
-    if (this.places !== null && this.searched && this.places.in(text)) this.searched = false
-    this.places?.read(text)
-    this.held.push(text)
-    this.heldBytes += text.length
-  }
-
-  /** Hands over the text held up to its last place to cut, once a batch of it is held. */
-  settleText() {
-    if (this.heldBytes < this.batchBytes || this.failure !== null) return
-    if (this.cutLine === undefined || this.searched) return
-    const held = Buffer.concat(this.held, this.heldBytes)
-    const cut = this.cutLine(held, 0)
-    if (cut <= 0) {
-      // Searched again only once new text may hold a place (`hold`), with the few bytes before it.
-      this.held = [held]
-      this.searched = true
-      return
-    }
-    this.handOver(held.subarray(0, cut))
-    const rest = Buffer.from(held.subarray(cut))
-    this.held = rest.length > 0 ? [rest] : []
-    this.heldBytes = rest.length
   }
 
   /** Hands over `text`, a part of the field's value, as a batch that `continues`. */
