@@ -1,12 +1,13 @@
 // The CLI's encoding pipeline (cli/pipeline.js): several batches at once, results in input order,
 // the start's narrower concurrency, and errors where their batch comes. A stand-in tokenizer
 // whose batches end when a test says so drives it; the real addon runs the same code in
-// cli.spec.ts.
+// cli.spec.ts. Also the input size by which a run decides to wait for the engine (cli/plan.js).
 import { createRequire } from 'node:module'
 import { describe, expect, it } from 'vitest'
 
 const require = createRequire(import.meta.url)
 const { encodeInOrder } = require('../cli/pipeline.js')
+const { expectedTextBytes } = require('../cli/plan.js')
 
 type Pending = { texts: string[]; resolve: (value: { ids: Uint32Array; offsets: Uint32Array }) => void; reject: (error: Error) => void }
 
@@ -190,5 +191,17 @@ describe('encodeInOrder', () => {
     for (let i = 0; i < 5; i++) await settle()
     expect(pending.length).toBe(2)
     expect(read.count).toBe(3)
+  })
+})
+
+describe('expectedTextBytes', () => {
+  const file = (size: number, compression = 'none') => ({ path: 'a', size, mtimeMs: 0, format: 'text', compression })
+
+  it("counts a plain file's part as it is, a compressed file's three times over, and stdin as unbounded", () => {
+    expect(expectedTextBytes([{ input: file(1000), start: 100, end: 600 }])).toBe(500)
+    // A part's end may run past the file (the last shard's).
+    expect(expectedTextBytes([{ input: file(1000), start: 900, end: Infinity }])).toBe(100)
+    expect(expectedTextBytes([{ input: file(1000), start: 0, end: 1000 }, { input: file(200, 'gzip'), start: 0, end: 200 }])).toBe(1600)
+    expect(expectedTextBytes([{ input: file(200, 'zstd'), start: 0, end: 200 }, { input: { ...file(0), path: '-', stdin: true }, start: 0, end: Infinity }])).toBe(Infinity)
   })
 })

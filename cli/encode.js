@@ -7,9 +7,10 @@ const os = require('node:os')
 const { documentsIn } = require('../stream')
 const { encodeInOrder } = require('./pipeline')
 const { resolveInputs } = require('./inputs')
-const { parseShard, shardParts, planBatches, partBytes } = require('./plan')
+const { parseShard, shardParts, planBatches, partBytes, expectedTextBytes } = require('./plan')
 const { loadTokenizer, eosIdOf, templateEnds } = require('./tokenizer')
 const { withEnds } = require('../stream/ends')
+const { waitForEngineBytes } = require('../stream/engine-wait')
 const { OutputWriter, makeOutputFolder } = require('./output')
 const { CHECKPOINT_VERSION, fingerprint, readCheckpoint, writeCheckpoint } = require('./checkpoint')
 const { createProgress } = require('./progress')
@@ -17,14 +18,6 @@ const { watchStopSignals, StoppedError } = require('./stop-signals')
 const { UsageError, writeError } = require('./errors')
 const { lineError, skipLines } = require('./readers')
 const timeline = require('./timeline')
-
-/**
- * Input size from which a run leaves a core to the build of the tokenizer's fastest engine
- * (`whenReady()`: an OpenAI encoding's full engine, a tokenizer.json's release candidate) and
- * encodes on the others meanwhile: on smaller inputs the first engine, on every core, finishes
- * sooner than the build.
- */
-const WAIT_FOR_ENGINE_BYTES = 32 << 20
 
 /** Text per batch. As many batches encode at once as there are threads (and `SPARE_BATCHES`),
  * each on one thread (cli/pipeline.js); the peak RSS grows with the batch, the CPU does not shrink (measured on
@@ -256,11 +249,11 @@ async function runEncode(patterns, options) {
     } catch (error) {
       throw writeError(error)
     }
-    // While the engine is built, one core is left to the build; the first engine encodes on the
-    // others (on one where there are two), batches of the usual size only: one more than twice
-    // that holds a long document, which is better left to the full engine. Every engine gives the
-    // same ids.
-    const building = partBytes(parts) >= WAIT_FOR_ENGINE_BYTES
+    // On an input large enough (stream/engine-wait.js; stdin's counts as large), one core is left
+    // to the engine's build while it lasts: the first engine encodes on at most the others (on one
+    // where there are two), batches of the usual size only: one more than twice that holds a long
+    // document, which is better left to the full engine. Every engine gives the same ids.
+    const building = expectedTextBytes(parts) >= waitForEngineBytes(loaded.tokenizer)
     const ready = building ? loaded.tokenizer.whenReady() : Promise.resolve()
     if (timeline.enabled) ready.then(() => timeline.mark('ready', undefined, true), () => {})
     encodingStarted = Date.now()
@@ -279,7 +272,7 @@ async function runEncode(patterns, options) {
       scheduler,
       encodeOptions,
       concurrency,
-      startConcurrency: building ? Math.max(1, threads - 1) : concurrency,
+      startConcurrency: building ? Math.max(1, Math.min(threads, os.availableParallelism() - 1)) : concurrency,
       startBatchBytes: 2 * Math.max(batchBytes('text'), batchBytes('jsonl')),
       ready,
     })

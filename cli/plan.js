@@ -92,4 +92,22 @@ function partBytes(parts) {
   return parts.reduce((sum, { input, start, end }) => sum + Math.min(end, input.size) - start, 0)
 }
 
-module.exports = { parseShard, shardParts, planBatches, partBytes }
+/** About how many bytes of text a byte of a compressed file holds, on the low side: the four
+ * corpora of scripts/corpus.js compress 2.7 to 6.4 times under gzip and zstd. */
+const COMPRESSION_RATIO = 3
+
+/**
+ * About how much text `parts` hold, for whether a run waits for the tokenizer's fastest engine:
+ * a plain file's bytes, a compressed file's `COMPRESSION_RATIO` times over, and stdin, whose size
+ * is unknown, as unbounded (what is piped in is most often a corpus; the wait costs a short input
+ * at most the build's time).
+ */
+function expectedTextBytes(parts) {
+  return parts.reduce((sum, { input, start, end }) => {
+    if (input.stdin) return Infinity
+    const bytes = Math.min(end, input.size) - start
+    return sum + (input.compression === 'none' ? bytes : COMPRESSION_RATIO * bytes)
+  }, 0)
+}
+
+module.exports = { parseShard, shardParts, planBatches, partBytes, expectedTextBytes }

@@ -7,13 +7,15 @@
 // soon as it is whole, before the previous one's result is handed on, so the scheduler's threads
 // never wait for the consumer. At most one batch is gathering and two are encoding or waiting
 // for the consumer, whatever the input's size. A consumer that stops
-// pulling (a `Transform` whose readable side is full) stops the gathering too.
+// pulling (a `Transform` whose readable side is full) stops the gathering too. A stream that has
+// read a few MiB waits for the tokenizer's fastest engine before its next batch (engine-wait.js).
 
 const { Transform } = require('node:stream')
 
 const { INCOMPLETE_BYTES, chunkPlaces } = require('./cuts')
 const { LongRecord } = require('./long-record')
 const { withEnds } = require('./ends')
+const { EngineWait } = require('./engine-wait')
 
 /** Text per batch: large enough that the scheduler's threads finish together and the fixed cost
  * of a call is small, small enough that three batches in flight stay a few tens of MiB. */
@@ -202,6 +204,7 @@ async function* encodeBatches(tokenizer, batches, options) {
 
 /** `encodeBatches` with `options` already checked. */
 async function* encodeCheckedBatches(tokenizer, batches, options) {
+  const engine = new EngineWait(tokenizer)
   let pending = null
   const iterator = Symbol.asyncIterator in batches ? batches[Symbol.asyncIterator]() : batches[Symbol.iterator]()
   try {
@@ -220,6 +223,7 @@ async function* encodeCheckedBatches(tokenizer, batches, options) {
       }
       if (read.done) break
       const batch = read.value
+      await engine.beforeBatch(bytesIn(batch))
       const next = encodeChecked(tokenizer, batch, options)
       // A rejection is taken where the promise is awaited; until then it must not count as
       // unhandled.
@@ -545,6 +549,7 @@ function createEncodeStream(tokenizer, options) {
   /** Documents written so far, gathered ones included. */
   let written = 0
   let pending = null
+  const engine = new EngineWait(tokenizer)
   /** Hands the gathered documents to the encoder; pushes the batch that was running. */
   const startBatch = async (stream) => {
     const documents = gathered
@@ -557,11 +562,13 @@ function createEncodeStream(tokenizer, options) {
       // A change of kind inside the group makes two batches; encode the first at once.
       if (batch) {
         if (pending) stream.push(await pending)
+        await engine.beforeBatch(bytesIn(batch))
         pending = encodeChecked(tokenizer, batch, options)
         pending.catch(() => {})
       }
       batch = b
     }
+    if (batch) await engine.beforeBatch(bytesIn(batch))
     const next = batch ? encodeChecked(tokenizer, batch, options) : null
     if (next) next.catch(() => {})
     if (pending) stream.push(await pending)
