@@ -16,8 +16,8 @@
 //   token of the vocabulary (0.5 MiB for Llama 2's, 2 MiB for Llama 3's, 4 MiB for Gemma 3's).
 //
 // Measured on 2 cores with `node benchmark/engine-wait.mjs` (benchmark/results/engine-wait.md):
-// from twice these sizes waiting was faster on every file measured, 1.3 to 4.9 times at 16-64 MiB
-// of a tokenizer.json's input; about them, the two ways were within 0.15 s of each other.
+// from twice these sizes the CLI that waits was faster on every file measured, 1.3 to 4.9 times at
+// 16-64 MiB of a tokenizer.json's input; about them, the two ways were within 0.15 s.
 
 /** Bytes of input from which a job waits, by the kind of tokenizer (see the module's docs): for a
  * tokenizer.json, per token of its vocabulary. */
@@ -35,11 +35,11 @@ function waitForEngineBytes(tokenizer) {
 
 /**
  * A stream's wait. A stream does not know its length, only what it has read; one that has read
- * half of `waitForEngineBytes` is taken to go on past it (as often as not, a stream that has read
- * so far is at least twice as long). So the batch with which the bytes handed over reach half of
- * it waits for `whenReady()` before it starts, and the build, once done, is not waited for again.
- * Waiting too soon costs a stream at most the build's time; waiting too late, the first engine's
- * slower speed on all it encodes until the build, starved of cores, is done.
+ * half of `waitForEngineBytes` is taken to go on past it, a guess that costs little where it is
+ * wrong: waiting too soon costs a stream at most the build's time, waiting too late the first
+ * engine's slower speed on all it encodes until the build, starved of cores, is done. So the batch
+ * with which the bytes handed over reach half of it waits for `whenReady()` before it starts, and
+ * the build, once done, is not waited for again.
  */
 class EngineWait {
   /** @param {import('../index').Tokenizer} tokenizer */
