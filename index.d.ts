@@ -153,6 +153,13 @@ export declare class Tokenizer {
    * `whenReady()` has resolved).
    */
   get routing(): string
+  /**
+   * The bytes of UTF-8 text from which a batch is encoded sooner by waiting for `whenReady()`
+   * than on the first engine while the fastest is built: 16 per token of a tokenizer.json's
+   * vocabulary, 32 MiB for an encoding. A batch call with that much text waits by itself; a job
+   * of smaller calls (as `batchtok/stream` and the CLI do) compares its total.
+   */
+  get engineWaitBytes(): number
   /** The ids of one text, on the calling thread. */
   encode(text: string, options?: EncodeOptions): Uint32Array
   /** How many tokens one text has. */

@@ -2,9 +2,12 @@
 // special tokens, UTF-16 edge cases, cancellation and the event loop.
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { inspect } from 'node:util'
+import { createRequire } from 'node:module'
 import { describe, expect, it } from 'vitest'
 
 import { batchtok, corpus, hfTokenizer } from './helpers'
+
+const require = createRequire(import.meta.url)
 
 const { Tokenizer, Scheduler } = batchtok
 const o200k = Tokenizer.fromEncoding('o200k_base')
@@ -259,4 +262,28 @@ describe('whenReady', () => {
     await tokenizer.encodeBatch(['plain text'], { scheduler })
     expect(scheduler.stats()!.engineLocks).toBeGreaterThan(0)
   })
+
+  it('engineWaitBytes: 16 a token of a tokenizer.json, 32 MiB for an encoding', () => {
+    const gpt2 = hfTokenizer('gpt2')
+    expect(gpt2.engineWaitBytes).toBe(16 * gpt2.vocabSize)
+    expect(batchtok.Tokenizer.fromEncoding('o200k_base').engineWaitBytes).toBe(32 << 20)
+  })
+
+  it('a batch call of engineWaitBytes waits for the release candidate; a small one does not', async () => {
+    // Gemma 3's file: its release candidate is built over half a second after the load returns,
+    // far longer than the stable engine takes for a few texts.
+    const { ensureRealTokenizers } = require('../scripts/real-tokenizers.js') as { ensureRealTokenizers(): Record<string, string> }
+    const building = /while the 1\.0 release candidate is built/
+    const small = batchtok.Tokenizer.fromFile(ensureRealTokenizers().gemma3)
+    await small.encodeBatch(['a few words', 'and a few more'])
+    expect(small.routing).toMatch(building)
+    const large = batchtok.Tokenizer.fromFile(ensureRealTokenizers().gemma3)
+    const lines = corpus.bigTxt().slice(0, large.engineWaitBytes * 1.1).split('\n')
+    expect(lines.reduce((bytes, line) => bytes + Buffer.byteLength(line), 0)).toBeGreaterThanOrEqual(large.engineWaitBytes)
+    expect(large.routing).toMatch(building)
+    const ids = await large.encodeBatch(lines)
+    expect(large.routing).not.toMatch(building)
+    await small.whenReady()
+    expect(ids.toArrays()).toEqual((await small.encodeBatch(lines)).toArrays())
+  }, 60_000)
 })

@@ -136,17 +136,16 @@ describe('options', () => {
 const settle = () => new Promise((resolve) => setImmediate(resolve))
 
 /**
- * A stand-in tokenizer named `name` with a vocabulary of `vocabSize` tokens: its batch calls say
- * how many documents they start, and its `whenReady()` waits until the test calls `markReady`.
+ * A stand-in tokenizer whose batches wait from `engineWaitBytes`: its batch calls say how many
+ * documents they start, and its `whenReady()` waits until the test calls `markReady`.
  */
-function buildingTokenizer(name: string, vocabSize: number) {
+function buildingTokenizer(engineWaitBytes: number) {
   const events: string[] = []
   let markReady = () => {}
   const ready = new Promise<void>((resolve) => (markReady = resolve))
   const standIn = {
-    name,
-    vocabSize,
-    idLimit: vocabSize,
+    engineWaitBytes,
+    idLimit: 1000,
     whenReady() {
       events.push('wait')
       return ready
@@ -160,11 +159,10 @@ function buildingTokenizer(name: string, vocabSize: number) {
 }
 
 describe("waiting for the tokenizer's fastest engine", () => {
-  // 2,000 tokens: a tokenizer.json's stream waits once 16,000 bytes (8 a token) are handed over.
   const tenDocuments = Array.from({ length: 10 }, (_, i) => String(i).repeat(2000))
 
-  it("a tokenizer.json's stream waits before the batch that reaches 8 bytes a token, and never again", async () => {
-    const { tokenizer: building, events, markReady } = buildingTokenizer('tokenizer.json', 2000)
+  it('a stream waits before the batch that reaches half of engineWaitBytes, and never again', async () => {
+    const { tokenizer: building, events, markReady } = buildingTokenizer(32_000)
     const done = idsOf(stream.encodeStream(building, tenDocuments, { batchBytes: 4000 }))
     for (let i = 0; i < 20; i++) await settle()
     // Batches of two documents (4,000 bytes): the fourth reaches 16,000 and waits.
@@ -175,17 +173,17 @@ describe("waiting for the tokenizer's fastest engine", () => {
     expect(ids).toEqual(tenDocuments.map(() => [2000]))
   })
 
-  it('a stream shorter than that, and an encoding\'s stream under 16 MiB, never wait', async () => {
-    const short = buildingTokenizer('tokenizer.json', 2000)
+  it('a stream shorter than that never waits', async () => {
+    const short = buildingTokenizer(32_000)
     await idsOf(stream.encodeStream(short.tokenizer, tenDocuments.slice(0, 7), { batchBytes: 4000 }))
     expect(short.events).toEqual(['encode 2', 'encode 2', 'encode 2', 'encode 1'])
-    const encoding = buildingTokenizer('o200k_base', 2000)
+    const encoding = buildingTokenizer(32 << 20)
     await idsOf(stream.encodeStream(encoding.tokenizer, tenDocuments, { batchBytes: 4000 }))
     expect(encoding.events).not.toContain('wait')
   })
 
   it('createEncodeStream waits the same way', async () => {
-    const { tokenizer: building, events, markReady } = buildingTokenizer('tokenizer.json', 2000)
+    const { tokenizer: building, events, markReady } = buildingTokenizer(32_000)
     const transform = stream.createEncodeStream(building, { batchBytes: 4000 })
     const batches: unknown[] = []
     transform.on('data', (batch) => batches.push(batch))

@@ -1,6 +1,7 @@
 // End-to-end `batchtok encode` against `encodeUtf8Batch` on the same bytes held in memory.
 //
 //   node benchmark/cli.mjs [--mib 300] [--rounds 5] [--threads 2] [--baseline-cli DIR/cli/batchtok.js]
+//                          [--tokenizer llama3]
 //                          [--wait-quiet] [--only lines|jsonl|parquet] [--out benchmark/results/cli.md]
 //
 // Inputs are built in a temporary folder (never committed) from the four corpora of
@@ -8,7 +9,8 @@
 // kinds mix, repeated to size: `lines.txt`, every line of every item a document (text input),
 // `docs.jsonl`, every item one record `{"id", "text", "corpus"}` (JSONL input, `--field text`),
 // and `docs.parquet`, every item's text in one row group (benchmark/cli-inputs.mjs).
-// Each round runs, in a shuffled order, the CLI as a child process (o200k_base, Megatron output,
+// Each round runs, in a shuffled order, the CLI as a child process (o200k_base, or with
+// `--tokenizer` a real tokenizer.json of `node scripts/real-tokenizers.js`; Megatron output,
 // the given threads), a baseline CLI where one is given (another checkout's cli/, e.g. main's, to
 // compare builds side by side), and two in-memory calls of encodeUtf8Batch over the documents'
 // bytes with the same threads: one in this process, on an engine that has encoded these very
@@ -50,6 +52,12 @@ const outFile = option('out', null)
 const waitQuiet = args.includes('--wait-quiet')
 const only = option('only', null)
 const freshChild = option('fresh-in-memory', null)
+const tokenizerName = option('tokenizer', null)
+const tokenizerFile = tokenizerName === null ? null : require('../scripts/real-tokenizers.js').ensureRealTokenizers()[tokenizerName]
+if (tokenizerName !== null && !tokenizerFile) throw new Error(`--tokenizer ${tokenizerName} is not a file of scripts/real-tokenizers.js`)
+/** The CLI's option naming the tokenizer, and the same tokenizer loaded here. */
+const tokenizerArgs = tokenizerFile === null ? ['--encoding', 'o200k_base'] : ['--tokenizer', tokenizerFile]
+const loadTokenizer = () => (tokenizerFile === null ? Tokenizer.fromEncoding('o200k_base') : Tokenizer.fromFile(tokenizerFile))
 
 /** The machine's busy and idle CPU ticks since boot, from /proc/stat. */
 function machineTicks() {
@@ -104,7 +112,7 @@ function runCli(cliPath, work, input, extra = []) {
   for (const file of ['out.bin', 'out.idx']) fs.rmSync(path.join(work, file), { force: true })
   const result = spawnSync(
     process.execPath,
-    [cliPath, 'encode', input.file, ...input.args, '--encoding', 'o200k_base', '--threads', String(threads), '-o', path.join(work, 'out'), '--force', '-q', '--summary', ...extra],
+    [cliPath, 'encode', input.file, ...input.args, ...tokenizerArgs, '--threads', String(threads), '-o', path.join(work, 'out'), '--force', '-q', '--summary', ...extra],
     { encoding: 'utf8', maxBuffer: 1 << 20 },
   )
   if (result.status !== 0) throw new Error(`${cliPath} failed: ${result.stderr}`)
@@ -127,7 +135,7 @@ function writeMemory(work, memory) {
 /** One encodeUtf8Batch call in a fresh child process (`--fresh-in-memory PREFIX`); returns its
  * seconds. */
 function freshInMemory(prefix) {
-  const result = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--fresh-in-memory', prefix, '--threads', String(threads)], {
+  const result = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--fresh-in-memory', prefix, '--threads', String(threads), ...(tokenizerName === null ? [] : ['--tokenizer', tokenizerName])], {
     encoding: 'utf8',
   })
   if (result.status !== 0) throw new Error(`the fresh in-memory call failed: ${result.stderr}`)
@@ -139,7 +147,7 @@ if (freshChild !== null) {
   const bytes = fs.readFileSync(`${freshChild}.bytes`)
   const raw = fs.readFileSync(`${freshChild}.offsets`)
   const offsets = new Uint32Array(raw.buffer, raw.byteOffset, raw.length / 4)
-  const tokenizer = Tokenizer.fromEncoding('o200k_base')
+  const tokenizer = loadTokenizer()
   await tokenizer.whenReady()
   const scheduler = new Scheduler({ threads })
   await tokenizer.encodeBatch(['Hello, world!', 'Warm-up text.'], { scheduler })
@@ -155,7 +163,7 @@ if (baselineCli) clis.push({ key: 'baseline', name: 'baseline CLI', path: path.r
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'batchtok-bench-cli-'))
 try {
   const { inputs, write, parquetTexts } = cliInputs(work)
-  const tokenizer = Tokenizer.fromEncoding('o200k_base')
+  const tokenizer = loadTokenizer()
   await tokenizer.whenReady()
   const scheduler = new Scheduler({ threads })
   const rows = []
@@ -218,7 +226,7 @@ try {
     }
   }
   const machine = describeMachine()
-  const command = `node benchmark/cli.mjs --mib ${targetMiB} --rounds ${rounds} --threads ${threads}${baselineCli ? ' --baseline-cli BASE/cli/batchtok.js' : ''}${waitQuiet ? ' --wait-quiet' : ''}${only ? ` --only ${only}` : ''}`
+  const command = `node benchmark/cli.mjs --mib ${targetMiB} --rounds ${rounds} --threads ${threads}${baselineCli ? ' --baseline-cli BASE/cli/batchtok.js' : ''}${waitQuiet ? ' --wait-quiet' : ''}${only ? ` --only ${only}` : ''}${tokenizerName === null ? '' : ` --tokenizer ${tokenizerName}`}`
   const lines = [
     '# `batchtok encode` end to end vs `encodeUtf8Batch` in memory',
     '',
@@ -226,7 +234,7 @@ try {
     '',
     `Machine: ${machine.cpu}, nproc ${machine.nproc}, ${machine.memoryGiB} GiB, ${machine.os}, Node ${machine.node}. Medians of ${rounds} rounds in shuffled order${waitQuiet ? ', each run started on a quiet machine' : ''}; 1-minute load average ${loads.map((load) => load.toFixed(1)).join(', ')} (before and after each input's rounds).`,
     '',
-    `o200k_base, ${threads} threads. Input: the four corpora (prose, code, multilingual, chat; scripts/corpus.js), their items in turn, repeated to size; text has every line of every item as a document, JSONL every item as a record \`{"id", "text", "corpus"}\`, Parquet every item's text in one row group (snappy pages of plain values). CLI: a child process from start to exit (loading, encoding on one thread with the first engine while the full one is built, then on every thread, reading, writing the Megatron .bin/.idx, fsync); the previous run's output is deleted before each run, untimed; "start s" is the time before its first batch is handed over. In memory, one \`encodeUtf8Batch\` call over the same documents' bytes: *warm*, in the benchmark's process, on an engine that has encoded these documents before; *fresh*, the first call of a new process after \`whenReady()\`, which meets the text for the first time as the CLI does (its load and build untimed, the CLI's timed). Each CLI's ids are checked equal to the in-memory ids first. "Warm / run" and "fresh / run" are the medians of each round's ratio of that in-memory call to the CLI run, the two seconds apart, which the machine's drift between rounds moves less than a ratio of medians.`,
+    `${tokenizerName === null ? 'o200k_base' : `${tokenizerName}'s tokenizer.json`}, ${threads} threads. Input: the four corpora (prose, code, multilingual, chat; scripts/corpus.js), their items in turn, repeated to size; text has every line of every item as a document, JSONL every item as a record \`{"id", "text", "corpus"}\`, Parquet every item's text in one row group (snappy pages of plain values). CLI: a child process from start to exit (loading, encoding on one thread with the first engine while the full one is built, then on every thread, reading, writing the Megatron .bin/.idx, fsync); the previous run's output is deleted before each run, untimed; "start s" is the time before its first batch is handed over. In memory, one \`encodeUtf8Batch\` call over the same documents' bytes: *warm*, in the benchmark's process, on an engine that has encoded these documents before; *fresh*, the first call of a new process after \`whenReady()\`, which meets the text for the first time as the CLI does (its load and build untimed, the CLI's timed). Each CLI's ids are checked equal to the in-memory ids first. "Warm / run" and "fresh / run" are the medians of each round's ratio of that in-memory call to the CLI run, the two seconds apart, which the machine's drift between rounds moves less than a ratio of medians.`,
     '',
     '| input | MiB | documents | run | s | MiB/s | start s | in memory, warm s | warm / run | in memory, fresh s | fresh / run | peak RSS MiB |',
     '| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',

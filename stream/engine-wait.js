@@ -1,36 +1,25 @@
 'use strict'
-// When a bulk job waits for its tokenizer's fastest engine.
+// When a job of many batch calls waits for its tokenizer's fastest engine.
 //
 // A tokenizer encodes as soon as it is loaded, on its first engine, while its fastest engine is
-// built on a thread of lower priority (`whenReady()` resolves once it is: an encoding's full
-// engine, a tokenizer.json's release candidate; src/engine/loading.rs). A job that keeps every
-// core encoding leaves that thread almost no core, so the build is put off and the job runs on the
-// first engine for as long as it keeps them busy. Below a size of input the first engine, on every
-// core, ends the job sooner than the build would; from about it on, waiting is faster:
-//
-// - an encoding's first engine (tiktoken's BPE over the rank table) runs at half or more of the
-//   full engine's speed, which is built in about half a second: from 32 MiB;
-// - a tokenizer.json's first engine is the stable `tokenizers` crate, a tenth to a twentieth of
-//   the release candidate's speed, whose build takes longer the larger the vocabulary (a tenth of
-//   a second for Llama 2's 32,000 tokens, over a second for Gemma 3's 262,145): from 16 bytes per
-//   token of the vocabulary (0.5 MiB for Llama 2's, 2 MiB for Llama 3's, 4 MiB for Gemma 3's).
-//
-// Measured on 2 cores with `node benchmark/engine-wait.mjs` (benchmark/results/engine-wait.md):
-// from twice these sizes the CLI that waits was faster on every file measured, 1.3 to 4.9 times at
-// 16-64 MiB of a tokenizer.json's input; about them, the two ways were within 0.15 s.
+// built on a thread of lower priority: a job that keeps every core encoding leaves the build almost
+// no core, and runs on the first engine (a tenth to a twentieth of the speed for a tokenizer.json)
+// for as long as it does. From `tokenizer.engineWaitBytes` of text (16 bytes per token of a
+// tokenizer.json's vocabulary, 32 MiB for an encoding) waiting for `whenReady()` is faster; the
+// addon's rule, in src/engine/engine_wait.rs, with the measurements. One batch call of that much
+// waits by itself; a job of smaller calls decides on its total here: the CLI on its input's size,
+// a stream as it reads. Measured with `node benchmark/engine-wait.mjs`.
 
-/** Bytes of input from which a job waits, by the kind of tokenizer (see the module's docs): for a
- * tokenizer.json, per token of its vocabulary. */
-const WAIT_FOR_ENGINE_BYTES = { encoding: 32 << 20, tokenizerJsonPerToken: 16 }
+/** Where the size comes from: the addon. benchmark/engine-wait-policy.cjs replaces `of` to time
+ * jobs that never or always wait. */
+const threshold = { of: (tokenizer) => tokenizer.engineWaitBytes }
 
 /**
- * The bytes of input from which a job on `tokenizer` waits for its fastest engine: a Hugging Face
- * tokenizer.json's, by its vocabulary, or an encoding's (OpenAI's, a rank file's, a tekken.json's).
+ * The bytes of text from which a job on `tokenizer` waits for its fastest engine.
  * @param {import('../index').Tokenizer} tokenizer
  */
 function waitForEngineBytes(tokenizer) {
-  if (tokenizer.name === 'tokenizer.json') return WAIT_FOR_ENGINE_BYTES.tokenizerJsonPerToken * tokenizer.vocabSize
-  return WAIT_FOR_ENGINE_BYTES.encoding
+  return threshold.of(tokenizer)
 }
 
 /**
@@ -60,4 +49,4 @@ class EngineWait {
   }
 }
 
-module.exports = { EngineWait, WAIT_FOR_ENGINE_BYTES, waitForEngineBytes }
+module.exports = { EngineWait, threshold, waitForEngineBytes }

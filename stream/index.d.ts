@@ -61,10 +61,10 @@ export type Document = string | Uint8Array
 
 /** Encodes documents into token batches, in order: one batch encodes on the scheduler's threads
  * while the next is gathered, and at most three batches are held at once. The batch with which the
- * batches handed over reach a size (a tokenizer.json: 8 bytes per token of its vocabulary; an
- * encoding: 16 MiB) waits for `tokenizer.whenReady()` before it starts, in `encodeBatches`,
- * `encodeLineStream` and `createEncodeStream` too: until then the tokenizer encodes on its first,
- * slower engine, and a stream that keeps every core busy leaves the build of the fastest one none. */
+ * batches handed over reach half of `tokenizer.engineWaitBytes` waits for `tokenizer.whenReady()`
+ * before it starts, in `encodeBatches`, `encodeLineStream` and `createEncodeStream` too: until
+ * then the tokenizer encodes on its first, slower engine, and a stream that keeps every core busy
+ * leaves the build of the fastest one none. */
 export function encodeStream(
   tokenizer: Tokenizer,
   documents: Iterable<Document> | AsyncIterable<Document>,

@@ -94,6 +94,7 @@ pub fn count_all(
     mode: &EncodeMode,
     cancel: &CancelToken,
 ) -> Result<Vec<u32>, Failure> {
+    tokenizer.wait_before_batch(texts.total_bytes());
     let output = scheduler.run(&CountBatch::new(tokenizer, texts, mode), cancel)?;
     let mut counts = Vec::with_capacity(texts.len());
     for chunk in &output.chunks {

@@ -144,6 +144,7 @@ pub fn encode_all(
     mode: &EncodeMode,
     cancel: &CancelToken,
 ) -> Result<Encoded, Failure> {
+    tokenizer.wait_before_batch(texts.total_bytes());
     let output = scheduler.run(
         &EncodeBatch::new(tokenizer, texts, mode, scheduler.max_sinks()),
         cancel,

@@ -97,6 +97,7 @@ pub fn encode_lines(
     mode: &EncodeMode,
     cancel: &CancelToken,
 ) -> Result<LinesEncoded, LinesFailure> {
+    tokenizer.wait_before_batch(bytes.len());
     let batch = LinesBatch {
         bytes,
         format,

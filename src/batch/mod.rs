@@ -1,7 +1,8 @@
 //! A batch of texts and the work of tokenizing it, in the shape the scheduler runs.
 //!
 //! This is the glue between the two plain-Rust layers: it knows the engine's `Tokenizer` and the
-//! scheduler's `Batch` trait, and nothing of napi.
+//! scheduler's `Batch` trait, and nothing of napi. A batch whose text reaches the tokenizer's
+//! `engine_wait_bytes` waits for its fastest engine before it starts (`engine/engine_wait.rs`).
 
 mod assemble;
 mod count;

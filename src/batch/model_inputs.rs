@@ -187,6 +187,7 @@ pub fn model_inputs_all<T: IdElement>(
     padding: Option<&Padding>,
     cancel: &CancelToken,
 ) -> Result<Result<ModelInputs<T>, engine::Error>, Failure> {
+    tokenizer.wait_before_batch(inputs.texts.total_bytes());
     let (sink_tokens, sink_rows) = scheduler.max_sinks().map_or((0, 0), |sinks| {
         let sinks = sinks.max(1);
         let template = tokenizer.template_tokens(false) * inputs.len();

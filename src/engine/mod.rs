@@ -34,6 +34,7 @@ mod decode_bytes;
 #[cfg(test)]
 mod differential;
 mod disallowed;
+mod engine_wait;
 mod error;
 #[cfg(feature = "fastokens")]
 mod fastokens;

@@ -357,6 +357,15 @@ impl Tokenizer {
         self.tokenizer.routing()
     }
 
+    /// The bytes of UTF-8 text from which a batch is encoded sooner by waiting for `whenReady()`
+    /// than on the first engine while the fastest is built: 16 per token of a tokenizer.json's
+    /// vocabulary, 32 MiB for an encoding. A batch call with that much text waits by itself; a job
+    /// of smaller calls (as `batchtok/stream` and the CLI do) compares its total.
+    #[napi(getter)]
+    pub fn engine_wait_bytes(&self) -> u32 {
+        u32::try_from(self.tokenizer.engine_wait_bytes()).unwrap_or(u32::MAX)
+    }
+
     /// The ids of one text, on the calling thread.
     #[napi(catch_unwind, ts_args_type = "text: string, options?: EncodeOptions")]
     pub fn encode(
