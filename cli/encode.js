@@ -10,7 +10,6 @@ const { resolveInputs } = require('./inputs')
 const { parseShard, shardParts, planBatches, partBytes, expectedTextBytes } = require('./plan')
 const { loadTokenizer, eosIdOf, templateEnds } = require('./tokenizer')
 const { withEnds } = require('../stream/ends')
-const { waitForEngineBytes } = require('../stream/engine-wait')
 const { OutputWriter, makeOutputFolder } = require('./output')
 const { CHECKPOINT_VERSION, fingerprint, readCheckpoint, writeCheckpoint } = require('./checkpoint')
 const { createProgress } = require('./progress')
@@ -249,11 +248,11 @@ async function runEncode(patterns, options) {
     } catch (error) {
       throw writeError(error)
     }
-    // On an input large enough (stream/engine-wait.js; stdin's counts as large), one core is left
+    // On an input large enough (`engineWaitBytes`; stdin's counts as large), one core is left
     // to the engine's build while it lasts: the first engine encodes on at most the others (on one
     // where there are two), batches of the usual size only: one more than twice that holds a long
     // document, which is better left to the full engine. Every engine gives the same ids.
-    const building = expectedTextBytes(parts) >= waitForEngineBytes(loaded.tokenizer)
+    const building = expectedTextBytes(parts) >= loaded.tokenizer.engineWaitBytes
     const ready = building ? loaded.tokenizer.whenReady() : Promise.resolve()
     if (timeline.enabled) ready.then(() => timeline.mark('ready', undefined, true), () => {})
     encodingStarted = Date.now()

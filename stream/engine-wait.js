@@ -1,5 +1,5 @@
 'use strict'
-// When a job of many batch calls waits for its tokenizer's fastest engine.
+// When a stream waits for its tokenizer's fastest engine.
 //
 // A tokenizer encodes as soon as it is loaded, on its first engine, while its fastest engine is
 // built on a thread of lower priority: a job that keeps every core encoding leaves the build almost
@@ -7,24 +7,12 @@
 // for as long as it does. From `tokenizer.engineWaitBytes` of text (16 bytes per token of a
 // tokenizer.json's vocabulary, 32 MiB for an encoding) waiting for `whenReady()` is faster; the
 // addon's rule, in src/engine/engine_wait.rs, with the measurements. One batch call of that much
-// waits by itself; a job of smaller calls decides on its total here: the CLI on its input's size,
-// a stream as it reads. Measured with `node benchmark/engine-wait.mjs`.
-
-/** Where the size comes from: the addon. benchmark/engine-wait-policy.cjs replaces `of` to time
- * jobs that never or always wait. */
-const threshold = { of: (tokenizer) => tokenizer.engineWaitBytes }
-
-/**
- * The bytes of text from which a job on `tokenizer` waits for its fastest engine.
- * @param {import('../index').Tokenizer} tokenizer
- */
-function waitForEngineBytes(tokenizer) {
-  return threshold.of(tokenizer)
-}
+// waits by itself; a job of smaller calls decides on its total: the CLI on its input's size
+// (cli/encode.js), a stream as it reads (here). Measured with `node benchmark/engine-wait.mjs`.
 
 /**
  * A stream's wait. A stream does not know its length, only what it has read; one that has read
- * half of `waitForEngineBytes` is taken to go on past it, a guess that costs little where it is
+ * half of `engineWaitBytes` is taken to go on past it, a guess that costs little where it is
  * wrong: waiting too soon costs a stream at most the build's time, waiting too late the first
  * engine's slower speed on all it encodes until the build, starved of cores, is done. So the batch
  * with which the bytes handed over reach half of it waits for `whenReady()` before it starts, and
@@ -34,7 +22,7 @@ class EngineWait {
   /** @param {import('../index').Tokenizer} tokenizer */
   constructor(tokenizer) {
     this.tokenizer = tokenizer
-    this.limit = waitForEngineBytes(tokenizer) / 2
+    this.limit = tokenizer.engineWaitBytes / 2
     this.handedOver = 0
     this.ready = false
   }
@@ -49,4 +37,4 @@ class EngineWait {
   }
 }
 
-module.exports = { EngineWait, threshold, waitForEngineBytes }
+module.exports = { EngineWait }
