@@ -162,6 +162,12 @@ export declare class Tokenizer {
   get engineWaitBytes(): number
   /** The ids of one text, on the calling thread. */
   encode(text: string, options?: EncodeOptions): Uint32Array
+  /**
+   * tiktoken's `encode_with_unstable`, for a text whose end may still grow (a prompt about to
+   * be continued): the ids no continuation changes, and every sequence of ids the rest can
+   * become. OpenAI-style encodings only.
+   */
+  encodeWithUnstable(text: string, options?: EncodeOptions): UnstableEncoding
   /** How many tokens one text has. */
   count(text: string, options?: EncodeOptions): number
   /**
@@ -956,4 +962,15 @@ export interface TruncationOptions {
    * @default 'right'
    */
   direction?: 'right' | 'left'
+}
+
+/** What `encodeWithUnstable` returns: tiktoken's `encode_with_unstable` as an object. */
+export interface UnstableEncoding {
+  /** The ids of a start of the text that no text appended to it changes. */
+  stable: Uint32Array
+  /**
+   * Each sequence of ids that the rest of the text, once more text follows it, can begin
+   * with, in ascending order (tiktoken returns them as a set).
+   */
+  completions: Array<Uint32Array>
 }

@@ -103,15 +103,21 @@ export function rankFileOf(encoding: string, keep: (rank: number) => boolean = (
  * token count as u32 little-endian, then its ids as u32 little-endian.
  */
 export function digest(encoding: import('../index.js').BatchEncoding): Digest {
+  return digestOf(Array.from({ length: encoding.length }, (_, i) => encoding.get(i)))
+}
+
+/** The same digest of lists of ids. */
+export function digestOf(lists: readonly Uint32Array[]): Digest {
   const hash = createHash('sha256')
   const count = new Uint32Array(1)
-  for (let i = 0; i < encoding.length; i++) {
-    const ids = encoding.get(i)
+  let tokens = 0
+  for (const ids of lists) {
     count[0] = ids.length
+    tokens += ids.length
     hash.update(new Uint8Array(count.buffer))
     hash.update(new Uint8Array(ids.buffer, ids.byteOffset, ids.byteLength))
   }
-  return { items: encoding.length, tokens: encoding.ids.length, sha256: hash.digest('hex') }
+  return { items: lists.length, tokens, sha256: hash.digest('hex') }
 }
 
 /**

@@ -4,7 +4,7 @@
 import { createRequire } from 'node:module'
 import { describe, expect, it } from 'vitest'
 
-import { batchtok, expectPeersWords, fixture, outcome, typeCheck, type OpenAiFixture, type Texts } from './helpers'
+import { batchtok, digestOf, expectPeersWords, fixture, outcome, typeCheck, type Digest, type OpenAiFixture, type Texts } from './helpers'
 
 const require = createRequire(import.meta.url)
 type Module = typeof import('../entry/tiktoken')
@@ -15,15 +15,22 @@ const openai = fixture<OpenAiFixture>('openai.json')
 const texts = fixture<Texts>('texts.json').cases.map((c) => c.text)
 const ENCODINGS = ['o200k_base', 'cl100k_base', 'p50k_base', 'r50k_base'] as const
 
+/** Python tiktoken's `encode_with_unstable` of each text, every special token allowed. */
+type UnstableFixture = {
+  texts: string[]
+  encodings: Record<string, { stable: number[]; completions: Digest; written?: number[][] }[]>
+}
+const unstable = fixture<UnstableFixture>('unstable.json')
+
 /** What `run` returned, or that it threw (the two libraries' messages differ). */
 function result<T>(run: () => T): { value: T } | { threw: true } {
   const got = outcome(run)
   return 'value' in got ? got : { threw: true }
 }
 
-it("has every method of tiktoken's Tiktoken but encode_with_unstable", () => {
+it("has every method of tiktoken's Tiktoken", () => {
   const methods = (module: Module) => Object.getOwnPropertyNames(module.Tiktoken.prototype)
-  expect(methods(theirs).filter((name) => !methods(ours).includes(name)).sort()).toEqual(['__destroy_into_raw', 'encode_with_unstable'])
+  expect(methods(theirs).filter((name) => !methods(ours).includes(name)).sort()).toEqual(['__destroy_into_raw'])
   expect(Object.keys(theirs).filter((name) => !(name in ours)).sort()).toEqual([])
 })
 
@@ -38,6 +45,7 @@ it("each error's message begins with tiktoken's own", () => {
     ['the special token not allowed', (module) => module.get_encoding('cl100k_base').encode(text, ['<|fim_prefix|>'])],
     ['allowed_special neither a list nor "all"', (module) => module.get_encoding('gpt2').encode('hi', 'some' as never)],
     ['disallowed_special neither a list nor "all"', (module) => module.get_encoding('gpt2').encode('hi', [], 'some' as never)],
+    ['encode_with_unstable of special-token text', (module) => module.get_encoding('cl100k_base').encode_with_unstable(text)],
   ]
   expectPeersWords(calls, ours, theirs)
   // After tiktoken's words, batchtok's: where the token is, what the call could do instead.
@@ -63,6 +71,21 @@ describe.each(ENCODINGS)('get_encoding(%s)', (name) => {
     }
   })
 
+  it("encode_with_unstable gives Python tiktoken's stable ids and set of completions, in ascending order", () => {
+    unstable.texts.forEach((text, i) => {
+      const want = unstable.encodings[name][i]
+      const [stable, completions] = encoding.encode_with_unstable(text, 'all')
+      expect([text, stable]).toEqual([text, want.stable])
+      expect([text, digestOf(completions.map((ids) => Uint32Array.from(ids)))]).toEqual([text, want.completions])
+      if (want.written) expect([text, completions]).toEqual([text, want.written])
+    })
+    // Every completion spells the text on from the stable ids.
+    const [stable, completions] = encoding.encode_with_unstable('hello fanta')
+    const spelled = new TextDecoder().decode(encoding.decode(Uint32Array.from(stable)))
+    expect(spelled).toBe('hello')
+    for (const ids of completions) expect(new TextDecoder().decode(encoding.decode(Uint32Array.from([...stable, ...ids])))).toMatch(/^hello fanta/)
+  })
+
   it("decode gives tiktoken's bytes; the single-token methods (and token_byte_values) give tiktoken's answers", () => {
     for (const ids of ordinary) expect(encoding.decode(Uint32Array.from(ids))).toEqual(reference.decode(Uint32Array.from(ids)))
     const limit = encoding.tokenizer.idLimit
@@ -85,6 +108,7 @@ describe.each(ENCODINGS)('get_encoding(%s)', (name) => {
     const fromRanks = new ours.Tiktoken(bpe_ranks, special_tokens, pat_str)
     const reference = new theirs.Tiktoken(bpe_ranks, special_tokens, pat_str)
     for (const text of texts.slice(0, 80)) expect(fromRanks.encode(text, 'all')).toEqual(reference.encode(text, 'all'))
+    expect(fromRanks.encode_with_unstable('hello fanta')).toEqual(encoding.encode_with_unstable('hello fanta'))
     fromRanks.free()
     reference.free()
     expect(fromRanks.encode_ordinary('still usable after free()')).toEqual(encoding.encode_ordinary('still usable after free()'))

@@ -27,6 +27,12 @@ export declare class Tiktoken {
    * an `Error` naming the token; any other is ordinary text.
    */
   encode(text: string, allowed_special?: 'all' | readonly string[], disallowed_special?: 'all' | readonly string[]): Uint32Array
+  /**
+   * The ids of a start of `text` that no text appended to it changes, and every sequence of ids the
+   * rest can become once more text follows (tiktoken's, in ascending order: tiktoken's are a set).
+   * Special tokens as `encode` takes them.
+   */
+  encode_with_unstable(text: string, allowed_special?: 'all' | readonly string[], disallowed_special?: 'all' | readonly string[]): [number[], number[][]]
   /** The ids of `text`, special-token text as ordinary text. */
   encode_ordinary(text: string): Uint32Array
   /**

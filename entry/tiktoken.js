@@ -5,8 +5,8 @@
 // `Uint32Array` and throws on special-token text that is not allowed, and `decode` returns bytes.
 // Its errors begin with tiktoken's messages (`peer-errors.js`).
 // `free()` is there and frees nothing: a tokenizer's memory belongs to the garbage collector, and
-// the encoding stays usable. `encode_with_unstable` (the completions of a text's unstable end) is
-// not there.
+// the encoding stays usable. `encode_with_unstable` returns `[tokens, completions]` as tiktoken's
+// does, its completions in ascending order where tiktoken's come in the order of its hash set.
 
 // Through the package's main entry, as the other entry points.
 const { Tokenizer, encodingForModel: encodingNameForModel } = require('./index.js')
@@ -61,14 +61,21 @@ class Tiktoken {
    * throws; any other is ordinary text.
    */
   encode(text, allowed_special = [], disallowed_special = 'all') {
-    checkSpecialArgument('allowed_special', allowed_special)
-    checkSpecialArgument('disallowed_special', disallowed_special)
+    const options = specialOptions(allowed_special, disallowed_special)
     return sayingDisallowed(
-      () => this[TOKENIZER].encode(text, { allowedSpecial: allowed_special, disallowedSpecial: disallowed_special }),
-      (token, index) =>
-        `The text contains a special token that is not allowed: ${token} (at index ${index}; pass it in ` +
-        'allowed_special to encode it as its id, or encode it with encode_ordinary as ordinary text)',
+      () => this[TOKENIZER].encode(text, options),
+      notAllowed(', or encode it with encode_ordinary as ordinary text'),
     )
+  }
+
+  /**
+   * The ids of `text` that no text appended to it changes, and every sequence of ids its rest can
+   * become: `[tokens, completions]`, plain arrays. Special tokens as `encode` takes them.
+   */
+  encode_with_unstable(text, allowed_special = [], disallowed_special = 'all') {
+    const options = specialOptions(allowed_special, disallowed_special)
+    const { stable, completions } = sayingDisallowed(() => this[TOKENIZER].encodeWithUnstable(text, options), notAllowed(''))
+    return [Array.from(stable), completions.map((ids) => Array.from(ids))]
   }
 
   /** The ids of `text`, special-token text as ordinary text. */
@@ -121,6 +128,17 @@ function checkSpecialArgument(name, value) {
     throw new TypeError(`Invalid value for ${name}: ${JSON.stringify(value)}; expected 'all' or an array of special tokens such as ['<|endoftext|>']`)
   }
 }
+
+/** `encode`'s special-token arguments, checked as tiktoken checks them, as batchtok's options. */
+function specialOptions(allowed_special, disallowed_special) {
+  checkSpecialArgument('allowed_special', allowed_special)
+  checkSpecialArgument('disallowed_special', disallowed_special)
+  return { allowedSpecial: allowed_special, disallowedSpecial: disallowed_special }
+}
+
+/** tiktoken's words for special-token text not allowed, then where it is and what else to do. */
+const notAllowed = (otherwise) => (token, index) =>
+  `The text contains a special token that is not allowed: ${token} (at index ${index}; pass it in allowed_special to encode it as its id${otherwise})`
 
 /** tiktoken's message for a model its table does not hold, then batchtok's. */
 const invalidModel = (model) => (message) => `Invalid model: ${model} (${message})`

@@ -51,6 +51,11 @@ runs the reference libraries once and stores what they answer under `__test__/fi
   what the real files differ in (tabs and byte fallback, Unicode 17 characters, prefix spaces),
   for each real model tokenizer.json that scripts/real-tokenizers.js fetches (never committed;
   the fixture names each by its SHA-256).
+- unstable.json: tiktoken's `encode_with_unstable` (the stable ids, and a digest of the completions
+  in ascending order with their count; the completions themselves where they are few) of texts
+  whose ends exercise it (a word cut short, white space and newlines of every kind, digits, other
+  scripts, an allowed special token last) and of the starts and ends of every sixth fixture text,
+  with every special token allowed, on each OpenAI encoding with ranks of its own.
 - corpus-digests.json: for whole corpora (big.txt and the UDHR, cut into items exactly as
   scripts/corpus.js cuts them, and big.txt as one text), a count and a sha256 of every id, so
   the tests can check millions of tokens without committing them.
@@ -1007,6 +1012,45 @@ def digest(id_lists) -> dict:
     return {"items": items, "tokens": tokens, "sha256": h.hexdigest()}
 
 
+# Texts whose ends take each path of encode_with_unstable: a word that may grow, white space that a
+# following character would split or join, a special token last (nothing unstable), none at all.
+UNSTABLE_TEXTS = [
+    "hello fanta", "hello world", "", "hi <|endoftext|>", "hi <|endoftext|> there", "a\n\n  ",
+    "x = 1  \n", "foo\r\n", "  !", "\n\n0", "it's", "12345", "3.14159", "日本語のテキスト",
+    "héllo wörld", "👍👍", "\u3000x\u3000", "tab\t", "def f():\n    return", "<|endoftext|>",
+]
+
+# Completions are written out where there are at most this many; larger sets as a digest.
+UNSTABLE_WRITTEN_OUT = 12
+
+
+def unstable_fixture(encodings, texts: list[str]) -> dict:
+    cases = list(UNSTABLE_TEXTS)
+    for text in texts[::6]:
+        # Python's encode_with_unstable refuses a lone surrogate (encode turns it into U+FFFD).
+        for part in (text[:30], text[-25:]):
+            if part not in cases and not any(0xD800 <= ord(c) <= 0xDFFF for c in part):
+                cases.append(part)
+    out = {}
+    for name in OPENAI_ENCODINGS:
+        if name in ORDINARY_AS:
+            continue
+        enc = encodings[name]
+        rows = []
+        for text in cases:
+            stable, completions = enc.encode_with_unstable(text, allowed_special="all")
+            ordered = sorted(list(c) for c in completions)
+            row = {"stable": stable, "completions": digest(ordered)}
+            if len(ordered) <= UNSTABLE_WRITTEN_OUT:
+                row["written"] = ordered
+            rows.append(row)
+        out[name] = rows
+    fanta = out["r50k_base"][cases.index("hello fanta")]
+    if fanta["stable"] != [31373] or fanta["completions"]["items"] < 1000:
+        sys.exit(f"sanity check failed: r50k_base 'hello fanta' gave {fanta}")
+    return {"reference": {"tiktoken": TIKTOKEN_VERSION}, "texts": cases, "encodings": out}
+
+
 def corpus_fixture(encodings, cuts: dict) -> dict:
     hf = {name: load_hf(name) for name in HF_NAMES}
     out = {}
@@ -1829,6 +1873,7 @@ ONLY = {
     "real-files": ("real-files.json", lambda work: real_files_fixture(committed_texts())),
     "hf-special": ("hf-special.json", lambda work: hf_special_fixture(committed_texts())),
     "corpus-digests": ("corpus-digests.json", lambda work: corpus_fixture(openai_encodings(work), corpus_cuts())),
+    "unstable": ("unstable.json", lambda work: unstable_fixture(openai_encodings(work), committed_texts())),
 }
 
 
@@ -1864,6 +1909,7 @@ def generate(args, work: Path) -> None:
     write_json(FIXTURES / "model-inputs.json", model_inputs_fixture())
     write_json(FIXTURES / "real-files.json", real_files_fixture(texts))
     write_json(FIXTURES / "corpus-digests.json", corpus_fixture(encodings, cuts))
+    write_json(FIXTURES / "unstable.json", unstable_fixture(encodings, texts))
 
 
 if __name__ == "__main__":

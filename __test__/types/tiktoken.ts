@@ -8,8 +8,10 @@ const bytes: Uint8Array = encoding.decode(ids)
 const text: string = new TextDecoder().decode(bytes)
 const one: number = encoding.encode_single_token(encoding.decode_single_token_bytes(ids[0]))
 const values: number[][] = encoding.token_byte_values()
+const [stable, completions] = encoding.encode_with_unstable('hello fan', 'all')
+const continued: number[] = [...stable, ...completions[0]]
 encoding.free()
 const fromRanks = new Tiktoken('aGVsbG8= 0', { '<|endoftext|>': 1 }, '\\S+')
 const name: string = get_encoding_name_for_model('gpt-4o') + encoding_for_model('gpt-4o').name + fromRanks.name
 
-export { text, one, values, name }
+export { text, one, values, name, continued }

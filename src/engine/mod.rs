@@ -17,7 +17,8 @@
 //! their encodings (`models.rs`), counting within a limit and truncating to a number of tokens
 //! (`budget.rs`), exact bytes (`decode_bytes.rs`), transformers' clean-up of decoded text
 //! (`tokenization_spaces.rs`), streaming decoding (`stream_decode.rs`),
-//! tiktoken's disallowed special tokens (`disallowed.rs`), chat conversations (`chat.rs`), chat
+//! tiktoken's disallowed special tokens (`disallowed.rs`), tiktoken's ids of a text whose end may
+//! still grow (`unstable.rs`), chat conversations (`chat.rs`), chat
 //! completion requests with function definitions (`function_calls.rs`), the vocabulary
 //! (`vocabulary.rs`) and tokens added to it (`add_tokens.rs`). A model folder's config files are
 //! read by `model_config.rs`, and `model_folder.rs` finds a folder or a Hub id in the local
@@ -71,6 +72,7 @@ mod tiktoken_file;
 mod tokenization_spaces;
 mod tokenizer;
 mod unicode_drift;
+mod unstable;
 mod vocabulary;
 
 pub use add_tokens::NewToken;
@@ -99,6 +101,7 @@ pub use spelling::{edit_distance, is_typo};
 pub use stream_decode::StreamDecoder;
 pub use tekken::TEKKEN_NAME;
 pub use tokenizer::{EncodeMode, Family, Tokenizer};
+pub use unstable::UnstableEncoding;
 pub use vocabulary::AddedToken;
 
 /// What every engine does: append the ids of one text to a buffer.

@@ -24,6 +24,7 @@
 use std::cell::RefCell;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tokenizers::pipeline::{PipelinePreTokenizer, PreTokenizer, PreTokenizerScratch, Span};
@@ -77,6 +78,9 @@ pub struct RankTable {
     /// The rank of the token with no bytes, where a rank file gives one (`tiktoken_file.rs`): a
     /// gap in `table` that is still a token, which the BPE never forms.
     empty_token: Option<u32>,
+    /// Every rank with a token, in the byte order of the tokens, built on first use
+    /// ([`RankTable::tokens_starting_with`]).
+    sorted: OnceLock<Box<[u32]>>,
 }
 
 impl RankTable {
@@ -137,6 +141,7 @@ impl RankTable {
             byte_ranks,
             longest,
             empty_token: None,
+            sorted: OnceLock::new(),
         })
     }
 
@@ -197,6 +202,27 @@ impl RankTable {
             token_at(&self.table, self.at[rank as usize])
         })
         .ok()
+    }
+
+    /// The tokens whose bytes begin with `prefix`, with their ranks, in byte order. The first call
+    /// sorts the table (tens of milliseconds for the largest); each call after it is a binary
+    /// search.
+    pub fn tokens_starting_with<'t>(
+        &'t self,
+        prefix: &'t [u8],
+    ) -> impl Iterator<Item = (u32, &'t [u8])> + 't {
+        let sorted = self.sorted.get_or_init(|| {
+            let mut ranks: Vec<u32> = (0..self.len() as u32)
+                .filter(|&rank| self.token(rank).is_some())
+                .collect();
+            ranks.sort_unstable_by(|&a, &b| self.token(a).cmp(&self.token(b)));
+            ranks.into_boxed_slice()
+        });
+        let first = sorted.partition_point(|&rank| self.token(rank).is_some_and(|t| t < prefix));
+        sorted[first..]
+            .iter()
+            .map(|&rank| (rank, self.token(rank).unwrap_or_default()))
+            .take_while(move |(_, token)| token.starts_with(prefix))
     }
 
     /// The rank of `joined`, the tokens `left` and `right` side by side, or [`NO_RANK`]; through
@@ -534,7 +560,14 @@ impl RankEngine {
         }
     }
 
-    fn encode_with(&self, text: &str, work: &mut RankScratch, out: &mut Ids) -> Result<(), Error> {
+    /// Appends the ids of `text` and returns how many of them its last piece gave (none for a text
+    /// of no pieces).
+    fn encode_with(
+        &self,
+        text: &str,
+        work: &mut RankScratch,
+        out: &mut Ids,
+    ) -> Result<usize, Error> {
         if u32::try_from(text.len()).is_err() {
             return Err(Error::new(
                 ErrorKind::Engine,
@@ -557,9 +590,12 @@ impl RankEngine {
             .map_err(|e| Error::new(ErrorKind::Engine, format!("encoding failed: {e}")))?;
         let cache = table_cache_for(caches, self.ranks);
         let bytes = text.as_bytes();
+        let mut last_piece_ids = 0;
         for span in spans.iter() {
             let piece = &bytes[span.start as usize..span.end as usize];
+            let before = out.len();
             self.ranks.encode_piece(piece, cache, merge, out);
+            last_piece_ids = out.len() - before;
         }
         // The thread keeps this memory for its next texts: not what one huge text grew (see
         // `scratch.rs`). The caches have a fixed size and stay.
@@ -573,8 +609,45 @@ impl RankEngine {
             },
             || *merge = MergeWork::default(),
         );
-        Ok(())
+        Ok(last_piece_ids)
     }
+
+    /// The table the engine encodes with.
+    pub fn table(&self) -> &'static RankTable {
+        self.ranks
+    }
+
+    /// Appends the ids of `text`, as [`Engine::encode_into`] does, and returns how many of them
+    /// its last piece gave (none for a text of no pieces): where tiktoken's
+    /// `encode_with_unstable` starts (`unstable.rs`).
+    pub fn encode_noting_last_piece(&self, text: &str, out: &mut Ids) -> Result<usize, Error> {
+        with_rank_scratch(|work| self.encode_with(text, work, out))
+    }
+
+    /// Appends the ids tiktoken's BPE joins `bytes` into, without first looking the whole of them
+    /// up as a token: tiktoken's `byte_pair_encode`, which `encode_with_unstable` runs on bytes
+    /// that need not be whole characters.
+    pub fn merge_bytes(&self, bytes: &[u8], out: &mut Ids) {
+        with_rank_scratch(|work| {
+            let cache = table_cache_for(&mut work.caches, self.ranks);
+            if bytes.len() <= SCAN_MERGE_MAX_BYTES {
+                self.ranks
+                    .merge_by_scan(bytes, &mut cache.pairs, &mut work.merge, out);
+            } else {
+                self.ranks
+                    .merge_by_heap(bytes, &mut cache.pairs, &mut work.merge, out);
+            }
+        })
+    }
+}
+
+/// Runs `f` with this thread's [`RankScratch`]; a re-entrant call, the only one that could find it
+/// borrowed, gets memory of its own.
+fn with_rank_scratch<R>(f: impl FnOnce(&mut RankScratch) -> R) -> R {
+    RANK_SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut work) => f(&mut work),
+        Err(_) => f(&mut RankScratch::default()),
+    })
 }
 
 impl Engine for RankEngine {
@@ -586,11 +659,7 @@ impl Engine for RankEngine {
         _scratch: &mut Scratch<'e>,
         out: &mut Ids,
     ) -> Result<(), Error> {
-        RANK_SCRATCH.with(|cell| match cell.try_borrow_mut() {
-            Ok(mut work) => self.encode_with(text, &mut work, out),
-            // Only a re-entrant call could find it borrowed; it gets memory of its own.
-            Err(_) => self.encode_with(text, &mut RankScratch::default(), out),
-        })
+        with_rank_scratch(|work| self.encode_with(text, work, out)).map(|_| ())
     }
 
     /// The tokens' bytes joined, as UTF-8 with U+FFFD for what is not: what the release
@@ -647,6 +716,17 @@ mod tests {
             assert_eq!(encode(&ranks, b"bcab", heap), [257, 256]);
             assert_eq!(encode(&ranks, b"aaa", heap), [258, b'a' as u32]);
         }
+    }
+
+    #[test]
+    fn the_tokens_starting_with_a_prefix_come_in_byte_order() {
+        let ranks = byte_table(&[b"abc", b"ab", b"abd", b"xab"]);
+        let found = |prefix: &[u8]| -> Vec<u32> {
+            ranks.tokens_starting_with(prefix).map(|(rank, _)| rank).collect()
+        };
+        assert_eq!(found(b"ab"), [257, 256, 258]);
+        assert_eq!(found(b"a"), [b'a' as u32, 257, 256, 258]);
+        assert_eq!(found(b"abcd"), [] as [u32; 0]);
     }
 
     #[test]

@@ -761,6 +761,11 @@ impl EncodeMode {
         self.allowed_special.tokens()
     }
 
+    /// The same tokens, as the set that finds them in a text.
+    pub(super) fn allowed_special_set(&self) -> &SpecialSet {
+        &self.allowed_special
+    }
+
     /// Whether the post-processor's template tokens are added (Hugging Face tokenizers).
     pub fn adds_special_tokens(&self) -> bool {
         self.add_special_tokens

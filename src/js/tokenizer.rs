@@ -28,6 +28,16 @@ pub(super) const JSON_ORIGIN: &str = "the tokenizer JSON";
 /// Whose contents `fromJSON`'s and `loadJSON`'s argument is, as their type errors say it.
 pub(super) const JSON_CONTENTS: &str = "the tokenizer.json's";
 
+/// What `encodeWithUnstable` returns: tiktoken's `encode_with_unstable` as an object.
+#[napi(object, object_from_js = false)]
+pub struct UnstableEncoding {
+    /// The ids of a start of the text that no text appended to it changes.
+    pub stable: Uint32Array,
+    /// Each sequence of ids that the rest of the text, once more text follows it, can begin
+    /// with, in ascending order (tiktoken returns them as a set).
+    pub completions: Vec<Uint32Array>,
+}
+
 /// A tokenizer: an embedded OpenAI encoding or a Hugging Face tokenizer.json.
 ///
 /// One `Tokenizer` may serve any number of calls at once, from any number of batches.
@@ -380,6 +390,32 @@ impl Tokenizer {
             .encode(texts.get(0), &mode)
             .map_err(|e| from_engine(&env, &e))?;
         Ok(Uint32Array::new(ids.into_vec()))
+    }
+
+    /// tiktoken's `encode_with_unstable`, for a text whose end may still grow (a prompt about to
+    /// be continued): the ids no continuation changes, and every sequence of ids the rest can
+    /// become. OpenAI-style encodings only.
+    #[napi(catch_unwind, ts_args_type = "text: string, options?: EncodeOptions")]
+    pub fn encode_with_unstable(
+        &self,
+        env: Env,
+        text: Unknown,
+        options: Option<Unknown>,
+    ) -> napi::Result<UnstableEncoding> {
+        let (texts, mode, _) =
+            self.one_text(&env, &text, options, "encodeWithUnstable", Takes::Encode)?;
+        let unstable = self
+            .tokenizer
+            .encode_with_unstable(texts.get(0), &mode)
+            .map_err(|e| from_engine(&env, &e))?;
+        Ok(UnstableEncoding {
+            stable: Uint32Array::new(unstable.stable),
+            completions: unstable
+                .completions
+                .into_iter()
+                .map(Uint32Array::new)
+                .collect(),
+        })
     }
 
     /// How many tokens one text has.
