@@ -15,12 +15,14 @@
 // and compares: ids with and without the template's tokens (`encodeBatch`, and `encode` on every
 // 37th text), `decodeBatch` with and without special tokens, `encodeForModel` (ids, type ids,
 // masks, offsets; a batch the reference refuses must be refused), and for the OpenAI encodings
-// `encodeBatch` with no special token allowed and with all; and, where `lastSafeCut` cuts a
+// `encodeBatch` with no special token allowed and with all, and `encodeWithUnstable` of every 20th
+// text against tiktoken's `encode_with_unstable`; and, where `lastSafeCut` cuts a
 // text, the ids of its two sides joined against the reference's ids of the whole. Prints a line
 // per target and round and the first differences, each text JSON-escaped; exits 1 if any answer
 // differs.
 
 const { execFileSync } = require('node:child_process')
+const { createHash } = require('node:crypto')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
@@ -31,6 +33,8 @@ const { ensureRealTokenizers } = require('./real-tokenizers.js')
 
 const ROOT = path.join(__dirname, '..')
 const PYTHON = path.join(ROOT, 'scripts', '.venv', 'bin', 'python')
+/** `encodeWithUnstable` runs on every this many texts (`UNSTABLE_EVERY` of real_files_fuzz.py). */
+const UNSTABLE_EVERY = 20
 /** Differences printed in full; the rest are counted. */
 const SHOWN = 10
 
@@ -203,7 +207,17 @@ async function round(seed, texts, files) {
       const cuts = await compareCuts(`${name} cut`, tokenizer, inputs.texts, want.ordinary, {})
       differing += cuts.differing
       differing += (await compareCuts(`${name} cut, all special`, tokenizer, inputs.texts, want.all, { allowedSpecial: 'all' })).differing
-      console.log(`${name}: ${differing === 0 ? 'equal' : `${differing} differ`} (${cuts.cut} texts cut)`)
+      want.unstable.forEach((unstable, k) => {
+        const text = inputs.texts[k * UNSTABLE_EVERY]
+        const got = tokenizer.encodeWithUnstable(text, { allowedSpecial: 'all' })
+        const completions = createHash('sha256').update(JSON.stringify(got.completions.map((ids) => Array.from(ids)))).digest('hex')
+        const stable = Array.from(got.stable)
+        if (!same(stable, unstable.stable)) differ(`${name} unstable`, `text ${k * UNSTABLE_EVERY}`, text, unstable.stable, stable)
+        else if (completions !== unstable.completions) differ(`${name} unstable`, `text ${k * UNSTABLE_EVERY}`, text, 'the completions of tiktoken', 'other completions')
+        else return
+        differing++
+      })
+      console.log(`${name}: ${differing === 0 ? 'equal' : `${differing} differ`} (${cuts.cut} texts cut; ${want.unstable.length} texts' unstable ends)`)
     }
   } finally {
     fs.rmSync(out, { recursive: true, force: true })

@@ -21,6 +21,7 @@ random truncation and padding) and per encoding DIR/openai-<name>.json (`encode_
 """
 
 import argparse
+import hashlib
 import json
 import random
 import sys
@@ -140,6 +141,19 @@ def model_inputs(path, rng, singles, pairs):
     return cases
 
 
+# encode_with_unstable runs on every this many texts: an end of white space has tens of thousands
+# of completions, each encoded anew.
+UNSTABLE_EVERY = 20
+
+
+def unstable(encoding, text):
+    """`encode_with_unstable(text)` with every special token allowed: the stable ids, and a SHA-256
+    of the completions in ascending order as compact JSON (what JSON.stringify writes)."""
+    stable, completions = encoding.encode_with_unstable(text, allowed_special="all", disallowed_special=())
+    ordered = json.dumps(sorted(list(c) for c in completions), separators=(",", ":"))
+    return {"stable": stable, "completions": hashlib.sha256(ordered.encode()).hexdigest()}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, required=True)
@@ -179,6 +193,7 @@ def main():
         answers = {
             "ordinary": encoding.encode_ordinary_batch(texts),
             "all": encoding.encode_batch(texts, allowed_special="all", disallowed_special=()),
+            "unstable": [unstable(encoding, text) for text in texts[::UNSTABLE_EVERY]],
         }
         (args.out / f"openai-{name}.json").write_text(json.dumps(answers))
 
