@@ -722,7 +722,10 @@ mod tests {
     fn the_tokens_starting_with_a_prefix_come_in_byte_order() {
         let ranks = byte_table(&[b"abc", b"ab", b"abd", b"xab"]);
         let found = |prefix: &[u8]| -> Vec<u32> {
-            ranks.tokens_starting_with(prefix).map(|(rank, _)| rank).collect()
+            ranks
+                .tokens_starting_with(prefix)
+                .map(|(rank, _)| rank)
+                .collect()
         };
         assert_eq!(found(b"ab"), [257, 256, 258]);
         assert_eq!(found(b"a"), [b'a' as u32, 257, 256, 258]);
