@@ -400,6 +400,17 @@ impl Engines {
         self.file_special_tokens.wait()
     }
 
+    /// The vocabulary size, as [`vocabulary`](Self::vocabulary) gives it, without computing the
+    /// valid ids where they are not computed yet: the stable engine knows its size at once, and the
+    /// build's thread sets the ids (tens of milliseconds for the largest vocabularies) when it ends.
+    pub fn vocabulary_size(&self) -> usize {
+        match (self.vocabulary.get(), self.stable()) {
+            (Some(vocabulary), _) => vocabulary.size,
+            (None, Some(stable)) => stable.vocabulary_size(),
+            (None, None) => self.vocabulary().size,
+        }
+    }
+
     /// The valid ids and the vocabulary size: the outline's where the route trusts it, else the
     /// stable engine's, whichever is computed first.
     pub fn vocabulary(&self) -> &VocabularyIds {

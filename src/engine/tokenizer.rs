@@ -741,7 +741,7 @@ impl Tokenizer {
 
     /// The number of tokens, as [`vocabulary_size`](Self::vocabulary_size) reports it.
     pub(super) fn stored_vocabulary_size(&self) -> usize {
-        self.engines.vocabulary().size
+        self.engines.vocabulary_size()
     }
 
     /// Whether `text` goes to the stable engine (see `routing.rs`): every text until the release
