@@ -412,7 +412,7 @@ impl RankTable {
     }
 
     /// The bytes of `ids`, every one of which must be a rank with a token.
-    fn decode_bytes(&self, ids: &[u32]) -> Result<Vec<u8>, Error> {
+    pub(super) fn decode_bytes(&self, ids: &[u32]) -> Result<Vec<u8>, Error> {
         let mut bytes = Vec::with_capacity(ids.len() * 4);
         for &id in ids {
             let token = self.token(id).ok_or_else(|| {

@@ -77,10 +77,7 @@ impl Tokenizer {
         }
         let table = engine.table();
         let unstable_ids = with_white_space_before(table, &stable, last_piece_ids);
-        let unstable: Vec<u8> = stable[stable.len() - unstable_ids..]
-            .iter()
-            .flat_map(|&id| table.token(id).unwrap_or_default().iter().copied())
-            .collect();
+        let unstable = table.decode_bytes(&stable[stable.len() - unstable_ids..])?;
         stable.truncate(stable.len() - unstable_ids);
         Ok(UnstableEncoding {
             stable,
