@@ -12,7 +12,7 @@ if [ ! -x "$VENV/bin/python" ]; then
   python3 -m venv "$VENV"
 fi
 "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
-  'tiktoken==0.14.0' 'tokenizers==0.23.2' 'numpy==2.4.6' 'pyarrow==26.0.1' 'zstandard==0.25.0' \
+  'tiktoken==0.14.0' 'tokenizers==0.23.2' 'numpy==2.3.5' 'pyarrow==26.0.1' 'zstandard==0.25.0' \
   'transformers==5.23.0' 'jinja2==3.1.6' 'sentencepiece==0.2.3' 'protobuf==7.36.2' \
   'mistral-common==1.13.1'
 # axolotl only for the Mistral chat templates its wheel ships (files read, never imported), so
