@@ -885,6 +885,15 @@ export interface SchedulerOptions {
   releaseMemory?: boolean
 }
 
+/**
+ * Decodes the raw Snappy block `block` (a Parquet page's compressed bytes, no framing), which
+ * must decode to exactly `length` bytes (the page header's uncompressed size), on a libuv
+ * thread. The block is copied first, so the caller may reuse it at once. Rejects with an
+ * `Error` on a damaged block or another length. The CLI's Parquet reader decodes its pages with
+ * it, several at once, off the event loop.
+ */
+export declare function snappyUncompress(block: Uint8Array, length: number): Promise<Uint8Array>
+
 /** A tokenizer's named special tokens (unset ones are absent). */
 export interface SpecialTokens {
   /** The beginning-of-sequence token. */

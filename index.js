@@ -845,3 +845,4 @@ module.exports.encodings = nativeBinding.encodings
 module.exports.memoryStats = nativeBinding.memoryStats
 module.exports.modelEncodings = nativeBinding.modelEncodings
 module.exports.releaseMemory = nativeBinding.releaseMemory
+module.exports.snappyUncompress = nativeBinding.snappyUncompress

@@ -173,6 +173,20 @@ describe('encode: inputs decode back to the documents', () => {
     expect(readMegatron(join(work, 'out/pages'))).toEqual((await o200k.encodeBatch(fixtureDocs)).toArrays())
   })
 
+  it('Parquet in data pages of version 2 (levels, then snappy values; a dictionary, then plain values), written by pyarrow: ids equal encodeBatch', async () => {
+    const column = await openColumn(join(CLI_FIXTURES, 'pages-v2.parquet'), 'text')
+    const pages: string[][] = []
+    try {
+      for await (const page of column.pages()) pages.push(page.values.map((bytes: Uint8Array) => Buffer.from(bytes).toString('utf8')))
+    } finally {
+      await column.close()
+    }
+    expect(pages.length).toBeGreaterThan(10)
+    expect(pages.flat()).toEqual(fixtureDocs)
+    encode(CLI_FIXTURES, ['encode', 'pages-v2.parquet', '--encoding', 'o200k_base', '--batch-mib', '0.001', '-o', join(work, 'out/pages-v2')])
+    expect(readMegatron(join(work, 'out/pages-v2'))).toEqual((await o200k.encodeBatch(fixtureDocs)).toArrays())
+  })
+
   it('compression read from the first bytes where no name says it: gzip on stdin, zstd in a file named without .zst', async () => {
     encode(work, ['encode', '-', '--format', 'jsonl', '--field', 'body', '--encoding', 'o200k_base', '-o', 'out/stdin-gzip'], readFileSync(join(work, 'docs.jsonl.gz')))
     expect(readMegatron(join(work, 'out/stdin-gzip'))).toEqual((await o200k.encodeBatch(texts)).toArrays())
@@ -876,6 +890,28 @@ describe('bad input: a message naming the file and line, non-zero exit, no outpu
     expect(existsSync(join(work, 'out/nulls.bin'))).toBe(false)
   })
 
+  it('a damaged Snappy page names the file and what is wrong, and leaves no output', async () => {
+    // The first data page's Snappy block says it holds one byte more than its page header does
+    // (a page of dictionary indices: its length is a one-byte varint).
+    const { parquetMetadata } = await import('hyparquet')
+    const { parquetHeader } = await import('hyparquet/src/column.js')
+    const bytes = readFileSync(join(CLI_FIXTURES, 'docs-snappy.parquet'))
+    const chunk = parquetMetadata(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length)).row_groups[0].columns[0].meta_data!
+    const reader = { view: new DataView(bytes.buffer, bytes.byteOffset, bytes.length), offset: Number(chunk.data_page_offset) }
+    const header = parquetHeader(reader)
+    expect(header.type).toBe('DATA_PAGE')
+    expect(bytes[reader.offset]).toBe(header.uncompressed_page_size)
+    expect(header.uncompressed_page_size).toBeLessThan(127)
+    bytes[reader.offset] += 1
+    writeFileSync(join(work, 'damaged.parquet'), bytes)
+    const run = cli(work, ['encode', 'damaged.parquet', '--encoding', 'o200k_base', '-o', 'out/damaged'])
+    expect(run.status).toBe(1)
+    expect(run.stderr).toBe(
+      `batchtok: damaged.parquet: the column "text" cannot be read (the Snappy block decodes to ${header.uncompressed_page_size + 1} bytes, but its page header says ${header.uncompressed_page_size}; the file is damaged); check the file\n`,
+    )
+    expect(existsSync(join(work, 'out/damaged.bin'))).toBe(false)
+  })
+
   it('a bad line deep in a file read in many batches, and in a shard, is named by its line', () => {
     // Small batches: the line number is counted across batches the addon cut.
     const records = Array.from({ length: 6000 }, (_, i) => (i % 5 === 4 ? '' : JSON.stringify({ id: i, text: `document ${i}` })))
@@ -981,5 +1017,40 @@ describe('bad input: a message naming the file and line, non-zero exit, no outpu
     const run = cli(work, ['encode', 'lines.txt', '--tokenizer', 'precompiled-null.json', '-o', 'out/u'])
     expect(run.status).toBe(2)
     expect(run.stderr).toMatch(/^batchtok: --tokenizer: tokenizer file 'precompiled-null\.json' is not a tokenizer\.json .*\(Precompiled: .*invalid type: null.*\)\n$/)
+  })
+})
+
+describe('snappyUncompress: the Snappy pages of the Parquet reader', () => {
+  const block = async (bytes: Uint8Array): Promise<Uint8Array> => (await import('hyparquet-writer/src/snappy.js')).snappyCompress(bytes)
+
+  it('gives back the bytes a Snappy writer compressed, into a buffer of its own', async () => {
+    const text = Buffer.from(corpus.bigTxt().slice(0, 300_000))
+    const compressed = await block(text)
+    expect(compressed.length).toBeLessThan(text.length)
+    const pending = batchtok.snappyUncompress(compressed, text.length)
+    // The block is copied at the call: the caller may reuse it at once.
+    compressed.fill(0)
+    const bytes = await pending
+    expect(bytes).toBeInstanceOf(Uint8Array)
+    expect(Buffer.from(bytes).equals(text)).toBe(true)
+    expect((await batchtok.snappyUncompress(await block(new Uint8Array(0)), 0)).length).toBe(0)
+  })
+
+  it('rejects a block cut short, or of another length than asked, saying which', async () => {
+    const text = Buffer.from('no repeats: the quick brown fox jumps over the lazy dog, 0123456789')
+    const compressed = await block(text)
+    await expect(batchtok.snappyUncompress(compressed, text.length + 1)).rejects.toThrow(
+      `the Snappy block decodes to ${text.length} bytes, but its page header says ${text.length + 1}; the file is damaged`,
+    )
+    await expect(batchtok.snappyUncompress(compressed.subarray(0, compressed.length - 10), text.length)).rejects.toThrow(/^the Snappy block is damaged \(.+\)$/)
+  })
+
+  it('rejects arguments of the wrong kind with TypeError and RangeError', async () => {
+    const compressed = await block(Buffer.from('text'))
+    await expect(batchtok.snappyUncompress('text' as never, 4)).rejects.toThrow(new TypeError('block is a string; expected a Uint8Array or a Buffer'))
+    await expect(batchtok.snappyUncompress(new Uint16Array(4) as never, 4)).rejects.toThrow(TypeError)
+    await expect(batchtok.snappyUncompress(compressed, -1)).rejects.toThrow(RangeError)
+    await expect(batchtok.snappyUncompress(compressed, 1.5)).rejects.toThrow(RangeError)
+    await expect(batchtok.snappyUncompress(compressed, '4' as never)).rejects.toThrow(TypeError)
   })
 })

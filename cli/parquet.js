@@ -5,12 +5,14 @@
 // before handing over a row, and a row group can hold hundreds of MB of text (a group of ~400 MB
 // takes 1.7 GiB that way). Here the column chunk is read page by page from the file and
 // each data page's values are handed over as soon as they are decoded, with hyparquet's own page
-// header and page decoders, so memory holds one page and the column's dictionary, whatever the
-// size of the groups. The values are handed over as the bytes the page holds, not as JS strings.
+// header and page decoders, so memory holds a few pages (the one being read, and the next ones
+// decompressing on libuv's threads) and the column's dictionary, whatever the size of the groups.
+// The values are handed over as the bytes the page holds, not as JS strings.
 // The page functions are hyparquet's internal modules (`hyparquet/src/*.js`, which its package
 // exports but does not document), so package.json pins its version.
 
 const fs = require('node:fs')
+const { promisify } = require('node:util')
 const zlib = require('node:zlib')
 const { InputError } = require('./errors')
 
@@ -21,21 +23,54 @@ const HEADER_PROBE_BYTES = 16 << 10
 /** The read past which a header that does not parse is taken as corrupt. */
 const MAX_HEADER_BYTES = 64 << 20
 
+/** Uncompressed bytes of the pages read from the file and not yet handed on: the one being read
+ * and those decompressing after it, two or three of the usual ~1 MiB, so memory stays bounded
+ * however large a page is (at 8 MiB the CLI's peak RSS rose by 40-50 MiB). Beyond it, the next
+ * page is always decompressing while one is read, whatever their size. */
+const AHEAD_BYTES = 2 << 20
+
+/** Pages decompressed ahead at most, however small. */
+const AHEAD_PAGES = 8
+
 /**
- * The page decompressors: Node's own zlib for gzip and Brotli, and for zstd where Node has it
- * (22.15 / 23.8 on), two to five times as fast as the pure JS ones of hyparquet-compressors, which
- * serve the rest: Snappy through hysnappy's WASM (one instance for every page, about three times
- * the speed of hyparquet's JS decoder), LZ4, and zstd on older Node.
+ * The page decompressors that run on libuv's threads, by codec, each resolving to the bytes: the
+ * addon's Snappy decoder (`snappyUncompress`; Node has none), and Node's own zlib for gzip, Brotli,
+ * and zstd where Node has it (22.15 / 23.8 on), two to five times as fast as the pure JS ones of
+ * hyparquet-compressors. Off the event loop, a column's pages decompress while the loop reads the
+ * values of the one before and hands batches to the encoding threads: on a snappy column, the
+ * loop's share of the reading falls to about 0.6 of hysnappy's WASM decoding it in place
+ * (`benchmark/results/cli.md`).
  */
-async function pageCompressors() {
-  const { compressors } = await import('hyparquet-compressors')
-  const native = {
+function threadedDecompressors() {
+  const { snappyUncompress } = require('../index.js')
+  const threaded = {
+    SNAPPY: (input, length) => snappyUncompress(input, length),
     // gzip as the format says, or the zlib stream some writers put there.
-    GZIP: (input) => zlib.unzipSync(input),
-    BROTLI: (input) => zlib.brotliDecompressSync(input),
+    GZIP: promisify(zlib.unzip),
+    BROTLI: promisify(zlib.brotliDecompress),
   }
-  if (typeof zlib.zstdDecompressSync === 'function') native.ZSTD = (input) => zlib.zstdDecompressSync(input)
-  return { ...compressors, ...native }
+  if (typeof zlib.zstdDecompress === 'function') threaded.ZSTD = promisify(zlib.zstdDecompress)
+  return threaded
+}
+
+/** The decompressors hyparquet calls on the event loop, for the codecs with no threaded one:
+ * hyparquet-compressors' LZ4, and its zstd on older Node. */
+async function inlineDecompressors() {
+  const { compressors } = await import('hyparquet-compressors')
+  return { LZ4: compressors.LZ4, LZ4_RAW: compressors.LZ4_RAW, ZSTD: compressors.ZSTD }
+}
+
+/**
+ * The compressed part of `page` (`{ header, bytes }`: a page header and the page's bytes as the
+ * file holds them) decoded by `decompress`; `null` where the page has nothing compressed. A data
+ * page of version 2 keeps its levels, which are never compressed, in front of its values.
+ */
+function decompressedPart(page, decompress) {
+  const { header, bytes } = page
+  const v2 = header.data_page_header_v2
+  if (v2 && v2.is_compressed === false) return Promise.resolve(null)
+  const levels = v2 ? v2.repetition_levels_byte_length + v2.definition_levels_byte_length : 0
+  return decompress(bytes.subarray(levels), header.uncompressed_page_size - levels)
 }
 
 /** Where a column chunk's first page starts in its file. As hyparquet reads it: a writer may leave
@@ -51,7 +86,8 @@ function chunkStart(chunk) {
  * @returns {Promise<{ pages(): AsyncGenerator<{ values: unknown[], rowStart: number, compressedBytes: number }>, close(): Promise<void> }>}
  */
 async function openColumn(path, field, { headerProbeBytes = HEADER_PROBE_BYTES } = {}) {
-  const compressors = await pageCompressors()
+  const compressors = await inlineDecompressors()
+  const threaded = threadedDecompressors()
   const { asyncBufferFromFile, parquetMetadataAsync, parquetSchema } = await import('hyparquet')
   const { parquetHeader, readPage } = await import('hyparquet/src/column.js')
   const { convert, DEFAULT_PARSERS } = await import('hyparquet/src/convert.js')
@@ -81,22 +117,11 @@ async function openColumn(path, field, { headerProbeBytes = HEADER_PROBE_BYTES }
     return buffer.subarray(0, bytesRead)
   }
 
-  /** The pages of one row group's chunk of the column, decoded. */
-  async function* groupPages(chunk, rowStart) {
-    const meta = chunk.meta_data
-    const decoder = {
-      pathInSchema: meta.path_in_schema,
-      element: schemaPath[schemaPath.length - 1].element,
-      schemaPath,
-      ...meta,
-      compressors,
-      // A string's bytes as they are in the page: the addon checks and reads the UTF-8 itself
-      // (encodeUtf8Batch), so no JS string is made of it.
-      parsers: { ...DEFAULT_PARSERS, stringFromBytes: (bytes) => bytes },
-    }
+  /** The pages of one row group's chunk of the column as the file holds them: `{ header, bytes,
+   * fileBytes }`, `fileBytes` the page's size in the file with its header; index pages left out. */
+  async function* filePages(chunk) {
     let position = chunkStart(chunk)
-    const end = position + Number(meta.total_compressed_size)
-    let dictionary
+    const end = position + Number(chunk.meta_data.total_compressed_size)
     while (position < end) {
       let bytes
       let reader
@@ -112,23 +137,77 @@ async function openColumn(path, field, { headerProbeBytes = HEADER_PROBE_BYTES }
           if (position + bytes.length >= end || probe >= MAX_HEADER_BYTES) throw error
         }
       }
-      const pageBytes = reader.offset + header.compressed_page_size
-      if (pageBytes > bytes.length) {
-        bytes = await read(position, pageBytes)
-        if (bytes.length < pageBytes) throw new Error('the file ends inside a page')
-        reader.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length)
+      const fileBytes = reader.offset + header.compressed_page_size
+      if (fileBytes > bytes.length) {
+        bytes = await read(position, fileBytes)
+        if (bytes.length < fileBytes) throw new Error('the file ends inside a page')
       }
-      position += pageBytes
-      if (header.type === 'INDEX_PAGE') continue
-      const { data } = readPage(reader, header, decoder, dictionary, undefined, 0)
-      if (header.type === 'DICTIONARY_PAGE') {
-        dictionary = data && convert(data, decoder)
-        continue
+      position += fileBytes
+      if (header.type !== 'INDEX_PAGE') yield { header, bytes: bytes.subarray(reader.offset, fileBytes), fileBytes }
+    }
+  }
+
+  /** The pages of one row group's chunk of the column, decoded. Where the codec has a threaded
+   * decompressor, the pages after the one being read are decompressed meanwhile (`AHEAD_BYTES`),
+   * and hyparquet's page reader is handed each page's decompressed part in place of decompressing
+   * it. */
+  async function* groupPages(chunk, rowStart) {
+    const meta = chunk.meta_data
+    const decompress = threaded[meta.codec]
+    /** The decompressed part of the page being read. */
+    let decompressedAhead = null
+    const decoder = {
+      pathInSchema: meta.path_in_schema,
+      element: schemaPath[schemaPath.length - 1].element,
+      schemaPath,
+      ...meta,
+      compressors: decompress ? { [meta.codec]: () => decompressedAhead } : compressors,
+      // A string's bytes as they are in the page: the addon checks and reads the UTF-8 itself
+      // (encodeUtf8Batch), so no JS string is made of it.
+      parsers: { ...DEFAULT_PARSERS, stringFromBytes: (bytes) => bytes },
+    }
+    const pages = filePages(chunk)
+    /** Pages read from the file, oldest first, each with its decompression under way. */
+    const ahead = []
+    let aheadBytes = 0
+    let allRead = false
+    let dictionary
+    try {
+      for (;;) {
+        while (!allRead && (ahead.length < 2 || (ahead.length < AHEAD_PAGES && aheadBytes < AHEAD_BYTES))) {
+          const next = await pages.next()
+          if (next.done) {
+            allRead = true
+            break
+          }
+          const page = next.value
+          if (decompress) {
+            page.decompressed = decompressedPart(page, decompress)
+            // Awaited when its turn comes; until then a failure must not count as unhandled.
+            page.decompressed.catch(() => {})
+          }
+          ahead.push(page)
+          aheadBytes += page.header.uncompressed_page_size
+        }
+        const page = ahead.shift()
+        if (page === undefined) return
+        aheadBytes -= page.header.uncompressed_page_size
+        decompressedAhead = decompress ? await page.decompressed : null
+        const { header, bytes } = page
+        const reader = { view: new DataView(bytes.buffer, bytes.byteOffset, bytes.length), offset: 0 }
+        const { data } = readPage(reader, header, decoder, dictionary, undefined, 0)
+        decompressedAhead = null
+        if (header.type === 'DICTIONARY_PAGE') {
+          dictionary = data && convert(data, decoder)
+          continue
+        }
+        if (data && data.length > 0) {
+          yield { values: data, rowStart, compressedBytes: page.fileBytes }
+          rowStart += data.length
+        }
       }
-      if (data && data.length > 0) {
-        yield { values: data, rowStart, compressedBytes: pageBytes }
-        rowStart += data.length
-      }
+    } finally {
+      await pages.return()
     }
   }
 

@@ -5,6 +5,8 @@
   reference writer rather than from itself.
 - pages.parquet: the same column in one row group of many small pages (gzip; a dictionary for
   the first pages, plain values once it is full), which the CLI reads a page at a time.
+- pages-v2.parquet: the same as pages.parquet in data pages of version 2 (levels before the
+  compressed values) under snappy.
 - docs-brotli.parquet, docs-lz4.parquet, docs-snappy.parquet, docs-none.parquet: the column under
   the other codecs pyarrow writes.
 - uuid.parquet: a UUID column, which the CLI encodes as the text hyparquet gives it.
@@ -60,15 +62,17 @@ def documents() -> tuple[list[int], list[str]]:
 def write_inputs(docs: list[str]) -> None:
     table = pyarrow.table({"id": list(range(len(docs))), "text": docs})
     pyarrow.parquet.write_table(table, OUT / "docs.parquet", row_group_size=len(docs) // 2 + 1, compression="zstd")
-    pyarrow.parquet.write_table(
-        table,
-        OUT / "pages.parquet",
-        row_group_size=len(docs),
-        data_page_size=512,
-        write_batch_size=8,
-        dictionary_pagesize_limit=2048,
-        compression="gzip",
-    )
+    for name, compression, page_version in [("pages.parquet", "gzip", "1.0"), ("pages-v2.parquet", "snappy", "2.0")]:
+        pyarrow.parquet.write_table(
+            table,
+            OUT / name,
+            row_group_size=len(docs),
+            data_page_size=512,
+            write_batch_size=8,
+            dictionary_pagesize_limit=2048,
+            compression=compression,
+            data_page_version=page_version,
+        )
     for codec in ["brotli", "lz4", "snappy", "none"]:
         pyarrow.parquet.write_table(table.select(["text"]), OUT / f"docs-{codec}.parquet", compression=codec)
     uuids = [bytes(range(i, i + 16)) for i in range(3)]

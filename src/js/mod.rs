@@ -3,7 +3,7 @@
 //! One file per exported class (`tokenizer.rs`, `batch_encoding.rs`, `stream_decoder.rs`,
 //! `scheduler.rs`; `pretrained.rs` adds the `Tokenizer`'s model-folder loaders and vocabulary) and for
 //! the module functions (`models.rs`: encodings and models;
-//! `allocator.rs`: the allocator). Beside them: the readers of arguments and options
+//! `allocator.rs`: the allocator; `snappy.rs`: the Snappy pages of the CLI's Parquet input). Beside them: the readers of arguments and options
 //! (`args.rs`, `options.rs`; `chat_completion.rs` for `countChatCompletionTokens`'s request), the reading of texts (`texts.rs`), the calls behind the batch
 //! methods and their async tasks (`tasks.rs`; `lines.rs` for `encodeLines`, with the object it
 //! returns and the errors that name a line; `model_inputs.rs` for `encodeForModel`, with the
@@ -30,6 +30,7 @@ mod profile;
 mod raw;
 mod scheduler;
 mod signal;
+mod snappy;
 mod stream_decoder;
 mod tasks;
 #[cfg(feature = "testing")]
