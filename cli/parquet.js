@@ -23,13 +23,13 @@ const HEADER_PROBE_BYTES = 16 << 10
 /** The read past which a header that does not parse is taken as corrupt. */
 const MAX_HEADER_BYTES = 64 << 20
 
-/** Uncompressed bytes of the pages read from the file and not yet handed on: the one being read
- * and those decompressing after it, two or three of the usual ~1 MiB, so memory stays bounded
- * however large a page is (at 8 MiB the CLI's peak RSS rose by 40-50 MiB). Beyond it, the next
- * page is always decompressing while one is read, whatever their size. */
+/** Uncompressed bytes of the pages read and decompressing after the next one to read: one or two
+ * of the usual ~1 MiB. The next page is taken whatever its size, those after it only while they
+ * fit, so a file of large pages is read one page at a time (8 MiB raised the CLI's peak RSS by
+ * 40-50 MiB). */
 const AHEAD_BYTES = 2 << 20
 
-/** Pages decompressed ahead at most, however small. */
+/** Pages read and decompressing after the next one to read, at most, however small. */
 const AHEAD_PAGES = 8
 
 /**
@@ -38,8 +38,8 @@ const AHEAD_PAGES = 8
  * and zstd where Node has it (22.15 / 23.8 on), two to five times as fast as the pure JS ones of
  * hyparquet-compressors. Off the event loop, a column's pages decompress while the loop reads the
  * values of the one before and hands batches to the encoding threads: on a snappy column, the
- * loop's share of the reading falls to about 0.6 of hysnappy's WASM decoding it in place
- * (`benchmark/results/cli.md`).
+ * loop's share of the reading is about half what it is with hysnappy's WASM decoding each page
+ * in place (`benchmark/results/cli.md`).
  */
 function threadedDecompressors() {
   const { snappyUncompress } = require('../index.js')
@@ -61,16 +61,16 @@ async function inlineDecompressors() {
 }
 
 /**
- * The compressed part of `page` (`{ header, bytes }`: a page header and the page's bytes as the
+ * The compressed part of `page` (`{ header, body }`: a page header and the page's bytes as the
  * file holds them) decoded by `decompress`; `null` where the page has nothing compressed. A data
  * page of version 2 keeps its levels, which are never compressed, in front of its values.
  */
 function decompressedPart(page, decompress) {
-  const { header, bytes } = page
+  const { header, body } = page
   const v2 = header.data_page_header_v2
   if (v2 && v2.is_compressed === false) return Promise.resolve(null)
   const levels = v2 ? v2.repetition_levels_byte_length + v2.definition_levels_byte_length : 0
-  return decompress(bytes.subarray(levels), header.uncompressed_page_size - levels)
+  return decompress(body.subarray(levels), header.uncompressed_page_size - levels)
 }
 
 /** Where a column chunk's first page starts in its file. As hyparquet reads it: a writer may leave
@@ -117,8 +117,10 @@ async function openColumn(path, field, { headerProbeBytes = HEADER_PROBE_BYTES }
     return buffer.subarray(0, bytesRead)
   }
 
-  /** The pages of one row group's chunk of the column as the file holds them: `{ header, bytes,
-   * fileBytes }`, `fileBytes` the page's size in the file with its header; index pages left out. */
+  /** The pages of one row group's chunk of the column as the file holds them, index pages left
+   * out: `{ header, fileBytes, bodyAt, body }`, `fileBytes` the page's size in the file with its
+   * header, `body` its bytes where the read of its header held them all, else `null` (`bodyOf`
+   * reads them). */
   async function* filePages(chunk) {
     let position = chunkStart(chunk)
     const end = position + Number(chunk.meta_data.total_compressed_size)
@@ -138,19 +140,24 @@ async function openColumn(path, field, { headerProbeBytes = HEADER_PROBE_BYTES }
         }
       }
       const fileBytes = reader.offset + header.compressed_page_size
-      if (fileBytes > bytes.length) {
-        bytes = await read(position, fileBytes)
-        if (bytes.length < fileBytes) throw new Error('the file ends inside a page')
-      }
+      const body = fileBytes <= bytes.length ? bytes.subarray(reader.offset, fileBytes) : null
+      if (header.type !== 'INDEX_PAGE') yield { header, fileBytes, bodyAt: position + reader.offset, body }
       position += fileBytes
-      if (header.type !== 'INDEX_PAGE') yield { header, bytes: bytes.subarray(reader.offset, fileBytes), fileBytes }
     }
   }
 
+  /** The compressed bytes of `page`, one of `filePages`. */
+  async function bodyOf(page) {
+    if (page.body) return page.body
+    const body = await read(page.bodyAt, page.header.compressed_page_size)
+    if (body.length < page.header.compressed_page_size) throw new Error('the file ends inside a page')
+    return body
+  }
+
   /** The pages of one row group's chunk of the column, decoded. Where the codec has a threaded
-   * decompressor, the pages after the one being read are decompressed meanwhile (`AHEAD_BYTES`),
-   * and hyparquet's page reader is handed each page's decompressed part in place of decompressing
-   * it. */
+   * decompressor, the pages after the next one to read are read and decompressed meanwhile, as
+   * many as `AHEAD_BYTES` holds, and hyparquet's page reader is handed each page's decompressed
+   * part in place of decompressing it. */
   async function* groupPages(chunk, rowStart) {
     const meta = chunk.meta_data
     const decompress = threaded[meta.codec]
@@ -167,34 +174,35 @@ async function openColumn(path, field, { headerProbeBytes = HEADER_PROBE_BYTES }
       parsers: { ...DEFAULT_PARSERS, stringFromBytes: (bytes) => bytes },
     }
     const pages = filePages(chunk)
-    /** Pages read from the file, oldest first, each with its decompression under way. */
-    const ahead = []
+    /** Pages taken from the file, in order, each with its decompression under way: the next one to
+     * read, then those after it. */
+    const taken = []
+    /** The uncompressed size of `taken`'s pages after the first. */
     let aheadBytes = 0
-    let allRead = false
     let dictionary
     try {
+      let next = await pages.next()
       for (;;) {
-        while (!allRead && (ahead.length < 2 || (ahead.length < AHEAD_PAGES && aheadBytes < AHEAD_BYTES))) {
-          const next = await pages.next()
-          if (next.done) {
-            allRead = true
-            break
-          }
+        while (!next.done) {
+          const size = next.value.header.uncompressed_page_size
+          if (taken.length > 0 && (taken.length > AHEAD_PAGES || aheadBytes + size > AHEAD_BYTES)) break
           const page = next.value
+          page.body = await bodyOf(page)
           if (decompress) {
             page.decompressed = decompressedPart(page, decompress)
             // Awaited when its turn comes; until then a failure must not count as unhandled.
             page.decompressed.catch(() => {})
           }
-          ahead.push(page)
-          aheadBytes += page.header.uncompressed_page_size
+          if (taken.length > 0) aheadBytes += size
+          taken.push(page)
+          next = await pages.next()
         }
-        const page = ahead.shift()
+        const page = taken.shift()
         if (page === undefined) return
-        aheadBytes -= page.header.uncompressed_page_size
+        if (taken.length > 0) aheadBytes -= taken[0].header.uncompressed_page_size
         decompressedAhead = decompress ? await page.decompressed : null
-        const { header, bytes } = page
-        const reader = { view: new DataView(bytes.buffer, bytes.byteOffset, bytes.length), offset: 0 }
+        const { header, body } = page
+        const reader = { view: new DataView(body.buffer, body.byteOffset, body.length), offset: 0 }
         const { data } = readPage(reader, header, decoder, dictionary, undefined, 0)
         decompressedAhead = null
         if (header.type === 'DICTIONARY_PAGE') {
