@@ -19,6 +19,11 @@ pub enum SnappyError {
     },
     /// The block does not decode: it is cut short or its contents are damaged.
     Corrupt(String),
+    /// The memory for the decoded bytes could not be had.
+    OutOfMemory {
+        /// The length asked for.
+        length: usize,
+    },
 }
 
 impl fmt::Display for SnappyError {
@@ -31,6 +36,10 @@ impl fmt::Display for SnappyError {
             SnappyError::Corrupt(reason) => {
                 write!(f, "the Snappy block is damaged ({reason})")
             }
+            SnappyError::OutOfMemory { length } => write!(
+                f,
+                "the Snappy block decodes to {length} bytes, more than could be allocated; free memory or check the file"
+            ),
         }
     }
 }
@@ -47,7 +56,13 @@ pub fn uncompress(block: &[u8], expected: usize) -> Result<Vec<u8>, SnappyError>
             expected,
         });
     }
-    let mut bytes = vec![0; length];
+    // A length from a damaged file can be anything up to the caller's bound: refused as an error,
+    // not an abort, where the memory cannot be had.
+    let mut bytes = Vec::new();
+    bytes
+        .try_reserve_exact(length)
+        .map_err(|_| SnappyError::OutOfMemory { length })?;
+    bytes.resize(length, 0);
     let written = snap::raw::Decoder::new()
         .decompress(block, &mut bytes)
         .map_err(corrupt)?;
