@@ -53,11 +53,17 @@ function threadedDecompressors() {
   return threaded
 }
 
-/** The decompressors hyparquet calls on the event loop, for the codecs with no threaded one:
- * hyparquet-compressors' LZ4, and its zstd on older Node. */
-async function inlineDecompressors() {
-  const { compressors } = await import('hyparquet-compressors')
-  return { LZ4: compressors.LZ4, LZ4_RAW: compressors.LZ4_RAW, ZSTD: compressors.ZSTD }
+/** The decompressors hyparquet calls on the event loop, for those of `codecs` with no threaded
+ * one: hyparquet-compressors' LZ4 (its module alone: the package's index also loads a WASM
+ * Snappy decoder, about 25 ms at every start), and fzstd for zstd on older Node. */
+async function inlineDecompressors(codecs) {
+  const inline = {}
+  if (codecs.has('LZ4') || codecs.has('LZ4_RAW')) {
+    const { decompressLz4, decompressLz4Raw } = await import('hyparquet-compressors/src/lz4.js')
+    Object.assign(inline, { LZ4: decompressLz4, LZ4_RAW: decompressLz4Raw })
+  }
+  if (codecs.has('ZSTD')) inline.ZSTD = (input) => require('fzstd').decompress(input)
+  return inline
 }
 
 /**
@@ -86,7 +92,6 @@ function chunkStart(chunk) {
  * @returns {Promise<{ pages(): AsyncGenerator<{ values: unknown[], rowStart: number, compressedBytes: number }>, close(): Promise<void> }>}
  */
 async function openColumn(path, field, { headerProbeBytes = HEADER_PROBE_BYTES } = {}) {
-  const compressors = await inlineDecompressors()
   const threaded = threadedDecompressors()
   const { asyncBufferFromFile, parquetMetadataAsync, parquetSchema } = await import('hyparquet')
   const { parquetHeader, readPage } = await import('hyparquet/src/column.js')
@@ -229,6 +234,7 @@ async function openColumn(path, field, { headerProbeBytes = HEADER_PROBE_BYTES }
   // that starts the file takes every group.
   const starts = chunks.map(chunkStart)
   const inOrder = starts.every((start, i) => i === 0 || start > starts[i - 1])
+  const compressors = await inlineDecompressors(new Set(chunks.map((chunk) => chunk.meta_data.codec).filter((codec) => !threaded[codec])))
 
   return {
     /**
