@@ -187,6 +187,30 @@ describe('encode: inputs decode back to the documents', () => {
     expect(readMegatron(join(work, 'out/pages-v2'))).toEqual((await o200k.encodeBatch(fixtureDocs)).toArrays())
   })
 
+  it('Parquet with LZ4 pages that hold a raw block, as fastparquet writes them: ids equal encodeBatch', async () => {
+    // A raw LZ4 block of literals alone: valid LZ4 that, like most raw blocks, starts with more
+    // than 8 literals, which a reader of Hadoop frames alone takes for a frame.
+    const literalsOnly = (bytes: Uint8Array): Uint8Array => {
+      const head = [Math.min(bytes.length, 15) << 4]
+      if (bytes.length >= 15) {
+        let rest = bytes.length - 15
+        for (; rest >= 255; rest -= 255) head.push(255)
+        head.push(rest)
+      }
+      return Buffer.concat([Buffer.from(head), bytes])
+    }
+    const docs = ['a'.repeat(200), 'b'.repeat(100)]
+    const { parquetWriteFile } = await import('hyparquet-writer')
+    await parquetWriteFile({
+      filename: join(work, 'lz4-block.parquet'),
+      columnData: [{ name: 'text', data: docs, type: 'STRING', encoding: 'PLAIN' }],
+      codec: 'LZ4',
+      compressors: { LZ4: literalsOnly },
+    })
+    encode(work, ['encode', 'lz4-block.parquet', '--encoding', 'o200k_base', '-o', 'out/lz4-block'])
+    expect(readMegatron(join(work, 'out/lz4-block'))).toEqual((await o200k.encodeBatch(docs)).toArrays())
+  })
+
   it('compression read from the first bytes where no name says it: gzip on stdin, zstd in a file named without .zst', async () => {
     encode(work, ['encode', '-', '--format', 'jsonl', '--field', 'body', '--encoding', 'o200k_base', '-o', 'out/stdin-gzip'], readFileSync(join(work, 'docs.jsonl.gz')))
     expect(readMegatron(join(work, 'out/stdin-gzip'))).toEqual((await o200k.encodeBatch(texts)).toArrays())

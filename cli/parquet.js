@@ -60,10 +60,31 @@ async function inlineDecompressors(codecs) {
   const inline = {}
   if (codecs.has('LZ4') || codecs.has('LZ4_RAW')) {
     const { decompressLz4, decompressLz4Raw } = await import('hyparquet-compressors/src/lz4.js')
-    Object.assign(inline, { LZ4: decompressLz4, LZ4_RAW: decompressLz4Raw })
+    Object.assign(inline, { LZ4: hadoopOrRawLz4(decompressLz4, decompressLz4Raw), LZ4_RAW: decompressLz4Raw })
   }
   if (codecs.has('ZSTD')) inline.ZSTD = (input) => require('fzstd').decompress(input)
   return inline
+}
+
+/**
+ * The decoder of the deprecated LZ4 codec, whose pages hold Hadoop-framed LZ4 or, from some
+ * writers (fastparquet), a raw block: the framed reading, and where it fails, a raw block, as
+ * Arrow reads the codec. `framed` alone falls back only when the frame is cut short: it reads the
+ * frame's lengths as signed numbers, so a raw block that starts with 8 or more literals (almost
+ * every one) passes for a frame and fails inside it.
+ */
+function hadoopOrRawLz4(framed, raw) {
+  return (input, length) => {
+    try {
+      return framed(input, length)
+    } catch (framedError) {
+      try {
+        return raw(input, length)
+      } catch (rawError) {
+        throw new Error(`LZ4 that reads neither as Hadoop frames (${framedError.message}) nor as a raw block (${rawError.message})`)
+      }
+    }
+  }
 }
 
 /**
