@@ -69,9 +69,9 @@ async function inlineDecompressors(codecs) {
 /**
  * The decoder of the deprecated LZ4 codec, whose pages hold Hadoop-framed LZ4 or, from some
  * writers (fastparquet), a raw block: the framed reading, and where it fails, a raw block, as
- * Arrow reads the codec. `framed` alone falls back only when the frame is cut short: it reads the
- * frame's lengths as signed numbers, so a raw block that starts with 8 or more literals (almost
- * every one) passes for a frame and fails inside it.
+ * Arrow reads the codec. `framed` alone falls back to a raw block only where a frame's lengths do
+ * not fit the page, and it reads them as signed numbers, so a raw block that starts with 8 or
+ * more literals (almost every one) passes for a frame and fails inside it.
  */
 function hadoopOrRawLz4(framed, raw) {
   return (input, length) => {
