@@ -204,14 +204,13 @@ async function openColumn(path, field, { headerProbeBytes = HEADER_PROBE_BYTES }
      * read, then those after it. */
     const taken = []
     /** The uncompressed size of `taken`'s pages after the first. */
-    let aheadBytes = 0
+    const aheadBytes = () => taken.slice(1).reduce((sum, page) => sum + page.header.uncompressed_page_size, 0)
     let dictionary
     try {
       let next = await pages.next()
       for (;;) {
         while (!next.done) {
-          const size = next.value.header.uncompressed_page_size
-          if (taken.length > 0 && (taken.length > AHEAD_PAGES || aheadBytes + size > AHEAD_BYTES)) break
+          if (taken.length > 0 && (taken.length > AHEAD_PAGES || aheadBytes() + next.value.header.uncompressed_page_size > AHEAD_BYTES)) break
           const page = next.value
           page.body = await bodyOf(page)
           if (decompress) {
@@ -219,13 +218,11 @@ async function openColumn(path, field, { headerProbeBytes = HEADER_PROBE_BYTES }
             // Awaited when its turn comes; until then a failure must not count as unhandled.
             page.decompressed.catch(() => {})
           }
-          if (taken.length > 0) aheadBytes += size
           taken.push(page)
           next = await pages.next()
         }
         const page = taken.shift()
         if (page === undefined) return
-        if (taken.length > 0) aheadBytes -= taken[0].header.uncompressed_page_size
         decompressedAhead = decompress ? await page.decompressed : null
         const { header, body } = page
         const reader = { view: new DataView(body.buffer, body.byteOffset, body.length), offset: 0 }
