@@ -1,12 +1,15 @@
 // The short versions of `npm run soak`: repeated batches give the same ids without
 // memory growth, a storm of concurrent and aborted calls settles every promise correctly and leaves
-// the pool idle, and worker_threads terminated mid-batch leave the survivors' results intact.
+// the pool idle, worker_threads terminated mid-batch leave the survivors' results intact, and a
+// tokenizer dropped leaves nothing behind in the threads that encoded with it.
 // The runs themselves live in scripts/reliability.js, shared with scripts/soak.js.
 import { getEventListeners } from 'node:events'
+import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
+import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
 
-import { type DigestFixture, batchtok, corpus, fixture } from './helpers'
+import { type DigestFixture, FIXTURES, batchtok, corpus, fixture } from './helpers'
 
 const require = createRequire(import.meta.url)
 const runs = require('../scripts/reliability.js') as typeof import('../scripts/reliability.js')
@@ -245,5 +248,29 @@ describe('worker_threads churn', () => {
     expect(outcome.rss[9] - outcome.rss[2]).toBeLessThan(96 * MiB)
     // The main thread's addon is unaffected.
     expect(runs.digest(await Tokenizer.fromEncoding('o200k_base').encodeBatch(texts))).toBe(expected)
+  })
+})
+
+describe('tokenizers dropped after the stable engine encoded', () => {
+  it('a tokenizer.json on the stable engine, loaded, used on the pool and dropped 8 times: RSS stays flat', async () => {
+    // A token longer than the release candidate holds sends every text to the stable engine.
+    const file = JSON.parse(readFileSync(join(FIXTURES, 'tokenizers', 'gpt2.json'), 'utf8'))
+    file.model.vocab['x'.repeat(40_000)] = Object.keys(file.model.vocab).length
+    const json = JSON.stringify(file)
+    const rss: number[] = []
+    for (let round = 0; round < 8; round++) {
+      const tokenizer = Tokenizer.fromJSON(json)
+      await tokenizer.whenReady()
+      expect(tokenizer.routing).toMatch(/^stable: /)
+      // Words the stable crate would keep in each encoding thread's word cache, a few KB each
+      // (a word's symbols as merging began): about 40 MiB a round if they outlived the tokenizer.
+      const words = Array.from({ length: 10_000 }, (_, i) => ` w${(round * 10_000 + i).toString(36)}${'q'.repeat(200)}`)
+      const ids = await tokenizer.encodeBatch(words)
+      expect(ids.offsets.length).toBe(words.length + 1)
+      runs.gcNow()
+      batchtok.releaseMemory()
+      rss.push(process.memoryUsage().rss)
+    }
+    expect(rss[7] - rss[1]).toBeLessThan(64 * MiB)
   })
 })

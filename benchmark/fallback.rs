@@ -8,7 +8,8 @@
 //! - stable: the stable engine alone (`Tokenizer::fallback_engine`), as batchtok's workers call it;
 //! - stable-own: a `tokenizers` 0.23 `Tokenizer` of each thread's own (the second a clone of the
 //!   first, whose cost in allocated memory the last column gives), called directly: what the
-//!   stable engine gives with nothing shared between threads.
+//!   stable engine gives with nothing shared between threads. Read by the crate's own reader, it
+//!   keeps the crate's word cache, which the stable engine leaves off (`stable_reader.rs`).
 //!
 //! Each contender runs on 1 and on 2 threads (thread `t` takes items `t, t + 2, ...`), and every
 //! contender's ids are checked equal to the stable engine's before timing. Rounds are interleaved,

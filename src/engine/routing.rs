@@ -98,9 +98,10 @@
 //! candidate on the same texts (`benchmark/results/fallback.md`), since it builds a normalized
 //! string with alignments, offsets and a token string per token for every text. That is why the
 //! rewrites above exist, and no real file measured there stays on it. It shares nothing between
-//! threads that costs it CPU time (a BPE model's word cache is per thread in 0.23; only a Unigram
-//! model's cache is behind a lock), so one engine serves every worker; a clone per thread gains
-//! nothing and costs the whole vocabulary again.
+//! threads that costs it CPU time (a BPE model's word cache is per thread in 0.23, and batchtok
+//! leaves it off: `stable_reader.rs`; only a Unigram model's cache is behind a lock), so one
+//! engine serves every worker; a clone per thread gains nothing and costs the whole vocabulary
+//! again.
 //!
 //! The route is settled once the release candidate is built, on a thread of its own; until then
 //! the stable engine, built first, encodes every text (`loading.rs` says why), and `routing` says

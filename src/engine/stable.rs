@@ -90,9 +90,10 @@ fn longest_unigram_piece(json: &str) -> Option<usize> {
 /// The stable `Tokenizer`, read from any tokenizer.json the stable release reads.
 ///
 /// One engine serves every thread, and shares nothing written per text between them except a
-/// Unigram model's cache: a BPE model keeps its word cache per thread (`BPE_LOCAL_CACHE` in the
-/// crate's `models/bpe/model.rs`), WordPiece and WordLevel keep none, and `encode_fast` runs on the
-/// calling thread alone (the crate's rayon parallelism is only in its batch methods).
+/// Unigram model's cache: a BPE model is read with its word cache off (the crate would keep one per
+/// thread and never free it: `stable_reader.rs`), WordPiece and WordLevel keep none, and
+/// `encode_fast` runs on the calling thread alone (the crate's rayon parallelism is only in its
+/// batch methods).
 /// `benchmark/fallback.rs` measures one engine on two threads against a clone per thread.
 pub struct StableEngine {
     /// Splits added special tokens out of the text, the stable default.

@@ -21,6 +21,10 @@
 //! accepts `type` only where it says `BPE`. So where the BPE reader accepts the model's text, the
 //! crate's reader builds a BPE from the same keys and values, and where it refuses it, this path
 //! gives way.
+//!
+//! One thing differs from the crate's tokenizer, on either path: a BPE model's word cache is off
+//! ([`without_word_cache`] says why). The cache holds no part of the model, so the ids are the
+//! same.
 
 use std::fmt;
 
@@ -33,12 +37,36 @@ use tokenizers_stable::{
 };
 
 /// Reads a tokenizer.json as the stable crate's `Tokenizer::from_str` does, to the same tokenizer
-/// or the same error.
+/// or the same error, except that a BPE model keeps no word cache ([`without_word_cache`]).
 pub fn read(json: &str) -> Result<Tokenizer, String> {
     match read_bpe_directly(json) {
         Some(tokenizer) => Ok(tokenizer),
-        None => json.parse::<Tokenizer>().map_err(|e| e.to_string()),
+        None => {
+            let mut tokenizer = json.parse::<Tokenizer>().map_err(|e| e.to_string())?;
+            if let ModelWrapper::BPE(bpe) = tokenizer.get_model() {
+                // This path's BPE models are rare (the direct path reads every BPE file it can),
+                // so the copy that turning the cache off takes here costs little.
+                let bpe = without_word_cache(bpe.clone());
+                tokenizer.with_model(bpe);
+            }
+            Ok(tokenizer)
+        }
     }
+}
+
+/// `bpe` with its word cache off. The crate keeps a BPE's cache in each thread that encodes with
+/// it, in a thread-local map keyed by the model, and never removes a model's entries, neither when
+/// the model is dropped nor when its cache is cleared: each tokenizer loaded, used on the worker
+/// threads and dropped left up to 10,000 words in each of them for the life of the thread (a
+/// process that loads and drops tokenizers grew without bound), and under a file whose
+/// pre-tokenizer leaves whole texts as words (Gemma's), whose cached words take kilobytes each, a
+/// long-lived thread held tens of MiB. The stable engine encodes only what the release candidate
+/// does not (texts until it is built, and those the route sends back), at a few MiB/s: without
+/// the cache at 0.6 to 1.3 times its speed with it (`benchmark/results/fallback.md`).
+fn without_word_cache(mut bpe: BPE) -> BPE {
+    // A capacity of 0 stores nothing; each thread keeps only an empty map per model.
+    bpe.resize_cache(0);
+    bpe
 }
 
 /// An entry of `added_tokens`: the crate's own shape (its type for it is private to the crate).
@@ -93,7 +121,8 @@ impl<'de> Visitor<'de> for DirectBpe {
                 "normalizer" => builder = builder.with_normalizer(map.next_value()?),
                 "pre_tokenizer" => builder = builder.with_pre_tokenizer(map.next_value()?),
                 "model" => {
-                    builder = builder.with_model(ModelWrapper::BPE(map.next_value::<BPE>()?))
+                    let bpe = without_word_cache(map.next_value::<BPE>()?);
+                    builder = builder.with_model(ModelWrapper::BPE(bpe))
                 }
                 "decoder" => builder = builder.with_decoder(map.next_value()?),
                 "post_processor" => builder = builder.with_post_processor(map.next_value()?),
