@@ -11,13 +11,13 @@ fn main() {
     // commonly ship, and only with the `mimalloc` feature (on by default). The measurements and
     // how to repeat them: `benchmark/results/allocator.md`.
     //
-    // - x86_64 Linux, glibc: mimalloc. With `no_thp` (Cargo.toml) it is level with or ahead of
-    //   glibc's malloc on both engines at 1 and 2 threads, in CPU time per MiB, and its RSS stays
-    //   flat over a long run where glibc's climbs. Without `no_thp` it lost: it asked for
-    //   transparent huge pages, and every purged page the next batch touched cost a 2 MiB clear.
+    // - x86_64 Linux, glibc: the system allocator. mimalloc 2 (the line Cargo.toml builds) spent
+    //   up to 1.2 times glibc's CPU time per MiB on the release candidate and held 1.3 times its
+    //   steady RSS; mimalloc 3, level or behind in CPU time and ahead in RSS, crashes a process
+    //   whose worker_threads alone load the addon (Cargo.toml says which versions).
     // - x86_64 Linux, musl: mimalloc. No musl Node runs on the measuring machine; in a static musl
-    //   executable (`benchmark/allocator.rs`) the engines spend 1.2 to 2.6 times less CPU time per
-    //   MiB with it than with musl's malloc, and a second thread gains little or loses with
+    //   executable (`benchmark/allocator.rs`) the engines spent 1.2 to 2.6 times less CPU time per
+    //   MiB with mimalloc 3 than with musl's malloc, and a second thread gains little or loses with
     //   musl's malloc. The release workflow's `allocator` job measures it under Alpine's Node.
     // - macOS and x86_64 Windows: mimalloc, as many Node addons ship it; the release workflow's
     //   `allocator` job prints the comparison on those runners.
@@ -36,7 +36,7 @@ fn main() {
     let by_target = match os.as_str() {
         "macos" => arch == "x86_64" || arch == "aarch64",
         "windows" => env == "msvc" && arch == "x86_64",
-        "linux" => arch == "x86_64" && (env == "gnu" || env == "musl"),
+        "linux" => arch == "x86_64" && env == "musl",
         _ => false,
     };
     let wanted = match std::env::var(ALLOCATOR_OVERRIDE).as_deref() {

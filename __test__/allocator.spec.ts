@@ -8,6 +8,12 @@ import { batchtok, corpus } from './helpers'
 
 const { Tokenizer, Scheduler, allocator, memoryStats, releaseMemory } = batchtok
 
+/** Whether this Node runs on glibc (musl's Node reports no glibc version). */
+function isGlibc(): boolean {
+  const report = process.report.getReport() as { header: { glibcVersionRuntime?: string } }
+  return report.header.glibcVersionRuntime !== undefined
+}
+
 /** The allocator build.rs picks for this platform; a build that overrode it with
  * BATCHTOK_ALLOCATOR is tested with the same variable set. */
 function expectedAllocator(): string {
@@ -15,7 +21,7 @@ function expectedAllocator(): string {
   const mimallocByDefault =
     (process.platform === 'darwin' && ['x64', 'arm64'].includes(process.arch)) ||
     (process.platform === 'win32' && process.arch === 'x64') ||
-    (process.platform === 'linux' && process.arch === 'x64')
+    (process.platform === 'linux' && process.arch === 'x64' && !isGlibc())
   return mimallocByDefault ? 'mimalloc' : 'system'
 }
 

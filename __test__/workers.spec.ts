@@ -1,4 +1,6 @@
-// The addon in several worker_threads at once, including workers terminated mid-batch.
+// The addon in several worker_threads at once, including workers terminated mid-batch, and in
+// worker_threads alone, the process's main thread never loading it.
+import { spawnSync } from 'node:child_process'
 import { join } from 'node:path'
 import { Worker } from 'node:worker_threads'
 import { describe, expect, it } from 'vitest'
@@ -45,5 +47,15 @@ describe('worker_threads', () => {
     const tokenizer = batchtok.Tokenizer.fromEncoding('o200k_base')
     const batch = await tokenizer.encodeBatch(docs.slice(0, 20))
     expect(batch.length).toBe(20)
+  })
+
+  it('load and encode in workers alone: a worker loads it after the first one to load it has exited', () => {
+    // A process of its own: this one's main thread has the addon loaded, which hides the case.
+    const run = spawnSync(process.execPath, [join(__dirname, 'workers-only.cjs')], { encoding: 'utf8', timeout: 60_000 })
+    expect({ status: run.status, signal: run.signal, stderr: run.stderr }).toEqual({ status: 0, signal: null, stderr: '' })
+    const expected = batchtok.Tokenizer.fromEncoding('o200k_base').encodeBatchSync(['hello world', 'Ünïcödé and 中文 text', ' '.repeat(50)]).toArrays()
+    const ids = JSON.parse(run.stdout) as number[][][]
+    expect(ids).toHaveLength(5)
+    for (const got of ids) expect(got).toEqual(expected)
   })
 })
