@@ -1,36 +1,25 @@
 // The addon in several worker_threads at once, including workers terminated mid-batch, and in
 // worker_threads alone, the process's main thread never loading it.
 import { spawnSync } from 'node:child_process'
+import { createRequire } from 'node:module'
 import { join } from 'node:path'
-import { Worker } from 'node:worker_threads'
+import type { Worker } from 'node:worker_threads'
 import { describe, expect, it } from 'vitest'
 
 import { batchtok, corpus } from './helpers'
 
-const script = join(__dirname, 'worker-encode.cjs')
-
-function start(encoding: string): Promise<Worker> {
-  const worker = new Worker(script, { workerData: { encoding } })
-  return new Promise((resolve, reject) => {
-    worker.once('message', (m) => (m === 'ready' ? resolve(worker) : reject(new Error(String(m)))))
-    worker.once('error', reject)
-  })
-}
-
-function ask(worker: Worker, texts: string[]): Promise<number[][]> {
-  return new Promise((resolve, reject) => {
-    worker.once('message', resolve)
-    worker.once('error', reject)
-    worker.postMessage(texts)
-  })
+const require = createRequire(import.meta.url)
+const { startEncodeWorker, askWorker } = require('./worker-client.cjs') as {
+  startEncodeWorker(encoding: string): Promise<Worker>
+  askWorker(worker: Worker, texts: string[]): Promise<number[][]>
 }
 
 describe('worker_threads', () => {
   it('encode the same as the main thread in four workers at once', async () => {
     const texts = corpus.bigShortItems().slice(0, 3000)
     const expected = batchtok.Tokenizer.fromEncoding('cl100k_base').encodeBatchSync(texts).toArrays()
-    const workers = await Promise.all([0, 1, 2, 3].map(() => start('cl100k_base')))
-    const results = await Promise.all(workers.map((w) => ask(w, texts)))
+    const workers = await Promise.all([0, 1, 2, 3].map(() => startEncodeWorker('cl100k_base')))
+    const results = await Promise.all(workers.map((w) => askWorker(w, texts)))
     results.forEach((result) => expect(result).toEqual(expected))
     await Promise.all(workers.map((w) => w.terminate()))
   })
@@ -38,7 +27,7 @@ describe('worker_threads', () => {
   it('survive workers terminated in the middle of a batch', async () => {
     const docs = corpus.bigDocuments()
     for (let cycle = 0; cycle < 5; cycle++) {
-      const worker = await start('o200k_base')
+      const worker = await startEncodeWorker('o200k_base')
       worker.postMessage(docs)
       await new Promise((resolve) => setImmediate(resolve))
       await worker.terminate()
@@ -53,8 +42,8 @@ describe('worker_threads', () => {
     // A process of its own: this one's main thread has the addon loaded, which hides the case.
     const run = spawnSync(process.execPath, [join(__dirname, 'workers-only.cjs')], { encoding: 'utf8', timeout: 60_000 })
     expect({ status: run.status, signal: run.signal, stderr: run.stderr }).toEqual({ status: 0, signal: null, stderr: '' })
-    const expected = batchtok.Tokenizer.fromEncoding('o200k_base').encodeBatchSync(['hello world', 'Ünïcödé and 中文 text', ' '.repeat(50)]).toArrays()
-    const ids = JSON.parse(run.stdout) as number[][][]
+    const { texts, ids } = JSON.parse(run.stdout) as { texts: string[]; ids: number[][][] }
+    const expected = batchtok.Tokenizer.fromEncoding('o200k_base').encodeBatchSync(texts).toArrays()
     expect(ids).toHaveLength(5)
     for (const got of ids) expect(got).toEqual(expected)
   })

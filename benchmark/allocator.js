@@ -79,6 +79,9 @@ const bytes = texts.reduce((sum, t) => sum + Buffer.byteLength(t), 0)
 const scheduler = new addon.Scheduler({ threads: Number(threads) })
 ;(async () => {
   await tokenizer.whenReady()
+  if (tokenizerSpec.endsWith('.json') && !tokenizer.routing.startsWith('stable:')) {
+    throw new Error('the stable-only tokenizer is not on the stable route: ' + tokenizer.routing)
+  }
   const result = { allocator: addon.allocator(), routing: tokenizer.routing }
   if (mode === 'throughput') {
     const seconds = []
@@ -106,12 +109,7 @@ const scheduler = new addon.Scheduler({ threads: Number(threads) })
 function child(binary, ...args) {
   const run = spawnSync(process.execPath, ['-e', CHILD, binary, ...args.map(String)], { encoding: 'utf8' })
   if (run.status !== 0) throw new Error(`child failed (${args.join(' ')}): ${run.stderr}`)
-  const result = JSON.parse(run.stdout.trim().split('\n').pop())
-  const tokenizerSpec = String(args[1])
-  if (tokenizerSpec.endsWith('.json') && !result.routing.startsWith('stable:')) {
-    throw new Error(`the stable-only tokenizer is not on the stable route: ${result.routing}`)
-  }
-  return result
+  return JSON.parse(run.stdout.trim().split('\n').pop())
 }
 
 function median(values) {
