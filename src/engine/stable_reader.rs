@@ -57,10 +57,10 @@ pub fn read(json: &str) -> Result<Tokenizer, String> {
 /// `bpe` with its word cache off. The crate keeps a BPE's cache in each thread that encodes with
 /// it, in a thread-local map keyed by the model, and never removes a model's entries, neither when
 /// the model is dropped nor when its cache is cleared: each tokenizer loaded, used on the worker
-/// threads and dropped left up to 10,000 words in each of them for the life of the thread (a
-/// process that loads and drops tokenizers grew without bound), and under a file whose
+/// threads and dropped would leave up to 10,000 words in each of them for the life of the thread
+/// (a process that loads and drops tokenizers would grow without bound), and under a file whose
 /// pre-tokenizer leaves whole texts as words (Gemma's), whose cached words take kilobytes each, a
-/// long-lived thread held tens of MiB. The stable engine encodes only what the release candidate
+/// long-lived thread would hold tens of MiB. The stable engine encodes only what the release candidate
 /// does not (texts until it is built, and those the route sends back), at a few MiB/s: without
 /// the cache at 0.6 to 1.3 times its speed with it (`benchmark/results/fallback.md`).
 fn without_word_cache(mut bpe: BPE) -> BPE {
