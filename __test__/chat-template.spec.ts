@@ -263,6 +263,18 @@ describe('the compiled template cache', () => {
     expect(second.applyChatTemplate(messages)).toBe('hi')
     expect(chatTemplate.compiledTemplateCount(second)).toBe(1)
   })
+
+  it('keeps at most MAX_COMPILED_TEMPLATES of them, and renders an evicted one again', () => {
+    const tokenizer = Tokenizer.fromFile(join(ROOT, '__test__', 'fixtures', 'tokenizers', 'gpt2.json'))
+    const messages = [{ role: 'user', content: 'hi' }]
+    const max = chatTemplate.MAX_COMPILED_TEMPLATES
+    for (let i = 0; i < max + 10; i++) {
+      expect(tokenizer.applyChatTemplate(messages, { chatTemplate: `${i}:{{ messages[0].content }}` })).toBe(`${i}:hi`)
+      expect(chatTemplate.compiledTemplateCount(tokenizer)).toBe(Math.min(i + 1, max))
+    }
+    expect(tokenizer.applyChatTemplate(messages, { chatTemplate: '0:{{ messages[0].content }}' })).toBe('0:hi')
+    expect(chatTemplate.compiledTemplateCount(tokenizer)).toBe(max)
+  })
 })
 
 describe('strftime_now: Python datetime.strftime in the C locale', () => {

@@ -39,3 +39,6 @@ export declare function defineApplyChatTemplate(Tokenizer: Function): void
 
 /** How many templates `tokenizer` holds compiled; exists for the tests of the cache. */
 export declare function compiledTemplateCount(tokenizer: object): number
+
+/** The compiled templates a tokenizer keeps, the least recently used going first. */
+export declare const MAX_COMPILED_TEMPLATES: number

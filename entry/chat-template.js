@@ -402,8 +402,14 @@ function renderChatTemplate(source, specialTokens, messages, options) {
   return renderMessages(() => ({ source, compiled: compileChatTemplate(source) }), specialTokens, messages, options)
 }
 
-/** Each tokenizer's compiled templates by source, dropped with the tokenizer. */
+/** Each tokenizer's compiled templates by source, least recently used first, dropped with the
+ * tokenizer. */
 const compiledTemplates = new WeakMap()
+
+/** The compiled templates a tokenizer keeps. A model has one to a few templates of its own; a
+ * caller that passes a different raw template on every call (built per request) would otherwise
+ * grow the cache without end, so the least recently used one goes. */
+const MAX_COMPILED_TEMPLATES = 16
 
 /** `source` compiled for `tokenizer`: from the cache, or compiled and cached. */
 function compiledFor(tokenizer, source) {
@@ -415,8 +421,12 @@ function compiledFor(tokenizer, source) {
   let compiled = bySource.get(source)
   if (compiled === undefined) {
     compiled = compileChatTemplate(source)
-    bySource.set(source, compiled)
+    if (bySource.size >= MAX_COMPILED_TEMPLATES) bySource.delete(bySource.keys().next().value)
+  } else {
+    // A Map keeps insertion order: taken out and put back, the template is the most recent.
+    bySource.delete(source)
   }
+  bySource.set(source, compiled)
   return compiled
 }
 
@@ -450,4 +460,4 @@ function defineApplyChatTemplate(Tokenizer) {
   })
 }
 
-module.exports = { defineApplyChatTemplate, renderChatTemplate, selectChatTemplate, strftime, compiledTemplateCount }
+module.exports = { defineApplyChatTemplate, renderChatTemplate, selectChatTemplate, strftime, compiledTemplateCount, MAX_COMPILED_TEMPLATES }
