@@ -146,6 +146,11 @@ describe('encode: inputs decode back to the documents', () => {
     expect(readMegatron(join(work, `out/parquet-${codec}`))).toEqual((await o200k.encodeBatch(fixtureDocs)).toArrays())
   })
 
+  it.each(['delta-length', 'delta-bytes'])('Parquet with %s values (written by pyarrow): ids equal encodeBatch', async (encoding) => {
+    encode(CLI_FIXTURES, ['encode', `docs-${encoding}.parquet`, '--encoding', 'o200k_base', '-o', join(work, `out/parquet-${encoding}`)])
+    expect(readMegatron(join(work, `out/parquet-${encoding}`))).toEqual((await o200k.encodeBatch(fixtureDocs)).toArrays())
+  })
+
   it('a Parquet UUID column is encoded as its text', () => {
     encode(CLI_FIXTURES, ['encode', 'uuid.parquet', '--encoding', 'o200k_base', '--count-only', '-o', join(work, 'out/uuid')])
     const uuids = [0, 1, 2].map((i) => Buffer.from(Array.from({ length: 16 }, (_, k) => i + k)).toString('hex').replace(/^(.{8})(.{4})(.{4})(.{4})/, '$1-$2-$3-$4-'))

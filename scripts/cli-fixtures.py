@@ -9,6 +9,12 @@
   compressed values) under snappy.
 - docs-brotli.parquet, docs-lz4.parquet, docs-snappy.parquet, docs-none.parquet: the column under
   the other codecs pyarrow writes.
+- docs-delta-length.parquet, docs-delta-bytes.parquet: the column in the other two value
+  encodings of a byte array, DELTA_LENGTH_BYTE_ARRAY and DELTA_BYTE_ARRAY (parquet-mr's writer,
+  in its version 2 format, falls back to the latter once a string column's dictionary is full).
+  Arrow's other string types
+  (large_string, string_view, a dictionary of strings) are left out: pyarrow writes their pages
+  as it writes docs-snappy.parquet's.
 - uuid.parquet: a UUID column, which the CLI encodes as the text hyparquet gives it.
 - not-utf8.parquet: a byte-array column with no string annotation, whose fourth value is not
   UTF-8.
@@ -75,6 +81,14 @@ def write_inputs(docs: list[str]) -> None:
         )
     for codec in ["brotli", "lz4", "snappy", "none"]:
         pyarrow.parquet.write_table(table.select(["text"]), OUT / f"docs-{codec}.parquet", compression=codec)
+    for name, encoding in [("delta-length", "DELTA_LENGTH_BYTE_ARRAY"), ("delta-bytes", "DELTA_BYTE_ARRAY")]:
+        pyarrow.parquet.write_table(
+            table.select(["text"]),
+            OUT / f"docs-{name}.parquet",
+            use_dictionary=False,
+            column_encoding={"text": encoding},
+            compression="snappy",
+        )
     uuids = [bytes(range(i, i + 16)) for i in range(3)]
     pyarrow.parquet.write_table(pyarrow.table({"text": pyarrow.array(uuids, type=pyarrow.uuid())}), OUT / "uuid.parquet")
     values = [text.encode("utf-8") for text in docs[:6]]
