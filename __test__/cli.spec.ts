@@ -16,6 +16,7 @@ import { batchtok, corpus, expectWordGap, FIXTURES, fixture, gpt2WithTemplate, r
 const CLI = join(__dirname, '..', 'cli', 'batchtok.js')
 const { openColumn } = createRequire(import.meta.url)('../cli/parquet.js')
 const { lineBatches } = createRequire(import.meta.url)('../cli/readers.js')
+const { ZstdFrames, zstdDecompressor } = createRequire(import.meta.url)('../cli/zstd.js')
 const CLI_FIXTURES = join(FIXTURES, 'cli')
 
 type Run = { status: number | null; stdout: string; stderr: string }
@@ -139,6 +140,94 @@ describe('encode: inputs decode back to the documents', () => {
   it('zstd JSONL (written by Python zstandard)', async () => {
     encode(CLI_FIXTURES, ['encode', 'docs.jsonl.zst', '--field', 'content', '--encoding', 'o200k_base', '-o', join(work, 'out/zst')])
     expect(readMegatron(join(work, 'out/zst'))).toEqual((await o200k.encodeBatch(fixtureDocs)).toArrays())
+  })
+
+  it('zstd JSONL of several frames, a skippable one among them: every frame is read', async () => {
+    encode(CLI_FIXTURES, ['encode', 'frames.jsonl.zst', '--field', 'content', '--encoding', 'o200k_base', '-o', join(work, 'out/frames')])
+    expect(readMegatron(join(work, 'out/frames'))).toEqual((await o200k.encodeBatch(fixtureDocs)).toArrays())
+    // From stdin, where its first bytes say it is zstd.
+    encode(work, ['encode', '-', '--format', 'jsonl', '--field', 'content', '--encoding', 'o200k_base', '-o', 'out/frames-stdin'], readFileSync(join(CLI_FIXTURES, 'frames.jsonl.zst')))
+    expect(readMegatron(join(work, 'out/frames-stdin'))).toEqual((await o200k.encodeBatch(fixtureDocs)).toArrays())
+  })
+
+  it('gzip of several members (files joined with cat): every member is read', async () => {
+    const records = fixtureDocs.map((text, id) => JSON.stringify({ id, content: text }) + '\n')
+    const half = records.length >> 1
+    writeFileSync(join(work, 'members.jsonl.gz'), Buffer.concat([gzipSync(records.slice(0, half).join('')), gzipSync(records.slice(half).join(''))]))
+    encode(work, ['encode', 'members.jsonl.gz', '--field', 'content', '--encoding', 'o200k_base', '-o', 'out/members'])
+    expect(readMegatron(join(work, 'out/members'))).toEqual((await o200k.encodeBatch(fixtureDocs)).toArrays())
+  })
+
+  it.each([
+    ['cut inside its last frame', (zst: Buffer) => zst.subarray(0, zst.length - 100), /unexpected (end of file|EOF)/],
+    ['followed by bytes that are no frame', (zst: Buffer) => Buffer.concat([zst, Buffer.from('not zstd')]), /(bytes that are not a zstd frame at byte 14891|invalid zstd data)/],
+  ])('a zstd file %s is an error, with no output', (name, damage, message) => {
+    const file = `damaged-${name.split(' ')[0]}.jsonl.zst`
+    writeFileSync(join(work, file), damage(readFileSync(join(CLI_FIXTURES, 'frames.jsonl.zst'))))
+    const run = cli(work, ['encode', file, '--field', 'content', '--encoding', 'o200k_base', '-o', `out/${file}`])
+    expect(run.status).toBe(1)
+    expect(run.stderr).toMatch(new RegExp(`^batchtok: ${file.replace(/\./g, '\\.')}: ${message.source}; check that it is a whole zstd file\n$`))
+    expect(existsSync(join(work, `out/${file}.bin`))).toBe(false)
+  })
+
+  it('ZstdFrames finds the same frame ends whatever the chunks it is fed', () => {
+    const zst = readFileSync(join(CLI_FIXTURES, 'frames.jsonl.zst'))
+    const frameEnds = (chunkBytes: (i: number) => number) => {
+      const frames = new ZstdFrames()
+      const ends: Array<[number, boolean]> = []
+      let position = 0
+      for (let at = 0, i = 0; at < zst.length; i++) {
+        const chunk = zst.subarray(at, at + chunkBytes(i))
+        at += chunk.length
+        for (const { bytes, skippable, frameEnds } of frames.pieces(chunk)) {
+          position += bytes.length
+          if (frameEnds) ends.push([position, skippable])
+        }
+      }
+      frames.end()
+      return ends
+    }
+    // Where zstandard's own reader puts them (the fixture's frames: scripts/cli-fixtures.py).
+    const expected = [
+      [4043, false],
+      [4056, true],
+      [9447, false],
+      [14891, false],
+    ]
+    expect(frameEnds(() => zst.length)).toEqual(expected)
+    expect(frameEnds(() => 1)).toEqual(expected)
+    expect(frameEnds((i) => 1 + ((i * 7919) % 4099))).toEqual(expected)
+    const cut = new ZstdFrames()
+    for (const _ of cut.pieces(zst.subarray(0, 4045))) {
+      // walked
+    }
+    expect(() => cut.end()).toThrow('unexpected end of file')
+  })
+
+  it('a frame of raw and RLE blocks, with a one-byte content size, decodes', async () => {
+    const text = Buffer.from('raw block, then an RLE block: ')
+    const run = 70
+    const blockHeader = (size: number, type: number, last: boolean) => {
+      const header = (size << 3) | (type << 1) | (last ? 1 : 0)
+      return Buffer.from([header & 0xff, (header >> 8) & 0xff, header >> 16])
+    }
+    const frame = Buffer.concat([
+      Buffer.from([0x28, 0xb5, 0x2f, 0xfd]),
+      // Single segment, no checksum, no dictionary: the content size in one byte.
+      Buffer.from([0x20, text.length + run]),
+      blockHeader(text.length, 0, false),
+      text,
+      blockHeader(run, 1, true),
+      Buffer.from('z'),
+    ])
+    const decoder = zstdDecompressor(1 << 16)
+    const output: Buffer[] = []
+    decoder.on('data', (bytes: Buffer) => output.push(bytes))
+    const ended = new Promise((resolve, reject) => decoder.on('end', resolve).on('error', reject))
+    decoder.end(Buffer.concat([frame, frame]))
+    await ended
+    const once = Buffer.concat([text, Buffer.alloc(run, 'z')]).toString()
+    expect(Buffer.concat(output).toString()).toBe(once + once)
   })
 
   it.each(['brotli', 'lz4', 'snappy', 'none'])('Parquet with %s pages (written by pyarrow): ids equal encodeBatch', async (codec) => {

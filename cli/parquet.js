@@ -43,13 +43,19 @@ const AHEAD_PAGES = 8
  */
 function threadedDecompressors() {
   const { snappyUncompress } = require('../index.js')
+  // Node's decompressors take no length: `decompressedPart` checks it.
+  const unzip = promisify(zlib.unzip)
+  const brotli = promisify(zlib.brotliDecompress)
   const threaded = {
     SNAPPY: (input, length) => snappyUncompress(input, length),
     // gzip as the format says, or the zlib stream some writers put there.
-    GZIP: promisify(zlib.unzip),
-    BROTLI: promisify(zlib.brotliDecompress),
+    GZIP: (input) => unzip(input),
+    BROTLI: (input) => brotli(input),
   }
-  if (typeof zlib.zstdDecompress === 'function') threaded.ZSTD = promisify(zlib.zstdDecompress)
+  if (typeof zlib.zstdDecompress === 'function') {
+    const zstd = promisify(zlib.zstdDecompress)
+    threaded.ZSTD = (input) => zstd(input)
+  }
   return threaded
 }
 
@@ -90,14 +96,19 @@ function hadoopOrRawLz4(framed, raw) {
 /**
  * The compressed part of `page` (`{ header, body }`: a page header and the page's bytes as the
  * file holds them) decoded by `decompress`; `null` where the page has nothing compressed. A data
- * page of version 2 keeps its levels, which are never compressed, in front of its values.
+ * page of version 2 keeps its levels, which are never compressed, in front of its values. A part
+ * that decodes to another length than the header gives is an error: Node's zstd decoder takes a
+ * frame cut short as complete.
  */
-function decompressedPart(page, decompress) {
+async function decompressedPart(page, decompress) {
   const { header, body } = page
   const v2 = header.data_page_header_v2
-  if (v2 && v2.is_compressed === false) return Promise.resolve(null)
+  if (v2 && v2.is_compressed === false) return null
   const levels = v2 ? v2.repetition_levels_byte_length + v2.definition_levels_byte_length : 0
-  return decompress(body.subarray(levels), header.uncompressed_page_size - levels)
+  const expected = header.uncompressed_page_size - levels
+  const bytes = await decompress(body.subarray(levels), expected)
+  if (bytes.length !== expected) throw new Error(`a page decompresses to ${bytes.length} bytes, but its header says ${expected}`)
+  return bytes
 }
 
 /** Where a column chunk's first page starts in its file. As hyparquet reads it: a writer may leave

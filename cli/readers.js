@@ -16,45 +16,13 @@ const { MAGIC_BYTES, compressionOfHead } = require('./inputs')
 const { INCOMPLETE_BYTES, textParts } = require('../stream/cuts')
 const { openColumn } = require('./parquet')
 const { LongRecord } = require('../stream/long-record')
+const { zstdDecompressor } = require('./zstd')
 
 /** Read size: large reads keep the event loop's share of the work small. */
 const READ_CHUNK_BYTES = 1 << 20
 const NEWLINE = 10
 /** U+FEFF as UTF-8. */
 const BYTE_ORDER_MARK = Buffer.from([0xef, 0xbb, 0xbf])
-
-/**
- * A zstd decompressor as a Node Transform: Node's own where it has one (22.15 / 23.8 on), else
- * fzstd's streaming `Decompress`, pure JS (the napi zstd packages fetch their binary at install,
- * which offline installs refuse); fzstd is the slower (benchmark/results/cli.md).
- */
-function zstdDecompressor() {
-  if (typeof zlib.createZstdDecompress === 'function') return zlib.createZstdDecompress({ chunkSize: READ_CHUNK_BYTES })
-  const { Decompress } = require('fzstd')
-  let decoder
-  return new Transform({
-    construct(callback) {
-      decoder = new Decompress((chunk) => this.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.length)))
-      callback()
-    },
-    transform(chunk, _encoding, callback) {
-      try {
-        decoder.push(chunk)
-        callback()
-      } catch (error) {
-        callback(error)
-      }
-    },
-    flush(callback) {
-      try {
-        decoder.push(new Uint8Array(0), true)
-        callback()
-      } catch (error) {
-        callback(error)
-      }
-    },
-  })
-}
 
 /**
  * The decompressed bytes of `input` from `start` (raw bytes, uncompressed files only), as an
@@ -82,7 +50,7 @@ function openBytes(input, start, progress) {
 /** `bytes` (a readable stream) decompressed as `compression` says. */
 function decompressed(bytes, compression) {
   if (compression === 'none') return bytes
-  const decompressor = compression === 'gzip' ? zlib.createGunzip({ chunkSize: READ_CHUNK_BYTES }) : zstdDecompressor()
+  const decompressor = compression === 'gzip' ? zlib.createGunzip({ chunkSize: READ_CHUNK_BYTES }) : zstdDecompressor(READ_CHUNK_BYTES)
   bytes.on('error', (error) => decompressor.destroy(error))
   return bytes.pipe(decompressor)
 }

@@ -22,6 +22,8 @@
   that holds a group, and a field that is no top-level column.
 - docs.jsonl.zst: the same documents as JSONL (`{"id": …, "content": …}`), compressed by the
   zstandard package, since Node 20's zlib has no zstd compressor.
+- frames.jsonl.zst: the same JSONL as several zstd frames back to back, a skippable one among
+  them (`zstd_frames`).
 - megatron-read.json: batchtok's Megatron-LM output for docs.parquet, read back by an
   independent reader (numpy, following the layout of Megatron-LM's
   megatron/core/datasets/indexed_dataset.py), for a uint16 and an int32 vocabulary: the header
@@ -99,6 +101,20 @@ def write_inputs(docs: list[str]) -> None:
     pyarrow.parquet.write_table(nested, OUT / "nested.parquet")
     lines = "".join(json.dumps({"id": i, "content": text}, ensure_ascii=False) + "\n" for i, text in enumerate(docs))
     (OUT / "docs.jsonl.zst").write_bytes(zstandard.ZstdCompressor(level=3).compress(lines.encode("utf-8")))
+    (OUT / "frames.jsonl.zst").write_bytes(zstd_frames(lines.encode("utf-8")))
+
+
+def zstd_frames(data: bytes) -> bytes:
+    """`data` as a zstd stream of several frames, as files joined with `cat` and pzstd's output
+    are: a frame with its content size and a checksum, a skippable frame, a frame written as a
+    stream (no content size, so a window descriptor), and a frame at a high level."""
+    third = len(data) // 3
+    first = zstandard.ZstdCompressor(level=3, write_checksum=True).compress(data[:third])
+    skippable = struct.pack("<II", 0x184D2A53, 5) + b"notes"
+    streamed = zstandard.ZstdCompressor(level=1, write_content_size=False).compressobj()
+    second = streamed.compress(data[third : 2 * third]) + streamed.flush()
+    last = zstandard.ZstdCompressor(level=19, write_checksum=True).compress(data[2 * third :])
+    return first + skippable + second + last
 
 
 def read_megatron(prefix: Path) -> dict:
