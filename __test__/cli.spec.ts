@@ -1069,6 +1069,28 @@ describe('bad input: a message naming the file and line, non-zero exit, no outpu
     expect(existsSync(join(work, 'out/unreadable.bin'))).toBe(false)
   })
 
+  it.each([
+    ['xz, by its name', 'docs.jsonl.xz', Buffer.from('{"text": "a"}\n'), 'docs.jsonl.xz is compressed with xz', 'xz -dc docs.jsonl.xz | npx batchtok encode - --format jsonl ...'],
+    ['xz, by its first bytes', 'docs.txt', Buffer.from([0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00, 0x00, 0x04]), 'docs.txt is compressed with xz', 'xz -dc docs.txt | npx batchtok encode - ...'],
+    ['bzip2, by its first bytes', 'docs', Buffer.from('BZh91AY&SY\x00\x01', 'latin1'), 'docs is compressed with bzip2', 'bzip2 -dc docs | npx batchtok encode - ...'],
+    ['zip, by its name', 'docs.zip', Buffer.from('PK\x03\x04', 'latin1'), 'docs.zip is compressed with zip', 'unzip -p docs.zip | npx batchtok encode - ...'],
+  ])('a file compressed in a way the CLI does not read (%s) is refused with what to do', (_name, file, bytes, what, todo) => {
+    writeFileSync(join(work, file), bytes)
+    const run = cli(work, ['encode', file, '--encoding', 'o200k_base', '-o', 'out/unread'])
+    expect(run.status).toBe(2)
+    expect(run.stderr).toBe(`batchtok: ${what}, which batchtok does not read (it reads gzip and zstd); decompress it into the command: ${todo}\n`)
+    expect(existsSync(join(work, 'out/unread.bin'))).toBe(false)
+  })
+
+  it('stdin compressed in a way the CLI does not read is refused; text that starts as bzip2 does is read', () => {
+    const run = cli(work, ['encode', '-', '--encoding', 'o200k_base', '-o', 'out/unread-stdin'], Buffer.from([0x04, 0x22, 0x4d, 0x18, 0x64, 0x40, 0xa7]))
+    expect(run.status).toBe(1)
+    expect(run.stderr).toBe('batchtok: stdin is compressed with LZ4, which batchtok does not read (it reads gzip and zstd); decompress it into the command: lz4 -dc FILE | npx batchtok encode - ...\n')
+    const text = 'BZh9 is how this document starts'
+    const summary = encode(work, ['encode', '-', '--encoding', 'o200k_base', '-o', 'out/bzh-text'], `${text}\n`)
+    expect(summary.tokens).toBe(o200k.count(text))
+  })
+
   it('an output path through a file', () => {
     writeFileSync(join(work, 'plainfile'), '')
     const run = cli(work, ['encode', 'lines.txt', '--encoding', 'o200k_base', '-o', 'plainfile/x'])

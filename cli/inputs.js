@@ -30,8 +30,44 @@ const MAGIC = [
   { compression: 'zstd', bytes: Buffer.from([0x28, 0xb5, 0x2f, 0xfd]) },
 ]
 
-/** The most bytes `compressionOfHead` looks at. */
-const MAGIC_BYTES = 4
+/** A test of a file's first bytes: do they begin with `bytes`? */
+const startsWith = (bytes) => (head) => head.subarray(0, bytes.length).equals(bytes)
+
+const BZIP2_BLOCK_MAGIC = Buffer.from([0x31, 0x41, 0x59, 0x26, 0x53, 0x59])
+
+/** bzip2's first bytes: "BZh", a block size from 1 to 9, and the first block's magic number. */
+function isBzip2Head(head) {
+  return head.length >= 10 && head.toString('latin1', 0, 3) === 'BZh' && head[3] >= 0x31 && head[3] <= 0x39 && head.subarray(4, 10).equals(BZIP2_BLOCK_MAGIC)
+}
+
+/**
+ * Compressions the CLI does not read, by the name's extension and the data's first bytes, so that
+ * such a file is refused with what to do, not read as text that is not UTF-8. No text begins
+ * with these bytes (0xfd is no UTF-8 byte; the others open with a control character, or are
+ * bzip2's "BZh" with a block size and the first block's magic number after it).
+ */
+const UNREAD = [
+  { name: 'xz', extension: /\.xz$/i, matches: startsWith(Buffer.from([0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00])), tool: 'xz -dc' },
+  { name: 'bzip2', extension: /\.bz2$/i, matches: isBzip2Head, tool: 'bzip2 -dc' },
+  { name: 'LZ4', extension: /\.lz4$/i, matches: startsWith(Buffer.from([0x04, 0x22, 0x4d, 0x18])), tool: 'lz4 -dc' },
+  { name: 'zip', extension: /\.zip$/i, matches: startsWith(Buffer.from([0x50, 0x4b, 0x03, 0x04])), tool: 'unzip -p' },
+]
+
+/** The most bytes `compressionOfHead` and `unreadCompression` look at. */
+const MAGIC_BYTES = 10
+
+/**
+ * What to say of `file` (`-` for stdin) where its name or first bytes `head` say it is compressed
+ * in a way the CLI does not read; else `null`.
+ */
+function unreadCompression(file, head) {
+  const unread = UNREAD.find(({ extension, matches }) => (file !== '-' && extension.test(file)) || matches(head))
+  if (unread === undefined) return null
+  const source = file === '-' ? 'FILE' : file
+  const format = file === '-' ? 'text' : formatOf(file.replace(unread.extension, ''), 'auto')
+  const options = format === 'text' ? '' : ` --format ${format}`
+  return `${file === '-' ? 'stdin' : file} is compressed with ${unread.name}, which batchtok does not read (it reads gzip and zstd); decompress it into the command: ${unread.tool} ${source} | npx batchtok encode -${options} ...`
+}
 
 /** `gzip`, `zstd` or `none`, from the first bytes of the data (at least `MAGIC_BYTES` of them, or all). */
 function compressionOfHead(head) {
@@ -40,18 +76,28 @@ function compressionOfHead(head) {
 
 /**
  * The compression of text or JSONL `file`: its name's, else its first bytes', for a compressed
- * file whose name does not say so. An unreadable file is left to the reader to report.
+ * file whose name does not say so. A compression the CLI does not read is a `UsageError` that
+ * says what to do; an unreadable file is left to the reader to report.
  */
 function compressionOfFile(file, format) {
+  if (format === 'parquet') return compressionOf(file)
+  const head = headOf(file)
+  const unread = unreadCompression(file, head)
+  if (unread !== null) throw new UsageError(unread)
   const named = compressionOf(file)
-  if (named !== 'none' || format === 'parquet') return named
+  return named !== 'none' ? named : compressionOfHead(head)
+}
+
+/** The first `MAGIC_BYTES` of `file`, fewer where it is shorter; none where it cannot be read,
+ * which the reader then reports. */
+function headOf(file) {
   let fd
   try {
     fd = fs.openSync(file, 'r')
     const head = Buffer.alloc(MAGIC_BYTES)
-    return compressionOfHead(head.subarray(0, fs.readSync(fd, head, 0, MAGIC_BYTES, 0)))
+    return head.subarray(0, fs.readSync(fd, head, 0, MAGIC_BYTES, 0))
   } catch {
-    return 'none'
+    return Buffer.alloc(0)
   } finally {
     if (fd !== undefined) fs.closeSync(fd)
   }
@@ -113,4 +159,4 @@ function resolveInputs(patterns, format) {
   return inputs
 }
 
-module.exports = { resolveInputs, FORMATS, MAGIC_BYTES, compressionOf, compressionOfHead, formatOf }
+module.exports = { resolveInputs, FORMATS, MAGIC_BYTES, compressionOf, compressionOfHead, formatOf, unreadCompression }

@@ -12,7 +12,7 @@ const zlib = require('node:zlib')
 const { Readable, Transform } = require('node:stream')
 const { isUtf8 } = require('node:buffer')
 const { InputError, placeOf } = require('./errors')
-const { MAGIC_BYTES, compressionOfHead } = require('./inputs')
+const { MAGIC_BYTES, compressionOfHead, unreadCompression } = require('./inputs')
 const { INCOMPLETE_BYTES, textParts } = require('../stream/cuts')
 const { openColumn } = require('./parquet')
 const { LongRecord } = require('../stream/long-record')
@@ -66,7 +66,10 @@ async function* sniffed(counted, input) {
     head.push(value)
     headBytes += value.length
   }
-  input.compression = compressionOfHead(Buffer.concat(head))
+  const first = Buffer.concat(head)
+  const unread = unreadCompression('-', first)
+  if (unread !== null) throw new InputError(unread)
+  input.compression = compressionOfHead(first)
   async function* rest() {
     yield* head
     for (let next = await chunks.next(); !next.done; next = await chunks.next()) yield next.value
