@@ -360,6 +360,74 @@ describe('encode: inputs decode back to the documents', () => {
   })
 })
 
+describe('encode: many small files', () => {
+  const { planBatches, shardParts } = createRequire(import.meta.url)('../cli/plan.js')
+  const { resolveInputs } = createRequire(import.meta.url)('../cli/inputs.js')
+  const { skipDocuments } = createRequire(import.meta.url)('../cli/encode.js')
+  const { lineError } = createRequire(import.meta.url)('../cli/readers.js')
+
+  /** Writes `count` small files into `folder`, one empty and, unless `everyLineEnded`, some
+   * ending without a newline; returns their contents in order. */
+  const writeSmallFiles = (folder: string, count: number, extension: string, line: (text: string, i: number) => string, everyLineEnded = false) => {
+    mkdirSync(join(work, folder), { recursive: true })
+    const contents: string[] = []
+    for (let f = 0; f < count; f++) {
+      const picked = f === 5 ? [] : lines.slice((f * 7) % lines.length, ((f * 7) % lines.length) + 1 + (f % 4))
+      const text = picked.map(line).join('\n') + (picked.length > 0 && (everyLineEnded || f % 3 !== 0) ? '\n' : '')
+      writeFileSync(join(work, folder, `f${String(f).padStart(3, '0')}.${extension}`), text)
+      contents.push(text)
+    }
+    return contents
+  }
+  /** The files' contents as one file holds them: a newline after each that lacks one. */
+  const asOneFile = (contents: string[]) => contents.map((text) => (text === '' || text.endsWith('\n') ? text : `${text}\n`)).join('')
+
+  it.each([
+    ['text', 'txt', (text: string) => text],
+    ['JSONL', 'jsonl', (text: string, i: number) => JSON.stringify({ text, i })],
+  ])('%s: the documents of every file in order, the same bytes as one file of their lines', (_name, extension, line) => {
+    const contents = writeSmallFiles(`small-${extension}`, 60, extension, line)
+    writeFileSync(join(work, `small-one.${extension}`), asOneFile(contents))
+    for (const batchMiB of ['1', '0.002']) {
+      const summary = encode(work, ['encode', `small-${extension}/*.${extension}`, '--encoding', 'o200k_base', '--batch-mib', batchMiB, '-o', `out/small-${extension}-${batchMiB}`])
+      encode(work, ['encode', `small-one.${extension}`, '--encoding', 'o200k_base', '--batch-mib', batchMiB, '-o', `out/small-one-${extension}-${batchMiB}`])
+      expect(summary.documents).toBe(asOneFile(contents).split('\n').length - 1)
+      for (const suffix of ['bin', 'idx']) {
+        expect(sha256(join(work, `out/small-${extension}-${batchMiB}.${suffix}`))).toBe(sha256(join(work, `out/small-one-${extension}-${batchMiB}.${suffix}`)))
+      }
+    }
+  })
+
+  it('a bad line in a joined batch is named by its own file and line', () => {
+    const contents = writeSmallFiles('small-bad', 30, 'jsonl', (text, i) => JSON.stringify({ text, i }))
+    const bad = join('small-bad', 'f017.jsonl')
+    const lineCount = contents[17].split('\n').filter((l) => l !== '').length
+    writeFileSync(join(work, bad), `${contents[17]}${contents[17].endsWith('\n') ? '' : '\n'}{"text": "cut\n`)
+    const run = cli(work, ['encode', 'small-bad/*.jsonl', '--encoding', 'o200k_base', '-q', '-o', 'out/small-bad'])
+    expect(run.status).toBe(1)
+    expect(run.stderr).toMatch(new RegExp(`^batchtok: small-bad/f017\\.jsonl:${lineCount + 1}: .*malformed JSON`))
+  })
+
+  it('a resumed run skips documents inside a joined batch, and still names a later bad line by its file', async () => {
+    const contents = writeSmallFiles('small-resume', 20, 'txt', (text) => text, true)
+    writeFileSync(join(work, 'small-resume', 'f012.txt'), Buffer.concat([Buffer.from(asOneFile([contents[12]])), Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a])]))
+    const documents = asOneFile(contents.slice(0, 12)).split('\n').length - 1
+    const parts = shardParts(resolveInputs([join(work, 'small-resume', '*.txt')], 'auto'), { index: 0, count: 1 }, false)
+    const planned = planBatches(parts, { docPerFile: false, field: 'text', batchBytes: () => 1 << 20, progress: { rawBytes: 0 } })
+    const batches = []
+    for await (const batch of skipDocuments(planned, documents - 2)) batches.push(batch)
+    expect(batches).toHaveLength(1)
+    const [batch] = batches
+    expect(batch.lines.toString('utf8').split('\n').slice(0, 2)).toEqual(asOneFile(contents.slice(0, 12)).split('\n').slice(-3, -1))
+    const error = await o200k.encodeLines(batch.lines, { format: 'lines' }).then(
+      () => null,
+      (thrown: Error) => thrown,
+    )
+    const lineOfBad = asOneFile([contents[12]]).split('\n').length
+    expect(lineError(error, batch.source).message).toBe(`${join(work, 'small-resume', 'f012.txt')}:${lineOfBad}: the text is not UTF-8; convert the file to UTF-8 (iconv -f <encoding> -t utf-8)`)
+  })
+})
+
 describe('encode: a document longer than a batch is read in parts', () => {
   /** Prose on one line, about `bytes` long: big.txt with its line ends as spaces. */
   const prose = (bytes: number, from = 0) => corpus.bigTxt().slice(from, from + bytes).replace(/\s+/g, ' ').trim()

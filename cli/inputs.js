@@ -137,7 +137,8 @@ function resolveInputs(patterns, format) {
     let files
     if (fs.existsSync(pattern) || !isDynamicPattern(pattern)) files = [pattern]
     else {
-      files = globSync(pattern, { onlyFiles: true, absolute: false, expandDirectories: false }).sort()
+      // An absolute pattern gives absolute paths, a relative one paths relative to the folder.
+      files = globSync(pattern, { onlyFiles: true, absolute: path.isAbsolute(pattern), expandDirectories: false }).sort()
       if (files.length === 0) throw new UsageError(`${pattern} matches no file; check the pattern (quote it so the shell does not expand it)`)
     }
     for (const file of files) {

@@ -78,13 +78,72 @@ async function* planBatches(parts, options) {
     )
     return
   }
-  for (const { input, start, end } of parts) {
-    // A long JSONL record's text is handed over in parts of a text batch (stream/long-record.js).
-    const partOptions = { ...options, start, end, batchBytes: options.batchBytes(input.format), textBatchBytes: options.batchBytes('text') }
-    if (input.format === 'parquet') yield* readers.parquetBatches(input, partOptions)
-    else if (input.format === 'jsonl') yield* readers.jsonlBatches(input, partOptions)
-    else yield* readers.textBatches(input, partOptions)
+  /** Whole small files' batches, to be handed over as one (`joinedBatch`). */
+  let held = []
+  let heldBytes = 0
+  const release = function* () {
+    if (held.length > 0) yield joinedBatch(held)
+    held = []
+    heldBytes = 0
   }
+  for (const part of parts) {
+    const { input, start, end } = part
+    // A long JSONL record's text is handed over in parts of a text batch (stream/long-record.js).
+    const batchBytes = options.batchBytes(input.format)
+    const partOptions = { ...options, start, end, batchBytes, textBatchBytes: options.batchBytes('text') }
+    let batches
+    if (input.format === 'parquet') batches = readers.parquetBatches(input, partOptions)
+    else if (input.format === 'jsonl') batches = readers.jsonlBatches(input, partOptions)
+    else batches = readers.textBatches(input, partOptions)
+    if (input.format === 'parquet' || input.stdin || start !== 0 || input.size >= batchBytes) {
+      yield* release()
+      yield* batches
+      continue
+    }
+    // A small file: held while it is one batch that ends with a line's end, which the next
+    // file's lines can follow. A read error comes after the files held before it.
+    let first
+    let second
+    try {
+      first = await batches.next()
+      second = first.done ? first : await batches.next()
+    } catch (error) {
+      yield* release()
+      throw error
+    }
+    if (first.done) continue
+    const batch = first.value
+    const joinable = second.done && batch.lines !== undefined && batch.continues !== true && batch.source instanceof readers.LineSource
+    if (!joinable) {
+      yield* release()
+      yield batch
+      if (!second.done) yield second.value
+      yield* batches
+      continue
+    }
+    if (held.length > 0 && (heldBytes + batch.lines.length > batchBytes || held[0].format !== batch.format)) yield* release()
+    held.push(batch)
+    heldBytes += batch.lines.length
+    if (batch.lines[batch.lines.length - 1] !== NEWLINE) yield* release()
+  }
+  yield* release()
+}
+
+const NEWLINE = 10
+
+/**
+ * One batch of the lines of `batches`, each a whole file's: a batch costs a hand-over to an
+ * encoding thread and a write, however small, which thousands of small files would pay each
+ * (5,000 JSONL files of 20 KB took 2.4 times as long as the same lines in one file). Each batch
+ * but the last ends with a line's end, so the lines, and the documents, are those of the batches
+ * one after another.
+ */
+function joinedBatch(batches) {
+  if (batches.length === 1) return batches[0]
+  const { format, field } = batches[0]
+  const lines = Buffer.concat(batches.map((batch) => batch.lines))
+  const source = new readers.JoinedLineSource(batches)
+  return format === 'jsonl' ? { lines, source, format, field } : { lines, source, format }
 }
 
 /** The raw bytes `parts` span, for the progress bar's total. */

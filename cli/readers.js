@@ -20,6 +20,9 @@ const { zstdDecompressor } = require('./zstd')
 
 /** Read size: large reads keep the event loop's share of the work small. */
 const READ_CHUNK_BYTES = 1 << 20
+
+/** Plain files up to this size are read whole at once (`byteSource`). */
+const SMALL_FILE_BYTES = 64 << 10
 const NEWLINE = 10
 /** U+FEFF as UTF-8. */
 const BYTE_ORDER_MARK = Buffer.from([0xef, 0xbb, 0xbf])
@@ -131,6 +134,23 @@ function byteSource(input, start, progress, readBytes) {
       reusesBuffers: false,
     }
   }
+  if (input.size <= SMALL_FILE_BYTES) {
+    // Read whole on the event loop: an open, a read and a close on libuv's threads cost more than
+    // the read itself, and those threads are busy encoding.
+    let read = false
+    return {
+      async next(carry) {
+        if (read) return null
+        read = true
+        const bytes = fs.readFileSync(input.path).subarray(start)
+        if (bytes.length === 0) return null
+        progress.rawBytes += bytes.length
+        return carry ? Buffer.concat([carry, bytes]) : bytes
+      },
+      close: () => {},
+      reusesBuffers: false,
+    }
+  }
   const buffers = []
   let turn = 0
   let position = start
@@ -215,6 +235,45 @@ class LineSource {
   settle(lines) {
     this.lines = this.skipped + lines
     void this.start
+  }
+
+  /** Where the line `index` of those handed over is, for messages. */
+  place(index) {
+    return placeOf(this, index)
+  }
+}
+
+/** How many lines `bytes` holds: its newlines, and a last line without one. */
+function countLines(bytes) {
+  let lines = 0
+  for (let at = bytes.indexOf(NEWLINE); at !== -1; at = bytes.indexOf(NEWLINE, at + 1)) lines++
+  return bytes.length > 0 && bytes[bytes.length - 1] !== NEWLINE ? lines + 1 : lines
+}
+
+/**
+ * The source of a batch joined from the batches of several whole files (cli/plan.js), for
+ * messages: a line is placed in its file by counting the lines of the files before it, which is
+ * done only for a message. Nothing is settled: no batch after a whole file counts from its lines.
+ */
+class JoinedLineSource {
+  /** @param {{ lines: Buffer, source: LineSource }[]} batches the files' batches, in order */
+  constructor(batches) {
+    this.parts = batches.map(({ lines, source }) => ({ lines, source }))
+    /** Lines at the batch's start that a resumed run does not hand over (`skipDocuments`). */
+    this.skipped = 0
+  }
+
+  settle() {}
+
+  /** Where the line `index` of those handed over is, for messages. */
+  place(index) {
+    let line = this.skipped + index
+    for (const { lines, source } of this.parts) {
+      const count = countLines(lines)
+      if (line < count) return source.place(line)
+      line -= count
+    }
+    throw new RangeError(`line ${this.skipped + index} is past the joined batch's lines`)
   }
 }
 
@@ -425,12 +484,12 @@ const LINE_ADVICE = {
  * `null` when the error names no line.
  */
 function lineError(error, source) {
-  if (!(source instanceof LineSource) || typeof error?.lineIndex !== 'number') return null
+  if (!(source instanceof LineSource || source instanceof JoinedLineSource) || typeof error?.lineIndex !== 'number') return null
   const advice = LINE_ADVICE[error.code] ?? 'fix or remove the line'
   let reason = error.code === 'ERR_NOT_UTF8' ? 'the text is not UTF-8' : error.reason
   // A long record's outline (stream/long-record.js) answers for the record.
   if (source.reasonOf) reason = source.reasonOf(reason)
-  return new InputError(`${placeOf(source, error.lineIndex)}: ${reason}; ${advice}`)
+  return new InputError(`${source.place(error.lineIndex)}: ${reason}; ${advice}`)
 }
 
 /**
@@ -584,4 +643,4 @@ async function* parquetBatches(input, options) {
   if (values.length > 0) yield emit()
 }
 
-module.exports = { lineBatches, textBatches, jsonlBatches, fileBatches, parquetBatches, openBytes, LineSource, lineError, skipLines }
+module.exports = { lineBatches, textBatches, jsonlBatches, fileBatches, parquetBatches, openBytes, LineSource, JoinedLineSource, lineError, skipLines }
