@@ -7,10 +7,14 @@
 // where its column chunk starts); any other file (compressed, a document per file) cannot be
 // entered in the middle and goes whole to the shard where it starts.
 // Every document lands in exactly one shard, and shard 0's documents, then shard 1's, and so on
-// are the documents of a single run in its order, which is what `merge` relies on.
+// are the documents of a single run in its order, which is what `merge` relies on. Within a
+// part, the lines of small whole files are joined into shared batches (`joinedBatch`), which
+// keeps the documents and their order.
 
 const { UsageError } = require('./errors')
 const readers = require('./readers')
+
+const NEWLINE = 10
 
 /**
  * Parses `--shard i/n`.
@@ -129,14 +133,12 @@ async function* planBatches(parts, options) {
   yield* release()
 }
 
-const NEWLINE = 10
-
 /**
  * One batch of the lines of `batches`, each a whole file's: a batch costs a hand-over to an
  * encoding thread and a write, however small, which thousands of small files would pay each
- * (5,000 JSONL files of 20 KB took 2.4 times as long as the same lines in one file). Each batch
- * but the last ends with a line's end, so the lines, and the documents, are those of the batches
- * one after another.
+ * (5,000 JSONL files of 20 KB, a batch each: 2.3 s on 2 cores, against 0.9 s for one file of
+ * their lines and 1.1-1.3 s joined). Each batch but the last ends with a line's end, so the
+ * lines, and the documents, are those of the batches one after another.
  */
 function joinedBatch(batches) {
   if (batches.length === 1) return batches[0]

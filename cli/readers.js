@@ -23,6 +23,7 @@ const READ_CHUNK_BYTES = 1 << 20
 
 /** Plain files up to this size are read whole at once (`byteSource`). */
 const SMALL_FILE_BYTES = 64 << 10
+
 const NEWLINE = 10
 /** U+FEFF as UTF-8. */
 const BYTE_ORDER_MARK = Buffer.from([0xef, 0xbb, 0xbf])
