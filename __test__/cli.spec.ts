@@ -398,6 +398,27 @@ describe('encode: many small files', () => {
     }
   })
 
+  it('Parquet: the rows of every file in order, the same bytes as one file of them', async () => {
+    const { parquetWriteFile } = await import('hyparquet-writer')
+    mkdirSync(join(work, 'small-parquet'), { recursive: true })
+    const all: string[] = []
+    for (let f = 0; f < 40; f++) {
+      const rows = f === 9 ? [] : texts.slice((f * 11) % texts.length, ((f * 11) % texts.length) + 1 + (f % 5))
+      all.push(...rows)
+      await parquetWriteFile({ filename: join(work, 'small-parquet', `f${String(f).padStart(3, '0')}.parquet`), columnData: [{ name: 'text', data: rows, type: 'STRING' }] })
+    }
+    await parquetWriteFile({ filename: join(work, 'small-parquet-one.parquet'), columnData: [{ name: 'text', data: all, type: 'STRING' }] })
+    for (const batchMiB of ['1', '0.002']) {
+      const summary = encode(work, ['encode', 'small-parquet/*.parquet', '--encoding', 'o200k_base', '--batch-mib', batchMiB, '-o', `out/small-parquet-${batchMiB}`])
+      encode(work, ['encode', 'small-parquet-one.parquet', '--encoding', 'o200k_base', '--batch-mib', batchMiB, '-o', `out/small-parquet-one-${batchMiB}`])
+      expect(summary.documents).toBe(all.length)
+      for (const suffix of ['bin', 'idx']) {
+        expect(sha256(join(work, `out/small-parquet-${batchMiB}.${suffix}`))).toBe(sha256(join(work, `out/small-parquet-one-${batchMiB}.${suffix}`)))
+      }
+      expect(readMegatron(join(work, `out/small-parquet-${batchMiB}`))).toEqual((await o200k.encodeBatch(all)).toArrays())
+    }
+  })
+
   it('a bad line in a joined batch is named by its own file and line', () => {
     const contents = writeSmallFiles('small-bad', 30, 'jsonl', (text, i) => JSON.stringify({ text, i }))
     const bad = join('small-bad', 'f017.jsonl')

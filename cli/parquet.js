@@ -111,6 +111,26 @@ async function decompressedPart(page, decompress) {
   return bytes
 }
 
+/** Files up to this size are read whole at once (see `openColumn`). */
+const SMALL_FILE_BYTES = 4 << 20
+
+/** The size of the file at `path`; Infinity where it cannot be told, so that the reads tell why. */
+function fileSize(path) {
+  try {
+    return fs.statSync(path).size
+  } catch {
+    return Infinity
+  }
+}
+
+/** `bytes` (a file read whole) as the AsyncBuffer hyparquet reads metadata from. */
+function memoryBuffer(bytes) {
+  return {
+    byteLength: bytes.length,
+    slice: (start, end = bytes.length) => bytes.buffer.slice(bytes.byteOffset + start, bytes.byteOffset + end),
+  }
+}
+
 /** Where a column chunk's first page starts in its file. As hyparquet reads it: a writer may leave
  * the dictionary page's offset 0 where there is none. */
 function chunkStart(chunk) {
@@ -129,9 +149,13 @@ async function openColumn(path, field, { headerProbeBytes = HEADER_PROBE_BYTES }
   const { parquetHeader, readPage } = await import('hyparquet/src/column.js')
   const { convert, DEFAULT_PARSERS } = await import('hyparquet/src/convert.js')
   const { getTreePath, isFlatColumn } = await import('hyparquet/src/schema.js')
+  // A small file is read whole at once: its metadata and pages read from memory, without the
+  // opens, reads and closes on libuv's threads that each read of a file costs (1,000 files of
+  // 25 KB: 2.35 s read a read at a time, 1.6 s whole).
+  const whole = fileSize(path) <= SMALL_FILE_BYTES ? fs.readFileSync(path) : null
   let metadata
   try {
-    metadata = await parquetMetadataAsync(await asyncBufferFromFile(path))
+    metadata = await parquetMetadataAsync(whole === null ? await asyncBufferFromFile(path) : memoryBuffer(whole))
   } catch (error) {
     throw new InputError(`${path}: not a Parquet file that can be read (${error.message}); check the file`)
   }
@@ -145,10 +169,11 @@ async function openColumn(path, field, { headerProbeBytes = HEADER_PROBE_BYTES }
   if (!isFlatColumn(schemaPath)) {
     throw new InputError(`${path}: the column "${field}" holds lists or groups, not strings; pick a string column with --field`)
   }
-  const file = await fs.promises.open(path, 'r')
+  const file = whole === null ? await fs.promises.open(path, 'r') : null
 
   /** `length` bytes of the file from `position`; fewer only at its end. */
   async function read(position, length) {
+    if (whole !== null) return whole.subarray(position, position + length)
     const buffer = Buffer.allocUnsafe(length)
     const { bytesRead } = await file.read(buffer, 0, length, position)
     return buffer.subarray(0, bytesRead)
@@ -284,7 +309,7 @@ async function openColumn(path, field, { headerProbeBytes = HEADER_PROBE_BYTES }
         rowStart += Number(group.num_rows)
       }
     },
-    close: () => file.close(),
+    close: async () => file?.close(),
   }
 }
 

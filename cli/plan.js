@@ -99,13 +99,13 @@ async function* planBatches(parts, options) {
     if (input.format === 'parquet') batches = readers.parquetBatches(input, partOptions)
     else if (input.format === 'jsonl') batches = readers.jsonlBatches(input, partOptions)
     else batches = readers.textBatches(input, partOptions)
-    if (input.format === 'parquet' || input.stdin || start !== 0 || input.size >= batchBytes) {
+    if (input.stdin || start !== 0 || input.size >= batchBytes) {
       yield* release()
       yield* batches
       continue
     }
-    // A small file: held while it is one batch that ends with a line's end, which the next
-    // file's lines can follow. A read error comes after the files held before it.
+    // A small file: held while it is one batch (of lines that end with a line's end, which the
+    // next file's lines can follow). A read error comes after the files held before it.
     let first
     let second
     try {
@@ -117,7 +117,8 @@ async function* planBatches(parts, options) {
     }
     if (first.done) continue
     const batch = first.value
-    const joinable = second.done && batch.lines !== undefined && batch.continues !== true && batch.source instanceof readers.LineSource
+    const joinable =
+      second.done && batch.continues !== true && (batch.lines !== undefined ? batch.source instanceof readers.LineSource : batch.bytes !== undefined)
     if (!joinable) {
       yield* release()
       yield batch
@@ -125,24 +126,39 @@ async function* planBatches(parts, options) {
       yield* batches
       continue
     }
-    if (held.length > 0 && (heldBytes + batch.lines.length > batchBytes || held[0].format !== batch.format)) yield* release()
+    const bytes = (batch.lines ?? batch.bytes).length
+    if (held.length > 0 && (heldBytes + bytes > batchBytes || held[0].format !== batch.format)) yield* release()
     held.push(batch)
-    heldBytes += batch.lines.length
-    if (batch.lines[batch.lines.length - 1] !== NEWLINE) yield* release()
+    heldBytes += bytes
+    if (batch.lines !== undefined && batch.lines[batch.lines.length - 1] !== NEWLINE) yield* release()
   }
   yield* release()
 }
 
 /**
- * One batch of the lines of `batches`, each a whole file's: a batch costs a hand-over to an
- * encoding thread and a write, however small, which thousands of small files would pay each
- * (5,000 JSONL files of 20 KB, a batch each: 2.3 s on 2 cores, against 0.9 s for one file of
- * their lines and 1.1-1.3 s joined). Each batch but the last ends with a line's end, so the
- * lines, and the documents, are those of the batches one after another.
+ * One batch of `batches`, each a whole file's: a batch costs a hand-over to an encoding thread
+ * and a write, however small, which thousands of small files would pay each (5,000 JSONL files
+ * of 20 KB, a batch each: 2.3 s on 2 cores, against 0.9 s for one file of their lines and 1.1-1.3
+ * s joined). Batches of lines (all of one format) are joined as their lines, each but the last
+ * ending with a line's end, so the lines, and the documents, are those of the batches one after
+ * another; Parquet's batches of values as their values, their source naming every file as
+ * `--doc-per-file`'s batches do.
  */
 function joinedBatch(batches) {
   if (batches.length === 1) return batches[0]
-  const { format, field } = batches[0]
+  const [first] = batches
+  if (first.lines === undefined) {
+    const bytes = Buffer.concat(batches.map((batch) => batch.bytes))
+    const offsets = new Uint32Array(batches.reduce((sum, batch) => sum + batch.offsets.length - 1, 0) + 1)
+    let at = 0
+    for (const batch of batches) {
+      const base = offsets[at]
+      for (let i = 1; i < batch.offsets.length; i++) offsets[at + i] = base + batch.offsets[i]
+      at += batch.offsets.length - 1
+    }
+    return { bytes, offsets, source: { ...first.source, files: batches.map((batch) => batch.source.file) } }
+  }
+  const { format, field } = first
   const lines = Buffer.concat(batches.map((batch) => batch.lines))
   const source = new readers.JoinedLineSource(batches)
   return format === 'jsonl' ? { lines, source, format, field } : { lines, source, format }
