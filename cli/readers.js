@@ -21,7 +21,7 @@ const { zstdDecompressor } = require('./zstd')
 /** Read size: large reads keep the event loop's share of the work small. */
 const READ_CHUNK_BYTES = 1 << 20
 
-/** Plain files up to this size are read whole at once (`byteSource`). */
+/** Plain files up to this size are read whole at once, on the event loop (`byteSource`, `wholeFile`). */
 const SMALL_FILE_BYTES = 64 << 10
 
 const NEWLINE = 10
@@ -529,7 +529,8 @@ function bytesBatch(pieces, bytes, source) {
  * anything else is gathered from its stream. */
 async function wholeFile(input, progress) {
   if (!input.stdin && input.compression === 'none') {
-    const bytes = await fs.promises.readFile(input.path)
+    // A small file at once, as `byteSource` reads one.
+    const bytes = input.size <= SMALL_FILE_BYTES ? fs.readFileSync(input.path) : await fs.promises.readFile(input.path)
     progress.rawBytes += bytes.length
     return bytes
   }
