@@ -152,9 +152,10 @@ async function openColumn(path, field, { headerProbeBytes = HEADER_PROBE_BYTES }
   // A small file is read whole at once: its metadata and pages read from memory, without the
   // opens, reads and closes on libuv's threads that each read of a file costs (1,000 files of
   // 25 KB: 2.35 s read a read at a time, 1.6 s whole).
-  const whole = fileSize(path) <= SMALL_FILE_BYTES ? fs.readFileSync(path) : null
+  let whole = null
   let metadata
   try {
+    if (fileSize(path) <= SMALL_FILE_BYTES) whole = fs.readFileSync(path)
     metadata = await parquetMetadataAsync(whole === null ? await asyncBufferFromFile(path) : memoryBuffer(whole))
   } catch (error) {
     throw new InputError(`${path}: not a Parquet file that can be read (${error.message}); check the file`)
