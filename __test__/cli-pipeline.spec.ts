@@ -197,11 +197,12 @@ describe('encodeInOrder', () => {
 describe('expectedTextBytes', () => {
   const file = (size: number, compression = 'none') => ({ path: 'a', size, mtimeMs: 0, format: 'text', compression })
 
-  it("counts a plain file's part as it is, a compressed file's three times over, and stdin as unbounded", () => {
+  it("counts a plain file's part as it is, a compressed file's three times over, and stdin or a pipe as unbounded", () => {
     expect(expectedTextBytes([{ input: file(1000), start: 100, end: 600 }])).toBe(500)
     // A part's end may run past the file (the last shard's).
     expect(expectedTextBytes([{ input: file(1000), start: 900, end: Infinity }])).toBe(100)
     expect(expectedTextBytes([{ input: file(1000), start: 0, end: 1000 }, { input: file(200, 'gzip'), start: 0, end: 200 }])).toBe(1600)
-    expect(expectedTextBytes([{ input: file(200, 'zstd'), start: 0, end: 200 }, { input: { ...file(0), path: '-', stdin: true }, start: 0, end: Infinity }])).toBe(Infinity)
+    expect(expectedTextBytes([{ input: file(200, 'zstd'), start: 0, end: 200 }, { input: { ...file(0), path: '-', pipe: true, stdin: true }, start: 0, end: Infinity }])).toBe(Infinity)
+    expect(expectedTextBytes([{ input: { ...file(0), path: '/dev/fd/63', pipe: true }, start: 0, end: Infinity }])).toBe(Infinity)
   })
 })

@@ -305,6 +305,18 @@ describe('encode: inputs decode back to the documents', () => {
     expect(readMegatron(join(work, 'out/lz4-block'))).toEqual((await o200k.encodeBatch(docs)).toArrays())
   })
 
+  it.runIf(process.platform === 'linux')('a pipe named as a file (<(cat …)): read as it comes, compression from its first bytes; no --shard', async () => {
+    const run = (args: string) =>
+      spawnSync('bash', ['-c', `"${process.execPath}" "${CLI}" encode <(cat docs.jsonl.gz) ${args}`], { cwd: work, encoding: 'utf8' })
+    const piped = run('--format jsonl --field body --encoding o200k_base -q -o out/piped')
+    expect(piped.stderr).toBe('')
+    expect(piped.status).toBe(0)
+    expect(readMegatron(join(work, 'out/piped'))).toEqual((await o200k.encodeBatch(texts)).toArrays())
+    const sharded = run('--format jsonl --field body --encoding o200k_base -q --shard 0/2 -o out/piped-shard')
+    expect(sharded.status).toBe(2)
+    expect(sharded.stderr).toBe('batchtok: --shard needs named files; stdin and pipes cannot be split\n')
+  })
+
   it('compression read from the first bytes where no name says it: gzip on stdin, zstd in a file named without .zst', async () => {
     encode(work, ['encode', '-', '--format', 'jsonl', '--field', 'body', '--encoding', 'o200k_base', '-o', 'out/stdin-gzip'], readFileSync(join(work, 'docs.jsonl.gz')))
     expect(readMegatron(join(work, 'out/stdin-gzip'))).toEqual((await o200k.encodeBatch(texts)).toArrays())

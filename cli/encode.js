@@ -143,7 +143,7 @@ async function runEncode(patterns, options) {
 
   const writer = new OutputWriter(outputFormat, options.output, loaded.tokenizer.vocabSize)
   const checkpointFile = `${options.output}.checkpoint.json`
-  const resumable = !inputs.some((input) => input.stdin)
+  const resumable = !inputs.some((input) => input.pipe)
   const settings = {
     outputFormat,
     dtype: writer.dtype,
@@ -240,7 +240,7 @@ async function runEncode(patterns, options) {
   }
   let encodingStarted = started
   let completed = false
-  // A run that cannot resume (stdin) gains nothing from stopping at a batch: a signal ends it.
+  // A run that cannot resume (stdin, a pipe) gains nothing from stopping at a batch: a signal ends it.
   const stop = resumable ? watchStopSignals() : { signal: null, dispose() {} }
   try {
     try {
@@ -248,7 +248,7 @@ async function runEncode(patterns, options) {
     } catch (error) {
       throw writeError(error)
     }
-    // On an input large enough (`engineWaitBytes`; stdin's counts as large), one core is left
+    // On an input large enough (`engineWaitBytes`; a pipe counts as large), one core is left
     // to the engine's build while it lasts: the first engine encodes on at most the others (on one
     // where there are two), batches of the usual size only: one more than twice that holds a long
     // document, which is better left to the full engine. Every engine gives the same ids.

@@ -10,8 +10,11 @@ const { UsageError } = require('./errors')
 const FORMATS = ['auto', 'text', 'jsonl', 'parquet']
 
 /**
- * One input: a file (with its size and time, which the resume fingerprint records) or stdin.
- * @typedef {{ path: string, size: number, mtimeMs: number, format: string, compression: 'none'|'gzip'|'zstd', stdin?: boolean }} Input
+ * One input: a file (with its size and time, which the resume fingerprint records), stdin, or a
+ * named pipe (`<(zcat …)`, a FIFO). Stdin and pipes (`pipe`) are read once, from their start, as
+ * they come: their compression is told by their first bytes when they are opened, they cannot be
+ * split or resumed.
+ * @typedef {{ path: string, size: number, mtimeMs: number, format: string, compression: 'none'|'gzip'|'zstd', pipe?: boolean, stdin?: boolean }} Input
  */
 
 /** `gzip`, `zstd` or `none`, from the file name (`.gz`, `.zst`, `.zstd`). */
@@ -57,14 +60,14 @@ const UNREAD = [
 const MAGIC_BYTES = 10
 
 /**
- * What to say of `file` (`-` for stdin) where its name or first bytes `head` say it is compressed
- * in a way the CLI does not read; else `null`.
+ * What to say of `file` (`-` for stdin; `pipe` where it is one) where its name or first bytes
+ * `head` say it is compressed in a way the CLI does not read; else `null`.
  */
-function unreadCompression(file, head) {
+function unreadCompression(file, head, pipe = false) {
   const unread = UNREAD.find(({ extension, matches }) => (file !== '-' && extension.test(file)) || matches(head))
   if (unread === undefined) return null
-  const source = file === '-' ? 'FILE' : file
-  const format = file === '-' ? 'text' : formatOf(file.replace(unread.extension, ''), 'auto')
+  const source = pipe ? 'FILE' : file
+  const format = pipe ? 'text' : formatOf(file.replace(unread.extension, ''), 'auto')
   const options = format === 'text' ? '' : ` --format ${format}`
   return `${file === '-' ? 'stdin' : file} is compressed with ${unread.name}, which batchtok does not read (it reads gzip and zstd); decompress it into the command: ${unread.tool} ${source} | npx batchtok encode -${options} ...`
 }
@@ -131,7 +134,7 @@ function resolveInputs(patterns, format) {
       const stdinFormat = format === 'auto' ? 'text' : format
       if (stdinFormat === 'parquet') throw new UsageError('Parquet cannot be read from stdin; name the file')
       // Its compression is read from its first bytes when it is opened (cli/readers.js).
-      inputs.push({ path: '-', size: 0, mtimeMs: 0, format: stdinFormat, compression: 'none', stdin: true })
+      inputs.push({ path: '-', size: 0, mtimeMs: 0, format: stdinFormat, compression: 'none', pipe: true, stdin: true })
       continue
     }
     let files
@@ -153,6 +156,12 @@ function resolveInputs(patterns, format) {
       }
       if (stat.isDirectory()) throw new UsageError(`${file} is a directory; name its files, or a glob such as '${path.join(file, '*.jsonl')}'`)
       const fileFormat = formatOf(file, format)
+      if (!stat.isFile()) {
+        // A pipe: its first bytes are read once, when it is opened (cli/readers.js).
+        if (fileFormat === 'parquet') throw new UsageError(`${file}: Parquet cannot be read from a pipe; name the file`)
+        inputs.push({ path: file, size: 0, mtimeMs: 0, format: fileFormat, compression: 'none', pipe: true })
+        continue
+      }
       inputs.push({ path: file, size: stat.size, mtimeMs: stat.mtimeMs, format: fileFormat, compression: compressionOfFile(file, fileFormat) })
     }
   }

@@ -34,7 +34,7 @@ function parseShard(text) {
 
 /** Whether `input` can be entered at a byte offset. */
 function splittable(input, docPerFile) {
-  return !docPerFile && !input.stdin && input.compression === 'none' && ['text', 'jsonl', 'parquet'].includes(input.format)
+  return !docPerFile && !input.pipe && input.compression === 'none' && ['text', 'jsonl', 'parquet'].includes(input.format)
 }
 
 /**
@@ -43,7 +43,7 @@ function splittable(input, docPerFile) {
  */
 function shardParts(inputs, { index, count }, docPerFile) {
   if (count === 1) return inputs.map((input) => ({ input, start: 0, end: Infinity }))
-  if (inputs.some((input) => input.stdin)) throw new UsageError('--shard needs named files; stdin cannot be split')
+  if (inputs.some((input) => input.pipe)) throw new UsageError('--shard needs named files; stdin and pipes cannot be split')
   const total = inputs.reduce((sum, input) => sum + input.size, 0)
   // Exact integer bounds: every run of every shard computes the same cuts.
   const bound = (k) => Number((BigInt(total) * BigInt(k)) / BigInt(count))
@@ -99,7 +99,7 @@ async function* planBatches(parts, options) {
     if (input.format === 'parquet') batches = readers.parquetBatches(input, partOptions)
     else if (input.format === 'jsonl') batches = readers.jsonlBatches(input, partOptions)
     else batches = readers.textBatches(input, partOptions)
-    if (input.stdin || start !== 0 || input.size >= batchBytes) {
+    if (input.pipe || start !== 0 || input.size >= batchBytes) {
       yield* release()
       yield* batches
       continue
@@ -175,13 +175,13 @@ const COMPRESSION_RATIO = 3
 
 /**
  * About how much text `parts` hold, for whether a run waits for the tokenizer's fastest engine:
- * a plain file's bytes, a compressed file's `COMPRESSION_RATIO` times over, and stdin, whose size
- * is unknown, as unbounded (what is piped in is most often a corpus; the wait costs a short input
+ * a plain file's bytes, a compressed file's `COMPRESSION_RATIO` times over, and stdin or a pipe,
+ * whose size is unknown, as unbounded (what is piped in is most often a corpus; the wait costs a short input
  * at most the build's time).
  */
 function expectedTextBytes(parts) {
   return parts.reduce((sum, { input, start, end }) => {
-    if (input.stdin) return Infinity
+    if (input.pipe) return Infinity
     const bytes = Math.min(end, input.size) - start
     return sum + (input.compression === 'none' ? bytes : COMPRESSION_RATIO * bytes)
   }, 0)

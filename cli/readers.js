@@ -24,6 +24,10 @@ const READ_CHUNK_BYTES = 1 << 20
 /** Plain files up to this size are read whole at once, on the event loop (`byteSource`, `wholeFile`). */
 const SMALL_FILE_BYTES = 64 << 10
 
+/** Whether `input` is a file read whole at once: a size of 0 is also a pipe's (`<(zcat …)`),
+ * which is read as it comes. */
+const isSmallFile = (input) => !input.pipe && input.size > 0 && input.size <= SMALL_FILE_BYTES
+
 const NEWLINE = 10
 /** U+FEFF as UTF-8. */
 const BYTE_ORDER_MARK = Buffer.from([0xef, 0xbb, 0xbf])
@@ -34,9 +38,10 @@ const BYTE_ORDER_MARK = Buffer.from([0xef, 0xbb, 0xbf])
  * to tell its compression, so its first bytes tell it, and `input.compression` is set from them.
  */
 function openBytes(input, start, progress) {
+  // A pipe cannot seek: it is read from where it is, which is its start.
   const raw = input.stdin
     ? process.stdin
-    : fs.createReadStream(input.path, { start, highWaterMark: READ_CHUNK_BYTES })
+    : fs.createReadStream(input.path, input.pipe ? { highWaterMark: READ_CHUNK_BYTES } : { start, highWaterMark: READ_CHUNK_BYTES })
   const counted = raw.pipe(
     new Transform({
       highWaterMark: READ_CHUNK_BYTES,
@@ -47,7 +52,7 @@ function openBytes(input, start, progress) {
     }),
   )
   raw.on('error', (error) => counted.destroy(error))
-  if (input.stdin) return Readable.from(sniffed(counted, input), { objectMode: false })
+  if (input.pipe) return Readable.from(sniffed(counted, input), { objectMode: false })
   return decompressed(counted, input.compression)
 }
 
@@ -71,7 +76,7 @@ async function* sniffed(counted, input) {
     headBytes += value.length
   }
   const first = Buffer.concat(head)
-  const unread = unreadCompression('-', first)
+  const unread = unreadCompression(input.path, first, true)
   if (unread !== null) throw new InputError(unread)
   input.compression = compressionOfHead(first)
   async function* rest() {
@@ -118,7 +123,7 @@ function growingLine() {
  */
 function byteSource(input, start, progress, readBytes) {
   const room = growingLine()
-  if (input.stdin || input.compression !== 'none') {
+  if (input.pipe || input.compression !== 'none') {
     const stream = openBytes(input, start, progress)
     const chunks = stream[Symbol.asyncIterator]()
     return {
@@ -135,7 +140,7 @@ function byteSource(input, start, progress, readBytes) {
       reusesBuffers: false,
     }
   }
-  if (input.size <= SMALL_FILE_BYTES) {
+  if (isSmallFile(input)) {
     // Read whole on the event loop: an open, a read and a close on libuv's threads cost more than
     // the read itself, and those threads are busy encoding.
     let read = false
@@ -528,9 +533,9 @@ function bytesBatch(pieces, bytes, source) {
 /** The decompressed bytes of `input`, whole. A plain file is read into one buffer of its size;
  * anything else is gathered from its stream. */
 async function wholeFile(input, progress) {
-  if (!input.stdin && input.compression === 'none') {
+  if (!input.pipe && input.compression === 'none') {
     // A small file at once, as `byteSource` reads one.
-    const bytes = input.size <= SMALL_FILE_BYTES ? fs.readFileSync(input.path) : await fs.promises.readFile(input.path)
+    const bytes = isSmallFile(input) ? fs.readFileSync(input.path) : await fs.promises.readFile(input.path)
     progress.rawBytes += bytes.length
     return bytes
   }
@@ -572,7 +577,7 @@ async function* fileBatches(inputs, options) {
     return continues ? { ...batch, continues } : batch
   }
   for (const input of inputs) {
-    const inParts = options.cutLine !== undefined && (input.stdin || input.compression !== 'none' || input.size > options.batchBytes)
+    const inParts = options.cutLine !== undefined && (input.pipe || input.compression !== 'none' || input.size > options.batchBytes)
     const parts = inParts ? documentParts(input, options) : (async function* () { yield await wholeFile(input, options.progress) })()
     let named = false
     try {
