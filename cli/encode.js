@@ -240,7 +240,8 @@ async function runEncode(patterns, options) {
   }
   let encodingStarted = started
   let completed = false
-  // A run that cannot resume (stdin, a pipe) gains nothing from stopping at a batch: a signal ends it.
+  // A run that cannot resume (stdin, a pipe) gains nothing from stopping at a batch: a signal
+  // ends it.
   const stop = resumable ? watchStopSignals() : { signal: null, dispose() {} }
   try {
     try {

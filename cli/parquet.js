@@ -140,10 +140,10 @@ function chunkStart(chunk) {
 /**
  * Opens `path` for reading the column `field`: its metadata read, its column checked to be a flat
  * one. `headerProbeBytes` is the first read for each page header (tests make it tiny, so that
- * every header takes the growing reads).
+ * every header takes the growing reads); `size` is the file's, where the caller has it.
  * @returns {Promise<{ pages(): AsyncGenerator<{ values: unknown[], rowStart: number, compressedBytes: number }>, close(): Promise<void> }>}
  */
-async function openColumn(path, field, { headerProbeBytes = HEADER_PROBE_BYTES } = {}) {
+async function openColumn(path, field, { headerProbeBytes = HEADER_PROBE_BYTES, size = fileSize(path) } = {}) {
   const threaded = threadedDecompressors()
   const { asyncBufferFromFile, parquetMetadataAsync, parquetSchema } = await import('hyparquet')
   const { parquetHeader, readPage } = await import('hyparquet/src/column.js')
@@ -155,7 +155,7 @@ async function openColumn(path, field, { headerProbeBytes = HEADER_PROBE_BYTES }
   let whole = null
   let metadata
   try {
-    if (fileSize(path) <= SMALL_FILE_BYTES) whole = fs.readFileSync(path)
+    if (size <= SMALL_FILE_BYTES) whole = fs.readFileSync(path)
     metadata = await parquetMetadataAsync(whole === null ? await asyncBufferFromFile(path) : memoryBuffer(whole))
   } catch (error) {
     throw new InputError(`${path}: not a Parquet file that can be read (${error.message}); check the file`)

@@ -90,8 +90,7 @@ async function* planBatches(parts, options) {
     held = []
     heldBytes = 0
   }
-  for (const part of parts) {
-    const { input, start, end } = part
+  for (const { input, start, end } of parts) {
     // A long JSONL record's text is handed over in parts of a text batch (stream/long-record.js).
     const batchBytes = options.batchBytes(input.format)
     const partOptions = { ...options, start, end, batchBytes, textBatchBytes: options.batchBytes('text') }
@@ -176,8 +175,8 @@ const COMPRESSION_RATIO = 3
 /**
  * About how much text `parts` hold, for whether a run waits for the tokenizer's fastest engine:
  * a plain file's bytes, a compressed file's `COMPRESSION_RATIO` times over, and stdin or a pipe,
- * whose size is unknown, as unbounded (what is piped in is most often a corpus; the wait costs a short input
- * at most the build's time).
+ * whose size is unknown, as unbounded (what is piped in is most often a corpus; the wait costs a
+ * short input at most the build's time).
  */
 function expectedTextBytes(parts) {
   return parts.reduce((sum, { input, start, end }) => {

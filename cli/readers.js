@@ -145,13 +145,14 @@ function byteSource(input, start, progress, readBytes) {
     // the read itself, and those threads are busy encoding.
     let read = false
     return {
-      async next(carry) {
+      // The first read is the whole file, so no carry comes with it.
+      async next() {
         if (read) return null
         read = true
         const bytes = fs.readFileSync(input.path).subarray(start)
         if (bytes.length === 0) return null
         progress.rawBytes += bytes.length
-        return carry ? Buffer.concat([carry, bytes]) : bytes
+        return bytes
       },
       close: () => {},
       reusesBuffers: false,
@@ -610,7 +611,7 @@ async function* fileBatches(inputs, options) {
  * handed over in batches of about `options.batchBytes` bytes.
  */
 async function* parquetBatches(input, options) {
-  const column = await openColumn(input.path, options.field)
+  const column = await openColumn(input.path, options.field, { size: input.size })
   let values = []
   let bytes = 0
   /** The file's row number of the batch's first value. */

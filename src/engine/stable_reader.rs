@@ -60,9 +60,9 @@ pub fn read(json: &str) -> Result<Tokenizer, String> {
 /// threads and dropped would leave up to 10,000 words in each of them for the life of the thread
 /// (a process that loads and drops tokenizers would grow without bound), and under a file whose
 /// pre-tokenizer leaves whole texts as words (Gemma's), whose cached words take kilobytes each, a
-/// long-lived thread would hold tens of MiB. The stable engine encodes only what the release candidate
-/// does not (texts until it is built, and those the route sends back), at a few MiB/s: without
-/// the cache at 0.6 to 1.3 times its speed with it (`benchmark/results/fallback.md`).
+/// long-lived thread would hold tens of MiB. The stable engine encodes only what the release
+/// candidate does not (texts until it is built, and those the route sends back), at a few MiB/s:
+/// without the cache at 0.6 to 1.3 times its speed with it (`benchmark/results/fallback.md`).
 fn without_word_cache(mut bpe: BPE) -> BPE {
     // A capacity of 0 stores nothing; each thread keeps only an empty map per model.
     bpe.resize_cache(0);
