@@ -63,6 +63,14 @@ use super::unicode_drift;
 /// the cuts cost nothing measurable, small enough that a part's working memory is a few MiB.
 pub const PART_BYTES: usize = 1 << 20;
 
+/// The size past which a stretch the stable engine encodes is encoded a part at a time: its
+/// working memory for one text is some 200 times the text (its normalized strings keep an
+/// alignment per byte, its encoding a string and offsets per token): on Llama 3's file, 200 MiB
+/// and 0.4 s for a part of [`PART_BYTES`], under 30 MiB and 25 ms for one of this size. While the
+/// release candidate is being built, each part goes to whichever engine is ready when its turn
+/// comes, so a long text moves on to the release candidate one part after its build ends.
+pub const STABLE_PART_BYTES: usize = 64 << 10;
+
 /// The places a text may be cut: its word gaps, less those inside a token matched in the text
 /// before it is split (the module says why both).
 #[derive(Debug, Clone)]

@@ -478,6 +478,12 @@ fn stable_truncation(truncation: &Truncation) -> TruncationParams {
     }
 }
 
+#[cfg(test)]
+thread_local! {
+    /// The longest text this thread has handed to a stable engine's `encode_into` (tests).
+    pub(super) static LONGEST_TEXT: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 impl Engine for StableEngine {
     fn encode_truncated<'e>(
         &'e self,
@@ -518,6 +524,8 @@ impl Engine for StableEngine {
         // handed more than two encodings by a Sequence reaches a `todo!()` in
         // `processors/template.rs`, found by `tests/engine/parse_fuzz.rs`); a panic must not cross
         // the napi boundary, so it becomes this text's error.
+        #[cfg(test)]
+        LONGEST_TEXT.with(|longest| longest.set(longest.get().max(text.len())));
         let encoding = refusing_panics(|| {
             self.tokenizer(split_special)
                 .encode_fast(text, add_special_tokens)

@@ -41,6 +41,21 @@ pub struct EncodeMode {
     truncation: TruncationChoice,
 }
 
+/// The engine a Hugging Face tokenizer's route picks for a text.
+enum Chosen<'t> {
+    Stable(&'t StableEngine),
+    Pipeline(&'t PipelineEngine),
+}
+
+impl<'t> Chosen<'t> {
+    fn engine(self) -> &'t dyn Engine {
+        match self {
+            Chosen::Stable(stable) => stable,
+            Chosen::Pipeline(pipeline) => pipeline,
+        }
+    }
+}
+
 /// A tokenizer: one or two engines and the route between them.
 pub struct Tokenizer {
     family: Family,
@@ -503,19 +518,25 @@ impl Tokenizer {
             Family::OpenAi(encoding) => self.encode_openai(encoding, text, mode, scratch, out),
             Family::HuggingFace => {
                 let (add, split) = (mode.add_special_tokens, !mode.special_text_is_ordinary);
-                // A long text of a file that is cut, a part at a time (`long_texts.rs`): such a
-                // file truncates nothing, so its own truncation and none are the same.
+                // A long text of a file that is cut, a part at a time, and a part the stable
+                // engine takes in smaller ones (`long_texts.rs`): such a file truncates nothing,
+                // so its own truncation and none are the same.
                 let untruncated = !matches!(mode.truncation, TruncationChoice::With(_));
                 if untruncated
-                    && text.len() > long_texts::PART_BYTES
+                    && text.len() > long_texts::STABLE_PART_BYTES
                     && let Some(cuts) = self.stable_engine().and_then(|stable| stable.cuts(add))
                 {
-                    return cuts
-                        .parts(text, long_texts::PART_BYTES)
-                        .try_for_each(|part| {
-                            self.engine_for(part)
-                                .encode_into(part, add, split, scratch, out)
-                        });
+                    return cuts.parts(text, long_texts::PART_BYTES).try_for_each(
+                        |part| match self.choose_engine(part) {
+                            Chosen::Stable(_) if part.len() > long_texts::STABLE_PART_BYTES => cuts
+                                .parts(part, long_texts::STABLE_PART_BYTES)
+                                .try_for_each(|small| {
+                                    self.engine_for(small)
+                                        .encode_into(small, add, split, scratch, out)
+                                }),
+                            chosen => chosen.engine().encode_into(part, add, split, scratch, out),
+                        },
+                    );
                 }
                 let engine = self.engine_for(text);
                 match &mode.truncation {
@@ -692,21 +713,27 @@ impl Tokenizer {
     /// then the route's choice.
     #[inline]
     fn engine_for(&self, text: &str) -> &dyn Engine {
+        self.choose_engine(text).engine()
+    }
+
+    /// [`engine_for`](Self::engine_for), saying which engine it is.
+    #[inline]
+    fn choose_engine(&self, text: &str) -> Chosen<'_> {
         let settled = self.engines.settled();
         if let Some(settled) = settled
             && let Some(pipeline) = &settled.pipeline
             && !settled.wants_stable(text)
         {
-            return pipeline;
+            return Chosen::Pipeline(pipeline);
         }
         match (
             self.engines.stable(),
             settled.and_then(|s| s.pipeline.as_ref()),
         ) {
-            (Some(stable), _) => stable,
+            (Some(stable), _) => Chosen::Stable(stable),
             // Where the stable crate refused the file, the load waited for the release
             // candidate, which read it: an answer rather than an error.
-            (None, Some(pipeline)) => pipeline,
+            (None, Some(pipeline)) => Chosen::Pipeline(pipeline),
             (None, None) => unreachable!("a loaded tokenizer has at least one engine"),
         }
     }
@@ -1016,6 +1043,54 @@ mod tests {
             tokenizer.encode("ababa", &mode).unwrap().as_slice(),
             [u32::MAX, 0]
         );
+    }
+
+    /// A text the route sends to the stable engine goes to it in parts of
+    /// `STABLE_PART_BYTES` where the file is cut (its working memory is about 200 times a text),
+    /// and gives the ids the stable engine gives the whole; past `PART_BYTES`, the parts without
+    /// such a text go to the release candidate.
+    #[test]
+    fn a_long_text_for_the_stable_engine_goes_to_it_in_small_parts() {
+        use super::super::stable::LONGEST_TEXT;
+        use long_texts::{PART_BYTES, STABLE_PART_BYTES};
+        let path =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("__test__/fixtures/tokenizers/gpt2.json");
+        let tokenizer = Tokenizer::from_file(&path).unwrap();
+        tokenizer.wait_until_ready().unwrap();
+        let mode = tokenizer
+            .encode_mode(Some(true), &AllowedSpecial::None)
+            .unwrap();
+        let stable = tokenizer.stable_engine().unwrap();
+        let cuts = stable.cuts(true).unwrap();
+        let prose = "The quick brown fox, 42 times: jumps over the lazy dog's back.\n";
+        for size in [
+            STABLE_PART_BYTES + 1,
+            3 * STABLE_PART_BYTES,
+            PART_BYTES + 2 * STABLE_PART_BYTES + 7,
+        ] {
+            let mut text = prose.repeat(size / prose.len() + 1);
+            text.truncate(size);
+            // A character Unicode 17 assigns and 16 does not: the route sends its text (its part)
+            // to the stable engine.
+            text.insert(size / 3, '\u{88f}');
+            assert!(matches!(tokenizer.choose_engine(&text), Chosen::Stable(_)));
+            assert!(cuts.parts(&text, STABLE_PART_BYTES).count() > 1);
+            let (mut scratch, mut whole) = (Scratch::new(), Ids::with_capacity(0));
+            stable
+                .encode_into(&text, true, true, &mut scratch, &mut whole)
+                .unwrap();
+            LONGEST_TEXT.with(|longest| longest.set(0));
+            assert!(
+                tokenizer.encode(&text, &mode).unwrap().as_slice() == whole.as_slice(),
+                "{size} bytes"
+            );
+            // A part ends at the first word gap after its size.
+            let longest = LONGEST_TEXT.with(|longest| longest.get());
+            assert!(
+                (1..STABLE_PART_BYTES + prose.len()).contains(&longest),
+                "{size} bytes: a part of {longest}"
+            );
+        }
     }
 
     #[test]
