@@ -538,6 +538,12 @@ impl Tokenizer {
                         },
                     );
                 }
+                // Nor in parts: a text the stable engine would take whole only because the release
+                // candidate is still being built waits for the build past `PART_BYTES`, as the
+                // stable engine's working memory is some 200 times a text.
+                if text.len() > long_texts::PART_BYTES && !self.is_ready() {
+                    self.engines.wait_until_settled();
+                }
                 let engine = self.engine_for(text);
                 match &mode.truncation {
                     TruncationChoice::File => engine.encode_into(text, add, split, scratch, out),
@@ -1090,6 +1096,39 @@ mod tests {
                 (1..STABLE_PART_BYTES + prose.len()).contains(&longest),
                 "{size} bytes: a part of {longest}"
             );
+        }
+    }
+
+    /// A text over `PART_BYTES` that a file cannot cut waits for the release candidate's build
+    /// rather than go to the stable engine whole.
+    #[test]
+    fn a_long_text_that_is_not_cut_waits_for_the_release_candidate() {
+        use super::super::stable::LONGEST_TEXT;
+        let path =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("__test__/fixtures/tokenizers/bert.json");
+        let prose = "The quick brown fox, 42 times: jumps over the lazy dog's back.\n";
+        let text = prose.repeat(long_texts::PART_BYTES / prose.len() + 2);
+        for _ in 0..3 {
+            let tokenizer = Tokenizer::from_file(&path).unwrap();
+            assert!(tokenizer.stable_engine().unwrap().cuts(true).is_none());
+            let mode = tokenizer
+                .encode_mode(Some(true), &AllowedSpecial::None)
+                .unwrap();
+            LONGEST_TEXT.with(|longest| longest.set(0));
+            let ids = tokenizer.encode(&text, &mode).unwrap();
+            assert!(tokenizer.is_ready());
+            assert!(matches!(
+                tokenizer.choose_engine(&text),
+                Chosen::Pipeline(_)
+            ));
+            assert_eq!(LONGEST_TEXT.with(|longest| longest.get()), 0);
+            let (mut scratch, mut whole) = (Scratch::new(), Ids::with_capacity(0));
+            tokenizer
+                .stable_engine()
+                .unwrap()
+                .encode_into(&text, true, true, &mut scratch, &mut whole)
+                .unwrap();
+            assert!(ids.as_slice() == whole.as_slice());
         }
     }
 
