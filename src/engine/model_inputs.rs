@@ -16,6 +16,7 @@
 use std::mem::MaybeUninit;
 use std::ops::{Deref, Range};
 
+use super::long_texts;
 use super::rows::{
     FilePadding, Returns, RowOptions, Rows, Side, Truncation, TruncationChoice, TruncationRequest,
 };
@@ -740,6 +741,15 @@ impl Tokenizer {
                 ),
             ));
         }
+        // As `encode_into` does: a long input waits for the release candidate's build rather than
+        // go to the stable engine only because the build is not done (its working memory is some
+        // 200 times the text).
+        if !options.returns.needs_stable()
+            && first.len() + second.map_or(0, str::len) > long_texts::PART_BYTES
+            && !self.is_ready()
+        {
+            self.wait_until_ready()?;
+        }
         let on_pipeline = !options.returns.needs_stable()
             && !self.wants_stable(first)
             && !second.is_some_and(|text| self.wants_stable(text));
@@ -874,6 +884,32 @@ mod tests {
             "{}",
             error.message()
         );
+    }
+
+    /// Ids and masks of an input over `PART_BYTES` wait for the release candidate's build rather
+    /// than go to the stable engine whole.
+    #[test]
+    fn a_long_input_for_ids_alone_waits_for_the_release_candidate() {
+        use super::super::stable::LONGEST_TEXT;
+        let text = "word a b ".repeat(long_texts::PART_BYTES / 9 + 2);
+        let options = RowOptions {
+            add_special_tokens: true,
+            split_special: true,
+            ..RowOptions::default()
+        };
+        for _ in 0..3 {
+            let tokenizer = Tokenizer::from_json(&bert_json("null", "null"), "test").unwrap();
+            LONGEST_TEXT.with(|longest| longest.set(0));
+            let rows = rows_of(&tokenizer, &[(&text, None)], &options);
+            assert!(tokenizer.is_ready());
+            assert_eq!(LONGEST_TEXT.with(|longest| longest.get()), 0);
+            let stable = tokenizer
+                .stable_engine()
+                .unwrap()
+                .encode_parts(&text, None, true, true, None, false)
+                .unwrap();
+            assert!(rows.ids == stable.get_ids());
+        }
     }
 
     #[test]

@@ -348,6 +348,10 @@ impl StableEngine {
         truncation: Option<&Truncation>,
         details: bool,
     ) -> Result<StableEncoding, Error> {
+        #[cfg(test)]
+        LONGEST_TEXT.with(|longest| {
+            longest.set(longest.get().max(first.len() + second.map_or(0, str::len)))
+        });
         let encode = || -> tokenizers_stable::Result<StableEncoding> {
             let tokenizer = self.tokenizer(split_special);
             // Characters, as Python's `encode` counts them: the reference converts a sequence's
@@ -480,7 +484,7 @@ fn stable_truncation(truncation: &Truncation) -> TruncationParams {
 
 #[cfg(test)]
 thread_local! {
-    /// The longest text this thread has handed to a stable engine's `encode_into` (tests).
+    /// The longest text (or pair) this thread has handed to a stable engine to encode (tests).
     pub(super) static LONGEST_TEXT: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
