@@ -20,6 +20,9 @@
 //!
 //! The batch calls wait where one call's text reaches [`Tokenizer::engine_wait_bytes`]; a job of
 //! many smaller calls (`batchtok/stream`, the CLI) decides on its total, in JS, from the same size.
+//! One long text is also a matter of memory, the stable engine's being some 200 times a text: a
+//! tokenizer.json hands it texts in parts of 64 KiB where it may cut them, and a text over 1 MiB
+//! it may not cut waits for the build whatever the call (`tokenizer.rs`, `long_texts.rs`).
 
 use super::tokenizer::{Family, Tokenizer};
 
