@@ -524,12 +524,12 @@ impl Engine for StableEngine {
         if self.locks_a_shared_cache {
             scratch.count_unknown_locks();
         }
+        #[cfg(test)]
+        LONGEST_TEXT.with(|longest| longest.set(longest.get().max(text.len())));
         // The stable crate panics on some post-processor set-ups instead of failing (a template
         // handed more than two encodings by a Sequence reaches a `todo!()` in
         // `processors/template.rs`, found by `tests/engine/parse_fuzz.rs`); a panic must not cross
         // the napi boundary, so it becomes this text's error.
-        #[cfg(test)]
-        LONGEST_TEXT.with(|longest| longest.set(longest.get().max(text.len())));
         let encoding = refusing_panics(|| {
             self.tokenizer(split_special)
                 .encode_fast(text, add_special_tokens)

@@ -538,9 +538,9 @@ impl Tokenizer {
                         },
                     );
                 }
-                // Nor in parts: a text the stable engine would take whole only because the release
-                // candidate is still being built waits for the build past `PART_BYTES`, as the
-                // stable engine's working memory is some 200 times a text.
+                // A text not cut: past `PART_BYTES`, it waits for the release candidate's build
+                // rather than go whole to the stable engine only because the build is not done
+                // (the stable engine's working memory is some 200 times a text).
                 if text.len() > long_texts::PART_BYTES && !self.is_ready() {
                     self.engines.wait_until_settled();
                 }
@@ -1052,7 +1052,7 @@ mod tests {
     }
 
     /// A text the route sends to the stable engine goes to it in parts of
-    /// `STABLE_PART_BYTES` where the file is cut (its working memory is about 200 times a text),
+    /// `STABLE_PART_BYTES` where the file is cut (its working memory is some 200 times a text),
     /// and gives the ids the stable engine gives the whole; past `PART_BYTES`, the parts without
     /// such a text go to the release candidate.
     #[test]
