@@ -24,6 +24,7 @@
 //! tokenizer.json hands it texts in parts of 64 KiB where it may cut them, and a text over 1 MiB
 //! it may not cut waits for the build whatever the call (`tokenizer.rs`, `long_texts.rs`).
 
+use super::long_texts;
 use super::tokenizer::{Family, Tokenizer};
 
 /// The text from which a batch under an encoding waits (see the module's docs).
@@ -50,6 +51,16 @@ impl Tokenizer {
         if bytes >= self.engine_wait_bytes() {
             // A build that failed leaves the first engine, which encodes every text: the batch
             // goes on, as it would have without the wait.
+            let _ = self.wait_until_ready();
+        }
+    }
+
+    /// Waits until the fastest engine is built where one text of `bytes`, encoded whole, would
+    /// otherwise go to the stable engine only because the build is not done: past
+    /// [`PART_BYTES`](long_texts::PART_BYTES), as the stable engine's working memory is some 200
+    /// times a text (see the module's docs). Returns at once where it is built.
+    pub(super) fn wait_before_long_text(&self, bytes: usize) {
+        if bytes > long_texts::PART_BYTES && !self.is_ready() {
             let _ = self.wait_until_ready();
         }
     }

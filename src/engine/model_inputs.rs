@@ -16,7 +16,6 @@
 use std::mem::MaybeUninit;
 use std::ops::{Deref, Range};
 
-use super::long_texts;
 use super::rows::{
     FilePadding, Returns, RowOptions, Rows, Side, Truncation, TruncationChoice, TruncationRequest,
 };
@@ -742,13 +741,9 @@ impl Tokenizer {
             ));
         }
         // As `encode_into` does: a long input waits for the release candidate's build rather than
-        // go to the stable engine only because the build is not done (its working memory is some
-        // 200 times the text).
-        if !options.returns.needs_stable()
-            && first.len() + second.map_or(0, str::len) > long_texts::PART_BYTES
-            && !self.is_ready()
-        {
-            self.wait_until_ready()?;
+        // go to the stable engine only because the build is not done.
+        if !options.returns.needs_stable() {
+            self.wait_before_long_text(first.len() + second.map_or(0, str::len));
         }
         let on_pipeline = !options.returns.needs_stable()
             && !self.wants_stable(first)
@@ -890,8 +885,9 @@ mod tests {
     /// than go to the stable engine whole.
     #[test]
     fn a_long_input_for_ids_alone_waits_for_the_release_candidate() {
+        use super::super::long_texts::PART_BYTES;
         use super::super::stable::LONGEST_TEXT;
-        let text = "word a b ".repeat(long_texts::PART_BYTES / 9 + 2);
+        let text = "word a b ".repeat(PART_BYTES / 9 + 2);
         let options = RowOptions {
             add_special_tokens: true,
             split_special: true,

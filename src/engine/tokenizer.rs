@@ -538,12 +538,9 @@ impl Tokenizer {
                         },
                     );
                 }
-                // A text not cut: past `PART_BYTES`, it waits for the release candidate's build
-                // rather than go whole to the stable engine only because the build is not done
-                // (the stable engine's working memory is some 200 times a text).
-                if text.len() > long_texts::PART_BYTES && !self.is_ready() {
-                    self.engines.wait_until_settled();
-                }
+                // A text not cut waits for the release candidate's build past a size, rather than
+                // go whole to the stable engine only because the build is not done.
+                self.wait_before_long_text(text.len());
                 let engine = self.engine_for(text);
                 match &mode.truncation {
                     TruncationChoice::File => engine.encode_into(text, add, split, scratch, out),
