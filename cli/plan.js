@@ -14,8 +14,6 @@
 const { UsageError } = require('./errors')
 const readers = require('./readers')
 
-const NEWLINE = 10
-
 /**
  * Parses `--shard i/n`.
  * @param {string | undefined} text
@@ -129,7 +127,7 @@ async function* planBatches(parts, options) {
     if (held.length > 0 && (heldBytes + bytes > batchBytes || held[0].format !== batch.format)) yield* release()
     held.push(batch)
     heldBytes += bytes
-    if (batch.lines !== undefined && batch.lines[batch.lines.length - 1] !== NEWLINE) yield* release()
+    if (batch.lines !== undefined && batch.lines[batch.lines.length - 1] !== readers.NEWLINE) yield* release()
   }
   yield* release()
 }

@@ -651,4 +651,4 @@ async function* parquetBatches(input, options) {
   if (values.length > 0) yield emit()
 }
 
-module.exports = { lineBatches, textBatches, jsonlBatches, fileBatches, parquetBatches, openBytes, LineSource, JoinedLineSource, lineError, skipLines }
+module.exports = { lineBatches, textBatches, jsonlBatches, fileBatches, parquetBatches, openBytes, LineSource, JoinedLineSource, lineError, skipLines, NEWLINE }
