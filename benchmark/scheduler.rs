@@ -2,9 +2,10 @@
 //! against the release candidate's own parallel batch encode and hand-sharded independent
 //! engines, at any list of thread counts.
 //!
-//! `cargo run --release --example scheduler [-- --runs N] [--threads 1,2,4,8,12,16]
-//! [--workloads documents,chat,skewed] [--methods cold,repeated] [--tsv PATH]`, or the profiling mode
-//! `-- --only POLICY --threads P --workload NAME [--limit-bytes B]` (this file is
+//! `cargo run --release --features rc-parallel --example scheduler [-- --runs N]
+//! [--threads 1,2,4,8,12,16] [--workloads documents,chat,skewed] [--methods cold,repeated]
+//! [--tsv PATH]`, or the profiling mode `-- --only POLICY --threads P --workload NAME
+//! [--limit-bytes B]` (the feature adds the release candidate's parallel batch; this file is
 //! `benchmark/scheduler.rs`; big.txt must be in `.cache/corpus/`, see `scripts/corpus.js`, or in
 //! the folder `$BATCHTOK_CORPUS_DIR` names). `scripts/many-cores.sh` runs it on a 16-core machine.
 //!

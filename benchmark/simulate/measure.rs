@@ -198,7 +198,9 @@ pub type Measured = HashMap<(String, String, String, usize), MeasuredRow>;
 /// none.
 pub fn read_measured(path: &str) -> Measured {
     let Ok(text) = std::fs::read_to_string(path) else {
-        eprintln!("{path} not found: run `cargo run --release --example scheduler` first");
+        eprintln!(
+            "{path} not found: run `cargo run --release --features rc-parallel --example scheduler` first"
+        );
         return HashMap::new();
     };
     text.lines()
