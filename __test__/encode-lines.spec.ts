@@ -214,7 +214,7 @@ describe('lastSafeCut: where a text still being read may be cut', () => {
    * which leaves them cut for parts encoded without it. */
   const REAL_FILES_CUT: Record<string, boolean | 'without template'> = {
     claude: true,
-    deepseek_v3: false,
+    deepseek_v3: true,
     gemini: false,
     gemma3: false,
     gpt35turbo: true,

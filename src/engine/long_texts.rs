@@ -48,6 +48,28 @@
 //! those patterns with a byte-level step that adds no space before a text
 //! ([`file_splits_at_word_gaps`]); its added tokens, template and truncation are checked by the
 //! engine that has them (`StableEngine::cuts`).
+//!
+//! **DeepSeek V3's pre-tokenizer** ([`DEEPSEEK_V3_SPLITS`]) is three splits in turn, each keeping
+//! its matches and the text between them as pieces, the next split splitting each piece again:
+//! runs of digits (`\p{N}`, three at a time), runs of Han and kana, then a tiktoken-style pattern.
+//! Where a split's pieces of the whole text are its pieces of the two parts but for one piece that
+//! spans the cut, which the parts have in two at the cut, the next split sees the same text either
+//! way but for that piece; so the pieces of the whole are those of its parts where each split
+//! either ends a piece at the cut or leaves a spanning piece that the splits after it cut there,
+//! and the last split ends one there. At a word gap:
+//!
+//! 1. A run of digits holds no letter, so none spans the cut; one starting at the cut starts there
+//!    in the part after it too, and is taken three digits at a time from there in both. The text
+//!    between runs that spans the cut is, in the parts, the same text in two.
+//! 2. A run of Han and kana that spans the cut (a character of the kana blocks that is not part of
+//!    a word, such as `・`, after the letter) is, in the parts, the run up to the cut and the run
+//!    from it; the text between runs, as in 1.
+//! 3. The last pattern ends a piece at the cut, argued as above: every alternative that takes a
+//!    letter takes a run of letters and marks, or of ASCII letters after one punctuation mark,
+//!    and nothing past it; the only look-ahead reads the character after a run of white space.
+//!
+//! StarCoder's pre-tokenizer is the same in two steps: digits (`Digits`: each alone, or runs),
+//! then the byte-level step's own pattern, GPT-2's, as 1 and 3.
 
 use std::sync::OnceLock;
 
@@ -328,14 +350,26 @@ fn in_ranges(ranges: &[(char, char)], c: char) -> bool {
     ranges.get(after).is_some_and(|&(start, _)| start <= c)
 }
 
+/// DeepSeek V3's splits, in order, as its tokenizer.json spells them (R1, V3.1 and V3.2 have the
+/// same): digits, Han and kana, then the rest (the module says why a word gap is safe under them).
+pub const DEEPSEEK_V3_SPLITS: [&str; 3] = [
+    r"\p{N}{1,3}",
+    "[\u{4e00}-\u{9fa5}\u{3040}-\u{309f}\u{30a0}-\u{30ff}]+",
+    concat!(
+        r##"[!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+"##,
+        "|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+",
+    ),
+];
+
 /// Whether a tokenizer.json whose normalizer and pre-tokenizer are these (as the stable crate
 /// writes them) splits a text into the pieces one of the patterns [`Cuts`] may cut splits it
 /// into: no normalizer, or NFC or NFKC (alone or in a sequence); and a byte-level pre-tokenizer
 /// over GPT-2's pattern, or a split by one of the patterns that keeps every match as a piece
 /// (`Isolated`; or `Removed` inverted, which removes what the pattern leaves unmatched: nothing,
-/// as each of them matches every character) before a byte-level step with no pattern of its own.
-/// The byte-level step must add no space before a text: it would add one before a part that
-/// begins with a comma, and not before the comma in the whole text.
+/// as each of them matches every character) or DeepSeek V3's three splits (`Isolated`), before a
+/// byte-level step with no pattern of its own; or digits split off before a byte-level step over
+/// GPT-2's pattern. The byte-level step must add no space before a text: it would add one before
+/// a part that begins with a comma, and not before the comma in the whole text.
 pub fn file_splits_at_word_gaps(normalizer: Option<&Value>, pre_tokenizer: Option<&Value>) -> bool {
     let keeps_word_gaps = |normalizer: &Value| matches!(kind(normalizer), "NFC" | "NFKC");
     let normalizes_safely = match normalizer {
@@ -363,13 +397,41 @@ pub fn file_splits_at_word_gaps(normalizer: Option<&Value>, pre_tokenizer: Optio
         Some(step) if byte_level(step, true) => true,
         Some(sequence) if kind(sequence) == "Sequence" => {
             match sequence["pretokenizers"].as_array().map(Vec::as_slice) {
-                Some([split, byte_step]) => splits_safely(split) && byte_level(byte_step, false),
+                Some([step, byte_step]) => {
+                    (splits_safely(step) && byte_level(byte_step, false))
+                        || (kind(step) == "Digits" && byte_level(byte_step, true))
+                }
+                Some([steps @ .., byte_step]) => {
+                    steps
+                        .iter()
+                        .map(isolating_pattern)
+                        .eq(DEEPSEEK_V3_SPLITS.map(Some))
+                        && byte_level(byte_step, false)
+                }
                 _ => false,
             }
         }
         _ => false,
     };
     normalizes_safely && pre_tokenizes_safely
+}
+
+/// Whether a tokenizer.json's normalizer is a sequence of none (or of such sequences), which
+/// leaves every text as it is.
+pub fn normalizes_nothing(normalizer: &Value) -> bool {
+    kind(normalizer) == "Sequence"
+        && normalizer["normalizers"]
+            .as_array()
+            .is_some_and(|all| all.iter().all(normalizes_nothing))
+}
+
+/// The pattern of a split that keeps its matches and the text between them as pieces
+/// (`Isolated`).
+fn isolating_pattern(step: &Value) -> Option<&str> {
+    let isolates = kind(step) == "Split"
+        && step["behavior"].as_str() == Some("Isolated")
+        && step["invert"].as_bool() == Some(false);
+    step["pattern"]["Regex"].as_str().filter(|_| isolates)
 }
 
 /// A tokenizer.json component's `type`.
@@ -517,6 +579,65 @@ mod tests {
         }
         // `=` with a long solidus is `≠`, `<` with one `≮`, and a few more.
         assert!(composites > 3, "{composites}");
+    }
+
+    #[test]
+    fn deepseek_v3s_splits_are_cut_in_their_order_each_keeping_its_matches() {
+        use serde_json::json;
+
+        let split = |pattern: &str, behavior: &str| {
+            json!({"type": "Split", "pattern": {"Regex": pattern}, "behavior": behavior,
+                   "invert": false})
+        };
+        let byte_level = json!({"type": "ByteLevel", "add_prefix_space": false,
+                                "trim_offsets": true, "use_regex": false});
+        let [digits, han_and_kana, rest] = DEEPSEEK_V3_SPLITS.map(|p| split(p, "Isolated"));
+        let pre_tokenizer = |steps: &[&Value]| {
+            let mut steps: Vec<&Value> = steps.to_vec();
+            steps.push(&byte_level);
+            json!({"type": "Sequence", "pretokenizers": steps})
+        };
+        let no_normalizer = json!({"type": "Sequence", "normalizers": []});
+        let deepseek = pre_tokenizer(&[&digits, &han_and_kana, &rest]);
+        assert!(file_splits_at_word_gaps(
+            Some(&no_normalizer),
+            Some(&deepseek)
+        ));
+        assert!(file_splits_at_word_gaps(None, Some(&deepseek)));
+        let removed = split(DEEPSEEK_V3_SPLITS[2], "Removed");
+        for refused in [
+            pre_tokenizer(&[&han_and_kana, &digits, &rest]),
+            pre_tokenizer(&[&digits, &han_and_kana, &removed]),
+            pre_tokenizer(&[&digits, &rest]),
+            pre_tokenizer(&[&digits]),
+            pre_tokenizer(&[&digits, &digits, &han_and_kana, &rest]),
+        ] {
+            assert!(!file_splits_at_word_gaps(None, Some(&refused)), "{refused}");
+        }
+        // An empty sequence of normalizers, however nested, leaves the text as it is.
+        assert!(normalizes_nothing(&no_normalizer));
+        let nested = json!({"type": "Sequence", "normalizers": [no_normalizer]});
+        assert!(normalizes_nothing(&nested));
+        assert!(!normalizes_nothing(&json!({"type": "NFC"})));
+        let nfc = json!({"type": "Sequence", "normalizers": [{"type": "NFC"}]});
+        assert!(!normalizes_nothing(&nfc));
+    }
+
+    #[test]
+    fn digits_are_cut_before_gpt2s_byte_level_split_only() {
+        use serde_json::json;
+
+        let digits_then = |use_regex: bool, add_prefix_space: bool| {
+            json!({"type": "Sequence", "pretokenizers": [
+                {"type": "Digits", "individual_digits": true},
+                {"type": "ByteLevel", "add_prefix_space": add_prefix_space,
+                 "trim_offsets": true, "use_regex": use_regex},
+            ]})
+        };
+        let cut = |pre_tokenizer: Value| file_splits_at_word_gaps(None, Some(&pre_tokenizer));
+        assert!(cut(digits_then(true, false)));
+        assert!(!cut(digits_then(false, false)));
+        assert!(!cut(digits_then(true, true)));
     }
 
     #[test]

@@ -1345,7 +1345,7 @@ mod tests {
     fn a_tokenizer_json_cut_at_every_word_gap_encodes_as_the_whole_text() {
         use serde_json::{Value, json};
 
-        use super::super::long_texts::{Cuts, PART_BYTES};
+        use super::super::long_texts::{Cuts, DEEPSEEK_V3_SPLITS, PART_BYTES};
         use super::super::test_fixtures::{corpus_texts, root};
         use super::super::{AllowedSpecial, Ids, Scratch, Tokenizer};
 
@@ -1408,6 +1408,41 @@ mod tests {
                 "an added token holding word gaps",
                 file(&|f| add_token(f, added("say, hello", false, false))),
             ),
+            (
+                "digits, one at a time, before GPT-2's byte-level split",
+                file(&|f| {
+                    f["pre_tokenizer"] = json!({"type": "Sequence", "pretokenizers": [
+                        {"type": "Digits", "individual_digits": true},
+                        {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true,
+                         "use_regex": true},
+                    ]})
+                }),
+            ),
+            (
+                "runs of digits before GPT-2's byte-level split",
+                file(&|f| {
+                    f["pre_tokenizer"] = json!({"type": "Sequence", "pretokenizers": [
+                        {"type": "Digits", "individual_digits": false},
+                        {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true,
+                         "use_regex": true},
+                    ]})
+                }),
+            ),
+            (
+                "DeepSeek V3's three splits",
+                file(&|f| {
+                    let splits = DEEPSEEK_V3_SPLITS.map(|pattern| {
+                        json!({"type": "Split", "pattern": {"Regex": pattern},
+                               "behavior": "Isolated", "invert": false})
+                    });
+                    f["pre_tokenizer"] = split_by(DEEPSEEK_V3_SPLITS[2], "Isolated", false);
+                    f["pre_tokenizer"]["pretokenizers"]
+                        .as_array_mut()
+                        .unwrap()
+                        .splice(0..1, splits);
+                    f["normalizer"] = json!({"type": "Sequence", "normalizers": []});
+                }),
+            ),
         ];
         let mut texts: Vec<String> = corpus_texts().into_iter().step_by(5).collect();
         texts.extend(
@@ -1421,6 +1456,9 @@ mod tests {
                 "a\u{2019}s e\u{301}. x=\u{338}y",
                 "e\u{301} x\u{301}",
                 "over  the\t\tlazy dog.  \n\n  Then a b",
+                "カタ・カナ、ひら゛がな 日本語・テキスト。漢字゠かな",
+                "a\u{bd}\u{bd}\u{bd}\u{bd} b\u{b2}1234 x12345.y \u{2167}x",
+                "x.ab,Cd;\u{e9}f z!!a",
             ]
             .map(str::to_owned),
         );

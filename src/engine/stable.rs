@@ -440,11 +440,13 @@ impl StableEngine {
 /// either side of it.)
 fn parts_encode_as_the_whole(tokenizer: &StableTokenizer) -> Option<Cuts> {
     let component = |value: Option<serde_json::Value>| value.filter(|value| !value.is_null());
+    // A sequence of no normalizers (DeepSeek V3's) leaves the text as it is: no normalizer.
     let normalizer = component(
         tokenizer
             .get_normalizer()
             .and_then(|n| serde_json::to_value(n).ok()),
-    );
+    )
+    .filter(|normalizer| !long_texts::normalizes_nothing(normalizer));
     let pre_tokenizer = component(
         tokenizer
             .get_pre_tokenizer()
