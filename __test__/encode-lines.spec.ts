@@ -215,8 +215,8 @@ describe('lastSafeCut: where a text still being read may be cut', () => {
   const REAL_FILES_CUT: Record<string, boolean | 'without template'> = {
     claude: true,
     deepseek_v3: true,
-    gemini: false,
-    gemma3: false,
+    gemini: 'without template',
+    gemma3: 'without template',
     gpt35turbo: true,
     gpt4o: true,
     gptoss: true,

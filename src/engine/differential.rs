@@ -1211,6 +1211,91 @@ fn marker_cut_files_encode_as_the_reference() {
     }
 }
 
+/// SentencePiece-style files that write each space as `▁` and put none before a text (Gemma's
+/// shape) are cut at a space after a letter no token joins to a `▁` (`long_texts.rs`): their
+/// parts, encoded one after the other without template tokens, give the stable reference's ids
+/// of the whole text; a file with a merge across a marker after `e` is never cut after an `e`;
+/// one that puts a `▁` before each text (Llama 2's shape) is not cut.
+#[test]
+fn files_that_write_spaces_as_markers_alone_are_cut_at_spaces() {
+    let without_prepend = |file: &str| {
+        let mut file: serde_json::Value = serde_json::from_str(file).unwrap();
+        file["normalizer"]["normalizers"]
+            .as_array_mut()
+            .unwrap()
+            .retain(|normalizer| normalizer["type"] != "Prepend");
+        file
+    };
+    let plain = without_prepend(&byte_fallback_bpe(&[], true));
+    let mut crossing = plain.clone();
+    let next = crossing["model"]["vocab"].as_object().unwrap().len();
+    crossing["model"]["vocab"]["e▁"] = serde_json::json!(next);
+    crossing["model"]["merges"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!("e ▁"));
+    // Gemma's spelling: the replacement alone, a split on a space that never matches.
+    let mut gemma_like = plain.clone();
+    gemma_like["normalizer"] = gemma_like["normalizer"]["normalizers"][0].clone();
+    gemma_like["pre_tokenizer"] = serde_json::json!({
+        "type": "Split", "pattern": {"String": " "}, "behavior": "MergedWithPrevious",
+        "invert": false,
+    });
+    let mut files = vec![
+        ("byte fallback BPE", plain.to_string(), None),
+        ("a merge across a marker", crossing.to_string(), Some('e')),
+        ("Gemma's spelling", gemma_like.to_string(), None),
+    ];
+    for name in ["gemma3", "gemini"] {
+        match real_tokenizer(name) {
+            Some(json) => files.push((name, json, None)),
+            None => eprintln!("{name}: skipped; `node scripts/real-tokenizers.js` fetches it"),
+        }
+    }
+    let mut inputs: Vec<String> = corpus_texts().into_iter().step_by(3).collect();
+    inputs.extend(
+        [
+            "the tree",
+            "see the tree  here",
+            "e e",
+            "x e\te",
+            "a  b",
+            "café au lait",
+        ]
+        .map(str::to_owned),
+    );
+    for (name, json, joined) in files {
+        let stable = StableEngine::from_json(&json).unwrap();
+        let routed = Tokenizer::from_json(&json, name).unwrap();
+        routed.wait_until_ready().unwrap();
+        assert!(routed.cuts(true).is_none(), "{name}: its template adds <s>");
+        let cuts = routed
+            .cuts(false)
+            .unwrap_or_else(|| panic!("{name} is not cut"));
+        let mode = routed
+            .encode_mode(Some(false), &Default::default())
+            .unwrap();
+        let mut cut_texts = 0;
+        for text in &inputs {
+            let parts: Vec<&str> = cuts.parts(text, 1).collect();
+            let by_parts: Vec<u32> = parts
+                .iter()
+                .flat_map(|part| routed.encode(part, &mode).unwrap().as_slice().to_vec())
+                .collect();
+            assert_eq!(by_parts, ids(&stable, text, false), "{name}: {parts:?}");
+            for pair in parts.windows(2) {
+                assert!(pair[1].starts_with(' '), "{name}: {parts:?}");
+                assert_ne!(pair[0].chars().next_back(), joined, "{name}: {parts:?}");
+            }
+            cut_texts += usize::from(parts.len() > 1);
+        }
+        assert!(cut_texts > 100, "{name}: only {cut_texts} texts were cut");
+        eprintln!("{name}: {} texts, {cut_texts} cut", inputs.len());
+    }
+    let llama2_like = Tokenizer::from_json(&byte_fallback_bpe(&[], true), "prepend").unwrap();
+    assert!(llama2_like.cuts(false).is_none());
+}
+
 /// Where the rewrite would change ids, the file stays on the stable engine: a byte token missing
 /// for a character the vocabulary lacks (U+0000 here, or any byte of a multi-byte character) is
 /// the reference's way to the unknown token, and an added token matched in the normalized text

@@ -70,6 +70,15 @@
 //!
 //! StarCoder's pre-tokenizer is the same in two steps: digits (`Digits`: each alone, or runs),
 //! then the byte-level step's own pattern, GPT-2's, as 1 and 3.
+//!
+//! **A SentencePiece-style BPE file** that writes each space as `▁` (`Replace`, with no `Prepend`,
+//! as Gemma's) and has no pre-tokenizer that cuts the text, merges over the whole text at once.
+//! Its model may be cut before a `▁` after a character no token holds right before a `▁`
+//! (`marker_cuts.rs` says why: no merge crosses there); the replacement changes a character for
+//! a character, so the normalized text is the normalized parts joined. Such a file is cut
+//! ([`Cuts::at_spaces_after_letters_but`]) at a word gap whose character is a space and whose
+//! letter is not one some token joins to a `▁`. A file that also puts a `▁` before each text
+//! (`Prepend`, as Llama 2's) is not cut: each part would get one.
 
 use std::sync::OnceLock;
 
@@ -99,6 +108,10 @@ pub const STABLE_PART_BYTES: usize = 64 << 10;
 pub struct Cuts {
     /// The tokens that hold a word gap; no other can hold a cut.
     tokens: Vec<TokenGaps>,
+    /// Where the file's model merges over a whole text (a SentencePiece-style BPE): the letters
+    /// some token joins to a following `▁`. A cut is then a word gap at a space whose letter
+    /// before is none of these.
+    spaces_after_letters_but: Option<Vec<char>>,
 }
 
 /// A token that holds word gaps, and where.
@@ -112,7 +125,10 @@ struct TokenGaps {
 impl Cuts {
     /// Every word gap: the cuts of a text in which no token is matched (special tokens already cut
     /// out, or read as ordinary text).
-    pub const EVERY_WORD_GAP: Cuts = Cuts { tokens: Vec::new() };
+    pub const EVERY_WORD_GAP: Cuts = Cuts {
+        tokens: Vec::new(),
+        spaces_after_letters_but: None,
+    };
 
     /// The word gaps outside every occurrence of `tokens`.
     pub fn outside<'t>(tokens: impl IntoIterator<Item = &'t str>) -> Cuts {
@@ -127,7 +143,20 @@ impl Cuts {
                 })
             })
             .collect();
-        Cuts { tokens }
+        Cuts {
+            tokens,
+            spaces_after_letters_but: None,
+        }
+    }
+
+    /// These cuts, only at a space after a letter that is not one of `joined_to_markers`: the
+    /// cuts of a SentencePiece-style file that writes each space as `▁` and merges over the whole
+    /// text, where no token holds any other letter right before a `▁` (the module says why).
+    pub fn at_spaces_after_letters_but(self, joined_to_markers: Vec<char>) -> Cuts {
+        Cuts {
+            spaces_after_letters_but: Some(joined_to_markers),
+            ..self
+        }
     }
 
     /// The parts of `text`, in order: each but the last at least `size` bytes, every cut one of
@@ -163,7 +192,16 @@ impl Cuts {
     }
 
     fn is_cut(&self, bytes: &[u8], at: usize) -> bool {
-        is_word_gap(bytes, at) && !self.tokens.iter().any(|token| token.may_hold(bytes, at))
+        let at_a_space_it_may_cut = || match &self.spaces_after_letters_but {
+            None => true,
+            Some(joined) => {
+                bytes[at] == b' '
+                    && char_ending_at(bytes, at).is_some_and(|letter| !joined.contains(&letter))
+            }
+        };
+        is_word_gap(bytes, at)
+            && at_a_space_it_may_cut()
+            && !self.tokens.iter().any(|token| token.may_hold(bytes, at))
     }
 }
 
@@ -414,6 +452,36 @@ pub fn file_splits_at_word_gaps(normalizer: Option<&Value>, pre_tokenizer: Optio
         _ => false,
     };
     normalizes_safely && pre_tokenizes_safely
+}
+
+/// Whether a tokenizer.json whose normalizer and pre-tokenizer are these (as the stable crate
+/// writes them) writes each space as `▁` and nothing else (`Replace`, alone or alone in a
+/// sequence; no `Prepend`), and does not cut the text it writes: no pre-tokenizer, or a split on
+/// a string holding a space, which that text no longer has. Its model then gets each text whole.
+pub fn file_marks_spaces_alone(normalizer: Option<&Value>, pre_tokenizer: Option<&Value>) -> bool {
+    let replaces_spaces = |step: &Value| {
+        kind(step) == "Replace"
+            && step["pattern"]["String"].as_str() == Some(" ")
+            && step["content"].as_str() == Some("\u{2581}")
+    };
+    let marks_spaces = match normalizer {
+        Some(sequence) if kind(sequence) == "Sequence" => {
+            matches!(sequence["normalizers"].as_array().map(Vec::as_slice), Some([step]) if replaces_spaces(step))
+        }
+        Some(step) => replaces_spaces(step),
+        None => false,
+    };
+    let splits_nothing = match pre_tokenizer {
+        None | Some(Value::Null) => true,
+        Some(split) => {
+            kind(split) == "Split"
+                && split["invert"].as_bool() == Some(false)
+                && split["pattern"]["String"]
+                    .as_str()
+                    .is_some_and(|pattern| pattern.contains(' '))
+        }
+    };
+    marks_spaces && splits_nothing
 }
 
 /// Whether a tokenizer.json's normalizer is a sequence of none (or of such sequences), which

@@ -105,14 +105,7 @@ impl MarkerCuts {
         let mut joined_before = Vec::new();
         let mut held = [false; 128];
         for token in vocab.keys() {
-            for (at, _) in token.match_indices(MARKER) {
-                if let Some(before) = token[..at].chars().next_back()
-                    && !joined_before.contains(&before)
-                {
-                    joined_before.push(before);
-                }
-            }
-            if joined_before.len() > MAX_JOINED_BEFORE {
+            if !add_joined_to_markers(token, &mut joined_before) {
                 return None;
             }
             for &byte in token.as_bytes().iter().filter(|byte| byte.is_ascii()) {
@@ -298,6 +291,29 @@ impl<'c> Pieces<'c> {
             self.out.push(span_of(self.start, end));
         }
     }
+}
+
+/// The characters that some token of `tokens` holds right before a `▁`, after which a `▁` is not
+/// cut; `None` where there are more than a vocabulary that keeps its words apart has.
+pub fn joined_to_markers<'t>(tokens: impl IntoIterator<Item = &'t str>) -> Option<Vec<char>> {
+    let mut joined = Vec::new();
+    tokens
+        .into_iter()
+        .all(|token| add_joined_to_markers(token, &mut joined))
+        .then_some(joined)
+}
+
+/// Adds to `joined` each character `token` holds right before a `▁`; false once `joined` holds
+/// more than [`MAX_JOINED_BEFORE`].
+fn add_joined_to_markers(token: &str, joined: &mut Vec<char>) -> bool {
+    for (at, _) in token.match_indices(MARKER) {
+        if let Some(before) = token[..at].chars().next_back()
+            && !joined.contains(&before)
+        {
+            joined.push(before);
+        }
+    }
+    joined.len() <= MAX_JOINED_BEFORE
 }
 
 /// The normalizers SentencePiece-style files spell their spaces with: every space replaced by `▁`

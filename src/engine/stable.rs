@@ -15,7 +15,7 @@ use tokenizers_stable::{
 use super::error::{panic_text, refusing_panics, with_panic_text};
 use super::long_texts::Cuts;
 use super::rows::{self, FilePadding, Side, StableEncoding, Truncation};
-use super::{Engine, Error, ErrorKind, Ids, Scratch, long_texts, stable_reader};
+use super::{Engine, Error, ErrorKind, Ids, Scratch, long_texts, marker_cuts, stable_reader};
 
 /// The longest Unigram piece accepted, in UTF-8 bytes. The stable crate keeps the pieces in a trie
 /// with a node per byte, which it clones and drops recursively (`models/unigram/trie.rs`), so the
@@ -107,8 +107,10 @@ pub struct StableEngine {
     /// The file's padding section (the engines pad nothing themselves).
     file_padding: Option<PaddingParams>,
     /// Where a text may be cut and its parts encoded one after the other without template tokens
-    /// ([`StableEngine::cuts`]); `None` where it may not.
-    cuts_without_template: Option<Cuts>,
+    /// ([`StableEngine::cuts`]); `None` where it may not. Found on first use: a SentencePiece-style
+    /// file's reads its whole vocabulary (some 70 ms for Gemma 3's), which a load of a tokenizer
+    /// that never meets a long text should not pay.
+    cuts_without_template: OnceLock<Option<Cuts>>,
 }
 
 impl StableEngine {
@@ -138,24 +140,25 @@ impl StableEngine {
         let file_padding = tokenizer.get_padding().cloned();
         tokenizer.with_padding(None);
         let locks_a_shared_cache = matches!(tokenizer.get_model(), ModelWrapper::Unigram(_));
-        let cuts_without_template = parts_encode_as_the_whole(&tokenizer);
         Ok(StableEngine {
             splitting: tokenizer,
             locks_a_shared_cache,
             ordinary: OnceLock::new(),
             file_padding,
-            cuts_without_template,
+            cuts_without_template: OnceLock::new(),
         })
     }
 
     /// Where a text may be cut (`long_texts.rs`) so that it encodes, part after part, to the ids
     /// of the whole, with special-token text split out or not, and `with_template_tokens` or
     /// without: at the word gaps outside its added tokens, where the file splits text as a
-    /// pattern that may be cut does, it truncates nothing, no added token matches otherwise at
+    /// pattern that may be cut does (at those of them that are spaces, where it is a
+    /// SentencePiece-style file that writes spaces as `▁` alone), it truncates nothing, no added token matches otherwise at
     /// either side of a cut, and, with template tokens, its template adds none around one text
     /// (each part would get them). `None` where a text is not cut.
     pub fn cuts(&self, with_template_tokens: bool) -> Option<&Cuts> {
         self.cuts_without_template
+            .get_or_init(|| parts_encode_as_the_whole(&self.splitting))
             .as_ref()
             .filter(|_| !(with_template_tokens && self.template_tokens(false) > 0))
     }
@@ -454,6 +457,14 @@ fn parts_encode_as_the_whole(tokenizer: &StableTokenizer) -> Option<Cuts> {
     );
     let added_tokens = tokenizer.get_added_tokens_decoder();
     let cuts = Cuts::outside(added_tokens.values().map(|token| token.content.as_str()));
+    let cuts = if long_texts::file_splits_at_word_gaps(normalizer.as_ref(), pre_tokenizer.as_ref())
+    {
+        cuts
+    } else if long_texts::file_marks_spaces_alone(normalizer.as_ref(), pre_tokenizer.as_ref()) {
+        cuts.at_spaces_after_letters_but(letters_joined_to_markers(tokenizer.get_model())?)
+    } else {
+        return None;
+    };
     let reads_beside = added_tokens.values().any(|token| {
         (token.rstrip && token.content.ends_with(char::is_alphabetic))
             || (token.single_word && !token.content.starts_with(long_texts::is_word_character))
@@ -461,10 +472,27 @@ fn parts_encode_as_the_whole(tokenizer: &StableTokenizer) -> Option<Cuts> {
                 && normalizer.is_some()
                 && long_texts::holds_word_gap(&token.content))
     });
-    (long_texts::file_splits_at_word_gaps(normalizer.as_ref(), pre_tokenizer.as_ref())
-        && tokenizer.get_truncation().is_none()
-        && !reads_beside)
-        .then_some(cuts)
+    (tokenizer.get_truncation().is_none() && !reads_beside).then_some(cuts)
+}
+
+/// The letters some token holds right before a `▁`, where `model` is a BPE over the text's own
+/// characters that no merge crosses a `▁` in but after one of them (`marker_cuts.rs`: no dropout,
+/// no skipped merges, no prefix or suffix marking a word's ends, `▁` in its vocabulary).
+fn letters_joined_to_markers(model: &ModelWrapper) -> Option<Vec<char>> {
+    let ModelWrapper::BPE(bpe) = model else {
+        return None;
+    };
+    let unset = |affix: &Option<String>| affix.as_deref().is_none_or(str::is_empty);
+    if bpe.dropout.is_some()
+        || bpe.ignore_merges
+        || !unset(&bpe.continuing_subword_prefix)
+        || !unset(&bpe.end_of_word_suffix)
+    {
+        return None;
+    }
+    let vocabulary = bpe.get_vocab();
+    vocabulary.contains_key("\u{2581}").then_some(())?;
+    marker_cuts::joined_to_markers(vocabulary.keys().map(String::as_str))
 }
 
 /// `truncation` in the stable crate's terms.
