@@ -87,6 +87,7 @@ use serde_json::Value;
 use unicode_normalization::char::canonical_combining_class;
 use unicode_normalization::{IsNormalized, is_nfkc_quick};
 
+use super::marker_cuts::MARKER;
 use super::openai::cuts_safely;
 use super::unicode_drift;
 
@@ -462,11 +463,14 @@ pub fn file_marks_spaces_alone(normalizer: Option<&Value>, pre_tokenizer: Option
     let replaces_spaces = |step: &Value| {
         kind(step) == "Replace"
             && step["pattern"]["String"].as_str() == Some(" ")
-            && step["content"].as_str() == Some("\u{2581}")
+            && step["content"].as_str() == Some(MARKER)
     };
     let marks_spaces = match normalizer {
         Some(sequence) if kind(sequence) == "Sequence" => {
-            matches!(sequence["normalizers"].as_array().map(Vec::as_slice), Some([step]) if replaces_spaces(step))
+            match sequence["normalizers"].as_array().map(Vec::as_slice) {
+                Some([step]) => replaces_spaces(step),
+                _ => false,
+            }
         }
         Some(step) => replaces_spaces(step),
         None => false,

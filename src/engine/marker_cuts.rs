@@ -44,7 +44,7 @@ use tokenizers::pre_tokenizers::split::SplitPattern;
 use tokenizers::utils::search::ReplacePattern;
 
 /// SentencePiece's word marker, `▁` (U+2581).
-const MARKER: &str = "\u{2581}";
+pub const MARKER: &str = "\u{2581}";
 
 /// Where a file's pre-tokens are cut: before a `▁` after any character but some, and around the
 /// ASCII characters no token holds.

@@ -1362,6 +1362,13 @@ mod tests {
                  "use_regex": false},
             ]})
         };
+        let digits_before_byte_level = |individual_digits: bool| {
+            json!({"type": "Sequence", "pretokenizers": [
+                {"type": "Digits", "individual_digits": individual_digits},
+                {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true,
+                 "use_regex": true},
+            ]})
+        };
         let added = |content: &str, lstrip: bool, rstrip: bool| {
             json!({"id": 50257, "content": content, "single_word": false, "lstrip": lstrip,
                    "rstrip": rstrip, "normalized": false, "special": false})
@@ -1410,23 +1417,11 @@ mod tests {
             ),
             (
                 "digits, one at a time, before GPT-2's byte-level split",
-                file(&|f| {
-                    f["pre_tokenizer"] = json!({"type": "Sequence", "pretokenizers": [
-                        {"type": "Digits", "individual_digits": true},
-                        {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true,
-                         "use_regex": true},
-                    ]})
-                }),
+                file(&|f| f["pre_tokenizer"] = digits_before_byte_level(true)),
             ),
             (
                 "runs of digits before GPT-2's byte-level split",
-                file(&|f| {
-                    f["pre_tokenizer"] = json!({"type": "Sequence", "pretokenizers": [
-                        {"type": "Digits", "individual_digits": false},
-                        {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true,
-                         "use_regex": true},
-                    ]})
-                }),
+                file(&|f| f["pre_tokenizer"] = digits_before_byte_level(false)),
             ),
             (
                 "DeepSeek V3's three splits",

@@ -107,9 +107,9 @@ pub struct StableEngine {
     /// The file's padding section (the engines pad nothing themselves).
     file_padding: Option<PaddingParams>,
     /// Where a text may be cut and its parts encoded one after the other without template tokens
-    /// ([`StableEngine::cuts`]); `None` where it may not. Found on first use: a SentencePiece-style
-    /// file's reads its whole vocabulary (some 70 ms for Gemma 3's), which a load of a tokenizer
-    /// that never meets a long text should not pay.
+    /// ([`StableEngine::cuts`]); `None` where it may not. Found on first use: for a
+    /// SentencePiece-style file they take a read of the whole vocabulary (some 70 ms for Gemma
+    /// 3's), which a load of a tokenizer that never meets a long text should not pay.
     cuts_without_template: OnceLock<Option<Cuts>>,
 }
 
@@ -153,9 +153,9 @@ impl StableEngine {
     /// of the whole, with special-token text split out or not, and `with_template_tokens` or
     /// without: at the word gaps outside its added tokens, where the file splits text as a
     /// pattern that may be cut does (at those of them that are spaces, where it is a
-    /// SentencePiece-style file that writes spaces as `▁` alone), it truncates nothing, no added token matches otherwise at
-    /// either side of a cut, and, with template tokens, its template adds none around one text
-    /// (each part would get them). `None` where a text is not cut.
+    /// SentencePiece-style file that writes spaces as `▁` alone), it truncates nothing, no added
+    /// token matches otherwise at either side of a cut, and, with template tokens, its template
+    /// adds none around one text (each part would get them). `None` where a text is not cut.
     pub fn cuts(&self, with_template_tokens: bool) -> Option<&Cuts> {
         self.cuts_without_template
             .get_or_init(|| parts_encode_as_the_whole(&self.splitting))
@@ -491,7 +491,9 @@ fn letters_joined_to_markers(model: &ModelWrapper) -> Option<Vec<char>> {
         return None;
     }
     let vocabulary = bpe.get_vocab();
-    vocabulary.contains_key("\u{2581}").then_some(())?;
+    if !vocabulary.contains_key(marker_cuts::MARKER) {
+        return None;
+    }
     marker_cuts::joined_to_markers(vocabulary.keys().map(String::as_str))
 }
 
