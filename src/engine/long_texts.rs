@@ -413,10 +413,9 @@ pub fn file_splits_at_word_gaps(normalizer: Option<&Value>, pre_tokenizer: Optio
     let keeps_word_gaps = |normalizer: &Value| matches!(kind(normalizer), "NFC" | "NFKC");
     let normalizes_safely = match normalizer {
         None | Some(Value::Null) => true,
-        Some(normalizer) if kind(normalizer) == "Sequence" => normalizer["normalizers"]
-            .as_array()
-            .is_some_and(|all| all.iter().all(keeps_word_gaps)),
-        Some(normalizer) => keeps_word_gaps(normalizer),
+        Some(normalizer) => {
+            normalizer_steps(normalizer).is_some_and(|all| all.iter().all(keeps_word_gaps))
+        }
     };
     let byte_level = |step: &Value, with_pattern: bool| {
         kind(step) == "ByteLevel"
@@ -465,16 +464,9 @@ pub fn file_marks_spaces_alone(normalizer: Option<&Value>, pre_tokenizer: Option
             && step["pattern"]["String"].as_str() == Some(" ")
             && step["content"].as_str() == Some(MARKER)
     };
-    let marks_spaces = match normalizer {
-        Some(sequence) if kind(sequence) == "Sequence" => {
-            match sequence["normalizers"].as_array().map(Vec::as_slice) {
-                Some([step]) => replaces_spaces(step),
-                _ => false,
-            }
-        }
-        Some(step) => replaces_spaces(step),
-        None => false,
-    };
+    let marks_spaces = normalizer
+        .and_then(normalizer_steps)
+        .is_some_and(|steps| matches!(steps, [step] if replaces_spaces(step)));
     let splits_nothing = match pre_tokenizer {
         None | Some(Value::Null) => true,
         Some(split) => {
@@ -495,6 +487,15 @@ pub fn normalizes_nothing(normalizer: &Value) -> bool {
         && normalizer["normalizers"]
             .as_array()
             .is_some_and(|all| all.iter().all(normalizes_nothing))
+}
+
+/// The normalizers a tokenizer.json's normalizer runs in turn: a sequence's members, or itself.
+fn normalizer_steps(normalizer: &Value) -> Option<&[Value]> {
+    if kind(normalizer) == "Sequence" {
+        normalizer["normalizers"].as_array().map(Vec::as_slice)
+    } else {
+        Some(std::slice::from_ref(normalizer))
+    }
 }
 
 /// The pattern of a split that keeps its matches and the text between them as pieces

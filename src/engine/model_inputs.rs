@@ -740,12 +740,13 @@ impl Tokenizer {
                 ),
             ));
         }
+        let pipeline_may_answer = !options.returns.needs_stable();
         // As `encode_into` does: a long input waits for the release candidate's build rather than
         // go to the stable engine only because the build is not done.
-        if !options.returns.needs_stable() {
+        if pipeline_may_answer {
             self.wait_before_long_text(first.len() + second.map_or(0, str::len));
         }
-        let on_pipeline = !options.returns.needs_stable()
+        let on_pipeline = pipeline_may_answer
             && !self.wants_stable(first)
             && !second.is_some_and(|text| self.wants_stable(text));
         if on_pipeline && let Some(pipeline) = self.pipeline_engine() {
