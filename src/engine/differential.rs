@@ -1291,6 +1291,12 @@ fn files_that_write_spaces_as_markers_alone_are_cut_at_spaces() {
         }
         assert!(cut_texts > 100, "{name}: only {cut_texts} texts were cut");
         eprintln!("{name}: {} texts, {cut_texts} cut", inputs.len());
+        // A text long enough for `encode` to cut, with the template's <s>: put once, before.
+        let long = inputs[..400].join(" ");
+        assert!(long.len() > super::long_texts::STABLE_PART_BYTES, "{name}");
+        let with_template = routed.encode_mode(Some(true), &Default::default()).unwrap();
+        let encoded = routed.encode(&long, &with_template).unwrap();
+        assert!(encoded.as_slice() == ids(&stable, &long, true), "{name}");
     }
     let llama2_like = Tokenizer::from_json(&byte_fallback_bpe(&[], true), "prepend").unwrap();
     assert!(llama2_like.cuts(false).is_none());

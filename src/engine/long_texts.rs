@@ -46,8 +46,10 @@
 //!
 //! **A Hugging Face tokenizer.json** splits text the same way where its pre-tokenizer is one of
 //! those patterns with a byte-level step that adds no space before a text
-//! ([`file_splits_at_word_gaps`]); its added tokens, template and truncation are checked by the
-//! engine that has them (`StableEngine::cuts`).
+//! ([`file_splits_at_word_gaps`]); its added tokens and truncation are checked by the engine
+//! that has them (`StableEngine::cuts`). Its template's tokens go around the whole text, not each
+//! part: the parts are encoded without them, between the ids the template puts around any text
+//! (`StableEngine::template_ends`).
 //!
 //! **DeepSeek V3's pre-tokenizer** ([`DEEPSEEK_V3_SPLITS`]) is three splits in turn, each keeping
 //! its matches and the text between them as pieces, the next split splitting each piece again:

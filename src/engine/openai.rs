@@ -1595,7 +1595,8 @@ mod tests {
         let joined = texts.join(" ");
         let long = joined.repeat(2 * PART_BYTES / joined.len() + 2);
         let cut_long = cut.iter().map(|(name, tokenizer)| (*name, tokenizer, true));
-        for (name, tokenizer, add) in cut_long.chain([("BOS, without", bos, false)]) {
+        let bos_long = [("BOS, without", bos, false), ("BOS, with", bos, true)];
+        for (name, tokenizer, add) in cut_long.chain(bos_long) {
             let mode = tokenizer
                 .encode_mode(Some(add), &AllowedSpecial::None)
                 .unwrap();

@@ -9,7 +9,7 @@ use tokenizers_stable::utils::truncation::{
     TruncationDirection, TruncationParams, TruncationStrategy, truncate_encodings,
 };
 use tokenizers_stable::{
-    AddedToken, Model, PostProcessor, PreTokenizer, Tokenizer as StableTokenizer,
+    AddedToken, Encoding, Model, PostProcessor, PreTokenizer, Token, Tokenizer as StableTokenizer,
 };
 
 use super::error::{panic_text, refusing_panics, with_panic_text};
@@ -111,7 +111,26 @@ pub struct StableEngine {
     /// SentencePiece-style file they take a read of the whole vocabulary (some 70 ms for Gemma
     /// 3's), which a load of a tokenizer that never meets a long text should not pay.
     cuts_without_template: OnceLock<Option<Cuts>>,
+    /// The ids the template puts around one text's ([`StableEngine::template_ends`]), found on
+    /// first use.
+    template_ends: OnceLock<Option<TemplateEnds>>,
 }
+
+/// The ids a file's template puts before and after the ids of one text: Llama 3's and Gemma's
+/// `<bos>` before, BERT's `[CLS]` before and `[SEP]` after.
+#[derive(Debug, Default)]
+pub struct TemplateEnds {
+    /// The ids before the text's.
+    pub before: Vec<u32>,
+    /// The ids after the text's.
+    pub after: Vec<u32>,
+}
+
+/// The ends of a text encoded without template tokens: none.
+static NO_TEMPLATE: TemplateEnds = TemplateEnds {
+    before: Vec::new(),
+    after: Vec::new(),
+};
 
 impl StableEngine {
     /// Reads a tokenizer.json. Padding is turned off: it shapes whole batches into rectangles,
@@ -146,6 +165,7 @@ impl StableEngine {
             ordinary: OnceLock::new(),
             file_padding,
             cuts_without_template: OnceLock::new(),
+            template_ends: OnceLock::new(),
         })
     }
 
@@ -161,6 +181,19 @@ impl StableEngine {
             .get_or_init(|| parts_encode_as_the_whole(&self.splitting))
             .as_ref()
             .filter(|_| !(with_template_tokens && self.template_tokens(false) > 0))
+    }
+
+    /// The ids the template puts before and after one text's ids where `with_template_tokens`
+    /// (none without): the text encodes to them around its ids without template tokens, so a text
+    /// cut by [`cuts(false)`](Self::cuts) encodes as the ends around its parts. `None` where the
+    /// template does more than put ids around a text's (one that truncates, or repeats the text).
+    pub fn template_ends(&self, with_template_tokens: bool) -> Option<&TemplateEnds> {
+        if !with_template_tokens {
+            return Some(&NO_TEMPLATE);
+        }
+        self.template_ends
+            .get_or_init(|| template_ends(&self.splitting))
+            .as_ref()
     }
 
     /// The tokenizer.json of this tokenizer with `tokens` added, as Python `tokenizers`'
@@ -475,6 +508,42 @@ fn parts_encode_as_the_whole(tokenizer: &StableTokenizer) -> Option<Cuts> {
     (tokenizer.get_truncation().is_none() && !reads_beside).then_some(cuts)
 }
 
+/// The ids `tokenizer`'s post-processor puts around one text's ids, read off a text of two ids
+/// put through it. Every post-processor the stable crate has (a template, BERT's, RoBERTa's,
+/// byte-level offsets, a sequence of them) keeps a sequence's ids as they are, in order, whatever
+/// their values, so where it puts these it puts any text's. `None` for a set-up that does
+/// otherwise: the file's truncation, a template that puts the text twice or not at all, ids added
+/// without template tokens, a template id equal to one of the two.
+fn template_ends(tokenizer: &StableTokenizer) -> Option<TemplateEnds> {
+    const TEXT: [u32; 2] = [u32::MAX - 1, u32::MAX];
+    let processed = |add_special_tokens: bool| {
+        let tokens = TEXT
+            .map(|id| Token::new(id, String::new(), (0, 0)))
+            .to_vec();
+        // The stable crate panics on some post-processor set-ups instead of failing
+        // (`encode_into`).
+        refusing_panics(|| {
+            tokenizer.post_process(Encoding::from_tokens(tokens, 0), None, add_special_tokens)
+        })
+        .ok()?
+        .ok()
+    };
+    if processed(false)?.get_ids() != TEXT {
+        return None;
+    }
+    let with_template = processed(true)?;
+    let ids = with_template.get_ids();
+    let at = ids.windows(TEXT.len()).position(|window| window == TEXT)?;
+    let (before, after) = (&ids[..at], &ids[at + TEXT.len()..]);
+    if before.iter().chain(after).any(|id| TEXT.contains(id)) {
+        return None;
+    }
+    Some(TemplateEnds {
+        before: before.to_vec(),
+        after: after.to_vec(),
+    })
+}
+
 /// The letters some token holds right before a `▁`, where `model` is a BPE over the text's own
 /// characters that no merge crosses a `▁` in but after one of them (`marker_cuts.rs`: no dropout,
 /// no skipped merges, no prefix or suffix marking a word's ends, `▁` in its vocabulary).
@@ -672,6 +741,87 @@ mod tests {
         // Strings do not nest, whatever brackets they hold.
         let brackets = unigram_with_piece_of(0).replace(r#"["",-2.0]"#, r#"["[[[[{{{{",-2.0]"#);
         assert_eq!(shape(&brackets).0, 4);
+    }
+
+    /// Whatever the post-processor, a text with template tokens encodes to the template's ends
+    /// around its ids without them; a set-up that does more than that has none.
+    #[test]
+    fn template_ends_are_the_ids_a_post_processor_puts_around_a_text() {
+        let template = |single: &str, special: &str| {
+            format!(
+                r#"{{"type":"TemplateProcessing","single":{single},
+                "pair":[{{"Sequence":{{"id":"A","type_id":0}}}},{{"Sequence":{{"id":"B","type_id":1}}}}],
+                "special_tokens":{special}}}"#
+            )
+        };
+        let text = r#"{"Sequence":{"id":"A","type_id":0}}"#;
+        let token = |name: &str| format!(r#"{{"SpecialToken":{{"id":"{name}","type_id":0}}}}"#);
+        let bos_special = r#"{"<s>":{"id":"<s>","ids":[7],"tokens":["<s>"]}}"#;
+        let bos = template(&format!("[{},{text}]", token("<s>")), bos_special);
+        let cls_sep = template(
+            &format!("[{},{text},{}]", token("<s>"), token("</s>")),
+            r#"{"<s>":{"id":"<s>","ids":[7],"tokens":["<s>"]},
+               "</s>":{"id":"</s>","ids":[8,9],"tokens":["</", "s>"]}}"#,
+        );
+        let twice = template(&format!("[{text},{},{text}]", token("<s>")), bos_special);
+        let byte_level = r#"{"type":"ByteLevel","add_prefix_space":false,"trim_offsets":true,
+                             "use_regex":true}"#;
+        type Ends = Option<(&'static [u32], &'static [u32])>;
+        let cases: [(&str, String, Ends); 7] = [
+            ("none", "null".into(), Some((&[], &[]))),
+            ("a BOS", bos.clone(), Some((&[7], &[]))),
+            ("a start and a two-id end", cls_sep, Some((&[7], &[8, 9]))),
+            (
+                "BERT's",
+                r#"{"type":"BertProcessing","sep":["[SEP]",102],"cls":["[CLS]",101]}"#.into(),
+                Some((&[101], &[102])),
+            ),
+            (
+                "RoBERTa's",
+                r#"{"type":"RobertaProcessing","sep":["</s>",2],"cls":["<s>",0],
+                   "trim_offsets":true,"add_prefix_space":true}"#
+                    .into(),
+                Some((&[0], &[2])),
+            ),
+            (
+                "byte-level, then a BOS",
+                format!(r#"{{"type":"Sequence","processors":[{byte_level},{bos}]}}"#),
+                Some((&[7], &[])),
+            ),
+            ("the text twice", twice, None),
+        ];
+        let file = |post_processor: &str| {
+            unigram_with_piece_of(1).replace(
+                r#""post_processor":null"#,
+                &format!(r#""post_processor":{post_processor}"#),
+            )
+        };
+        for (name, post_processor, expected) in cases {
+            let engine = StableEngine::from_json(&file(&post_processor)).unwrap();
+            let ends = engine.template_ends(true);
+            let found = ends.map(|ends| (ends.before.as_slice(), ends.after.as_slice()));
+            assert_eq!(found, expected, "{name}");
+            let without = engine.template_ends(false).unwrap();
+            assert!(without.before.is_empty() && without.after.is_empty());
+            let Some(ends) = ends else { continue };
+            let encode = |add: bool| {
+                let (mut scratch, mut ids) = (Scratch::new(), Ids::with_capacity(0));
+                engine
+                    .encode_into("a x a", add, true, &mut scratch, &mut ids)
+                    .unwrap();
+                ids.as_slice().to_vec()
+            };
+            let around = [&ends.before[..], &encode(false), &ends.after].concat();
+            assert_eq!(encode(true), around, "{name}");
+        }
+        // A file that truncates: its template may take the text's last ids.
+        let truncated = file(&bos).replace(
+            r#""truncation":null"#,
+            r#""truncation":{"direction":"Right","max_length":2,"strategy":"LongestFirst",
+                "stride":0}"#,
+        );
+        let engine = StableEngine::from_json(&truncated).unwrap();
+        assert!(engine.template_ends(true).is_none());
     }
 
     #[test]

@@ -518,25 +518,32 @@ impl Tokenizer {
             Family::OpenAi(encoding) => self.encode_openai(encoding, text, mode, scratch, out),
             Family::HuggingFace => {
                 let (add, split) = (mode.add_special_tokens, !mode.special_text_is_ordinary);
-                // A long text of a file that is cut, a part at a time, and a part the stable
-                // engine takes in smaller ones (`long_texts.rs`): such a file truncates nothing,
-                // so its own truncation and none are the same.
+                // A long text of a file that is cut, a part at a time without template tokens,
+                // between the ids the template puts around a text, and a part the stable engine
+                // takes in smaller ones (`long_texts.rs`): such a file truncates nothing, so its
+                // own truncation and none are the same.
                 let untruncated = !matches!(mode.truncation, TruncationChoice::With(_));
                 if untruncated
                     && text.len() > long_texts::STABLE_PART_BYTES
-                    && let Some(cuts) = self.stable_engine().and_then(|stable| stable.cuts(add))
+                    && let Some(stable) = self.stable_engine()
+                    && let Some(cuts) = stable.cuts(false)
+                    && let Some(ends) = stable.template_ends(add)
                 {
-                    return cuts.parts(text, long_texts::PART_BYTES).try_for_each(
-                        |part| match self.choose_engine(part) {
+                    out.extend_from_slice(&ends.before);
+                    cuts.parts(text, long_texts::PART_BYTES)
+                        .try_for_each(|part| match self.choose_engine(part) {
                             Chosen::Stable(_) if part.len() > long_texts::STABLE_PART_BYTES => cuts
                                 .parts(part, long_texts::STABLE_PART_BYTES)
                                 .try_for_each(|small| {
                                     self.engine_for(small)
-                                        .encode_into(small, add, split, scratch, out)
+                                        .encode_into(small, false, split, scratch, out)
                                 }),
-                            chosen => chosen.engine().encode_into(part, add, split, scratch, out),
-                        },
-                    );
+                            chosen => chosen
+                                .engine()
+                                .encode_into(part, false, split, scratch, out),
+                        })?;
+                    out.extend_from_slice(&ends.after);
+                    return Ok(());
                 }
                 // A text not cut waits for the release candidate's build past a size, rather than
                 // go whole to the stable engine only because the build is not done.
@@ -1050,21 +1057,39 @@ mod tests {
 
     /// A text the route sends to the stable engine goes to it in parts of
     /// `STABLE_PART_BYTES` where the file is cut (its working memory is some 200 times a text),
-    /// and gives the ids the stable engine gives the whole; past `PART_BYTES`, the parts without
-    /// such a text go to the release candidate.
+    /// and gives the ids the stable engine gives the whole, template tokens included; past
+    /// `PART_BYTES`, the parts without such a text go to the release candidate.
     #[test]
     fn a_long_text_for_the_stable_engine_goes_to_it_in_small_parts() {
-        use super::super::stable::LONGEST_TEXT;
-        use long_texts::{PART_BYTES, STABLE_PART_BYTES};
         let path =
             Path::new(env!("CARGO_MANIFEST_DIR")).join("__test__/fixtures/tokenizers/gpt2.json");
-        let tokenizer = Tokenizer::from_file(&path).unwrap();
+        let gpt2 = std::fs::read_to_string(&path).unwrap();
+        a_long_text_goes_to_the_stable_engine_in_small_parts(&gpt2);
+        // A template that puts an id before the text and one after, as BERT's and Llama 3's.
+        let mut file: serde_json::Value = serde_json::from_str(&gpt2).unwrap();
+        file["post_processor"] = serde_json::json!({
+            "type": "TemplateProcessing",
+            "single": [{"SpecialToken": {"id": "<|endoftext|>", "type_id": 0}},
+                       {"Sequence": {"id": "A", "type_id": 0}},
+                       {"SpecialToken": {"id": "<|endoftext|>", "type_id": 0}}],
+            "pair": [{"Sequence": {"id": "A", "type_id": 0}},
+                     {"Sequence": {"id": "B", "type_id": 1}}],
+            "special_tokens": {"<|endoftext|>": {"id": "<|endoftext|>", "ids": [50256],
+                                                 "tokens": ["<|endoftext|>"]}},
+        });
+        a_long_text_goes_to_the_stable_engine_in_small_parts(&file.to_string());
+    }
+
+    fn a_long_text_goes_to_the_stable_engine_in_small_parts(file: &str) {
+        use super::super::stable::LONGEST_TEXT;
+        use long_texts::{PART_BYTES, STABLE_PART_BYTES};
+        let tokenizer = Tokenizer::from_json(file, "gpt2").unwrap();
         tokenizer.wait_until_ready().unwrap();
         let mode = tokenizer
             .encode_mode(Some(true), &AllowedSpecial::None)
             .unwrap();
         let stable = tokenizer.stable_engine().unwrap();
-        let cuts = stable.cuts(true).unwrap();
+        let cuts = stable.cuts(false).unwrap();
         let prose = "The quick brown fox, 42 times: jumps over the lazy dog's back.\n";
         for size in [
             STABLE_PART_BYTES + 1,
