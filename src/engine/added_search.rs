@@ -31,8 +31,14 @@ pub enum AddedSegment<'t> {
 
 impl AddedTokenSearch {
     /// The search for `added_tokens` (a tokenizer.json's `added_tokens` array), where each token is
-    /// matched as plain text as written (see the module's docs).
-    pub fn of(added_tokens: &Value) -> Option<AddedTokenSearch> {
+    /// matched as plain text as written (see the module's docs), each found as the id `id_of` its
+    /// text: the engine's. A file's own `id` is what its writer meant, which a reader does not
+    /// take (the reference numbers the tokens after the model's vocabulary, or as the model's
+    /// token of the same text).
+    pub fn of(
+        added_tokens: &Value,
+        id_of: impl Fn(&str) -> Option<u32>,
+    ) -> Option<AddedTokenSearch> {
         let mut patterns = Vec::new();
         let mut tokens = Vec::new();
         for token in added_tokens.as_array()? {
@@ -45,7 +51,7 @@ impl AddedTokenSearch {
                 return None;
             }
             let content = token.get("content").and_then(Value::as_str)?;
-            let id = u32::try_from(token.get("id").and_then(Value::as_u64)?).ok()?;
+            let id = id_of(content)?;
             if content.is_empty() || patterns.contains(&content) {
                 return None;
             }
@@ -110,9 +116,21 @@ mod tests {
                "single_word": false, "lstrip": false, "rstrip": false})
     }
 
+    /// The search for `tokens`, each numbered as the file declares it.
+    fn search_of(tokens: Value) -> Option<AddedTokenSearch> {
+        let declared = |content: &str| {
+            let token = tokens
+                .as_array()?
+                .iter()
+                .find(|token| token["content"] == content)?;
+            u32::try_from(token["id"].as_u64()?).ok()
+        };
+        AddedTokenSearch::of(&tokens, declared)
+    }
+
     #[test]
     fn finds_the_leftmost_longest_tokens_and_passes_over_specials_it_is_told_to() {
-        let search = AddedTokenSearch::of(&json!([
+        let search = search_of(json!([
             token(10, "\n", false),
             token(11, "\n\n", false),
             token(12, "<s>", true),
@@ -139,10 +157,24 @@ mod tests {
         assert_eq!(segments("", true), []);
     }
 
+    /// A token is found as the engine numbers it, whatever id the file gives it.
+    #[test]
+    fn finds_each_token_as_the_id_the_engine_gives_it() {
+        let tokens = json!([token(1, "<s>", true), token(500, "<x>", false)]);
+        let engine_ids = |content: &str| Some(if content == "<s>" { 1 } else { 299 });
+        let search = AddedTokenSearch::of(&tokens, engine_ids).unwrap();
+        let segments: Vec<AddedSegment> = search.segments("a<x>", true).collect();
+        assert_eq!(
+            segments,
+            [AddedSegment::Text("a"), AddedSegment::Token(299)]
+        );
+        assert!(AddedTokenSearch::of(&tokens, |_| None).is_none());
+    }
+
     #[test]
     fn takes_only_tokens_matched_as_plain_text() {
-        assert!(AddedTokenSearch::of(&json!([])).is_some());
-        assert!(AddedTokenSearch::of(&json!([token(1, "<s>", true)])).is_some());
+        assert!(search_of(json!([])).is_some());
+        assert!(search_of(json!([token(1, "<s>", true)])).is_some());
         for (key, value) in [
             ("normalized", json!(true)),
             ("single_word", json!(true)),
@@ -153,12 +185,10 @@ mod tests {
             let mut odd = token(2, "<x>", false);
             odd[key] = value;
             assert!(
-                AddedTokenSearch::of(&json!([token(1, "<s>", true), odd])).is_none(),
+                search_of(json!([token(1, "<s>", true), odd])).is_none(),
                 "{key}"
             );
         }
-        assert!(
-            AddedTokenSearch::of(&json!([token(1, "<s>", true), token(2, "<s>", false)])).is_none()
-        );
+        assert!(search_of(json!([token(1, "<s>", true), token(2, "<s>", false)])).is_none());
     }
 }

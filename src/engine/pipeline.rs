@@ -84,10 +84,14 @@ impl PipelineEngine {
                         token.get("normalized").and_then(Value::as_bool) != Some(false)
                     })
                 });
-            let added_search = file.get("added_tokens").and_then(AddedTokenSearch::of);
+            let added_tokens = file.get("added_tokens").cloned();
             let canonical = serde_json::to_string(&file).map_err(|e| e.to_string())?;
             drop(file);
             let tokenizer = tokenizers::from_json(&canonical).map_err(|e| e.to_string())?;
+            let added_vocabulary = tokenizer.get_added_vocabulary();
+            let added_search = added_tokens.as_ref().and_then(|tokens| {
+                AddedTokenSearch::of(tokens, |content| added_vocabulary.token_to_id(content))
+            });
             let space_markers = marker_cuts
                 .as_ref()
                 .filter(|_| !added_in_normalized_text)
