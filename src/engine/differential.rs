@@ -1217,7 +1217,7 @@ fn marker_cut_files_encode_as_the_reference() {
 /// of the whole text; a file with a merge across a marker after `e` is never cut after an `e`;
 /// one that puts a `▁` before each text (Llama 2's shape) is not cut.
 #[test]
-fn files_that_write_spaces_as_markers_alone_are_cut_at_spaces() {
+fn files_that_write_spaces_as_markers_are_cut_at_spaces() {
     let without_prepend = |file: &str| {
         let mut file: serde_json::Value = serde_json::from_str(file).unwrap();
         file["normalizer"]["normalizers"]
@@ -1241,12 +1241,23 @@ fn files_that_write_spaces_as_markers_alone_are_cut_at_spaces() {
         "type": "Split", "pattern": {"String": " "}, "behavior": "MergedWithPrevious",
         "invert": false,
     });
+    // Llama 2's: a `▁` prepended to each text, and an added token beginning with a letter.
+    let mut llama2_like: serde_json::Value =
+        serde_json::from_str(&byte_fallback_bpe(&[], true)).unwrap();
+    llama2_like["added_tokens"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!(
+        {"id": 500, "content": "the</s>", "single_word": false, "lstrip": false,
+         "rstrip": false, "normalized": false, "special": false}));
+    let prepends = |name: &str| name.starts_with("llama2");
     let mut files = vec![
         ("byte fallback BPE", plain.to_string(), None),
         ("a merge across a marker", crossing.to_string(), Some('e')),
         ("Gemma's spelling", gemma_like.to_string(), None),
+        ("llama2-like", llama2_like.to_string(), None),
     ];
-    for name in ["gemma3", "gemini"] {
+    for name in ["gemma3", "gemini", "llama2"] {
         match real_tokenizer(name) {
             Some(json) => files.push((name, json, None)),
             None => eprintln!("{name}: skipped; `node scripts/real-tokenizers.js` fetches it"),
@@ -1261,6 +1272,9 @@ fn files_that_write_spaces_as_markers_alone_are_cut_at_spaces() {
             "x e\te",
             "a  b",
             "café au lait",
+            "a b ",
+            "a <s>b c </s> d <unk>",
+            "see the</s> here",
         ]
         .map(str::to_owned),
     );
@@ -1272,6 +1286,12 @@ fn files_that_write_spaces_as_markers_alone_are_cut_at_spaces() {
         let cuts = routed
             .cuts(false)
             .unwrap_or_else(|| panic!("{name} is not cut"));
+        // A reader's parts are the text cut in two, which a file that prepends a `▁` is not.
+        assert_eq!(
+            routed.last_safe_cut(b"a b", 0, false).is_some(),
+            !prepends(name),
+            "{name}"
+        );
         let mode = routed
             .encode_mode(Some(false), &Default::default())
             .unwrap();
@@ -1283,9 +1303,21 @@ fn files_that_write_spaces_as_markers_alone_are_cut_at_spaces() {
                 .flat_map(|part| routed.encode(part, &mode).unwrap().as_slice().to_vec())
                 .collect();
             assert_eq!(by_parts, ids(&stable, text, false), "{name}: {parts:?}");
+            // Each part after the first begins at a space, or after it where the file prepends a
+            // `▁`, and not after a letter a token joins to a `▁`.
+            let mut rest = text.as_str();
             for pair in parts.windows(2) {
-                assert!(pair[1].starts_with(' '), "{name}: {parts:?}");
+                rest = &rest[pair[0].len()..];
+                assert!(rest.starts_with(' '), "{name}: {parts:?}");
                 assert_ne!(pair[0].chars().next_back(), joined, "{name}: {parts:?}");
+                if prepends(name) {
+                    rest = &rest[1..];
+                    assert!(
+                        !pair[1].starts_with('<') && !pair[1].is_empty(),
+                        "{name}: {parts:?}"
+                    );
+                }
+                assert!(rest.starts_with(pair[1]), "{name}: {parts:?}");
             }
             cut_texts += usize::from(parts.len() > 1);
         }
@@ -1298,8 +1330,24 @@ fn files_that_write_spaces_as_markers_alone_are_cut_at_spaces() {
         let encoded = routed.encode(&long, &with_template).unwrap();
         assert!(encoded.as_slice() == ids(&stable, &long, true), "{name}");
     }
-    let llama2_like = Tokenizer::from_json(&byte_fallback_bpe(&[], true), "prepend").unwrap();
-    assert!(llama2_like.cuts(false).is_none());
+    // A token that begins with a space would lose it after a cut; one matched in the normalized
+    // text, or that takes the space before it, would see another one.
+    for (content, normalized, lstrip) in [
+        (" the", false, false),
+        ("the", true, false),
+        ("the", false, true),
+    ] {
+        let mut file: serde_json::Value =
+            serde_json::from_str(&byte_fallback_bpe(&[], true)).unwrap();
+        let token = serde_json::json!({"id": 500, "content": content, "single_word": false,
+            "lstrip": lstrip, "rstrip": false, "normalized": normalized, "special": false});
+        file["added_tokens"]
+            .as_array_mut()
+            .unwrap()
+            .push(token.clone());
+        let tokenizer = Tokenizer::from_json(&file.to_string(), "prepend").unwrap();
+        assert!(tokenizer.cuts(false).is_none(), "{token}");
+    }
 }
 
 /// Where the rewrite would change ids, the file stays on the stable engine: a byte token missing

@@ -73,14 +73,23 @@
 //! StarCoder's pre-tokenizer is the same in two steps: digits (`Digits`: each alone, or runs),
 //! then the byte-level step's own pattern, GPT-2's, as 1 and 3.
 //!
-//! **A SentencePiece-style BPE file** that writes each space as `▁` (`Replace`, with no `Prepend`,
-//! as Gemma's) and has no pre-tokenizer that cuts the text, merges over the whole text at once.
-//! Its model may be cut before a `▁` after a character no token holds right before a `▁`
-//! (`marker_cuts.rs` says why: no merge crosses there); the replacement changes a character for
-//! a character, so the normalized text is the normalized parts joined. Such a file is cut
+//! **A SentencePiece-style BPE file** that writes each space as `▁` (`Replace`, as Gemma's) and
+//! has no pre-tokenizer that cuts the text, merges over the whole text at once. Its model may be
+//! cut before a `▁` after a character no token holds right before a `▁` (`marker_cuts.rs` says
+//! why: no merge crosses there); the replacement changes a character for a character, so the
+//! normalized text is the normalized parts joined. Such a file is cut
 //! ([`Cuts::at_spaces_after_letters_but`]) at a word gap whose character is a space and whose
-//! letter is not one some token joins to a `▁`. A file that also puts a `▁` before each text
-//! (`Prepend`, as Llama 2's) is not cut: each part would get one.
+//! letter is not one some token joins to a `▁`.
+//!
+//! **A file that also puts a `▁` before each text** (`Prepend`, as Llama 2's and Mistral's older
+//! files) puts one before each stretch of text between its added tokens, so a part after a cut
+//! would begin with two. Each part after the first is encoded without the space it begins at
+//! ([`Cuts::after_prepended_markers`]): the `▁` put before it is the one that space becomes in the
+//! whole text. That holds where a character follows the space in the part and no added token
+//! begins there (the stretch after the space then begins with it, in the text and in the part);
+//! the added tokens must match in the text as it is, not normalized. Such parts are not the text
+//! cut in two, so a reader handing a text over in parts ([`Cuts::last_from`]) does not cut these
+//! files; `encode`, which has the whole text, does.
 
 use std::sync::OnceLock;
 
@@ -115,6 +124,10 @@ pub struct Cuts {
     /// some token joins to a following `▁`. A cut is then a word gap at a space whose letter
     /// before is none of these.
     spaces_after_letters_but: Option<Vec<char>>,
+    /// Where the file puts a `▁` before each text: the characters its added tokens begin with.
+    /// A cut is then a space with a character after it that begins none, and each part after the
+    /// first is without that space (the module says why).
+    prepended_marker: Option<Vec<char>>,
 }
 
 /// A token that holds word gaps, and where.
@@ -131,6 +144,7 @@ impl Cuts {
     pub const EVERY_WORD_GAP: Cuts = Cuts {
         tokens: Vec::new(),
         spaces_after_letters_but: None,
+        prepended_marker: None,
     };
 
     /// The word gaps outside every occurrence of `tokens`.
@@ -149,6 +163,7 @@ impl Cuts {
         Cuts {
             tokens,
             spaces_after_letters_but: None,
+            prepended_marker: None,
         }
     }
 
@@ -162,8 +177,21 @@ impl Cuts {
         }
     }
 
-    /// The parts of `text`, in order: each but the last at least `size` bytes, every cut one of
-    /// these. A text without one after `size` bytes is one part.
+    /// These cuts, where the file also puts a `▁` before each text, whose added tokens begin with
+    /// `token_starts`: only at a space that a character beginning no added token follows, each
+    /// part after the first without that space ([`parts`](Self::parts)), and none for a reader
+    /// ([`last_from`](Self::last_from)).
+    pub fn after_prepended_markers(self, token_starts: Vec<char>) -> Cuts {
+        Cuts {
+            prepended_marker: Some(token_starts),
+            ..self
+        }
+    }
+
+    /// The parts of `text` to encode, in order, whose ids joined are the text's: each but the last
+    /// at least `size` bytes, every cut one of these. A text without one after `size` bytes is one
+    /// part. Where the file puts a `▁` before each text, each part after the first is without the
+    /// space the text is cut at; otherwise the parts joined are the text.
     pub fn parts<'t>(&self, text: &'t str, size: usize) -> impl Iterator<Item = &'t str> {
         let mut rest = text;
         std::iter::from_fn(move || {
@@ -175,9 +203,11 @@ impl Cuts {
                 .filter(|&at| MAY_BEGIN_GAP[usize::from(bytes[at])])
                 .find(|&at| self.is_cut(bytes, at))
                 .unwrap_or(bytes.len());
-            // A word gap is where a character begins, so `cut` is a character boundary.
+            // A word gap is where a character begins, so `cut` is a character boundary; where the
+            // file prepends a `▁`, the byte there is a space.
             let (part, after) = rest.split_at(cut);
-            rest = after;
+            let dropped = usize::from(self.prepended_marker.is_some() && !after.is_empty());
+            rest = &after[dropped..];
             Some(part)
         })
     }
@@ -188,6 +218,9 @@ impl Cuts {
     /// caller that finds none can ask again from `bytes.len() - 3` once more bytes come (the last
     /// character may have been incomplete), and read each byte about once.
     pub fn last_from(&self, bytes: &[u8], from: usize) -> Option<usize> {
+        if self.prepended_marker.is_some() {
+            return None;
+        }
         (from.max(1)..bytes.len())
             .rev()
             .filter(|&at| MAY_BEGIN_GAP[usize::from(bytes[at])])
@@ -202,8 +235,16 @@ impl Cuts {
                     && char_ending_at(bytes, at).is_some_and(|letter| !joined.contains(&letter))
             }
         };
+        let begins_no_token_after = || match &self.prepended_marker {
+            None => true,
+            Some(token_starts) => (at + 1 < bytes.len())
+                .then(|| char_starting_at(bytes, at + 1))
+                .flatten()
+                .is_some_and(|next| !token_starts.contains(&next)),
+        };
         is_word_gap(bytes, at)
             && at_a_space_it_may_cut()
+            && begins_no_token_after()
             && !self.tokens.iter().any(|token| token.may_hold(bytes, at))
     }
 }
@@ -456,19 +497,42 @@ pub fn file_splits_at_word_gaps(normalizer: Option<&Value>, pre_tokenizer: Optio
     normalizes_safely && pre_tokenizes_safely
 }
 
-/// Whether a tokenizer.json whose normalizer and pre-tokenizer are these (as the stable crate
-/// writes them) writes each space as `▁` and nothing else (`Replace`, alone or alone in a
-/// sequence; no `Prepend`), and does not cut the text it writes: no pre-tokenizer, or a split on
-/// a string holding a space, which that text no longer has. Its model then gets each text whole.
-pub fn file_marks_spaces_alone(normalizer: Option<&Value>, pre_tokenizer: Option<&Value>) -> bool {
+/// How a SentencePiece-style tokenizer.json writes the spaces of a text
+/// ([`file_marks_spaces`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MarkedSpaces {
+    /// Each space as `▁`, and nothing else (Gemma's).
+    Alone,
+    /// Each space as `▁`, and a `▁` before each text (Llama 2's).
+    AfterPrepended,
+}
+
+/// How a tokenizer.json whose normalizer and pre-tokenizer are these (as the stable crate writes
+/// them) writes spaces, where it writes each as `▁` (`Replace`, alone or in a sequence with a
+/// `Prepend` of a `▁`) and does not cut the text it writes: no pre-tokenizer, or a split on a
+/// string holding a space, which that text no longer has. Its model then gets each text whole.
+pub fn file_marks_spaces(
+    normalizer: Option<&Value>,
+    pre_tokenizer: Option<&Value>,
+) -> Option<MarkedSpaces> {
     let replaces_spaces = |step: &Value| {
         kind(step) == "Replace"
             && step["pattern"]["String"].as_str() == Some(" ")
             && step["content"].as_str() == Some(MARKER)
     };
-    let marks_spaces = normalizer
-        .and_then(normalizer_steps)
-        .is_some_and(|steps| matches!(steps, [step] if replaces_spaces(step)));
+    // Before the replacement or after it alike: the `▁` it puts is not a space.
+    let prepends_marker =
+        |step: &Value| kind(step) == "Prepend" && step["prepend"].as_str() == Some(MARKER);
+    let marked = match normalizer.and_then(normalizer_steps)? {
+        [step] if replaces_spaces(step) => MarkedSpaces::Alone,
+        [first, second]
+            if (prepends_marker(first) && replaces_spaces(second))
+                || (replaces_spaces(first) && prepends_marker(second)) =>
+        {
+            MarkedSpaces::AfterPrepended
+        }
+        _ => return None,
+    };
     let splits_nothing = match pre_tokenizer {
         None | Some(Value::Null) => true,
         Some(split) => {
@@ -479,7 +543,7 @@ pub fn file_marks_spaces_alone(normalizer: Option<&Value>, pre_tokenizer: Option
                     .is_some_and(|pattern| pattern.contains(' '))
         }
     };
-    marks_spaces && splits_nothing
+    splits_nothing.then_some(marked)
 }
 
 /// Whether a tokenizer.json's normalizer is a sequence of none (or of such sequences), which
@@ -713,6 +777,50 @@ mod tests {
         assert!(cut(digits_then(true, false)));
         assert!(!cut(digits_then(false, false)));
         assert!(!cut(digits_then(true, true)));
+    }
+
+    /// A file that puts a `▁` before each text: its parts after the first begin after the space,
+    /// before a character no added token begins with, and a reader is never handed such a cut.
+    #[test]
+    fn after_prepended_markers_each_later_part_goes_without_its_space() {
+        let cuts = Cuts::outside(["<s>", "</s>"])
+            .at_spaces_after_letters_but(vec!['e'])
+            .after_prepended_markers(vec!['<']);
+        // Not after `e`, nor before `<`; the second space of two begins the part after the first.
+        let text = "one two  three <s>x, four <s> the end and more ";
+        let parts: Vec<&str> = cuts.parts(text, 1).collect();
+        assert_eq!(
+            parts,
+            ["one two", " three <s>x, four <s> the end", "and", "more "]
+        );
+        assert_eq!(cuts.last_from(b"one two three", 0), None);
+        assert_eq!(Cuts::EVERY_WORD_GAP.last_from(b"one two", 0), Some(3));
+    }
+
+    #[test]
+    fn spaces_are_marked_alone_or_after_a_prepended_marker() {
+        use serde_json::json;
+
+        let replace = json!({"type": "Replace", "pattern": {"String": " "}, "content": "▁"});
+        let prepend = json!({"type": "Prepend", "prepend": "▁"});
+        let sequence = |steps: &[&Value]| json!({"type": "Sequence", "normalizers": steps});
+        let marked = |normalizer: Value| file_marks_spaces(Some(&normalizer), None);
+        assert_eq!(marked(replace.clone()), Some(MarkedSpaces::Alone));
+        assert_eq!(marked(sequence(&[&replace])), Some(MarkedSpaces::Alone));
+        for steps in [[&prepend, &replace], [&replace, &prepend]] {
+            assert_eq!(marked(sequence(&steps)), Some(MarkedSpaces::AfterPrepended));
+        }
+        assert_eq!(marked(prepend.clone()), None);
+        assert_eq!(marked(sequence(&[&prepend, &prepend, &replace])), None);
+        assert_eq!(
+            marked(sequence(&[&prepend, &json!({"type": "NFKC"})])),
+            None
+        );
+        let other_marker = json!({"type": "Prepend", "prepend": "_"});
+        assert_eq!(marked(sequence(&[&other_marker, &replace])), None);
+        let metaspace = json!({"type": "Metaspace", "replacement": "▁",
+                               "prepend_scheme": "always", "split": true});
+        assert_eq!(file_marks_spaces(Some(&replace), Some(&metaspace)), None);
     }
 
     #[test]

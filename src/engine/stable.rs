@@ -13,7 +13,7 @@ use tokenizers_stable::{
 };
 
 use super::error::{panic_text, refusing_panics, with_panic_text};
-use super::long_texts::Cuts;
+use super::long_texts::{Cuts, MarkedSpaces};
 use super::rows::{self, FilePadding, Side, StableEncoding, Truncation};
 use super::{Engine, Error, ErrorKind, Ids, Scratch, long_texts, marker_cuts, stable_reader};
 
@@ -173,7 +173,8 @@ impl StableEngine {
     /// of the whole, with special-token text split out or not, and `with_template_tokens` or
     /// without: at the word gaps outside its added tokens, where the file splits text as a
     /// pattern that may be cut does (at those of them that are spaces, where it is a
-    /// SentencePiece-style file that writes spaces as `▁` alone), it truncates nothing, no added
+    /// SentencePiece-style file that writes spaces as `▁`, with or without one put before each
+    /// text: `long_texts.rs`, for how the parts of the second go), it truncates nothing, no added
     /// token matches otherwise at either side of a cut, and, with template tokens, its template
     /// adds none around one text (each part would get them). `None` where a text is not cut.
     pub fn cuts(&self, with_template_tokens: bool) -> Option<&Cuts> {
@@ -473,7 +474,8 @@ impl StableEngine {
 /// (`normalized`, where the file normalizes) is not found by looking at the text as it is. A file
 /// with a token of the first two kinds, or of the third holding a word gap, is not cut. (One that
 /// takes the white space before it takes none after the letter before a cut, and the same on
-/// either side of it.)
+/// either side of it.) A file that puts a `▁` before each text is cut only where its added tokens
+/// are plain text matched as written, none beginning with a space.
 fn parts_encode_as_the_whole(tokenizer: &StableTokenizer) -> Option<Cuts> {
     let component = |value: Option<serde_json::Value>| value.filter(|value| !value.is_null());
     // A sequence of no normalizers (DeepSeek V3's) leaves the text as it is: no normalizer.
@@ -493,8 +495,29 @@ fn parts_encode_as_the_whole(tokenizer: &StableTokenizer) -> Option<Cuts> {
     let cuts = if long_texts::file_splits_at_word_gaps(normalizer.as_ref(), pre_tokenizer.as_ref())
     {
         cuts
-    } else if long_texts::file_marks_spaces_alone(normalizer.as_ref(), pre_tokenizer.as_ref()) {
-        cuts.at_spaces_after_letters_but(letters_joined_to_markers(tokenizer.get_model())?)
+    } else if let Some(marked) =
+        long_texts::file_marks_spaces(normalizer.as_ref(), pre_tokenizer.as_ref())
+    {
+        let cuts =
+            cuts.at_spaces_after_letters_but(letters_joined_to_markers(tokenizer.get_model())?);
+        match marked {
+            MarkedSpaces::Alone => cuts,
+            MarkedSpaces::AfterPrepended => {
+                // The space at a cut goes, and the `▁` put before the part after it stands for
+                // it: no added token may begin at it, take it or be matched in normalized text.
+                let plain = added_tokens.values().all(|token| {
+                    !(token.normalized || token.lstrip || token.rstrip || token.single_word)
+                        && !token.content.starts_with(' ')
+                });
+                if !plain {
+                    return None;
+                }
+                let starts = added_tokens
+                    .values()
+                    .filter_map(|token| token.content.chars().next());
+                cuts.after_prepended_markers(starts.collect())
+            }
+        }
     } else {
         return None;
     };
