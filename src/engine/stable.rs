@@ -505,11 +505,14 @@ fn parts_encode_as_the_whole(tokenizer: &StableTokenizer) -> Option<Cuts> {
             MarkedSpaces::AfterPrepended => {
                 // The space at a cut goes, and the `▁` put before the part after it stands for
                 // it: no added token may begin at it, take it or be matched in normalized text.
-                let plain = added_tokens.values().all(|token| {
-                    !(token.normalized || token.lstrip || token.rstrip || token.single_word)
-                        && !token.content.starts_with(' ')
+                let meets_the_space = added_tokens.values().any(|token| {
+                    token.normalized
+                        || token.lstrip
+                        || token.rstrip
+                        || token.single_word
+                        || token.content.starts_with(' ')
                 });
-                if !plain {
+                if meets_the_space {
                     return None;
                 }
                 let starts = added_tokens
