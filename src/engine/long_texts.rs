@@ -237,7 +237,7 @@ impl Cuts {
         };
         let begins_no_token_after = || match &self.prepended_marker {
             None => true,
-            Some(token_starts) => (at + 1 < bytes.len())
+            Some(token_starts) => (bytes[at] == b' ' && at + 1 < bytes.len())
                 .then(|| char_starting_at(bytes, at + 1))
                 .flatten()
                 .is_some_and(|next| !token_starts.contains(&next)),

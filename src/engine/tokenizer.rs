@@ -1065,7 +1065,7 @@ mod tests {
             Path::new(env!("CARGO_MANIFEST_DIR")).join("__test__/fixtures/tokenizers/gpt2.json");
         let gpt2 = std::fs::read_to_string(&path).unwrap();
         a_long_text_goes_to_the_stable_engine_in_small_parts(&gpt2);
-        // A template that puts an id before the text and one after, as BERT's and Llama 3's.
+        // A template that puts an id before the text and one after, as BERT's does.
         let mut file: serde_json::Value = serde_json::from_str(&gpt2).unwrap();
         file["post_processor"] = serde_json::json!({
             "type": "TemplateProcessing",
