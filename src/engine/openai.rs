@@ -1593,7 +1593,7 @@ mod tests {
         // A text longer than a part, which `encode` cuts itself, encodes as the stable engine
         // encodes it whole.
         let joined = texts.join(" ");
-        let long = joined.repeat(2 * PART_BYTES / joined.len() + 2);
+        let long = joined.repeat(PART_BYTES / joined.len() + 2);
         let cut_long = cut.iter().map(|(name, tokenizer)| (*name, tokenizer, true));
         let bos_long = [("BOS, without", bos, false), ("BOS, with", bos, true)];
         for (name, tokenizer, add) in cut_long.chain(bos_long) {
