@@ -971,6 +971,17 @@ fn unicode_probe_the_release_candidate_agrees_on_every_other_unassigned_code_poi
     }
 }
 
+/// Adds `e▁` to a `byte_fallback_bpe` file's vocabulary and a merge of `e` with a following `▁`,
+/// so that its model merges across a marker after an `e`.
+fn merge_across_a_marker(file: &mut serde_json::Value) {
+    let next = file["model"]["vocab"].as_object().unwrap().len();
+    file["model"]["vocab"]["e▁"] = serde_json::json!(next);
+    file["model"]["merges"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!("e ▁"));
+}
+
 /// A SentencePiece-style BPE (Llama 2's shape: `▁` for spaces, a space prepended, byte fallback)
 /// over a small vocabulary: the letters, `▁`, the tab and the line feed, a few merges, and the
 /// byte tokens `<0x00>` to `<0xFF>` except `missing`. `with_controls` puts the tab and the line
@@ -1125,12 +1136,7 @@ fn marker_cut_files_encode_as_the_reference() {
     let crossing = {
         let mut file: serde_json::Value =
             serde_json::from_str(&byte_fallback_bpe(&[], true)).unwrap();
-        let next = file["model"]["vocab"].as_object().unwrap().len();
-        file["model"]["vocab"]["e▁"] = serde_json::json!(next);
-        file["model"]["merges"]
-            .as_array_mut()
-            .unwrap()
-            .push(serde_json::json!("e ▁"));
+        merge_across_a_marker(&mut file);
         file.to_string()
     };
     // A normalizer before the spaces-to-markers pair keeps the engine's own normalization and
@@ -1211,11 +1217,11 @@ fn marker_cut_files_encode_as_the_reference() {
     }
 }
 
-/// SentencePiece-style files that write each space as `▁` and put none before a text (Gemma's
-/// shape) are cut at a space after a letter no token joins to a `▁` (`long_texts.rs`): their
-/// parts, encoded one after the other without template tokens, give the stable reference's ids
-/// of the whole text; a file with a merge across a marker after `e` is never cut after an `e`;
-/// one that puts a `▁` before each text (Llama 2's shape) is not cut.
+/// SentencePiece-style files that write each space as `▁` (Gemma's shape, and Llama 2's, which
+/// also puts one before each text) are cut at a space after a letter no token joins to a `▁`
+/// (`long_texts.rs`): their parts, encoded one after the other without template tokens, give the
+/// stable reference's ids of the whole text; a file with a merge across a marker after `e` is
+/// never cut after an `e`; Llama 2's shape drops the space at each cut and gives a reader none.
 #[test]
 fn files_that_write_spaces_as_markers_are_cut_at_spaces() {
     let without_prepend = |file: &str| {
@@ -1228,12 +1234,7 @@ fn files_that_write_spaces_as_markers_are_cut_at_spaces() {
     };
     let plain = without_prepend(&byte_fallback_bpe(&[], true));
     let mut crossing = plain.clone();
-    let next = crossing["model"]["vocab"].as_object().unwrap().len();
-    crossing["model"]["vocab"]["e▁"] = serde_json::json!(next);
-    crossing["model"]["merges"]
-        .as_array_mut()
-        .unwrap()
-        .push(serde_json::json!("e ▁"));
+    merge_across_a_marker(&mut crossing);
     // Gemma's spelling: the replacement alone, a split on a space that never matches.
     let mut gemma_like = plain.clone();
     gemma_like["normalizer"] = gemma_like["normalizer"]["normalizers"][0].clone();
@@ -1250,16 +1251,21 @@ fn files_that_write_spaces_as_markers_are_cut_at_spaces() {
         .push(serde_json::json!(
         {"id": 500, "content": "the</s>", "single_word": false, "lstrip": false,
          "rstrip": false, "normalized": false, "special": false}));
-    let prepends = |name: &str| name.starts_with("llama2");
+    // Each file: its name, its text, the letter a token joins to a `▁`, whether it prepends one.
     let mut files = vec![
-        ("byte fallback BPE", plain.to_string(), None),
-        ("a merge across a marker", crossing.to_string(), Some('e')),
-        ("Gemma's spelling", gemma_like.to_string(), None),
-        ("llama2-like", llama2_like.to_string(), None),
+        ("byte fallback BPE", plain.to_string(), None, false),
+        (
+            "a merge across a marker",
+            crossing.to_string(),
+            Some('e'),
+            false,
+        ),
+        ("Gemma's spelling", gemma_like.to_string(), None, false),
+        ("llama2-like", llama2_like.to_string(), None, true),
     ];
-    for name in ["gemma3", "gemini", "llama2"] {
+    for (name, prepends) in [("gemma3", false), ("gemini", false), ("llama2", true)] {
         match real_tokenizer(name) {
-            Some(json) => files.push((name, json, None)),
+            Some(json) => files.push((name, json, None, prepends)),
             None => eprintln!("{name}: skipped; `node scripts/real-tokenizers.js` fetches it"),
         }
     }
@@ -1278,7 +1284,7 @@ fn files_that_write_spaces_as_markers_are_cut_at_spaces() {
         ]
         .map(str::to_owned),
     );
-    for (name, json, joined) in files {
+    for (name, json, joined, prepends) in files {
         let stable = StableEngine::from_json(&json).unwrap();
         let routed = Tokenizer::from_json(&json, name).unwrap();
         routed.wait_until_ready().unwrap();
@@ -1289,7 +1295,7 @@ fn files_that_write_spaces_as_markers_are_cut_at_spaces() {
         // A reader's parts are the text cut in two, which a file that prepends a `▁` is not.
         assert_eq!(
             routed.last_safe_cut(b"a b", 0, false).is_some(),
-            !prepends(name),
+            !prepends,
             "{name}"
         );
         let mode = routed
@@ -1310,7 +1316,7 @@ fn files_that_write_spaces_as_markers_are_cut_at_spaces() {
                 rest = &rest[pair[0].len()..];
                 assert!(rest.starts_with(' '), "{name}: {parts:?}");
                 assert_ne!(pair[0].chars().next_back(), joined, "{name}: {parts:?}");
-                if prepends(name) {
+                if prepends {
                     rest = &rest[1..];
                     assert!(
                         !pair[1].starts_with('<') && !pair[1].is_empty(),
