@@ -286,12 +286,17 @@ export declare class Tokenizer {
    * (GPT-4o's, Llama 3's, Qwen's). A tokenizer.json whose template adds tokens around a text
    * (Llama 3.1's `<|begin_of_text|>`) is cut only for parts encoded with `{ addSpecialTokens:
    * false }`, which `options` then says; the caller puts the template's tokens around the
-   * whole. -1 where `bytes` has none from `from`, and always for a tokenizer whose texts are not
-   * cut: a pattern of the user's own, another tokenizer.json, or one whose truncation or added
-   * tokens read across a cut. A place is read from the character before it to the end of the
-   * character at it: after a -1, ask again from `bytes.length - 3` once more bytes are joined.
+   * whole. With `afterCut: true`, the caller encodes the text from the cut with `{ afterCut:
+   * true }` (as `batchtok/stream` does for a batch after one that `continues`), and a
+   * tokenizer.json that writes each space as `▁` and puts one before each text (Llama 2's and
+   * the files made in its shape) is cut too: at a space after a letter, which that part then
+   * leaves out (the `▁` put before it stands for it). -1 where `bytes` has none from `from`,
+   * and always for a tokenizer whose texts are not cut: a pattern of the user's own, another
+   * tokenizer.json, or one whose truncation or added tokens read across a cut. A place is read
+   * from the character before it to the end of the character at it, or of the one after it
+   * under `afterCut`: after a -1, ask again from `bytes.length - 4` once more bytes are joined.
    */
-  lastSafeCut(bytes: Uint8Array, from?: number, options?: { addSpecialTokens?: boolean }): number
+  lastSafeCut(bytes: Uint8Array, from?: number, options?: { addSpecialTokens?: boolean, afterCut?: boolean }): number
   /**
    * A model folder (its `tokenizer.json`, else a Mistral model's `tekken.json`, with
    * `tokenizer_config.json`, `special_tokens_map.json` and `chat_template.jinja` where present),
@@ -439,6 +444,13 @@ export interface BatchOptions {
    * @default the file's truncation for the encode methods, none for the count methods
    */
   truncation?: boolean | TruncationOptions
+  /**
+   * As in `EncodeOptions`, for the batch's first text (`encodeLines`: its first document):
+   * the batch goes on a text that the batch before ended inside, at a place `lastSafeCut`
+   * found.
+   * @default false
+   */
+  afterCut?: boolean
   /**
    * Aborts the batch: the promise rejects with an `AbortError` (its `cause` the signal's
    * `reason`) within about one chunk's time. (Async methods only.)
@@ -630,6 +642,15 @@ export interface EncodeOptions {
    * @default the file's truncation for encode, none for count and isWithinTokenLimit
    */
   truncation?: boolean | TruncationOptions
+  /**
+   * The text is the part of a longer text from a place `lastSafeCut` found (asked with
+   * `afterCut: true`): it is encoded so that its ids follow those of the text before that
+   * place. Under a tokenizer.json that writes each space as `▁` and puts one before each text
+   * (Llama 2's shape), that leaves out the space the text begins at; under every other
+   * tokenizer, the text is encoded as it is.
+   * @default false
+   */
+  afterCut?: boolean
 }
 
 /**

@@ -5,12 +5,12 @@ import { spawn } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { createRequire } from 'node:module'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import { gzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 import { CLI, cli, encode, lines, readMegatron, sha256 } from './cli-helpers'
-import { batchtok, corpus, expectWordGap, FIXTURES, gpt2WithTemplate } from './helpers'
+import { batchtok, corpus, expectWordGap, FIXTURES, gpt2WithTemplate, llama2Shaped } from './helpers'
 
 const { lineBatches } = createRequire(import.meta.url)('../cli/readers.js')
 
@@ -93,19 +93,32 @@ describe('encode: a document longer than a batch is read in parts', () => {
     expect(readMegatron(join(work, prefix))).toEqual(want)
   })
 
-  it.each([[[]], [['--append-eos', '--eos-token', '<|endoftext|>']]])(
-    'a tokenizer.json with template tokens around each text (%j): encoded without them, cut, and given them once a document',
-    async (extra) => {
-      // Template tokens before and after each text: cut only where the parts are encoded
-      // without them.
-      writeFileSync(join(work, 'templated.json'), JSON.stringify(gpt2WithTemplate({ after: true })))
-      const templated = batchtok.Tokenizer.fromFile(join(work, 'templated.json'))
+  // Template tokens before and after each text (GPT-2's fixture given them): cut only where the
+  // parts are encoded without them. Llama 2's shape, `<s>` before each text and a `▁` put before
+  // each: cut only where, besides, each part after a cut is encoded without its space.
+  const templatedFiles = [
+    { name: 'template tokens around each text', file: gpt2WithTemplate({ after: true }), bos: EOT, eos: ['<|endoftext|>', EOT] as const, cut: { addSpecialTokens: false } },
+    { name: "Llama 2's shape", file: llama2Shaped(), bos: 1, eos: ['</s>', 2] as const, cut: { addSpecialTokens: false, afterCut: true } },
+  ]
+  it.each(templatedFiles.flatMap((file) => [{ ...file, appendEos: false }, { ...file, appendEos: true }]))(
+    'a tokenizer.json with $name (--append-eos: $appendEos): encoded without its template, cut, and given it once a document',
+    async ({ name, file, bos, eos: [eosToken, eos], cut, appendEos }) => {
+      const path = join(work, `${name.replace(/\W+/g, '-')}.json`)
+      writeFileSync(path, JSON.stringify(file))
+      const templated = batchtok.Tokenizer.fromFile(path)
       expect(templated.lastSafeCut(Buffer.from('a b'))).toBe(-1)
-      expect(templated.lastSafeCut(Buffer.from('a b'), 0, { addSpecialTokens: false })).toBe(1)
-      const prefix = `out/long-templated${extra.length}`
-      encode(work, ['encode', 'long-lines.txt', '--tokenizer', 'templated.json', ...extra, '--batch-mib', BATCH_MIB, '-o', prefix])
-      const want = (await templated.encodeBatch(longLines)).toArrays().map((ids) => (extra.length ? [...ids, EOT] : [...ids]))
-      expect(want[0].slice(0, 1)).toEqual([EOT])
+      expect(templated.lastSafeCut(Buffer.from('a b'), 0, cut)).toBe(1)
+      // Its long lines are read in parts.
+      const input = { path: join(work, 'long-lines.txt'), size: readFileSync(join(work, 'long-lines.txt')).length, format: 'text', compression: 'none' }
+      let parts = 0
+      const cutLine = (bytes: Buffer, from: number) => templated.lastSafeCut(bytes, from, cut)
+      for await (const batch of lineBatches(input, { batchBytes: 0.05 * (1 << 20), progress: { rawBytes: 0 }, cutLine })) parts += batch.continues ? 1 : 0
+      expect(parts).toBeGreaterThan(3)
+      const extra = appendEos ? ['--append-eos', '--eos-token', eosToken] : []
+      const prefix = `out/long-${name.replace(/\W+/g, '-')}${extra.length}`
+      encode(work, ['encode', 'long-lines.txt', '--tokenizer', path, ...extra, '--batch-mib', BATCH_MIB, '-o', prefix])
+      const want = (await templated.encodeBatch(longLines)).toArrays().map((ids) => (appendEos ? [...ids, eos] : [...ids]))
+      expect(want[0].slice(0, 1)).toEqual([bos])
       expect(readMegatron(join(work, prefix))).toEqual(want)
     },
   )
@@ -240,6 +253,8 @@ describe('encode: a document longer than a batch is read in parts', () => {
     ['o200k_base, gzip (read as a stream)', ['--encoding', 'o200k_base'], 'jsonl.gz'],
     ['a tokenizer.json with template tokens, --append-eos', ['--tokenizer', 'templated.json', '--append-eos', '--eos-token', '<|endoftext|>'], 'jsonl'],
     ['--count-only', ['--encoding', 'o200k_base', '--count-only'], 'jsonl'],
+    // Not cut: each record's text held whole and given the template by the engine, once.
+    ['a WordPiece tokenizer.json with a template', ['--tokenizer', join(FIXTURES, 'tokenizers/bert.json')], 'jsonl'],
   ])('JSONL records longer than a read, the field given twice (%s): ids equal encodeBatch of JSON.parse', async (name, args, extension) => {
     writeFileSync(join(work, 'templated.json'), JSON.stringify(gpt2WithTemplate({ after: true })))
     const records = [
@@ -257,7 +272,7 @@ describe('encode: a document longer than a batch is read in parts', () => {
     const summary = encode(work, ['encode', `long-records.${extension}`, ...args, '--batch-mib', BATCH_MIB, '-o', prefix])
     expect(summary.documents).toBe(records.length)
     const documents = records.map((record) => JSON.parse(record).text)
-    const tokenizer = args[1] === 'templated.json' ? batchtok.Tokenizer.fromFile(join(work, 'templated.json')) : o200k
+    const tokenizer = args[0] === '--tokenizer' ? batchtok.Tokenizer.fromFile(resolve(work, args[1])) : o200k
     const want = (await tokenizer.encodeBatch(documents)).toArrays().map((ids) => (args.includes('--append-eos') ? [...ids, EOT] : [...ids]))
     if (args.includes('--count-only')) {
       const counts = readFileSync(join(work, `${prefix}.jsonl`), 'utf8').trim().split('\n').map((line) => JSON.parse(line).tokens)

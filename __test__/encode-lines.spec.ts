@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest'
 
 import { join } from 'node:path'
 
-import { batchtok, corpus, expectWordGap, FIXTURES, fixture, gpt2WithTemplate, rankFileOf, type Texts } from './helpers'
+import { batchtok, corpus, expectWordGap, FIXTURES, fixture, gpt2WithTemplate, llama2Shaped, rankFileOf, type Texts } from './helpers'
 
 const require = createRequire(import.meta.url)
 const stream = require('../stream/index.js') as typeof import('../stream/index')
@@ -211,8 +211,9 @@ describe('lastSafeCut: where a text still being read may be cut', () => {
 
   /** Whether each real tokenizer.json is cut: those that split as a pattern that is cut and add
    * no template token around a text; `'without template'` where a template token is added,
-   * which leaves them cut for parts encoded without it. */
-  const REAL_FILES_CUT: Record<string, boolean | 'without template'> = {
+   * which leaves them cut for parts encoded without it; `'after cut'` where, besides, the part
+   * from a cut is encoded with `afterCut` (Llama 2's shape). */
+  const REAL_FILES_CUT: Record<string, boolean | 'without template' | 'after cut'> = {
     claude: true,
     deepseek_v3: true,
     gemini: 'without template',
@@ -220,7 +221,7 @@ describe('lastSafeCut: where a text still being read may be cut', () => {
     gpt35turbo: true,
     gpt4o: true,
     gptoss: true,
-    llama2: false,
+    llama2: 'after cut',
     llama3: true,
     llama3_1: 'without template',
     qwen3: true,
@@ -233,19 +234,81 @@ describe('lastSafeCut: where a text still being read may be cut', () => {
     const path = join(CACHE_DIR, `${name}.json`)
     if (!existsSync(path)) return console.warn(`${name}: skipped; \`node scripts/real-tokenizers.js\` fetches it`)
     const tokenizer = Tokenizer.fromFile(path)
-    expect(tokenizer.lastSafeCut(Buffer.from('plenty of word gaps')) !== -1).toBe(cuts === true)
-    expect(tokenizer.lastSafeCut(Buffer.from('plenty of word gaps'), 0, { addSpecialTokens: false }) !== -1).toBe(cuts !== false)
+    expectCutOnlyAsSaid(tokenizer, cuts)
     if (cuts === false) return
-    const optionsOf = cuts === true ? [{}, { addSpecialTokens: false }] : [{ addSpecialTokens: false }]
+    expectCutsToEncodeAsTheWhole(tokenizer, cuts === true ? [{}, { addSpecialTokens: false }] : [{ addSpecialTokens: false }])
+  })
+
+  /** Whether `tokenizer` is cut with its template, without, and only after a cut (`cuts`). */
+  function expectCutOnlyAsSaid(tokenizer: InstanceType<typeof Tokenizer>, cuts: boolean | 'without template' | 'after cut') {
+    const gaps = Buffer.from('plenty of word gaps')
+    expect(tokenizer.lastSafeCut(gaps) !== -1).toBe(cuts === true)
+    expect(tokenizer.lastSafeCut(gaps, 0, { afterCut: true }) !== -1).toBe(cuts === true)
+    expect(tokenizer.lastSafeCut(gaps, 0, { addSpecialTokens: false }) !== -1).toBe(cuts === true || cuts === 'without template')
+    expect(tokenizer.lastSafeCut(gaps, 0, { addSpecialTokens: false, afterCut: true }) !== -1).toBe(cuts !== false)
+  }
+
+  /** The two sides of a cut found in each text, the second encoded with `afterCut`, encode to the
+   * whole text under each of `optionsOf`. */
+  function expectCutsToEncodeAsTheWhole(tokenizer: InstanceType<typeof Tokenizer>, optionsOf: { addSpecialTokens?: boolean }[]) {
+    let cuts = 0
     for (const text of texts) {
       const bytes = Buffer.from(text)
-      const cut = tokenizer.lastSafeCut(bytes, Math.floor(random() * bytes.length), { addSpecialTokens: false })
+      const cut = tokenizer.lastSafeCut(bytes, Math.floor(random() * bytes.length), { addSpecialTokens: false, afterCut: true })
       if (cut === -1) continue
+      cuts++
       const [before, after] = [bytes.subarray(0, cut).toString(), bytes.subarray(cut).toString()]
       for (const options of optionsOf) {
-        expect([...tokenizer.encode(before, options), ...tokenizer.encode(after, options)]).toEqual([...tokenizer.encode(text, options)])
+        const parts = [...tokenizer.encode(before, options), ...tokenizer.encode(after, { ...options, afterCut: true })]
+        expect(parts).toEqual([...tokenizer.encode(text, options)])
       }
     }
+    expect(cuts).toBeGreaterThan(20)
+  }
+
+  it("Llama 2's shape (a `▁` put before each text): cut only for parts encoded after a cut, which leaves out the space there", async () => {
+    const llama2 = Tokenizer.fromJSON(JSON.stringify(llama2Shaped()))
+    expectCutOnlyAsSaid(llama2, 'after cut')
+    expectCutsToEncodeAsTheWhole(llama2, [{ addSpecialTokens: false }])
+    const without = { addSpecialTokens: false }
+    // The place is a space after a letter, and needs the character after it: not before an added
+    // token, nor an incomplete character.
+    expect(llama2.lastSafeCut(Buffer.from('one two'), 0, { ...without, afterCut: true })).toBe(3)
+    expect(llama2.lastSafeCut(Buffer.from('one two '), 0, { ...without, afterCut: true })).toBe(3)
+    expect(llama2.lastSafeCut(Buffer.from('one <s>'), 0, { ...without, afterCut: true })).toBe(-1)
+    const kanji = Buffer.from('one 日')
+    expect(llama2.lastSafeCut(kanji.subarray(0, 6), 0, { ...without, afterCut: true })).toBe(-1)
+    expect(llama2.lastSafeCut(kanji, kanji.length - 4, { ...without, afterCut: true })).toBe(3)
+    // `afterCut` leaves out the space the text begins at, in every encode and count method (the
+    // first text of a batch), and only there.
+    const space = ' two  three'
+    const left = [...llama2.encode(space.slice(1), without)]
+    expect(left).not.toEqual([...llama2.encode(space, without)])
+    const after = { ...without, afterCut: true }
+    expect([...llama2.encode(space, after)]).toEqual(left)
+    expect(llama2.count(space, after)).toBe(left.length)
+    expect(llama2.isWithinTokenLimit(space, 100, after)).toBe(left.length)
+    const second = [...llama2.encode(space, without)]
+    for (const batch of [await llama2.encodeBatch([space, space], after), llama2.encodeBatchSync([space, space], after)]) {
+      expect(batch.toArrays().map((ids) => [...ids])).toEqual([left, second])
+    }
+    expect([...(await llama2.countBatch([space, space], after))]).toEqual([left.length, second.length])
+    const bytes = Buffer.from(space + space)
+    const offsets = Uint32Array.of(0, space.length, 2 * space.length)
+    expect((await llama2.encodeUtf8Batch(bytes, offsets, after)).toArrays().map((ids) => [...ids])).toEqual([left, second])
+    const lines = await llama2.encodeLines(Buffer.from(`${space}
+${space}
+`), { format: 'lines' }, after)
+    expect(Array.from(lines.ids)).toEqual([...left, ...second])
+    expect(lines.textBytes).toBe(2 * space.length)
+    // A text with no space to leave out, an empty batch, and an OpenAI encoding: as without it.
+    expect([...llama2.encode('two', after)]).toEqual([...llama2.encode('two', without)])
+    expect((await llama2.encodeBatch([], after)).toArrays()).toEqual([])
+    expect([...o200k.encode(space, { afterCut: true })]).toEqual([...o200k.encode(space)])
+    // A batch of JSONL records: the first record's text (after a blank line).
+    const records = Buffer.from(`\n${JSON.stringify({ text: space })}\n${JSON.stringify({ text: space })}\n`)
+    const fromRecords = await llama2.encodeLines(records, { format: 'jsonl', field: 'text' }, after)
+    expect(Array.from(fromRecords.ids)).toEqual([...left, ...second])
   })
 
   it('finds the last word gap from `from`, and -1 where there is none', () => {
@@ -306,7 +369,7 @@ describe('lastSafeCut: where a text still being read may be cut', () => {
     ['from negative', () => o200k.lastSafeCut(Buffer.from('a b'), -1), RangeError, /from is -1; expected a whole number/],
     ['from not whole', () => o200k.lastSafeCut(Buffer.from('a b'), 1.5), RangeError, /from is 1.5; expected a whole number/],
     ['from a string', () => o200k.lastSafeCut(Buffer.from('a b'), '1' as unknown as number), TypeError, /from is a string; expected a whole number/],
-    ['an unknown option', () => o200k.lastSafeCut(Buffer.from('a b'), 0, { addSpecial: false } as object), TypeError, /options\.addSpecial is not an option of lastSafeCut \(options: addSpecialTokens\)/],
+    ['an unknown option', () => o200k.lastSafeCut(Buffer.from('a b'), 0, { addSpecial: false } as object), TypeError, /options\.addSpecial is not an option of lastSafeCut \(options: addSpecialTokens, afterCut\)/],
     ['an option not a boolean', () => o200k.lastSafeCut(Buffer.from('a b'), 0, { addSpecialTokens: 1 as unknown as boolean }), TypeError, /addSpecialTokens is a number; expected true or false/],
   ])('%s is refused', (_name, call, kind, message) => {
     expect(call).toThrow(kind)

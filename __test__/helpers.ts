@@ -51,6 +51,67 @@ export function gpt2WithTemplate({ after = false } = {}): object {
   return file
 }
 
+/**
+ * A tokenizer.json of Llama 2's shape: a `▁` put before each text and each space written as `▁`
+ * (`Prepend`, `Replace`), a BPE with byte fallback merging over the whole text, and `<s>` put
+ * before each text by the template. Its vocabulary and merges are the GPT-2 fixture's with `Ġ`
+ * read as `▁`. `lastSafeCut` cuts it only with `afterCut: true` (and `addSpecialTokens: false`).
+ */
+export function llama2Shaped(): object {
+  const gpt2 = JSON.parse(readFileSync(join(FIXTURES, 'tokenizers/gpt2.json'), 'utf8'))
+  const marked = (token: string) => token.replaceAll('Ġ', '▁')
+  const specials = ['<unk>', '<s>', '</s>']
+  const bytes = Array.from({ length: 256 }, (_, byte) => `<0x${byte.toString(16).toUpperCase().padStart(2, '0')}>`)
+  const vocab: Record<string, number> = {}
+  let next = 0
+  for (const token of [...specials, ...bytes, ...Object.keys(gpt2.model.vocab).map(marked)]) vocab[token] ??= next++
+  const special = (content: string) => ({
+    id: vocab[content], content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true,
+  })
+  const bos = { SpecialToken: { id: '<s>', type_id: 0 } }
+  return {
+    version: '1.0',
+    truncation: null,
+    padding: null,
+    added_tokens: specials.map(special),
+    normalizer: {
+      type: 'Sequence',
+      normalizers: [
+        { type: 'Prepend', prepend: '▁' },
+        { type: 'Replace', pattern: { String: ' ' }, content: '▁' },
+      ],
+    },
+    pre_tokenizer: null,
+    post_processor: {
+      type: 'TemplateProcessing',
+      single: [bos, { Sequence: { id: 'A', type_id: 0 } }],
+      pair: [bos, { Sequence: { id: 'A', type_id: 0 } }, bos, { Sequence: { id: 'B', type_id: 1 } }],
+      special_tokens: { '<s>': { id: '<s>', ids: [vocab['<s>']], tokens: ['<s>'] } },
+    },
+    decoder: {
+      type: 'Sequence',
+      decoders: [
+        { type: 'Replace', pattern: { String: '▁' }, content: ' ' },
+        { type: 'ByteFallback' },
+        { type: 'Fuse' },
+        { type: 'Strip', content: ' ', start: 1, stop: 0 },
+      ],
+    },
+    model: {
+      type: 'BPE',
+      dropout: null,
+      unk_token: '<unk>',
+      continuing_subword_prefix: null,
+      end_of_word_suffix: null,
+      fuse_unk: true,
+      byte_fallback: true,
+      ignore_merges: false,
+      vocab,
+      merges: gpt2.model.merges.map((pair: string[]) => pair.map(marked)),
+    },
+  }
+}
+
 export function fixture<T>(name: string): T {
   return JSON.parse(readFileSync(join(FIXTURES, name), 'utf8')) as T
 }

@@ -1,10 +1,12 @@
 // batchtok/stream: documents in, token batches out, in order, with bounded memory.
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { Readable, Writable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { createRequire } from 'node:module'
 import { describe, expect, it } from 'vitest'
 
-import { batchtok, corpus, expectWordGap, fixture, gpt2WithTemplate, typeCheck, type Texts } from './helpers'
+import { batchtok, corpus, expectWordGap, fixture, FIXTURES, gpt2WithTemplate, llama2Shaped, typeCheck, type Texts } from './helpers'
 
 const require = createRequire(import.meta.url)
 const stream = require('../stream/index.js') as typeof import('../stream/index')
@@ -352,6 +354,21 @@ describe('encodeLineStream and batchLines', () => {
       expect(without.continuing).toBeGreaterThan(3)
     })
 
+    it("Llama 2's shape (a `▁` put before each text): the part after each cut is encoded without the space it begins at", async () => {
+      const llama2 = batchtok.Tokenizer.fromJSON(JSON.stringify(llama2Shaped()))
+      const encodeOptions = { addSpecialTokens: false }
+      const want = (await llama2.encodeBatch(partsLines, encodeOptions)).toArrays().map((ids) => [...ids])
+      const options = { batchBytes: 2000, longLines: 'parts' as const, encodeOptions }
+      const run = await joinedIdsOf(stream.encodeLineStream(llama2, chunksOf(text, 777), options))
+      expect(run.ids).toEqual(want)
+      expect(run.continuing).toBeGreaterThan(3)
+      // A long JSONL record's text, in parts as it comes.
+      const records = Buffer.from(partsLines.map((line) => JSON.stringify({ text: line })).join('\n') + '\n')
+      const jsonl = await joinedIdsOf(stream.encodeLineStream(llama2, chunksOf(records, 777), { ...options, format: 'jsonl' }))
+      expect(jsonl.ids).toEqual(want)
+      expect(jsonl.continuing).toBeGreaterThan(3)
+    })
+
     it('batchLines with cutLine: parts end and start at a word gap, each at most a batch and a chunk', async () => {
       const batches: { lines: Buffer; continues?: boolean }[] = []
       const cutLine = (bytes: Uint8Array, from: number) => tokenizer.lastSafeCut(bytes, from)
@@ -394,6 +411,27 @@ describe('encodeLineStream and batchLines', () => {
       }
       // Whole, each record is one batch's document.
       expect((await joinedIdsOf(stream.encodeLineStream(tokenizer, chunksOf(data, chunk), { ...options, longLines: 'whole' }))).continuing).toBe(0)
+    })
+
+    it('JSONL records longer than a batch, under tokenizer.json files whose template tokens the engine adds: those come once a document', async () => {
+      const records = [
+        JSON.stringify({ text: 'short' }),
+        JSON.stringify({ id: 1, text: prose(0, 30_000) }),
+        // Long because of another field, its text empty; the field twice, the last value empty.
+        JSON.stringify({ html: prose(0, 9_000), text: '' }),
+        `{"text": ${JSON.stringify(prose(40_000, 20_000))}, "id": 2, "text": ""}`,
+        JSON.stringify({ text: 'last' }),
+      ]
+      const data = Buffer.from(records.join('\n') + '\n')
+      const texts = records.map((record) => JSON.parse(record).text)
+      // BERT's ([CLS] … [SEP], a truncation; never cut), and a file cut only without its template.
+      const files = [readFileSync(join(FIXTURES, 'tokenizers/bert.json'), 'utf8'), JSON.stringify(gpt2WithTemplate({ after: true }))]
+      for (const file of files) {
+        const templated = batchtok.Tokenizer.fromJSON(file)
+        const run = await joinedIdsOf(stream.encodeLineStream(templated, chunksOf(data, 777), { format: 'jsonl', batchBytes: 2000, longLines: 'parts' }))
+        expect(run.ids).toEqual((await templated.encodeBatch(texts)).toArrays().map((ids) => [...ids]))
+        expect(run.continuing).toBeGreaterThan(0)
+      }
     })
 
     it('a bad JSONL record longer than a batch is named by its line in the stream, at its column', async () => {

@@ -263,7 +263,9 @@ async function runEncode(patterns, options) {
     const before = template?.before ?? []
     const after = [...(template?.after ?? []), ...(eosId === undefined ? [] : [eosId])]
     const encodeOptions = template ? { addSpecialTokens: false } : undefined
-    const cutLine = (bytes, from) => loaded.tokenizer.lastSafeCut(bytes, from, encodeOptions)
+    // The part after a cut is encoded as such (`encodeInOrder`).
+    const cutOptions = { ...encodeOptions, afterCut: true }
+    const cutLine = (bytes, from) => loaded.tokenizer.lastSafeCut(bytes, from, cutOptions)
     const batches = skipDocuments(
       planBatches(parts, { docPerFile: options.docPerFile, field: options.field, batchBytes, progress: state, cutLine }),
       state.documents,

@@ -26,7 +26,7 @@ const timeline = require('./timeline')
  * @param {AsyncIterable<object>} batches `DocumentBatch`es (see batchtok/stream)
  * @param {{ scheduler: import('../index').Scheduler, encodeOptions?: object, concurrency: number,
  *   startConcurrency?: number, startBatchBytes?: number, ready?: Promise<unknown> }} options
- *   `encodeOptions`: each batch call's (`addSpecialTokens`)
+ *   `encodeOptions`: each batch call's (`addSpecialTokens`), with `afterCut` for a batch after one that `continues`
  * @returns {AsyncGenerator<object>}
  */
 async function* encodeInOrder(
@@ -40,6 +40,11 @@ async function* encodeInOrder(
   let running = 0
   /** A batch read and not yet started. */
   let next = null
+  /** Whether `next` goes on the document the batch read before it left open (`continues`), from
+   * a place `lastSafeCut` found: it is encoded with `afterCut`. */
+  let nextAfterCut = false
+  /** Whether the last batch read left its last document open. */
+  let continued = false
   /** The read in progress, if one is. */
   let reading = null
   let ended = false
@@ -58,7 +63,8 @@ async function* encodeInOrder(
     while (next !== null && running < limit() && started.length < 2 * limit() && (engineReady || bytesIn(next) <= startBatchBytes)) {
       const batch = startedCount++
       timeline.mark('encode', { batch }, batch === 0)
-      const encoding = encodeOne(tokenizer, next, { scheduler, encodeOptions })
+      const options = nextAfterCut ? { ...encodeOptions, afterCut: true } : encodeOptions
+      const encoding = encodeOne(tokenizer, next, { scheduler, encodeOptions: options })
       next = null
       running++
       // A rejection is taken where the consumer awaits it, in order; until then it must not
@@ -79,6 +85,8 @@ async function* encodeInOrder(
           } else {
             timeline.mark('read', { batch: readCount++ })
             next = value
+            nextAfterCut = continued && value.restarts !== true
+            continued = value.continues === true
           }
           pump()
         },

@@ -141,15 +141,16 @@ const TEMPLATE_PROBES = ['a b', 'Hello, world! 123']
 /**
  * The template tokens a tokenizer.json puts before and after each text (`{ before, after }`),
  * where the run adds them itself and encodes the documents without them, so that a long
- * document can be cut into parts (`lastSafeCut` with `addSpecialTokens: false`; each part would
- * get them otherwise): a file that is cut so and not with its template, whose template adds the
- * same tokens before and after every text, as the probes show. `null` otherwise: the engine adds
+ * document can be cut into parts (`lastSafeCut` with `addSpecialTokens: false` and `afterCut`, as
+ * the run asks it; each part would get them otherwise): a file that is cut so and not with its
+ * template, whose template adds the same tokens before and after every text, as the probes show. `null` otherwise: the engine adds
  * them, and a long document is read whole.
  * @returns {{ before: number[], after: number[] } | null}
  */
 function templateEnds({ tokenizer, openai }) {
   const gap = Buffer.from('a b')
-  if (openai || tokenizer.lastSafeCut(gap) !== -1 || tokenizer.lastSafeCut(gap, 0, { addSpecialTokens: false }) === -1) return null
+  const cutsWith = (addSpecialTokens) => tokenizer.lastSafeCut(gap, 0, { addSpecialTokens, afterCut: true }) !== -1
+  if (openai || cutsWith(true) || !cutsWith(false)) return null
   /** Each way of reading `whole` as some tokens, `plain`, then some more. */
   const readings = (whole, plain) => {
     const found = []

@@ -5,9 +5,10 @@
 // search reads a few bytes before where it looks, and a place whose character was incomplete
 // where the bytes read ended is found once the rest of it comes.
 
-/** How far before the end of the bytes searched a search starts again once more bytes come: the
- * last character may have been incomplete, and a UTF-8 character is up to 4 bytes. */
-const INCOMPLETE_BYTES = 3
+/** How far before the end of the bytes searched a search starts again once more bytes come: a
+ * place reads to the end of the character at it, or of the one after a space at it (`afterCut`),
+ * and the last character may have been incomplete (a UTF-8 character is up to 4 bytes). */
+const INCOMPLETE_BYTES = 4
 
 /** The bytes before a chunk that a place in it, or one whose character began before it, reads. */
 const CONTEXT_BYTES = 4 + INCOMPLETE_BYTES

@@ -9,16 +9,21 @@ import type { Scheduler, Tokenizer } from '../index'
  * first document in the whole stream: an error about one of its texts then names the document by
  * that index (`document 1234 of the stream: …`, with `documentIndex`). `continues: true` says
  * the batch's last document is the start of one whose rest begins the next batch, cut where
- * `Tokenizer.lastSafeCut` allows, so that the two parts' ids are the ids of the whole.
+ * `Tokenizer.lastSafeCut` allows (asked with `afterCut: true`), so that the two parts' ids are the
+ * ids of the whole: `encodeBatches` and the stream's other encoders encode the next batch with
+ * `afterCut: true`; with `encodeOne`, pass it in `encodeOptions`.
  * `restarts: true` says the document the batch before left open starts over with this batch's
  * first (as where a long JSONL record gives its text field twice), for a consumer that drops the
- * open document's ids. */
+ * open document's ids. `recordOutline: true` marks the batch `batchLines` ends a long JSONL record
+ * with: one line, the record with its string values emptied, checked by `encodeLines`; after a
+ * batch that `continues`, it is encoded with `addSpecialTokens: false` (and `afterCut`), so that
+ * it ends the document adding no ids. */
 export type DocumentBatch = (
   | { bytes: Uint8Array; offsets: Uint32Array | readonly number[]; source?: unknown; firstDocument?: number }
   | { texts: readonly string[]; source?: unknown; firstDocument?: number }
   | { lines: Uint8Array; format: 'lines'; source?: unknown }
   | { lines: Uint8Array; format: 'jsonl'; field: string; source?: unknown }
-) & { continues?: boolean; restarts?: boolean }
+) & { continues?: boolean; restarts?: boolean; recordOutline?: boolean }
 
 /** The ids of one batch: document `i`'s ids are `ids.subarray(offsets[i], offsets[i + 1])`. */
 export interface TokenBatch {
@@ -103,7 +108,7 @@ export interface LineStreamOptions {
    * line is longer, at that line's end (or where `cutLine` cuts it). @default 4194304 */
   batchBytes?: number
   /** For `batchLines`: where a line longer than `batchBytes` may be cut, e.g.
-   * `(bytes, from) => tokenizer.lastSafeCut(bytes, from)`; the batches of its parts but the last
+   * `(bytes, from) => tokenizer.lastSafeCut(bytes, from, { afterCut: true })`; the batches of its parts but the last
    * say `continues`. Without it, or where it returns -1, a line is held whole. With format
    * `'jsonl'`, a record longer than `batchBytes` whose end has not come with the chunks read is
    * read as its bytes come: its field's text in parts cut there, then a batch of one line, the

@@ -78,7 +78,9 @@ function checkOptions(tokenizer, options, caller, names = STREAM_OPTIONS) {
  * Any of them may say `continues: true`: its last document is the start of one whose rest starts
  * the next batch, cut where the tokenizer allows (`Tokenizer.lastSafeCut`). `restarts: true` says
  * that the document the batch before left open starts over with this batch's first (a long JSONL
- * record whose text field comes twice: stream/long-record.js).
+ * record whose text field comes twice: stream/long-record.js). `recordOutline: true` marks a
+ * batch of one JSONL line, a long record with its strings emptied, whose (empty) text ends the
+ * document its text was handed over in.
  */
 
 /**
@@ -137,12 +139,19 @@ async function encodeOne(tokenizer, batch, options) {
   return encodeChecked(tokenizer, batch, checkOptions(tokenizer, options, 'encodeOne'))
 }
 
-/** `encodeOne` with `options` already checked. */
-async function encodeChecked(tokenizer, batch, options) {
+/**
+ * `encodeOne` with `options` already checked; `afterCut`: the batch's first document goes on the
+ * one the batch before left open (`continues`), from a place `lastSafeCut` found.
+ */
+async function encodeChecked(tokenizer, batch, options, afterCut = false) {
   const batchOptions = {}
   if (options.scheduler) batchOptions.scheduler = options.scheduler
   if (options.signal) batchOptions.signal = options.signal
   if (options.encodeOptions) Object.assign(batchOptions, options.encodeOptions)
+  if (afterCut) batchOptions.afterCut = true
+  // A long record's outline that goes on its document, whose text the batches before held
+  // (with the template's tokens where the engine adds them), adds no ids: its text is empty.
+  if (batch.recordOutline === true && batchOptions.afterCut === true) batchOptions.addSpecialTokens = false
   const continues = batch.continues === true
   let encoding
   if (batch.lines) {
@@ -206,6 +215,8 @@ async function* encodeBatches(tokenizer, batches, options) {
 async function* encodeCheckedBatches(tokenizer, batches, options) {
   const engine = new EngineWait(tokenizer)
   let pending = null
+  /** Whether the batch read before left its last document open (`continues`). */
+  let continued = false
   const iterator = Symbol.asyncIterator in batches ? batches[Symbol.asyncIterator]() : batches[Symbol.iterator]()
   try {
     while (true) {
@@ -224,7 +235,10 @@ async function* encodeCheckedBatches(tokenizer, batches, options) {
       if (read.done) break
       const batch = read.value
       await engine.beforeBatch(bytesIn(batch))
-      const next = encodeChecked(tokenizer, batch, options)
+      // The rest of a document cut where `lastSafeCut` found a place is encoded as such, unless
+      // the document starts over.
+      const next = encodeChecked(tokenizer, batch, options, continued && batch.restarts !== true)
+      continued = batch.continues === true
       // A rejection is taken where the promise is awaited; until then it must not count as
       // unhandled.
       next.catch(() => {})
@@ -340,7 +354,7 @@ function checkLineOptions(options, caller) {
   if (format === 'lines' && field !== undefined) throw new TypeError("options.field is for format 'jsonl'; a document per line has no field")
   if (field !== undefined && typeof field !== 'string') throw new TypeError(`options.field is ${typeof field}; expected the name of the records' text field`)
   if (cutLine !== undefined && typeof cutLine !== 'function') {
-    throw new TypeError(`options.cutLine is ${typeof cutLine}; expected a function such as (bytes, from) => tokenizer.lastSafeCut(bytes, from)`)
+    throw new TypeError(`options.cutLine is ${typeof cutLine}; expected a function such as (bytes, from) => tokenizer.lastSafeCut(bytes, from, { afterCut: true })`)
   }
   checkBatchSizes({ batchBytes: options.batchBytes })
   const maxBytes = options.batchBytes ?? DEFAULT_BATCH_BYTES
@@ -509,8 +523,9 @@ function encodeLineStream(tokenizer, chunks, options = {}) {
     throw new TypeError("options.longLines 'parts' cannot go with a truncation in encodeOptions: each part would be truncated alone")
   }
   const lineOptions = { format: checked.format, field: checked.field, batchBytes: checked.batchBytes }
-  // Parts encoded without template tokens may be cut where parts given them may not.
-  const cutOptions = { addSpecialTokens: addSpecialTokens !== false }
+  // Parts encoded without template tokens may be cut where parts given them may not; the part
+  // after a cut is encoded as one (`encodeCheckedBatches`).
+  const cutOptions = { addSpecialTokens: addSpecialTokens !== false, afterCut: true }
   if (longLines === 'parts') lineOptions.cutLine = (bytes, from) => tokenizer.lastSafeCut(bytes, from, cutOptions)
   checkLineOptions(lineOptions, 'encodeLineStream')
   return encodeLinesInOrder(tokenizer, batchLines(chunks, lineOptions), checked)

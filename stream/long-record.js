@@ -5,9 +5,10 @@
 // tokenizer allows (`lastSafeCut`, as a long line of text is), so that its memory is a batch's
 // whatever its length. What is held of the rest is the record's *outline*: its bytes with the
 // content of every string value taken out, its keys, numbers, literals, brackets and white space
-// kept. At the record's end the outline goes to the addon's JSONL reader as a batch of one line,
-// which checks the record's grammar, finds the field's last value and lists the keys in an error,
-// as it does for every other record; the field is empty there, so that batch ends the document
+// kept. At the record's end the outline goes to the addon's JSONL reader as a batch of one line
+// (`recordOutline`), which checks the record's grammar, finds the field's last value and lists the
+// keys in an error, as it does for every other record; the field is empty there, and the batch
+// is encoded without template tokens where it goes on the document, so that it ends the document
 // without adding ids.
 //
 // The invariants that make the outline's answer the record's:
@@ -240,7 +241,7 @@ class LongRecord {
       outline = outline.subarray(0, this.stringOutlineEnd)
     }
     this.source.reasonOf = this.reasonOf.bind(this)
-    this.ready.push(this.batch({ lines: outline, format: 'jsonl', field: this.field }))
+    this.ready.push(this.batch({ lines: outline, format: 'jsonl', field: this.field, recordOutline: true }))
     return this.take()
   }
 

@@ -16,7 +16,7 @@ export async function countTokens(tokenizer: Tokenizer): Promise<number> {
   for await (const batch of prepared) tokens += batch.lines ?? 0
   // A long line in parts: a batch that continues ends inside a line.
   for await (const batch of encodeLineStream(tokenizer, chunks(), { longLines: 'parts' })) tokens += batch.continues ? 0 : batch.documents
-  const cutLine = (bytes: Uint8Array, from: number) => tokenizer.lastSafeCut(bytes, from)
+  const cutLine = (bytes: Uint8Array, from: number) => tokenizer.lastSafeCut(bytes, from, { addSpecialTokens: false, afterCut: true })
   for await (const batch of batchLines(['a b\n'], { cutLine })) tokens += batch.continues ? 1 : 0
   return tokens
 }

@@ -88,13 +88,15 @@ pub struct LinesEncoded {
 
 /// Cuts the documents out of `bytes` (whole lines, the last perhaps without its `\n`) and encodes
 /// them with `tokenizer` on `scheduler`: the result is [`encode_all`](super::encode_all)'s over
-/// the same documents.
+/// the same documents. Where `after_cut`, the first document goes on a text cut before it, and
+/// what [`Tokenizer::left_out_after_cut`] says is left out of it.
 pub fn encode_lines(
     scheduler: &Scheduler,
     tokenizer: &Tokenizer,
     bytes: &[u8],
     format: &LineFormat,
     mode: &EncodeMode,
+    after_cut: bool,
     cancel: &CancelToken,
 ) -> Result<LinesEncoded, LinesFailure> {
     tokenizer.wait_before_batch(bytes.len());
@@ -104,6 +106,7 @@ pub fn encode_lines(
         segment_ends: segment_ends(bytes, SEGMENT_BYTES),
         tokenizer,
         mode,
+        after_cut,
         sink_capacity: scheduler.max_sinks().map_or(0, |sinks| {
             tokenizer.expected_ids(bytes.len()) / sinks.max(1)
         }),
@@ -275,6 +278,8 @@ struct LinesBatch<'a> {
     segment_ends: Vec<usize>,
     tokenizer: &'a Tokenizer,
     mode: &'a EncodeMode,
+    /// The first document goes on a text cut before it.
+    after_cut: bool,
     /// Ids each worker's buffer starts with room for.
     sink_capacity: usize,
 }
@@ -320,10 +325,18 @@ impl<'a> Batch for LinesBatch<'a> {
         let Ok(segment) = utf8(self.segment(index)) else {
             return Err("not UTF-8".into());
         };
+        let mut first = index == 0 && self.after_cut;
         for line in lines(segment) {
             let document = document_of(line, self.format, &mut sink.scratch)?;
             if let Some(text) = document {
-                sink.ids.encode(self.tokenizer, text, self.mode)?;
+                let left_out = if first {
+                    self.tokenizer.left_out_after_cut(text.as_bytes())
+                } else {
+                    0
+                };
+                first = false;
+                sink.ids
+                    .encode(self.tokenizer, &text[left_out..], self.mode)?;
                 sink.text_bytes += text.len();
             }
         }
@@ -392,7 +405,7 @@ mod tests {
         let tokenizer = o200k();
         let mode = tokenizer.encode_mode(None, &AllowedSpecial::None).unwrap();
         let cancel = CancelToken::new();
-        let got = encode_lines(&scheduler, tokenizer, bytes, format, &mode, &cancel)?;
+        let got = encode_lines(&scheduler, tokenizer, bytes, format, &mode, false, &cancel)?;
         let documents = documents_in_order(bytes, format);
         let mut texts = Texts::default();
         documents.iter().for_each(|document| texts.push(document));
@@ -587,6 +600,7 @@ mod tests {
                 records.as_bytes(),
                 &jsonl(),
                 &mode,
+                false,
                 &cancel,
             )
             .unwrap();
@@ -616,6 +630,7 @@ mod tests {
             bytes,
             &jsonl(),
             &mode,
+            false,
             &CancelToken::new(),
         ) {
             Err(LinesFailure::Document { line: 3, .. }) => {}

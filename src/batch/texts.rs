@@ -124,6 +124,23 @@ impl Texts {
         self.range(index).len()
     }
 
+    /// Leaves the first text's first `count` bytes out of it (the batch's texts move down by
+    /// them). Panics unless they are a whole start of that text: `count` at most its length, and
+    /// a character boundary.
+    pub fn leave_out_start(&mut self, count: usize) {
+        if count == 0 {
+            return;
+        }
+        assert!(
+            !self.is_empty() && self.get(0).is_char_boundary(count),
+            "{count} bytes are not a start of the first text"
+        );
+        self.bytes.drain(..count);
+        for end in &mut self.ends {
+            *end -= count;
+        }
+    }
+
     /// Text `index`.
     #[inline]
     pub fn get(&self, index: usize) -> &str {
@@ -369,6 +386,23 @@ mod tests {
             ("héllo", "", "日", "")
         );
         assert_eq!(texts.total_bytes(), 9);
+    }
+
+    #[test]
+    fn the_start_of_the_first_text_is_left_out() {
+        let mut texts = Texts::from_utf8(" héllo日".as_bytes(), &[0, 7, 7, 10]).unwrap();
+        texts.leave_out_start(0);
+        texts.leave_out_start(1);
+        assert_eq!(
+            (texts.get(0), texts.get(1), texts.get(2)),
+            ("héllo", "", "日")
+        );
+        assert_eq!((texts.total_bytes(), texts.ends()), (9, &[6, 6, 9][..]));
+        let inside_a_character = std::panic::catch_unwind(move || texts.leave_out_start(2));
+        assert!(inside_a_character.is_err());
+        let mut one = Texts::from_utf8(b"ab", &[0, 2]).unwrap();
+        one.leave_out_start(2);
+        assert_eq!((one.len(), one.get(0)), (1, ""));
     }
 
     #[test]

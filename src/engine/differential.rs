@@ -1292,12 +1292,14 @@ fn files_that_write_spaces_as_markers_are_cut_at_spaces() {
         let cuts = routed
             .cuts(false)
             .unwrap_or_else(|| panic!("{name} is not cut"));
-        // A reader's parts are the text cut in two, which a file that prepends a `▁` is not.
+        // A reader's parts are the text cut in two, which a file that prepends a `▁` is not: it
+        // is cut for a reader that encodes the part from the cut without its space.
         assert_eq!(
-            routed.last_safe_cut(b"a b", 0, false).is_some(),
+            routed.last_safe_cut(b"a b", 0, false, false).is_some(),
             !prepends,
             "{name}"
         );
+        assert_eq!(routed.last_safe_cut(b"a b", 0, false, true), Some(1));
         let mode = routed
             .encode_mode(Some(false), &Default::default())
             .unwrap();
@@ -1326,6 +1328,15 @@ fn files_that_write_spaces_as_markers_are_cut_at_spaces() {
                 assert!(rest.starts_with(pair[1]), "{name}: {parts:?}");
             }
             cut_texts += usize::from(parts.len() > 1);
+            // A reader's cut in the first half of the text, the part from it encoded as one.
+            let half = &text.as_bytes()[..text.len() / 2];
+            if let Some(cut) = routed.last_safe_cut(half, 0, false, true) {
+                let (before, after) = text.split_at(cut);
+                let after = &after[routed.left_out_after_cut(after.as_bytes())..];
+                let mut by_reader = routed.encode(before, &mode).unwrap().as_slice().to_vec();
+                by_reader.extend_from_slice(routed.encode(after, &mode).unwrap().as_slice());
+                assert_eq!(by_reader, ids(&stable, text, false), "{name}: cut at {cut}");
+            }
         }
         assert!(cut_texts > 100, "{name}: only {cut_texts} texts were cut");
         eprintln!("{name}: {} texts, {cut_texts} cut", inputs.len());

@@ -7,8 +7,7 @@
 //! part after part, to the ids of the whole, and each part needs working memory for its own size
 //! only. [`Cuts::parts`] cuts a text into parts of at least [`PART_BYTES`] at such places;
 //! [`Cuts::last_from`] finds one in the start of a text still being read (a reader's long line,
-//! `Tokenizer.lastSafeCut`), since whether a place is one reads only the character before it and
-//! the one at it.
+//! `Tokenizer.lastSafeCut`), since whether a place is one reads only the characters next to it.
 //!
 //! **Where a cut is safe.** At a *word gap*: where a letter (`\p{L}`) ends and a character that is
 //! not part of a word begins (not `\w`, so no letter, mark, digit or connector; no apostrophe; not
@@ -88,8 +87,10 @@
 //! whole text. That holds where a character follows the space in the part and no added token
 //! begins there (the stretch after the space then begins with it, in the text and in the part);
 //! the added tokens must match in the text as it is, not normalized. Such parts are not the text
-//! cut in two, so a reader handing a text over in parts ([`Cuts::last_from`]) does not cut these
-//! files; `encode`, which has the whole text, does.
+//! cut in two: a reader handing a text over in parts ([`Cuts::last_from`]) cuts these files only
+//! where the part from the cut is encoded as one ([`Cuts::left_out_after_cut`]: without its space;
+//! `Tokenizer.lastSafeCut` and the encode methods' `afterCut`), and a place there also reads the
+//! character after it.
 
 use std::sync::OnceLock;
 
@@ -179,8 +180,7 @@ impl Cuts {
 
     /// These cuts, where the file also puts a `▁` before each text, whose added tokens begin with
     /// `token_starts`: only at a space that a character beginning no added token follows, each
-    /// part after the first without that space ([`parts`](Self::parts)), and none for a reader
-    /// ([`last_from`](Self::last_from)).
+    /// part after the first without that space ([`left_out_after_cut`](Self::left_out_after_cut)).
     pub fn after_prepended_markers(self, token_starts: Vec<char>) -> Cuts {
         Cuts {
             prepended_marker: Some(token_starts),
@@ -206,21 +206,33 @@ impl Cuts {
             // A word gap is where a character begins, so `cut` is a character boundary; where the
             // file prepends a `▁`, the byte there is a space.
             let (part, after) = rest.split_at(cut);
-            let dropped = usize::from(self.prepended_marker.is_some() && !after.is_empty());
-            rest = &after[dropped..];
+            rest = &after[self.left_out_after_cut(after.as_bytes())..];
             Some(part)
         })
     }
 
+    /// How many bytes at the start of `part`, the text from one of these cuts on, are left out of
+    /// what is encoded for it, so that its ids follow those of the text before the cut: the space
+    /// it begins at where the file puts a `▁` before each text (that `▁` stands for the space),
+    /// else none.
+    pub fn left_out_after_cut(&self, part: &[u8]) -> usize {
+        usize::from(self.prepended_marker.is_some() && part.first() == Some(&b' '))
+    }
+
+    /// Whether the text from a cut on is encoded without the space it begins at
+    /// ([`left_out_after_cut`](Self::left_out_after_cut)), rather than as it is.
+    pub fn leaves_out_space_at_cut(&self) -> bool {
+        self.prepended_marker.is_some()
+    }
+
     /// The last cut at or after `from` in `bytes`, the start of a text whose rest may not be known
     /// yet: cut there, the bytes before it encode to the ids the whole text begins with, whatever
-    /// follows. A place is read from the character before it to the end of the one at it, so a
-    /// caller that finds none can ask again from `bytes.len() - 3` once more bytes come (the last
-    /// character may have been incomplete), and read each byte about once.
+    /// follows (from the cut on, less [`left_out_after_cut`](Self::left_out_after_cut)). A place is read from
+    /// the character before it to the end of the one at it (and of the one after that, where the
+    /// file puts a `▁` before each text), so a caller that finds none can ask again from
+    /// `bytes.len() - 4` once more bytes come (the last character may have been incomplete), and
+    /// read each byte about once.
     pub fn last_from(&self, bytes: &[u8], from: usize) -> Option<usize> {
-        if self.prepended_marker.is_some() {
-            return None;
-        }
         (from.max(1)..bytes.len())
             .rev()
             .filter(|&at| MAY_BEGIN_GAP[usize::from(bytes[at])])
@@ -793,8 +805,21 @@ mod tests {
             parts,
             ["one two", " three <s>x, four <s> the end", "and", "more "]
         );
-        assert_eq!(cuts.last_from(b"one two three", 0), None);
+        // A reader's place needs the character after the space, and the part from it goes
+        // without that space.
+        assert_eq!(cuts.last_from(b"two six three", 0), Some(7));
+        assert_eq!(cuts.last_from(b"two six ", 0), Some(3));
+        assert_eq!(cuts.last_from(b"two six \xe6\x96", 0), Some(3));
+        assert_eq!(cuts.last_from(b"two six \xe6\x96\x87", 0), Some(7));
+        assert_eq!(cuts.last_from(b"two six <s>", 0), Some(3));
+        assert_eq!(cuts.last_from(b"one three", 0), None);
+        assert_eq!(cuts.left_out_after_cut(b" three"), 1);
+        assert_eq!(cuts.left_out_after_cut(b"  three"), 1);
+        assert_eq!(cuts.left_out_after_cut(b"three"), 0);
+        assert!(cuts.leaves_out_space_at_cut());
         assert_eq!(Cuts::EVERY_WORD_GAP.last_from(b"one two", 0), Some(3));
+        assert_eq!(Cuts::EVERY_WORD_GAP.left_out_after_cut(b" two"), 0);
+        assert!(!Cuts::EVERY_WORD_GAP.leaves_out_space_at_cut());
     }
 
     #[test]

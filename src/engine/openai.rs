@@ -1458,7 +1458,11 @@ mod tests {
             .map(str::to_owned),
         );
         for (name, tokenizer) in &cut {
-            assert_eq!(tokenizer.last_safe_cut(b"x y", 0, true), Some(1), "{name}");
+            assert_eq!(
+                tokenizer.last_safe_cut(b"x y", 0, true, false),
+                Some(1),
+                "{name}"
+            );
             for add_special_tokens in [false, true] {
                 for ordinary in [false, true] {
                     let mode = tokenizer
@@ -1561,9 +1565,13 @@ mod tests {
         ];
         let not_cut_file = |name: &str| &not_cut.iter().find(|(each, _)| *each == name).unwrap().1;
         for (name, tokenizer) in &not_cut {
-            assert_eq!(tokenizer.last_safe_cut(b"x y", 0, true), None, "{name}");
+            assert_eq!(
+                tokenizer.last_safe_cut(b"x y", 0, true, false),
+                None,
+                "{name}"
+            );
             // Without its template tokens, the file with a BOS is cut.
-            let without = tokenizer.last_safe_cut(b"x y", 0, false);
+            let without = tokenizer.last_safe_cut(b"x y", 0, false, false);
             assert_eq!(
                 without.is_some(),
                 *name == "a template with a BOS",

@@ -641,14 +641,30 @@ impl Tokenizer {
     /// always for a tokenizer whose texts are not cut: a pattern of the user's own, or a
     /// tokenizer.json whose pre-tokenizer is not one of the patterns cut or whose truncation,
     /// added tokens or (with them) template tokens read across the cut
-    /// (`StableEngine::cuts`).
+    /// (`StableEngine::cuts`). A file whose part from a cut is encoded without the space it
+    /// begins at ([`left_out_after_cut`](Self::left_out_after_cut): Llama 2's shape) is cut only
+    /// `for_parts_after_cut`, where the caller encodes that part so.
     pub fn last_safe_cut(
         &self,
         bytes: &[u8],
         from: usize,
         with_template_tokens: bool,
+        for_parts_after_cut: bool,
     ) -> Option<usize> {
-        self.cuts(with_template_tokens)?.last_from(bytes, from)
+        let cuts = self.cuts(with_template_tokens)?;
+        if cuts.leaves_out_space_at_cut() && !for_parts_after_cut {
+            return None;
+        }
+        cuts.last_from(bytes, from)
+    }
+
+    /// How many bytes at the start of `part`, the text from a [`last_safe_cut`](Self::last_safe_cut)
+    /// on, are left out of what is encoded for it, so that its ids follow those of the text
+    /// before the cut: the space it begins at under a file that puts a `▁` before each text
+    /// (`long_texts.rs`), else none.
+    pub fn left_out_after_cut(&self, part: &[u8]) -> usize {
+        self.cuts(false)
+            .map_or(0, |cuts| cuts.left_out_after_cut(part))
     }
 
     /// Where this tokenizer's texts may be cut ([`last_safe_cut`](Self::last_safe_cut)).

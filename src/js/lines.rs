@@ -98,6 +98,8 @@ pub struct LinesCall {
     tokenizer: Arc<engine::Tokenizer>,
     /// The caller's bytes, copied.
     bytes: Vec<u8>,
+    /// The first document goes on a text cut before it (`afterCut`).
+    after_cut: bool,
     format: LineFormat,
     mode: EncodeMode,
     runner: Runner,
@@ -118,6 +120,7 @@ impl LinesCall {
                 &self.bytes,
                 &self.format,
                 &self.mode,
+                self.after_cut,
                 &self.cancel,
             ) {
                 Err(LinesFailure::Batch(failure)) => TaskOutput::Failed(failure),
@@ -274,13 +277,18 @@ impl Tokenizer {
     /// (GPT-4o's, Llama 3's, Qwen's). A tokenizer.json whose template adds tokens around a text
     /// (Llama 3.1's `<|begin_of_text|>`) is cut only for parts encoded with `{ addSpecialTokens:
     /// false }`, which `options` then says; the caller puts the template's tokens around the
-    /// whole. -1 where `bytes` has none from `from`, and always for a tokenizer whose texts are not
-    /// cut: a pattern of the user's own, another tokenizer.json, or one whose truncation or added
-    /// tokens read across a cut. A place is read from the character before it to the end of the
-    /// character at it: after a -1, ask again from `bytes.length - 3` once more bytes are joined.
+    /// whole. With `afterCut: true`, the caller encodes the text from the cut with `{ afterCut:
+    /// true }` (as `batchtok/stream` does for a batch after one that `continues`), and a
+    /// tokenizer.json that writes each space as `▁` and puts one before each text (Llama 2's and
+    /// the files made in its shape) is cut too: at a space after a letter, which that part then
+    /// leaves out (the `▁` put before it stands for it). -1 where `bytes` has none from `from`,
+    /// and always for a tokenizer whose texts are not cut: a pattern of the user's own, another
+    /// tokenizer.json, or one whose truncation or added tokens read across a cut. A place is read
+    /// from the character before it to the end of the character at it, or of the one after it
+    /// under `afterCut`: after a -1, ask again from `bytes.length - 4` once more bytes are joined.
     #[napi(
         catch_unwind,
-        ts_args_type = "bytes: Uint8Array, from?: number, options?: { addSpecialTokens?: boolean }"
+        ts_args_type = "bytes: Uint8Array, from?: number, options?: { addSpecialTokens?: boolean, afterCut?: boolean }"
     )]
     pub fn last_safe_cut(
         &self,
@@ -295,14 +303,21 @@ impl Tokenizer {
             }
             _ => 0,
         };
-        let with_template_tokens =
-            match options_object(&env, options, "lastSafeCut", &["addSpecialTokens"])? {
-                Some(options) => bool_option(&env, &options, c"addSpecialTokens")?.unwrap_or(true),
-                None => true,
-            };
+        let (with_template_tokens, after_cut) = match options_object(
+            &env,
+            options,
+            "lastSafeCut",
+            &["addSpecialTokens", "afterCut"],
+        )? {
+            Some(options) => (
+                bool_option(&env, &options, c"addSpecialTokens")?.unwrap_or(true),
+                bool_option(&env, &options, c"afterCut")?.unwrap_or(false),
+            ),
+            None => (true, false),
+        };
         let cut = raw::with_uint8_bytes(&env, &bytes, |bytes| {
             self.tokenizer
-                .last_safe_cut(bytes, from, with_template_tokens)
+                .last_safe_cut(bytes, from, with_template_tokens, after_cut)
         })?
         .ok_or_else(|| {
             type_error(
@@ -349,6 +364,7 @@ impl Tokenizer {
         Ok(LinesCall {
             tokenizer: self.tokenizer.clone(),
             bytes,
+            after_cut: options.after_cut,
             format,
             mode,
             runner,

@@ -56,6 +56,13 @@ pub struct EncodeOptions {
     /// @default the file's truncation for encode, none for count and isWithinTokenLimit
     #[napi(ts_type = "boolean | TruncationOptions")]
     pub truncation: Option<bool>,
+    /// The text is the part of a longer text from a place `lastSafeCut` found (asked with
+    /// `afterCut: true`): it is encoded so that its ids follow those of the text before that
+    /// place. Under a tokenizer.json that writes each space as `▁` and puts one before each text
+    /// (Llama 2's shape), that leaves out the space the text begins at; under every other
+    /// tokenizer, the text is encoded as it is.
+    /// @default false
+    pub after_cut: Option<bool>,
 }
 
 /// Options of `encodeBatch`, `countBatch`, the UTF-8 batch methods and their `Sync` forms.
@@ -84,6 +91,11 @@ pub struct BatchOptions {
     /// @default the file's truncation for the encode methods, none for the count methods
     #[napi(ts_type = "boolean | TruncationOptions")]
     pub truncation: Option<bool>,
+    /// As in `EncodeOptions`, for the batch's first text (`encodeLines`: its first document):
+    /// the batch goes on a text that the batch before ended inside, at a place `lastSafeCut`
+    /// found.
+    /// @default false
+    pub after_cut: Option<bool>,
     /// Aborts the batch: the promise rejects with an `AbortError` (its `cause` the signal's
     /// `reason`) within about one chunk's time. (Async methods only.)
     #[napi(ts_type = "AbortSignal")]
@@ -235,7 +247,7 @@ pub enum Takes {
 impl Takes {
     fn keys(self) -> Vec<&'static str> {
         let mut keys = match self {
-            Takes::Encode | Takes::Batch => [&MODE_KEYS[..], &["truncation"]].concat(),
+            Takes::Encode | Takes::Batch => [&MODE_KEYS[..], &["truncation", "afterCut"]].concat(),
             Takes::Truncate => [&["from"][..], &MODE_KEYS[..3]].concat(),
             Takes::Decode => vec!["skipSpecialTokens", "signal"],
             Takes::DecodeText => vec!["skipSpecialTokens", "cleanUpTokenizationSpaces", "signal"],
@@ -271,6 +283,8 @@ pub struct Options<'env> {
     pub counts: bool,
     /// `encodeForModel`'s own options.
     pub model_inputs: Option<ModelInputOptions>,
+    /// The (first) text goes on a longer one from a cut (`afterCut`).
+    pub after_cut: bool,
 }
 
 impl<'env> Options<'env> {
@@ -331,6 +345,9 @@ impl<'env> Options<'env> {
             options.add_special_tokens = bool_option(env, &object, c"addSpecialTokens")?;
             options.encode_special_tokens = bool_option(env, &object, c"encodeSpecialTokens")?;
             options.allowed_special = special_list_option(env, &object, c"allowedSpecial")?;
+        }
+        if has("afterCut") {
+            options.after_cut = bool_option(env, &object, c"afterCut")?.unwrap_or(false);
         }
         if has("disallowedSpecial") {
             options.disallowed_special = special_list_option(env, &object, c"disallowedSpecial")?;

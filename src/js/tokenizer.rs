@@ -137,7 +137,8 @@ impl Tokenizer {
         is_async: bool,
     ) -> napi::Result<BatchCall> {
         let options = Options::read(env, options, method, Takes::Batch)?;
-        let texts = texts_from_array(env, texts, "texts")?;
+        let mut texts = texts_from_array(env, texts, "texts")?;
+        self.leave_out_after_cut(&mut texts, options.after_cut);
         self.batch_call(env, texts, options, method, is_async)
     }
 
@@ -152,8 +153,18 @@ impl Tokenizer {
         is_async: bool,
     ) -> napi::Result<BatchCall> {
         let options = Options::read(env, options, method, Takes::Batch)?;
-        let texts = texts_from_utf8(env, bytes, offsets)?;
+        let mut texts = texts_from_utf8(env, bytes, offsets)?;
+        self.leave_out_after_cut(&mut texts, options.after_cut);
         self.batch_call(env, texts, options, method, is_async)
+    }
+
+    /// Where `after_cut` (the option `afterCut`), the first of `texts` as it is encoded after the
+    /// text before the cut it begins at: the bytes the tokenizer leaves out there
+    /// (`left_out_after_cut`), left out.
+    fn leave_out_after_cut(&self, texts: &mut Texts, after_cut: bool) {
+        if after_cut && !texts.is_empty() {
+            texts.leave_out_start(self.tokenizer.left_out_after_cut(texts.get(0).as_bytes()));
+        }
     }
 
     /// The one text of a single-text method, and how to encode it.
@@ -165,9 +176,10 @@ impl Tokenizer {
         method: &str,
         takes: Takes,
     ) -> napi::Result<(Texts, engine::EncodeMode, Options<'static>)> {
-        let texts = text_from_string(env, text, "text")?;
+        let mut texts = text_from_string(env, text, "text")?;
         // Single-text methods take no signal or scheduler, so nothing of `options` borrows `env`.
         let mut read = Options::read(env, options, method, takes)?;
+        self.leave_out_after_cut(&mut texts, read.after_cut);
         let mode = read.mode(env, &self.tokenizer)?;
         let rest = Options {
             from_start: read.from_start,
@@ -445,12 +457,14 @@ impl Tokenizer {
         options: Option<Unknown>,
     ) -> napi::Result<Either<u32, bool>> {
         let limit = whole_number(&env, &limit, "limit", 0, u32::MAX)?;
-        let mode = Options::read(&env, options, "isWithinTokenLimit", Takes::Encode)?
-            .mode(&env, &self.tokenizer)?;
+        let mut options = Options::read(&env, options, "isWithinTokenLimit", Takes::Encode)?;
+        let mode = options.mode(&env, &self.tokenizer)?;
         // A JS string has at least as many UTF-8 bytes as UTF-16 code units: a string that long
         // is refused from its length alone, before it is copied out of JS.
-        // (A mode that refuses special tokens must read the text to find them.)
+        // (A mode that refuses special tokens must read the text to find them, and a text after
+        // a cut may lose a byte.)
         if !mode.refuses_special()
+            && !options.after_cut
             && let Ok(units) = raw::utf16_length(&env, &text)
             && self
                 .tokenizer
@@ -458,7 +472,8 @@ impl Tokenizer {
         {
             return Ok(Either::B(false));
         }
-        let texts = text_from_string(&env, &text, "text")?;
+        let mut texts = text_from_string(&env, &text, "text")?;
+        self.leave_out_after_cut(&mut texts, options.after_cut);
         let count = self
             .tokenizer
             .count_within(texts.get(0), &mode, limit as usize)
