@@ -26,7 +26,8 @@ const timeline = require('./timeline')
  * @param {AsyncIterable<object>} batches `DocumentBatch`es (see batchtok/stream)
  * @param {{ scheduler: import('../index').Scheduler, encodeOptions?: object, concurrency: number,
  *   startConcurrency?: number, startBatchBytes?: number, ready?: Promise<unknown> }} options
- *   `encodeOptions`: each batch call's (`addSpecialTokens`), with `afterCut` for a batch after one that `continues`
+ *   `encodeOptions`: each batch call's (`addSpecialTokens`), with `afterCut` for a batch after
+ *   one that `continues`
  * @returns {AsyncGenerator<object>}
  */
 async function* encodeInOrder(

@@ -143,8 +143,8 @@ const TEMPLATE_PROBES = ['a b', 'Hello, world! 123']
  * where the run adds them itself and encodes the documents without them, so that a long
  * document can be cut into parts (`lastSafeCut` with `addSpecialTokens: false` and `afterCut`, as
  * the run asks it; each part would get them otherwise): a file that is cut so and not with its
- * template, whose template adds the same tokens before and after every text, as the probes show. `null` otherwise: the engine adds
- * them, and a long document is read whole.
+ * template, whose template adds the same tokens before and after every text, as the probes show.
+ * `null` otherwise: the engine adds them, and a long document is read whole.
  * @returns {{ before: number[], after: number[] } | null}
  */
 function templateEnds({ tokenizer, openai }) {
