@@ -344,21 +344,28 @@ describe('encodeLineStream and batchLines', () => {
       expect(whole).toEqual({ ids: expected, continuing: 0 })
     })
 
-    it('a tokenizer.json with a template token before each text: cut only for parts encoded without it', async () => {
-      const templated = batchtok.Tokenizer.fromJSON(JSON.stringify(gpt2WithTemplate()))
-      const withTemplate = await joinedIdsOf(stream.encodeLineStream(templated, chunksOf(text, 777), { batchBytes: 2000, longLines: 'parts' }))
-      expect(withTemplate).toEqual({ ids: (await templated.encodeBatch(partsLines)).toArrays().map((ids) => [...ids]), continuing: 0 })
-      const encodeOptions = { addSpecialTokens: false }
-      const without = await joinedIdsOf(stream.encodeLineStream(templated, chunksOf(text, 777), { batchBytes: 2000, longLines: 'parts', encodeOptions }))
-      expect(without.ids).toEqual((await templated.encodeBatch(partsLines, encodeOptions)).toArrays().map((ids) => [...ids]))
-      expect(without.continuing).toBeGreaterThan(3)
-    })
+    it.each([false, true])(
+      'a tokenizer.json with template tokens around each text (after too: %s): cut, encoded without them, and given them once a line',
+      async (after) => {
+        const templated = batchtok.Tokenizer.fromJSON(JSON.stringify(gpt2WithTemplate({ after })))
+        for (const encodeOptions of [{}, { addSpecialTokens: true }, { addSpecialTokens: false }]) {
+          const options = { batchBytes: 2000, longLines: 'parts' as const, encodeOptions, eosId: 0 }
+          const run = await joinedIdsOf(stream.encodeLineStream(templated, chunksOf(text, 777), options))
+          const want = (await templated.encodeBatch(partsLines, encodeOptions)).toArrays().map((ids) => [...ids, 0])
+          expect(run.ids).toEqual(want)
+          expect(run.continuing).toBeGreaterThan(3)
+        }
+        // Whole, the engine puts them.
+        const whole = await joinedIdsOf(stream.encodeLineStream(templated, chunksOf(text, 777), { batchBytes: 2000 }))
+        expect(whole).toEqual({ ids: (await templated.encodeBatch(partsLines)).toArrays().map((ids) => [...ids]), continuing: 0 })
+      },
+    )
 
     it("Llama 2's shape (a `▁` put before each text): the part after each cut is encoded without the space it begins at", async () => {
       const llama2 = batchtok.Tokenizer.fromJSON(JSON.stringify(llama2Shaped()))
-      const encodeOptions = { addSpecialTokens: false }
-      const want = (await llama2.encodeBatch(partsLines, encodeOptions)).toArrays().map((ids) => [...ids])
-      const options = { batchBytes: 2000, longLines: 'parts' as const, encodeOptions }
+      const want = (await llama2.encodeBatch(partsLines)).toArrays().map((ids) => [...ids])
+      expect(want[0][0]).toBe(1)
+      const options = { batchBytes: 2000, longLines: 'parts' as const }
       const run = await joinedIdsOf(stream.encodeLineStream(llama2, chunksOf(text, 777), options))
       expect(run.ids).toEqual(want)
       expect(run.continuing).toBeGreaterThan(3)
@@ -413,7 +420,7 @@ describe('encodeLineStream and batchLines', () => {
       expect((await joinedIdsOf(stream.encodeLineStream(tokenizer, chunksOf(data, chunk), { ...options, longLines: 'whole' }))).continuing).toBe(0)
     })
 
-    it('JSONL records longer than a batch, under tokenizer.json files whose template tokens the engine adds: those come once a document', async () => {
+    it('JSONL records longer than a batch, under tokenizer.json files with template tokens: those come once a document', async () => {
       const records = [
         JSON.stringify({ text: 'short' }),
         JSON.stringify({ id: 1, text: prose(0, 30_000) }),
@@ -424,7 +431,8 @@ describe('encodeLineStream and batchLines', () => {
       ]
       const data = Buffer.from(records.join('\n') + '\n')
       const texts = records.map((record) => JSON.parse(record).text)
-      // BERT's ([CLS] … [SEP], a truncation; never cut), and a file cut only without its template.
+      // BERT's ([CLS] … [SEP], a truncation; never cut, so the engine adds them), and a file cut
+      // only without its template (the stream adds them).
       const files = [readFileSync(join(FIXTURES, 'tokenizers/bert.json'), 'utf8'), JSON.stringify(gpt2WithTemplate({ after: true }))]
       for (const file of files) {
         const templated = batchtok.Tokenizer.fromJSON(file)

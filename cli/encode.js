@@ -8,8 +8,8 @@ const { documentsIn } = require('../stream')
 const { encodeInOrder } = require('./pipeline')
 const { resolveInputs } = require('./inputs')
 const { parseShard, shardParts, planBatches, partBytes, expectedTextBytes } = require('./plan')
-const { loadTokenizer, eosIdOf, templateEnds } = require('./tokenizer')
-const { withEnds } = require('../stream/ends')
+const { loadTokenizer, eosIdOf } = require('./tokenizer')
+const { withEnds, templateEnds } = require('../stream/ends')
 const { OutputWriter, makeOutputFolder } = require('./output')
 const { CHECKPOINT_VERSION, fingerprint, readCheckpoint, writeCheckpoint } = require('./checkpoint')
 const { createProgress } = require('./progress')
@@ -259,7 +259,7 @@ async function runEncode(patterns, options) {
     encodingStarted = Date.now()
     // The template's tokens are added here where that lets a long document be cut; the end of
     // text follows them.
-    const template = templateEnds(loaded)
+    const template = templateEnds(loaded.tokenizer)
     const before = template?.before ?? []
     const after = [...(template?.after ?? []), ...(eosId === undefined ? [] : [eosId])]
     const encodeOptions = template ? { addSpecialTokens: false } : undefined

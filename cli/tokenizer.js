@@ -135,37 +135,4 @@ function eosIdOf({ tokenizer, openai }, eosToken) {
   return ids[0]
 }
 
-/** Texts whose ids with and without the template show the template's tokens around a text. */
-const TEMPLATE_PROBES = ['a b', 'Hello, world! 123']
-
-/**
- * The template tokens a tokenizer.json puts before and after each text (`{ before, after }`),
- * where the run adds them itself and encodes the documents without them, so that a long
- * document can be cut into parts (`lastSafeCut` with `addSpecialTokens: false` and `afterCut`, as
- * the run asks it; each part would get them otherwise): a file that is cut so and not with its
- * template, whose template adds the same tokens before and after every text, as the probes show.
- * `null` otherwise: the engine adds them, and a long document is read whole.
- * @returns {{ before: number[], after: number[] } | null}
- */
-function templateEnds({ tokenizer, openai }) {
-  const gap = Buffer.from('a b')
-  const cutsWith = (addSpecialTokens) => tokenizer.lastSafeCut(gap, 0, { addSpecialTokens, afterCut: true }) !== -1
-  if (openai || cutsWith(true) || !cutsWith(false)) return null
-  /** Each way of reading `whole` as some tokens, `plain`, then some more. */
-  const readings = (whole, plain) => {
-    const found = []
-    for (let at = 0; at + plain.length <= whole.length; at++) {
-      if (plain.every((id, k) => whole[at + k] === id)) found.push(JSON.stringify([whole.slice(0, at), whole.slice(at + plain.length)]))
-    }
-    return found
-  }
-  const [first, ...others] = TEMPLATE_PROBES.map((text) =>
-    readings(Array.from(tokenizer.encode(text)), Array.from(tokenizer.encode(text, { addSpecialTokens: false }))),
-  )
-  const common = first.filter((reading) => others.every((found) => found.includes(reading)))
-  if (common.length !== 1) return null
-  const [before, after] = JSON.parse(common[0])
-  return { before, after }
-}
-
-module.exports = { loadTokenizer, eosIdOf, templateEnds }
+module.exports = { loadTokenizer, eosIdOf }

@@ -136,10 +136,12 @@ export function batchLines(
  * `encodeLines`' `code`, `reason` and `lineIndex` (in its batch). `batchDocuments` does not apply:
  * a batch's documents are counted as its lines are read. `longLines: 'parts'` hands a line
  * longer than `batchBytes` over in parts where `tokenizer.lastSafeCut` finds a place (for parts
- * encoded as `encodeOptions` says: a tokenizer.json whose template adds tokens is cut only with
- * `addSpecialTokens: false`; a truncation is refused), so memory stays bounded for one line of any
- * length: a `TokenBatch` that `continues` ends with the first ids of a line whose next ids start
- * the next batch. With format `'jsonl'`, a record's text field is so handed over (see
+ * encoded as `encodeOptions` says, each after a cut with `afterCut`; a truncation is refused), so
+ * memory stays bounded for one line of any length: a `TokenBatch` that `continues` ends with the
+ * first ids of a line whose next ids start the next batch. Where a tokenizer.json's template puts
+ * tokens around each text (Llama 3.1's `<|begin_of_text|>`, Llama 2's `<s>`) and the file is cut
+ * only without them, the lines are then encoded without them and the stream puts them around
+ * each line's ids itself, as the template would. With format `'jsonl'`, a record's text field is so handed over (see
  * `LineStreamOptions.cutLine`), and a record whose field comes twice, after parts of its first
  * value, makes a `TokenBatch` that `restarts`: the ids of the document left open are dropped, and
  * the batch's first document is that record's. */

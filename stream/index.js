@@ -14,7 +14,7 @@ const { Transform } = require('node:stream')
 
 const { INCOMPLETE_BYTES, chunkPlaces } = require('./cuts')
 const { LongRecord } = require('./long-record')
-const { withEnds } = require('./ends')
+const { withEnds, templateEnds } = require('./ends')
 const { EngineWait } = require('./engine-wait')
 
 /** Text per batch: large enough that the scheduler's threads finish together and the fixed cost
@@ -141,7 +141,9 @@ async function encodeOne(tokenizer, batch, options) {
 
 /**
  * `encodeOne` with `options` already checked; `afterCut`: the batch's first document goes on the
- * one the batch before left open (`continues`), from a place `lastSafeCut` found.
+ * one the batch before left open (`continues`), from a place `lastSafeCut` found. `options.template`
+ * (`templateEnds`), where set, are the ids put around each document, which the batch is encoded
+ * without (`encodeLineStream`).
  */
 async function encodeChecked(tokenizer, batch, options, afterCut = false) {
   const batchOptions = {}
@@ -153,6 +155,11 @@ async function encodeChecked(tokenizer, batch, options, afterCut = false) {
   // (with the template's tokens where the engine adds them), adds no ids: its text is empty.
   if (batch.recordOutline === true && batchOptions.afterCut === true) batchOptions.addSpecialTokens = false
   const continues = batch.continues === true
+  const before = options.template?.before ?? []
+  const after = [...(options.template?.after ?? []), ...(options.eosId === undefined ? [] : [options.eosId])]
+  /** `encoding` with the ids put around each document, where there are any. */
+  const ended = (encoding) =>
+    before.length + after.length === 0 ? encoding : withEnds(encoding, { before, after, continued: afterCut, continues })
   let encoding
   if (batch.lines) {
     const format = batch.format === 'jsonl' ? { format: 'jsonl', field: batch.field } : { format: 'lines' }
@@ -161,7 +168,7 @@ async function encodeChecked(tokenizer, batch, options, afterCut = false) {
     } catch (error) {
       throw withSource(error, batch)
     }
-    const { ids, offsets } = options.eosId === undefined ? encoding : withEnds(encoding, { after: [options.eosId], continues })
+    const { ids, offsets } = ended(encoding)
     return tokenBatch({ ids, offsets, documents: offsets.length - 1, bytes: encoding.textBytes, lines: encoding.lines, source: batch.source }, batch)
   }
   try {
@@ -177,8 +184,7 @@ async function encodeChecked(tokenizer, batch, options, afterCut = false) {
   } catch (error) {
     throw withSource(placedInStream(error, batch), batch)
   }
-  const plain = { ids: encoding.ids, offsets: encoding.offsets }
-  const { ids, offsets } = options.eosId === undefined ? plain : withEnds(plain, { after: [options.eosId], continues })
+  const { ids, offsets } = ended({ ids: encoding.ids, offsets: encoding.offsets })
   return tokenBatch({ ids, offsets, documents: offsets.length - 1, bytes: bytesIn(batch), source: batch.source }, batch)
 }
 
@@ -523,12 +529,15 @@ function encodeLineStream(tokenizer, chunks, options = {}) {
     throw new TypeError("options.longLines 'parts' cannot go with a truncation in encodeOptions: each part would be truncated alone")
   }
   const lineOptions = { format: checked.format, field: checked.field, batchBytes: checked.batchBytes }
-  // Parts encoded without template tokens may be cut where parts given them may not; the part
-  // after a cut is encoded as one (`encodeCheckedBatches`).
-  const cutOptions = { addSpecialTokens: addSpecialTokens !== false, afterCut: true }
+  // Where the template puts tokens around each text and the file is cut only without them, the
+  // lines are encoded without them and the stream puts them around each line itself.
+  const template = longLines === 'parts' && addSpecialTokens !== false ? templateEnds(tokenizer) : null
+  const encodeOptions = template ? { ...checked.encodeOptions, addSpecialTokens: false } : checked.encodeOptions
+  // The part after a cut is encoded as one (`encodeCheckedBatches`).
+  const cutOptions = { addSpecialTokens: encodeOptions?.addSpecialTokens !== false, afterCut: true }
   if (longLines === 'parts') lineOptions.cutLine = (bytes, from) => tokenizer.lastSafeCut(bytes, from, cutOptions)
   checkLineOptions(lineOptions, 'encodeLineStream')
-  return encodeLinesInOrder(tokenizer, batchLines(chunks, lineOptions), checked)
+  return encodeLinesInOrder(tokenizer, batchLines(chunks, lineOptions), { ...checked, encodeOptions, template })
 }
 
 /** `encodeCheckedBatches` over batches of consecutive lines, their errors placed in the stream. */
