@@ -296,9 +296,7 @@ describe('lastSafeCut: where a text still being read may be cut', () => {
     const bytes = Buffer.from(space + space)
     const offsets = Uint32Array.of(0, space.length, 2 * space.length)
     expect((await llama2.encodeUtf8Batch(bytes, offsets, after)).toArrays().map((ids) => [...ids])).toEqual([left, second])
-    const lines = await llama2.encodeLines(Buffer.from(`${space}
-${space}
-`), { format: 'lines' }, after)
+    const lines = await llama2.encodeLines(Buffer.from(`${space}\n${space}\n`), { format: 'lines' }, after)
     expect(Array.from(lines.ids)).toEqual([...left, ...second])
     expect(lines.textBytes).toBe(2 * space.length)
     // A text with no space to leave out, an empty batch, and an OpenAI encoding: as without it.
