@@ -16,11 +16,10 @@
 // 37th text), `decodeBatch` with and without special tokens, `encodeForModel` (ids, type ids,
 // masks, offsets; a batch the reference refuses must be refused), and for the OpenAI encodings
 // `encodeBatch` with no special token allowed and with all, and `encodeWithUnstable` of every 20th
-// text against tiktoken's `encode_with_unstable`; and, where `lastSafeCut` cuts a
-// text, the ids of its two sides (the second encoded with `afterCut`) joined against the
-// reference's ids of the whole. Prints a line
-// per target and round and the first differences, each text JSON-escaped; exits 1 if any answer
-// differs.
+// text against tiktoken's `encode_with_unstable`; and, where `lastSafeCut` cuts a text, the ids
+// of its two sides (the second encoded with `afterCut`) joined against the reference's ids of the
+// whole. Prints a line per target and round and the first differences, each text JSON-escaped;
+// exits 1 if any answer differs.
 
 const { execFileSync } = require('node:child_process')
 const { createHash } = require('node:crypto')

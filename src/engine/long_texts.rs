@@ -227,11 +227,11 @@ impl Cuts {
 
     /// The last cut at or after `from` in `bytes`, the start of a text whose rest may not be known
     /// yet: cut there, the bytes before it encode to the ids the whole text begins with, whatever
-    /// follows (from the cut on, less [`left_out_after_cut`](Self::left_out_after_cut)). A place is read from
-    /// the character before it to the end of the one at it (and of the one after that, where the
-    /// file puts a `▁` before each text), so a caller that finds none can ask again from
-    /// `bytes.len() - 4` once more bytes come (the last character may have been incomplete), and
-    /// read each byte about once.
+    /// follows (from the cut on, less [`left_out_after_cut`](Self::left_out_after_cut)). A place
+    /// is read from the character before it to the end of the one at it (and of the one after
+    /// that, where the file puts a `▁` before each text), so a caller that finds none can ask
+    /// again from `bytes.len() - 4` once more bytes come (the last character may have been
+    /// incomplete), and read each byte about once.
     pub fn last_from(&self, bytes: &[u8], from: usize) -> Option<usize> {
         (from.max(1)..bytes.len())
             .rev()

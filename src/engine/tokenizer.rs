@@ -658,10 +658,10 @@ impl Tokenizer {
         cuts.last_from(bytes, from)
     }
 
-    /// How many bytes at the start of `part`, the text from a [`last_safe_cut`](Self::last_safe_cut)
-    /// on, are left out of what is encoded for it, so that its ids follow those of the text
-    /// before the cut: the space it begins at under a file that puts a `▁` before each text
-    /// (`long_texts.rs`), else none.
+    /// How many bytes at the start of `part`, the text from a
+    /// [`last_safe_cut`](Self::last_safe_cut) on, are left out of what is encoded for it, so that
+    /// its ids follow those of the text before the cut: the space it begins at under a file that
+    /// puts a `▁` before each text (`long_texts.rs`), else none.
     pub fn left_out_after_cut(&self, part: &[u8]) -> usize {
         self.cuts(false)
             .map_or(0, |cuts| cuts.left_out_after_cut(part))
