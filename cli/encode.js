@@ -9,7 +9,7 @@ const { encodeInOrder } = require('./pipeline')
 const { resolveInputs } = require('./inputs')
 const { parseShard, shardParts, planBatches, partBytes, expectedTextBytes } = require('./plan')
 const { loadTokenizer, eosIdOf } = require('./tokenizer')
-const { withEnds, templateEnds } = require('../stream/ends')
+const { templateEnds } = require('../stream/ends')
 const { OutputWriter, makeOutputFolder } = require('./output')
 const { CHECKPOINT_VERSION, fingerprint, readCheckpoint, writeCheckpoint } = require('./checkpoint')
 const { createProgress } = require('./progress')
@@ -257,11 +257,9 @@ async function runEncode(patterns, options) {
     const ready = building ? loaded.tokenizer.whenReady() : Promise.resolve()
     if (timeline.enabled) ready.then(() => timeline.mark('ready', undefined, true), () => {})
     encodingStarted = Date.now()
-    // The template's tokens are added here where that lets a long document be cut; the end of
-    // text follows them.
+    // The template's tokens are put around each document where that lets a long document be
+    // cut; the end of text follows them.
     const template = templateEnds(loaded.tokenizer)
-    const before = template?.before ?? []
-    const after = [...(template?.after ?? []), ...(eosId === undefined ? [] : [eosId])]
     const encodeOptions = template ? { addSpecialTokens: false } : undefined
     // The part after a cut is encoded as such (`encodeInOrder`).
     const cutOptions = { ...encodeOptions, afterCut: true }
@@ -271,26 +269,19 @@ async function runEncode(patterns, options) {
       state.documents,
     )
     const encoded = encodeInOrder(loaded.tokenizer, batches, {
-      scheduler,
-      encodeOptions,
+      encoding: { scheduler, encodeOptions, template, eosId },
       concurrency,
       startConcurrency: building ? Math.max(1, Math.min(threads, os.availableParallelism() - 1)) : concurrency,
       startBatchBytes: 2 * Math.max(batchBytes('text'), batchBytes('jsonl')),
       ready,
     })
     let written = 0
-    /** Whether the last batch ended inside a document, which the next one's first goes on. */
-    let continued = false
-    for await (const encodedBatch of mapLineErrors(encoded)) {
-      if (encodedBatch.restarts) {
+    for await (const batch of mapLineErrors(encoded)) {
+      if (batch.restarts) {
         // The open document starts over (the writer drops its ids): so do its counts.
-        continued = false
         state.tokens = endOfDocument.tokens
         state.textBytes = endOfDocument.textBytes
       }
-      const ends = { before, after, continued, continues: encodedBatch.continues }
-      const batch = before.length + after.length > 0 ? { ...encodedBatch, ...withEnds(encodedBatch, ends) } : encodedBatch
-      continued = batch.continues === true
       // The next batch's first line is this one's first plus its lines, the one it ends inside
       // (`continues`) not counted.
       if (batch.lines !== undefined) batch.source.settle(batch.continues ? batch.lines - 1 : batch.lines)

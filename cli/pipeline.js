@@ -9,7 +9,7 @@
 // one ends, not when the writer takes the oldest, so the encoding threads do not wait for the
 // reading or the writing either.
 
-const { bytesIn, encodeOne } = require('../stream')
+const { bytesIn, encodeChecked, followsCut } = require('../stream/encode-batch')
 const timeline = require('./timeline')
 
 /**
@@ -24,16 +24,16 @@ const timeline = require('./timeline')
  * 200 MB took twice as long).
  * @param {import('../index').Tokenizer} tokenizer
  * @param {AsyncIterable<object>} batches `DocumentBatch`es (see batchtok/stream)
- * @param {{ scheduler: import('../index').Scheduler, encodeOptions?: object, concurrency: number,
- *   startConcurrency?: number, startBatchBytes?: number, ready?: Promise<unknown> }} options
- *   `encodeOptions`: each batch call's (`addSpecialTokens`), with `afterCut` for a batch after
- *   one that `continues`
+ * @param {{ encoding?: object, concurrency: number, startConcurrency?: number,
+ *   startBatchBytes?: number, ready?: Promise<unknown> }} options `encoding`: how each batch is
+ *   encoded (the stream's `encodeChecked`: `scheduler`, `encodeOptions`, `template`, `eosId`);
+ *   a batch that goes on the document the batch before left open is encoded with `afterCut`
  * @returns {AsyncGenerator<object>}
  */
 async function* encodeInOrder(
   tokenizer,
   batches,
-  { scheduler, encodeOptions, concurrency, startConcurrency = concurrency, startBatchBytes = Infinity, ready = Promise.resolve() },
+  { encoding = {}, concurrency, startConcurrency = concurrency, startBatchBytes = Infinity, ready = Promise.resolve() },
 ) {
   const iterator = batches[Symbol.asyncIterator]()
   /** Started batches in input order, each a promise of its `TokenBatch`. */
@@ -41,11 +41,9 @@ async function* encodeInOrder(
   let running = 0
   /** A batch read and not yet started. */
   let next = null
-  /** Whether `next` goes on the document the batch read before it left open (`continues`), from
-   * a place `lastSafeCut` found: it is encoded with `afterCut`. */
+  /** Whether `next` goes on the document the batch read before it left open. */
   let nextAfterCut = false
-  /** Whether the last batch read left its last document open. */
-  let continued = false
+  const afterCut = followsCut()
   /** The read in progress, if one is. */
   let reading = null
   let ended = false
@@ -64,18 +62,17 @@ async function* encodeInOrder(
     while (next !== null && running < limit() && started.length < 2 * limit() && (engineReady || bytesIn(next) <= startBatchBytes)) {
       const batch = startedCount++
       timeline.mark('encode', { batch }, batch === 0)
-      const options = nextAfterCut ? { ...encodeOptions, afterCut: true } : encodeOptions
-      const encoding = encodeOne(tokenizer, next, { scheduler, encodeOptions: options })
+      const encoded = encodeChecked(tokenizer, next, encoding, nextAfterCut)
       next = null
       running++
       // A rejection is taken where the consumer awaits it, in order; until then it must not
       // count as unhandled.
-      encoding.catch(() => {}).finally(() => {
+      encoded.catch(() => {}).finally(() => {
         timeline.mark('encoded', { batch })
         running--
         pump()
       })
-      started.push(encoding)
+      started.push(encoded)
     }
     if (next === null && reading === null && !ended) {
       reading = iterator.next().then(
@@ -86,8 +83,7 @@ async function* encodeInOrder(
           } else {
             timeline.mark('read', { batch: readCount++ })
             next = value
-            nextAfterCut = continued && value.restarts !== true
-            continued = value.continues === true
+            nextAfterCut = afterCut(value)
           }
           pump()
         },

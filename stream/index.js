@@ -14,7 +14,8 @@ const { Transform } = require('node:stream')
 
 const { INCOMPLETE_BYTES, chunkPlaces } = require('./cuts')
 const { LongRecord } = require('./long-record')
-const { withEnds, templateEnds } = require('./ends')
+const { templateEnds } = require('./ends')
+const { documentsIn, bytesIn, encodeChecked, followsCut } = require('./encode-batch')
 const { EngineWait } = require('./engine-wait')
 
 /** Text per batch: large enough that the scheduler's threads finish together and the fixed cost
@@ -92,41 +93,6 @@ function checkOptions(tokenizer, options, caller, names = STREAM_OPTIONS) {
  *   continues?: true, restarts?: true }} TokenBatch
  */
 
-/** How many documents `batch` holds (`NaN` for a batch of lines: known once it is encoded). */
-function documentsIn(batch) {
-  if (batch.lines) return NaN
-  return batch.texts ? batch.texts.length : batch.offsets.length - 1
-}
-
-/** The text bytes `batch` holds (for a string batch, the UTF-8 length; for a batch of lines, its
- * bytes as read, line ends and JSON syntax included). */
-function bytesIn(batch) {
-  if (batch.lines) return batch.lines.length
-  if (batch.bytes) return batch.offsets[batch.offsets.length - 1] - batch.offsets[0]
-  let bytes = 0
-  for (const text of batch.texts) bytes += Buffer.byteLength(text, 'utf8')
-  return bytes
-}
-
-/**
- * `error`, where it is about one text of `batch` (its `itemIndex`) and the batch knows where it
- * starts in the stream (`firstDocument`), as an error that names the document by its index in the
- * whole stream (`documentIndex`), with the original's properties (`itemIndex`, a disallowed
- * token's `code`, `token` and `index`) and the original as its `cause`.
- */
-function placedInStream(error, batch) {
-  if (batch.firstDocument === undefined || !(error instanceof Error) || typeof error.itemIndex !== 'number') return error
-  const documentIndex = batch.firstDocument + error.itemIndex
-  const placed = new error.constructor(`document ${documentIndex} of the stream: ${error.message}`, { cause: error })
-  return Object.assign(placed, { ...error, documentIndex })
-}
-
-/** `error` with the batch's `source` as its own `source`, unless it already names one. */
-function withSource(error, batch) {
-  if (batch.source !== undefined && error !== null && typeof error === 'object') error.source ??= batch.source
-  return error
-}
-
 /**
  * Starts encoding one batch; the promise resolves to its `TokenBatch`. A rejection carries the
  * batch's `source` (where it has one) as the error's `source`, so that an error naming a line of
@@ -137,62 +103,6 @@ function withSource(error, batch) {
  */
 async function encodeOne(tokenizer, batch, options) {
   return encodeChecked(tokenizer, batch, checkOptions(tokenizer, options, 'encodeOne'))
-}
-
-/**
- * `encodeOne` with `options` already checked; `afterCut`: the batch's first document goes on the
- * one the batch before left open (`continues`), from a place `lastSafeCut` found. `options.template`
- * (`templateEnds`), where set, are the ids put around each document, which the batch is encoded
- * without (`encodeLineStream`).
- */
-async function encodeChecked(tokenizer, batch, options, afterCut = false) {
-  const batchOptions = {}
-  if (options.scheduler) batchOptions.scheduler = options.scheduler
-  if (options.signal) batchOptions.signal = options.signal
-  if (options.encodeOptions) Object.assign(batchOptions, options.encodeOptions)
-  if (afterCut) batchOptions.afterCut = true
-  // A long record's outline that goes on its document, whose text the batches before held
-  // (with the template's tokens where the engine adds them), adds no ids: its text is empty.
-  if (batch.recordOutline === true && batchOptions.afterCut === true) batchOptions.addSpecialTokens = false
-  const continues = batch.continues === true
-  const before = options.template?.before ?? []
-  const after = [...(options.template?.after ?? []), ...(options.eosId === undefined ? [] : [options.eosId])]
-  /** `encoding` with the ids put around each document, where there are any. */
-  const ended = (encoding) =>
-    before.length + after.length === 0 ? encoding : withEnds(encoding, { before, after, continued: afterCut, continues })
-  let encoding
-  if (batch.lines) {
-    const format = batch.format === 'jsonl' ? { format: 'jsonl', field: batch.field } : { format: 'lines' }
-    try {
-      encoding = await tokenizer.encodeLines(batch.lines, format, batchOptions)
-    } catch (error) {
-      throw withSource(error, batch)
-    }
-    const { ids, offsets } = ended(encoding)
-    return tokenBatch({ ids, offsets, documents: offsets.length - 1, bytes: encoding.textBytes, lines: encoding.lines, source: batch.source }, batch)
-  }
-  try {
-    if (batch.bytes) {
-      const base = batch.offsets[0]
-      // The addon reads offsets from 0; a batch cut out of a larger buffer is rebased.
-      const bytes = base === 0 ? batch.bytes : batch.bytes.subarray(base)
-      const offsets = base === 0 ? batch.offsets : Uint32Array.from(batch.offsets, (o) => o - base)
-      encoding = await tokenizer.encodeUtf8Batch(bytes, offsets, batchOptions)
-    } else {
-      encoding = await tokenizer.encodeBatch(batch.texts, batchOptions)
-    }
-  } catch (error) {
-    throw withSource(placedInStream(error, batch), batch)
-  }
-  const { ids, offsets } = ended({ ids: encoding.ids, offsets: encoding.offsets })
-  return tokenBatch({ ids, offsets, documents: offsets.length - 1, bytes: bytesIn(batch), source: batch.source }, batch)
-}
-
-/** `encoded`, saying `continues` and `restarts` where its `batch` does. */
-function tokenBatch(encoded, batch) {
-  if (batch.continues === true) encoded.continues = true
-  if (batch.restarts === true) encoded.restarts = true
-  return encoded
 }
 
 /**
@@ -221,8 +131,7 @@ async function* encodeBatches(tokenizer, batches, options) {
 async function* encodeCheckedBatches(tokenizer, batches, options) {
   const engine = new EngineWait(tokenizer)
   let pending = null
-  /** Whether the batch read before left its last document open (`continues`). */
-  let continued = false
+  const afterCut = followsCut()
   const iterator = Symbol.asyncIterator in batches ? batches[Symbol.asyncIterator]() : batches[Symbol.iterator]()
   try {
     while (true) {
@@ -241,10 +150,7 @@ async function* encodeCheckedBatches(tokenizer, batches, options) {
       if (read.done) break
       const batch = read.value
       await engine.beforeBatch(bytesIn(batch))
-      // The rest of a document cut where `lastSafeCut` found a place is encoded as such, unless
-      // the document starts over.
-      const next = encodeChecked(tokenizer, batch, options, continued && batch.restarts !== true)
-      continued = batch.continues === true
+      const next = encodeChecked(tokenizer, batch, options, afterCut(batch))
       // A rejection is taken where the promise is awaited; until then it must not count as
       // unhandled.
       next.catch(() => {})
