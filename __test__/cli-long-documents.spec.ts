@@ -10,7 +10,7 @@ import { gzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 import { CLI, cli, encode, lines, readMegatron, sha256 } from './cli-helpers'
-import { batchtok, corpus, expectWordGap, FIXTURES, gpt2WithTemplate, llama2Shaped } from './helpers'
+import { batchtok, corpus, expectWordGap, FIXTURES, gpt2WithTemplate, llama2Shaped, metaspaceShaped } from './helpers'
 
 const { lineBatches } = createRequire(import.meta.url)('../cli/readers.js')
 
@@ -95,10 +95,12 @@ describe('encode: a document longer than a batch is read in parts', () => {
 
   // Template tokens before and after each text (GPT-2's fixture given them): cut only where the
   // parts are encoded without them. Llama 2's shape, `<s>` before each text and a `▁` put before
-  // each: cut only where, besides, each part after a cut is encoded without its space.
+  // each: cut only where, besides, each part after a cut is encoded without its space. The same
+  // with a Metaspace pre-tokenizer, which puts no `▁` before a part that begins with a space.
   const templatedFiles = [
     { name: 'template tokens around each text', file: gpt2WithTemplate({ after: true }), bos: EOT, eos: ['<|endoftext|>', EOT] as const, cut: { addSpecialTokens: false } },
     { name: "Llama 2's shape", file: llama2Shaped(), bos: 1, eos: ['</s>', 2] as const, cut: { addSpecialTokens: false, afterCut: true } },
+    { name: 'a Metaspace pre-tokenizer', file: metaspaceShaped('first'), bos: 1, eos: ['</s>', 2] as const, cut: { addSpecialTokens: false } },
   ]
   it.each(templatedFiles.flatMap((file) => [{ ...file, appendEos: false }, { ...file, appendEos: true }]))(
     'a tokenizer.json with $name (--append-eos: $appendEos): encoded without its template, cut, and given it once a document',

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest'
 
 import { join } from 'node:path'
 
-import { batchtok, corpus, expectWordGap, FIXTURES, fixture, gpt2WithTemplate, llama2Shaped, rankFileOf, type Texts } from './helpers'
+import { batchtok, corpus, expectWordGap, FIXTURES, fixture, gpt2WithTemplate, llama2Shaped, metaspaceShaped, rankFileOf, type Texts } from './helpers'
 
 const require = createRequire(import.meta.url)
 const stream = require('../stream/index.js') as typeof import('../stream/index')
@@ -308,6 +308,19 @@ describe('lastSafeCut: where a text still being read may be cut', () => {
     const fromRecords = await llama2.encodeLines(records, { format: 'jsonl', field: 'text' }, after)
     expect(Array.from(fromRecords.ids)).toEqual([...left, ...second])
   })
+
+  it.each(['always', 'first', 'never'] as const)(
+    'a Metaspace pre-tokenizer (prepend scheme %s): cut without the template, and the part after a cut encoded as it is',
+    (scheme) => {
+      const metaspace = Tokenizer.fromJSON(JSON.stringify(metaspaceShaped(scheme)))
+      expectCutOnlyAsSaid(metaspace, 'without template')
+      expectCutsToEncodeAsTheWhole(metaspace, [{ addSpecialTokens: false }])
+      // The `▁` its pre-tokenizer puts before a text is not put before one that begins with a
+      // space: `afterCut` leaves nothing out.
+      const without = { addSpecialTokens: false }
+      expect([...metaspace.encode(' two  three', { ...without, afterCut: true })]).toEqual([...metaspace.encode(' two  three', without)])
+    },
+  )
 
   it('finds the last word gap from `from`, and -1 where there is none', () => {
     const bytes = Buffer.from('one two, three  four x')

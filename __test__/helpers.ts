@@ -58,6 +58,33 @@ export function gpt2WithTemplate({ after = false } = {}): object {
  * read as `▁`. `lastSafeCut` cuts it only with `afterCut: true` (and `addSpecialTokens: false`).
  */
 export function llama2Shaped(): object {
+  return sentencePieceShaped({
+    normalizer: {
+      type: 'Sequence',
+      normalizers: [
+        { type: 'Prepend', prepend: '▁' },
+        { type: 'Replace', pattern: { String: ' ' }, content: '▁' },
+      ],
+    },
+    pre_tokenizer: null,
+  })
+}
+
+/**
+ * `llama2Shaped()` with its spaces written by a `Metaspace` pre-tokenizer in `prependScheme` and
+ * no normalizer, as SentencePiece models converted without the legacy normalizer have it.
+ * `lastSafeCut` cuts it with `addSpecialTokens: false`, `afterCut` or not.
+ */
+export function metaspaceShaped(prependScheme: 'always' | 'first' | 'never'): object {
+  return sentencePieceShaped({
+    normalizer: null,
+    pre_tokenizer: { type: 'Metaspace', replacement: '▁', prepend_scheme: prependScheme, split: false },
+  })
+}
+
+/** The GPT-2 fixture's vocabulary and merges with `Ġ` read as `▁`, byte fallback and `<s>` before
+ * each text, its spaces written by `spelling`. */
+function sentencePieceShaped(spelling: { normalizer: object | null; pre_tokenizer: object | null }): object {
   const gpt2 = JSON.parse(readFileSync(join(FIXTURES, 'tokenizers/gpt2.json'), 'utf8'))
   const marked = (token: string) => token.replaceAll('Ġ', '▁')
   const specials = ['<unk>', '<s>', '</s>']
@@ -74,14 +101,7 @@ export function llama2Shaped(): object {
     truncation: null,
     padding: null,
     added_tokens: specials.map(special),
-    normalizer: {
-      type: 'Sequence',
-      normalizers: [
-        { type: 'Prepend', prepend: '▁' },
-        { type: 'Replace', pattern: { String: ' ' }, content: '▁' },
-      ],
-    },
-    pre_tokenizer: null,
+    ...spelling,
     post_processor: {
       type: 'TemplateProcessing',
       single: [bos, { Sequence: { id: 'A', type_id: 0 } }],

@@ -6,7 +6,7 @@ import { pipeline } from 'node:stream/promises'
 import { createRequire } from 'node:module'
 import { describe, expect, it } from 'vitest'
 
-import { batchtok, corpus, expectWordGap, fixture, FIXTURES, gpt2WithTemplate, llama2Shaped, typeCheck, type Texts } from './helpers'
+import { batchtok, corpus, expectWordGap, fixture, FIXTURES, gpt2WithTemplate, llama2Shaped, metaspaceShaped, typeCheck, type Texts } from './helpers'
 
 const require = createRequire(import.meta.url)
 const stream = require('../stream/index.js') as typeof import('../stream/index')
@@ -361,17 +361,20 @@ describe('encodeLineStream and batchLines', () => {
       },
     )
 
-    it("Llama 2's shape (a `▁` put before each text): the part after each cut is encoded without the space it begins at", async () => {
-      const llama2 = batchtok.Tokenizer.fromJSON(JSON.stringify(llama2Shaped()))
-      const want = (await llama2.encodeBatch(partsLines)).toArrays().map((ids) => [...ids])
+    it.each([
+      ["Llama 2's shape (a `▁` put before each text): the part after each cut is encoded without the space it begins at", llama2Shaped()],
+      ['a Metaspace pre-tokenizer (a `▁` put before a text that does not begin with a space): cut at spaces', metaspaceShaped('first')],
+    ])('%s', async (_name, file) => {
+      const sentencePiece = batchtok.Tokenizer.fromJSON(JSON.stringify(file))
+      const want = (await sentencePiece.encodeBatch(partsLines)).toArrays().map((ids) => [...ids])
       expect(want[0][0]).toBe(1)
       const options = { batchBytes: 2000, longLines: 'parts' as const }
-      const run = await joinedIdsOf(stream.encodeLineStream(llama2, chunksOf(text, 777), options))
+      const run = await joinedIdsOf(stream.encodeLineStream(sentencePiece, chunksOf(text, 777), options))
       expect(run.ids).toEqual(want)
       expect(run.continuing).toBeGreaterThan(3)
       // A long JSONL record's text, in parts as it comes.
       const records = Buffer.from(partsLines.map((line) => JSON.stringify({ text: line })).join('\n') + '\n')
-      const jsonl = await joinedIdsOf(stream.encodeLineStream(llama2, chunksOf(records, 777), { ...options, format: 'jsonl' }))
+      const jsonl = await joinedIdsOf(stream.encodeLineStream(sentencePiece, chunksOf(records, 777), { ...options, format: 'jsonl' }))
       expect(jsonl.ids).toEqual(want)
       expect(jsonl.continuing).toBeGreaterThan(3)
     })

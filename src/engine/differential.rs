@@ -1217,8 +1217,9 @@ fn marker_cut_files_encode_as_the_reference() {
     }
 }
 
-/// SentencePiece-style files that write each space as `▁` (Gemma's shape, and Llama 2's, which
-/// also puts one before each text) are cut at a space after a letter no token joins to a `▁`
+/// SentencePiece-style files that write each space as `▁` (Gemma's shape; Llama 2's, which also
+/// puts one before each text; a `Metaspace` pre-tokenizer's in every prepend scheme, split at its
+/// markers or not) are cut at a space after a letter no token joins to a `▁`
 /// (`long_texts.rs`): their parts, encoded one after the other without template tokens, give the
 /// stable reference's ids of the whole text; a file with a merge across a marker after `e` is
 /// never cut after an `e`; Llama 2's shape drops the space at each cut and gives a reader none.
@@ -1263,11 +1264,36 @@ fn files_that_write_spaces_as_markers_are_cut_at_spaces() {
         ("Gemma's spelling", gemma_like.to_string(), None, false),
         ("llama2-like", llama2_like.to_string(), None, true),
     ];
+    // The pre-tokenizer's spelling (`Metaspace`, no normalizer), in each prepend scheme, split at
+    // its markers and not; with the merge across a marker after `e`.
+    for scheme in ["always", "first", "never"] {
+        for split in [false, true] {
+            let mut metaspace = crossing.clone();
+            metaspace["normalizer"] = serde_json::Value::Null;
+            metaspace["pre_tokenizer"] = serde_json::json!({
+                "type": "Metaspace", "replacement": "▁", "prepend_scheme": scheme, "split": split,
+            });
+            // Named for the assertions, which take a `&str` like the others'.
+            let name: &str = format!("Metaspace, {scheme}, split {split}").leak();
+            files.push((name, metaspace.to_string(), Some('e'), false));
+        }
+    }
     for (name, prepends) in [("gemma3", false), ("gemini", false), ("llama2", true)] {
         match real_tokenizer(name) {
             Some(json) => files.push((name, json, None, prepends)),
             None => eprintln!("{name}: skipped; `node scripts/real-tokenizers.js` fetches it"),
         }
+    }
+    // Llama 2's file as transformers converts its SentencePiece model without the legacy
+    // normalizer: the spaces written by a Metaspace pre-tokenizer that prepends to the first
+    // stretch only.
+    if let Some(json) = real_tokenizer("llama2") {
+        let mut file: serde_json::Value = serde_json::from_str(&json).unwrap();
+        file["normalizer"] = serde_json::Value::Null;
+        file["pre_tokenizer"] = serde_json::json!({
+            "type": "Metaspace", "replacement": "▁", "prepend_scheme": "first", "split": false,
+        });
+        files.push(("llama2, Metaspace", file.to_string(), None, false));
     }
     let mut inputs: Vec<String> = corpus_texts().into_iter().step_by(3).collect();
     inputs.extend(

@@ -73,7 +73,9 @@
 //! then the byte-level step's own pattern, GPT-2's, as 1 and 3.
 //!
 //! **A SentencePiece-style BPE file** that writes each space as `▁` (`Replace`, as Gemma's) and
-//! has no pre-tokenizer that cuts the text, merges over the whole text at once. Its model may be
+//! has no pre-tokenizer that cuts the text, or writes them with its pre-tokenizer alone
+//! (`Metaspace`, as files converted from SentencePiece without the legacy normalizer), merges over
+//! the whole text at once. Its model may be
 //! cut before a `▁` after a character no token holds right before a `▁` (`marker_cuts.rs` says
 //! why: no merge crosses there); the replacement changes a character for a character, so the
 //! normalized text is the normalized parts joined. Such a file is cut
@@ -513,20 +515,34 @@ pub fn file_splits_at_word_gaps(normalizer: Option<&Value>, pre_tokenizer: Optio
 /// ([`file_marks_spaces`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MarkedSpaces {
-    /// Each space as `▁`, and nothing else (Gemma's).
+    /// Each space as `▁`, and no `▁` before a text that begins with a space: Gemma's, and a
+    /// `Metaspace` pre-tokenizer's in every prepend scheme.
     Alone,
     /// Each space as `▁`, and a `▁` before each text (Llama 2's).
     AfterPrepended,
 }
 
 /// How a tokenizer.json whose normalizer and pre-tokenizer are these (as the stable crate writes
-/// them) writes spaces, where it writes each as `▁` (`Replace`, alone or in a sequence with a
-/// `Prepend` of a `▁`) and does not cut the text it writes: no pre-tokenizer, or a split on a
-/// string holding a space, which that text no longer has. Its model then gets each text whole.
+/// them) writes spaces, where it writes each as `▁` and its model gets the pieces of the whole
+/// text that it would get of the parts cut before a space: a normalizer that does (`Replace`,
+/// alone or in a sequence with a `Prepend` of a `▁`) with no pre-tokenizer that cuts the text it
+/// writes (none, or a split on a string holding a space, which that text no longer has); or no
+/// normalizer and a `Metaspace` pre-tokenizer, as files converted from SentencePiece without the
+/// legacy normalizer have. The latter puts a `▁` before a stretch of text (in its `always` and
+/// `first` schemes) only where the stretch does not begin with one, so the part from a cut,
+/// which begins at a space, is written as in the whole text; and where it also splits at each `▁`
+/// (`split`), its model gets the same pieces either way.
 pub fn file_marks_spaces(
     normalizer: Option<&Value>,
     pre_tokenizer: Option<&Value>,
 ) -> Option<MarkedSpaces> {
+    if normalizer.is_none() {
+        return pre_tokenizer
+            .filter(|step| {
+                kind(step) == "Metaspace" && step["replacement"].as_str() == Some(MARKER)
+            })
+            .map(|_| MarkedSpaces::Alone);
+    }
     let replaces_spaces = |step: &Value| {
         kind(step) == "Replace"
             && step["pattern"]["String"].as_str() == Some(" ")
@@ -846,6 +862,17 @@ mod tests {
         let metaspace = json!({"type": "Metaspace", "replacement": "▁",
                                "prepend_scheme": "always", "split": true});
         assert_eq!(file_marks_spaces(Some(&replace), Some(&metaspace)), None);
+        // A Metaspace pre-tokenizer with no normalizer: its `▁` only.
+        assert_eq!(
+            file_marks_spaces(None, Some(&metaspace)),
+            Some(MarkedSpaces::Alone)
+        );
+        let other_replacement = json!({"type": "Metaspace", "replacement": "_",
+                                       "prepend_scheme": "first", "split": false});
+        assert_eq!(file_marks_spaces(None, Some(&other_replacement)), None);
+        let in_sequence = json!({"type": "Sequence", "pretokenizers": [metaspace]});
+        assert_eq!(file_marks_spaces(None, Some(&in_sequence)), None);
+        assert_eq!(file_marks_spaces(None, None), None);
     }
 
     #[test]
