@@ -283,9 +283,11 @@ export declare class Tokenizer {
    * of a word begins (before the space of `word word`, the comma of `word, word`, the `。` of
    * `文。中`), outside every special or added token, under the OpenAI encodings' patterns (and
    * Qwen's, Tekken's, Kimi K2's), and under a tokenizer.json that splits text by one of them
-   * (GPT-4o's, Llama 3's, Qwen's); at a space after a letter no token joins to a `▁` under
-   * a SentencePiece-style one that writes each space as `▁` (Gemma's; one with a `Metaspace`
-   * pre-tokenizer and no normalizer). A tokenizer.json whose template adds tokens around a text
+   * (GPT-4o's, Llama 3's, Qwen's); at a space after a letter under one whose pre-tokenizer
+   * splits at every space (BERT's, `Whitespace`, a `Metaspace` that splits), and after a letter
+   * no token joins to a `▁` under a SentencePiece-style one that writes each space as `▁`
+   * (Gemma's; one with a `Metaspace` pre-tokenizer and no normalizer); never under a truncation.
+   * A tokenizer.json whose template adds tokens around a text
    * (Llama 3.1's `<|begin_of_text|>`) is cut only for parts encoded with `{ addSpecialTokens:
    * false }`, which `options` then says; the caller puts the template's tokens around the
    * whole. With `afterCut: true`, the caller encodes the text from the cut with `{ afterCut:

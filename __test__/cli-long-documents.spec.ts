@@ -10,7 +10,7 @@ import { gzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 import { CLI, cli, encode, lines, readMegatron, sha256 } from './cli-helpers'
-import { batchtok, corpus, expectWordGap, FIXTURES, gpt2WithTemplate, llama2Shaped, metaspaceShaped } from './helpers'
+import { batchtok, corpus, expectWordGap, fixture, FIXTURES, gpt2WithTemplate, llama2Shaped, metaspaceShaped } from './helpers'
 
 const { lineBatches } = createRequire(import.meta.url)('../cli/readers.js')
 
@@ -82,7 +82,7 @@ describe('encode: a document longer than a batch is read in parts', () => {
     ['o200k_base, Megatron', ['--encoding', 'o200k_base']],
     ['r50k_base, Megatron with --append-eos', ['--encoding', 'r50k_base', '--append-eos']],
     ['a byte-level tokenizer.json (in parts)', ['--tokenizer', join(FIXTURES, 'tokenizers/gpt2.json')]],
-    ['a WordPiece tokenizer.json with a template (read whole)', ['--tokenizer', join(FIXTURES, 'tokenizers/bert.json')]],
+    ['a WordPiece tokenizer.json with a truncation (read whole)', ['--tokenizer', join(FIXTURES, 'tokenizers/bert.json')]],
   ])('%s: ids equal encodeBatch of the lines', async (name, args) => {
     const prefix = `out/long-${name.replace(/\W+/g, '-')}`
     const summary = encode(work, ['encode', 'long-lines.txt', ...args, '--batch-mib', BATCH_MIB, '-o', prefix])
@@ -96,11 +96,13 @@ describe('encode: a document longer than a batch is read in parts', () => {
   // Template tokens before and after each text (GPT-2's fixture given them): cut only where the
   // parts are encoded without them. Llama 2's shape, `<s>` before each text and a `▁` put before
   // each: cut only where, besides, each part after a cut is encoded without its space. The same
-  // with a Metaspace pre-tokenizer, which puts no `▁` before a part that begins with a space.
+  // with a Metaspace pre-tokenizer, which puts no `▁` before a part that begins with a space,
+  // and with BERT's pre-tokenizer, which splits at every space.
   const templatedFiles = [
     { name: 'template tokens around each text', file: gpt2WithTemplate({ after: true }), bos: EOT, eos: ['<|endoftext|>', EOT] as const, cut: { addSpecialTokens: false } },
     { name: "Llama 2's shape", file: llama2Shaped(), bos: 1, eos: ['</s>', 2] as const, cut: { addSpecialTokens: false, afterCut: true } },
     { name: 'a Metaspace pre-tokenizer', file: metaspaceShaped('first'), bos: 1, eos: ['</s>', 2] as const, cut: { addSpecialTokens: false } },
+    { name: "BERT's pre-tokenizer (WordPiece, no truncation)", file: { ...fixture<object>('tokenizers/bert.json'), truncation: null }, bos: 101, eos: ['[SEP]', 102] as const, cut: { addSpecialTokens: false } },
   ]
   it.each(templatedFiles.flatMap((file) => [{ ...file, appendEos: false }, { ...file, appendEos: true }]))(
     'a tokenizer.json with $name (--append-eos: $appendEos): encoded without its template, cut, and given it once a document',

@@ -322,6 +322,17 @@ describe('lastSafeCut: where a text still being read may be cut', () => {
     },
   )
 
+  it.each([
+    ["BERT's fixture without its truncation (WordPiece after BERT's pre-tokenizer)", { ...fixture<object>('tokenizers/bert.json'), truncation: null }],
+    ['the Unigram fixture (NFKC, then a Metaspace pre-tokenizer that splits)', fixture<object>('tokenizers/unigram.json')],
+  ])('%s: split at every space, so cut at a space after a letter, without the template', (_name, file) => {
+    const tokenizer = Tokenizer.fromJSON(JSON.stringify(file))
+    expectCutOnlyAsSaid(tokenizer, 'without template')
+    expectCutsToEncodeAsTheWhole(tokenizer, [{ addSpecialTokens: false }])
+    // At a space after a letter only: not before the comma, nor at the space after it.
+    expect(tokenizer.lastSafeCut(Buffer.from('one two, three'), 0, { addSpecialTokens: false })).toBe(3)
+  })
+
   it('finds the last word gap from `from`, and -1 where there is none', () => {
     const bytes = Buffer.from('one two, three  four x')
     expect(o200k.lastSafeCut(bytes)).toBe(20)
@@ -344,8 +355,8 @@ describe('lastSafeCut: where a text still being read may be cut', () => {
 
   it('is -1 for a tokenizer whose texts are not cut', () => {
     const bytes = Buffer.from('plenty of word gaps here')
-    // BERT's tokenizer.json: its pre-tokenizer is none of the patterns cut, its template adds
-    // [CLS] and [SEP] around each text. GPT-2's, byte-level over GPT-2's pattern, is cut.
+    // BERT's fixture: its truncation reads across a cut, and its template adds [CLS] and [SEP]
+    // around each text. GPT-2's, byte-level over GPT-2's pattern, is cut.
     expect(Tokenizer.fromFile(join(FIXTURES, 'tokenizers/bert.json')).lastSafeCut(bytes)).toBe(-1)
     expect(Tokenizer.fromFile(join(FIXTURES, 'tokenizers/gpt2.json')).lastSafeCut(bytes)).toBe(19)
     // A pattern of the user's own: nothing is known of it.

@@ -1218,8 +1218,8 @@ fn marker_cut_files_encode_as_the_reference() {
 }
 
 /// SentencePiece-style files that write each space as `▁` (Gemma's shape; Llama 2's, which also
-/// puts one before each text; a `Metaspace` pre-tokenizer's in every prepend scheme, split at its
-/// markers or not) are cut at a space after a letter no token joins to a `▁`
+/// puts one before each text; a `Metaspace` pre-tokenizer's in every prepend scheme) are cut at
+/// a space after a letter no token joins to a `▁`
 /// (`long_texts.rs`): their parts, encoded one after the other without template tokens, give the
 /// stable reference's ids of the whole text; a file with a merge across a marker after `e` is
 /// never cut after an `e`; Llama 2's shape drops the space at each cut and gives a reader none.
@@ -1264,19 +1264,18 @@ fn files_that_write_spaces_as_markers_are_cut_at_spaces() {
         ("Gemma's spelling", gemma_like.to_string(), None, false),
         ("llama2-like", llama2_like.to_string(), None, true),
     ];
-    // The pre-tokenizer's spelling (`Metaspace`, no normalizer), in each prepend scheme, split at
-    // its markers and not; with the merge across a marker after `e`.
+    // The pre-tokenizer's spelling (`Metaspace`, no normalizer, not split at its markers: one that
+    // splits is cut after any letter, `files_that_split_at_spaces_are_cut_at_spaces`), in each
+    // prepend scheme; with the merge across a marker after `e`.
     for scheme in ["always", "first", "never"] {
-        for split in [false, true] {
-            let mut metaspace = crossing.clone();
-            metaspace["normalizer"] = serde_json::Value::Null;
-            metaspace["pre_tokenizer"] = serde_json::json!({
-                "type": "Metaspace", "replacement": "▁", "prepend_scheme": scheme, "split": split,
-            });
-            // Named for the assertions, which take a `&str` like the others'.
-            let name: &str = format!("Metaspace, {scheme}, split {split}").leak();
-            files.push((name, metaspace.to_string(), Some('e'), false));
-        }
+        let mut metaspace = crossing.clone();
+        metaspace["normalizer"] = serde_json::Value::Null;
+        metaspace["pre_tokenizer"] = serde_json::json!({
+            "type": "Metaspace", "replacement": "▁", "prepend_scheme": scheme, "split": false,
+        });
+        // Named for the assertions, which take a `&str` like the others'.
+        let name: &str = format!("Metaspace, {scheme}").leak();
+        files.push((name, metaspace.to_string(), Some('e'), false));
     }
     for (name, prepends) in [("gemma3", false), ("gemini", false), ("llama2", true)] {
         match real_tokenizer(name) {
@@ -1390,6 +1389,161 @@ fn files_that_write_spaces_as_markers_are_cut_at_spaces() {
             .push(token.clone());
         let tokenizer = Tokenizer::from_json(&file.to_string(), "prepend").unwrap();
         assert!(tokenizer.cuts(false).is_none(), "{token}");
+    }
+}
+
+/// Files whose pre-tokenizer splits a text at every space into pieces its model encodes alone
+/// (BERT's, `Whitespace`, `WhitespaceSplit`, a `Metaspace` that splits), behind normalizers that
+/// read a character at a time, are cut at a space after any letter: their parts, encoded one
+/// after the other without template tokens, give the stable reference's ids of the whole text,
+/// WordPiece, Unigram and BPE alike, and a long text encoded whole (cut inside) too. BERT's
+/// fixture is cut only without its truncation.
+#[test]
+fn files_that_split_at_spaces_are_cut_at_spaces() {
+    let bert: serde_json::Value = serde_json::from_str(&fixture_tokenizer("bert")).unwrap();
+    assert!(
+        Tokenizer::from_json(&bert.to_string(), "bert")
+            .unwrap()
+            .cuts(false)
+            .is_none(),
+        "its truncation reads across a cut"
+    );
+    let with = |file: &serde_json::Value, edits: &[(&str, serde_json::Value)]| {
+        let mut file = file.clone();
+        for (key, value) in edits {
+            file[*key] = value.clone();
+        }
+        file.to_string()
+    };
+    let null = serde_json::Value::Null;
+    let mut metaspace_bpe: serde_json::Value =
+        serde_json::from_str(&byte_fallback_bpe(&[], true)).unwrap();
+    merge_across_a_marker(&mut metaspace_bpe);
+    let files = [
+        ("BERT's", with(&bert, &[("truncation", null.clone())])),
+        (
+            "BERT's normalizer stripping accents, not lowercasing",
+            with(
+                &bert,
+                &[
+                    ("truncation", null.clone()),
+                    (
+                        "normalizer",
+                        serde_json::json!({"type": "BertNormalizer", "clean_text": true,
+                            "handle_chinese_chars": true, "strip_accents": true,
+                            "lowercase": false}),
+                    ),
+                ],
+            ),
+        ),
+        (
+            "NFD, accents stripped, lowercased; `Whitespace`",
+            with(
+                &bert,
+                &[
+                    ("truncation", null.clone()),
+                    (
+                        "normalizer",
+                        serde_json::json!({"type": "Sequence", "normalizers": [
+                            {"type": "NFD"}, {"type": "StripAccents"}, {"type": "Lowercase"}]}),
+                    ),
+                    ("pre_tokenizer", serde_json::json!({"type": "Whitespace"})),
+                ],
+            ),
+        ),
+        (
+            "NFKC; `WhitespaceSplit`",
+            with(
+                &bert,
+                &[
+                    ("truncation", null.clone()),
+                    ("normalizer", serde_json::json!({"type": "NFKC"})),
+                    (
+                        "pre_tokenizer",
+                        serde_json::json!({"type": "WhitespaceSplit"}),
+                    ),
+                ],
+            ),
+        ),
+        (
+            "the Unigram fixture (NFKC, a Metaspace that splits)",
+            fixture_tokenizer("unigram"),
+        ),
+        (
+            "a BPE with a merge across a marker, a Metaspace that splits",
+            with(
+                &metaspace_bpe,
+                &[
+                    ("normalizer", null.clone()),
+                    (
+                        "pre_tokenizer",
+                        serde_json::json!({"type": "Metaspace", "replacement": "▁",
+                            "prepend_scheme": "first", "split": true}),
+                    ),
+                ],
+            ),
+        ),
+    ];
+    let mut inputs: Vec<String> = corpus_texts().into_iter().step_by(3).collect();
+    inputs.extend(
+        [
+            "the tree",
+            "e e",
+            "abc\u{1}def ghi",
+            "ΟΔΟΣ ΚΑΙ ΟΔΟΣ",
+            "İstanbul ĲK ﬀ x",
+            "a\u{a0}b c",
+            "x \u{308}y z",
+            "中文 字 文字。字",
+            "naïve café e\u{301} x",
+            "see [SEP] the [MASK]ed word",
+            "a  b\t c\n d ",
+        ]
+        .map(str::to_owned),
+    );
+    for (name, json) in files {
+        let stable = StableEngine::from_json(&json).unwrap();
+        let routed = Tokenizer::from_json(&json, name).unwrap();
+        routed.wait_until_ready().unwrap();
+        let cuts = routed
+            .cuts(false)
+            .unwrap_or_else(|| panic!("{name} is not cut"));
+        assert_eq!(
+            routed.last_safe_cut(b"e b", 0, false, false),
+            Some(1),
+            "{name}"
+        );
+        let mode = routed
+            .encode_mode(Some(false), &Default::default())
+            .unwrap();
+        let mut cut_texts = 0;
+        for text in &inputs {
+            let parts: Vec<&str> = cuts.parts(text, 1).collect();
+            assert_eq!(parts.concat(), *text, "{name}");
+            let by_parts: Vec<u32> = parts
+                .iter()
+                .flat_map(|part| routed.encode(part, &mode).unwrap().as_slice().to_vec())
+                .collect();
+            assert_eq!(by_parts, ids(&stable, text, false), "{name}: {parts:?}");
+            for part in &parts[1..] {
+                assert!(part.starts_with(' '), "{name}: {parts:?}");
+            }
+            cut_texts += usize::from(parts.len() > 1);
+            let half = &text.as_bytes()[..text.len() / 2];
+            if let Some(cut) = routed.last_safe_cut(half, 0, false, false) {
+                let (before, after) = text.split_at(cut);
+                let mut by_reader = routed.encode(before, &mode).unwrap().as_slice().to_vec();
+                by_reader.extend_from_slice(routed.encode(after, &mode).unwrap().as_slice());
+                assert_eq!(by_reader, ids(&stable, text, false), "{name}: cut at {cut}");
+            }
+        }
+        assert!(cut_texts > 100, "{name}: only {cut_texts} texts were cut");
+        eprintln!("{name}: {} texts, {cut_texts} cut", inputs.len());
+        let long = inputs[..400].join(" ");
+        assert!(long.len() > super::long_texts::STABLE_PART_BYTES, "{name}");
+        let with_template = routed.encode_mode(Some(true), &Default::default()).unwrap();
+        let encoded = routed.encode(&long, &with_template).unwrap();
+        assert!(encoded.as_slice() == ids(&stable, &long, true), "{name}");
     }
 }
 

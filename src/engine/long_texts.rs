@@ -72,6 +72,12 @@
 //! StarCoder's pre-tokenizer is the same in two steps: digits (`Digits`: each alone, or runs),
 //! then the byte-level step's own pattern, GPT-2's, as 1 and 3.
 //!
+//! **A file whose pre-tokenizer splits at every space** (BERT's, `Whitespace`, `WhitespaceSplit`,
+//! a `Metaspace` that splits before each `▁`), behind normalizers that read one character at a
+//! time (NFC, NFD, NFKC, NFKD, lowercasing, stripping accents, BERT's), gives its model a piece
+//! at a time, whatever the model, and no piece holds a space: a text cut before a space after a
+//! letter gives the same pieces in its parts ([`file_splits_at_spaces`]).
+//!
 //! **A SentencePiece-style BPE file** that writes each space as `▁` (`Replace`, as Gemma's) and
 //! has no pre-tokenizer that cuts the text, or writes them with its pre-tokenizer alone
 //! (`Metaspace`, as files converted from SentencePiece without the legacy normalizer), merges over
@@ -511,6 +517,39 @@ pub fn file_splits_at_word_gaps(normalizer: Option<&Value>, pre_tokenizer: Optio
     normalizes_safely && pre_tokenizes_safely
 }
 
+/// Whether a tokenizer.json whose normalizer and pre-tokenizer are these (as the stable crate
+/// writes them) splits a text at every space into pieces its model encodes one at a time,
+/// having read each character on its own: a pre-tokenizer that splits at white space
+/// (`WhitespaceSplit`; `Whitespace`, whose pieces are runs of word characters or of others, none
+/// of white space; BERT's, which also isolates punctuation) or writes each space as `▁` and
+/// splits before it (`Metaspace` with `split`, which puts no `▁` before a text that begins with a
+/// space, in any prepend scheme); and no normalizer, or one made of normalizers that read a
+/// character at a time (NFC, NFD, NFKC, NFKD, lowercasing, stripping accents, BERT's). Cut before
+/// a space after a letter, such a text gives its model the same pieces in its parts as in the
+/// whole: no normalizer joins the letter and the space (the space is a starter that composes
+/// with nothing before it), and every piece ends at the space.
+pub fn file_splits_at_spaces(normalizer: Option<&Value>, pre_tokenizer: Option<&Value>) -> bool {
+    let reads_a_character_at_a_time = |step: &Value| {
+        matches!(
+            kind(step),
+            "NFC" | "NFD" | "NFKC" | "NFKD" | "Lowercase" | "StripAccents" | "BertNormalizer"
+        )
+    };
+    let normalizes_safely = match normalizer {
+        None | Some(Value::Null) => true,
+        Some(normalizer) => normalizer_steps(normalizer)
+            .is_some_and(|all| all.iter().all(reads_a_character_at_a_time)),
+    };
+    let splits_at_spaces = pre_tokenizer.is_some_and(|step| match kind(step) {
+        "WhitespaceSplit" | "Whitespace" | "BertPreTokenizer" => true,
+        "Metaspace" => {
+            step["replacement"].as_str() == Some(MARKER) && step["split"].as_bool() == Some(true)
+        }
+        _ => false,
+    });
+    normalizes_safely && splits_at_spaces
+}
+
 /// How a SentencePiece-style tokenizer.json writes the spaces of a text
 /// ([`file_marks_spaces`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -530,8 +569,8 @@ pub enum MarkedSpaces {
 /// normalizer and a `Metaspace` pre-tokenizer, as files converted from SentencePiece without the
 /// legacy normalizer have. The latter puts a `▁` before a stretch of text (in its `always` and
 /// `first` schemes) only where the stretch does not begin with one, so the part from a cut,
-/// which begins at a space, is written as in the whole text; and where it also splits at each `▁`
-/// (`split`), its model gets the same pieces either way.
+/// which begins at a space, is written as in the whole text. (One that also splits at each `▁`
+/// is cut at every space after a letter: [`file_splits_at_spaces`].)
 pub fn file_marks_spaces(
     normalizer: Option<&Value>,
     pre_tokenizer: Option<&Value>,
@@ -836,6 +875,65 @@ mod tests {
         assert_eq!(Cuts::EVERY_WORD_GAP.last_from(b"one two", 0), Some(3));
         assert_eq!(Cuts::EVERY_WORD_GAP.left_out_after_cut(b" two"), 0);
         assert!(!Cuts::EVERY_WORD_GAP.leaves_out_space_at_cut());
+    }
+
+    #[test]
+    fn files_split_at_spaces_behind_normalizers_of_one_character() {
+        use serde_json::json;
+
+        let splits = |normalizer: Value, pre_tokenizer: Value| {
+            file_splits_at_spaces(Some(&normalizer), Some(&pre_tokenizer))
+        };
+        let bert = json!({"type": "BertNormalizer", "clean_text": true,
+                          "handle_chinese_chars": true, "strip_accents": null, "lowercase": true});
+        let metaspace = |split: bool| {
+            json!({"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always",
+                   "split": split})
+        };
+        for pre_tokenizer in [
+            json!({"type": "BertPreTokenizer"}),
+            json!({"type": "Whitespace"}),
+            json!({"type": "WhitespaceSplit"}),
+            metaspace(true),
+        ] {
+            assert!(
+                splits(Value::Null, pre_tokenizer.clone()),
+                "{pre_tokenizer}"
+            );
+            assert!(
+                splits(bert.clone(), pre_tokenizer.clone()),
+                "{pre_tokenizer}"
+            );
+            let steps = json!({"type": "Sequence", "normalizers": [
+                {"type": "NFD"}, {"type": "StripAccents"}, {"type": "Lowercase"}]});
+            assert!(splits(steps, pre_tokenizer.clone()), "{pre_tokenizer}");
+            // Normalizers that read more than a character, or the whole text's ends.
+            for normalizer in [
+                json!({"type": "Strip", "strip_left": true, "strip_right": true}),
+                json!({"type": "Replace", "pattern": {"String": " "}, "content": "▁"}),
+                json!({"type": "Precompiled", "precompiled_charsmap": ""}),
+                json!({"type": "Sequence", "normalizers": [{"type": "NFKC"}, {"type": "Prepend", "prepend": "▁"}]}),
+            ] {
+                assert!(
+                    !splits(normalizer.clone(), pre_tokenizer.clone()),
+                    "{normalizer}"
+                );
+            }
+        }
+        // Pre-tokenizers whose pieces may hold a space, or that are not alone.
+        for pre_tokenizer in [
+            metaspace(false),
+            json!({"type": "Metaspace", "replacement": "_", "prepend_scheme": "always", "split": true}),
+            json!({"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": false}),
+            json!({"type": "Punctuation", "behavior": "Isolated"}),
+            json!({"type": "Sequence", "pretokenizers": [{"type": "WhitespaceSplit"}]}),
+        ] {
+            assert!(
+                !splits(Value::Null, pre_tokenizer.clone()),
+                "{pre_tokenizer}"
+            );
+        }
+        assert!(!file_splits_at_spaces(None, None));
     }
 
     #[test]
