@@ -81,10 +81,10 @@
 //! **A SentencePiece-style BPE file** that writes each space as `▁` (`Replace`, as Gemma's) and
 //! has no pre-tokenizer that cuts the text, or writes them with its pre-tokenizer alone
 //! (`Metaspace`, as files converted from SentencePiece without the legacy normalizer), merges over
-//! the whole text at once. Its model may be
-//! cut before a `▁` after a character no token holds right before a `▁` (`marker_cuts.rs` says
-//! why: no merge crosses there); the replacement changes a character for a character, so the
-//! normalized text is the normalized parts joined. Such a file is cut
+//! the whole text at once. Its model may be cut before a `▁` after a character no token holds
+//! right before a `▁` (`marker_cuts.rs` says why: no merge crosses there); the replacement changes
+//! a character for a character, so the normalized text is the normalized parts joined. Such a
+//! file is cut
 //! ([`Cuts::at_spaces_after_letters_but`]) at a word gap whose character is a space and whose
 //! letter is not one some token joins to a `▁`.
 //!
@@ -912,7 +912,8 @@ mod tests {
                 json!({"type": "Strip", "strip_left": true, "strip_right": true}),
                 json!({"type": "Replace", "pattern": {"String": " "}, "content": "▁"}),
                 json!({"type": "Precompiled", "precompiled_charsmap": ""}),
-                json!({"type": "Sequence", "normalizers": [{"type": "NFKC"}, {"type": "Prepend", "prepend": "▁"}]}),
+                json!({"type": "Sequence", "normalizers": [
+                    {"type": "NFKC"}, {"type": "Prepend", "prepend": "▁"}]}),
             ] {
                 assert!(
                     !splits(normalizer.clone(), pre_tokenizer.clone()),
@@ -923,8 +924,10 @@ mod tests {
         // Pre-tokenizers whose pieces may hold a space, or that are not alone.
         for pre_tokenizer in [
             metaspace(false),
-            json!({"type": "Metaspace", "replacement": "_", "prepend_scheme": "always", "split": true}),
-            json!({"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": false}),
+            json!({"type": "Metaspace", "replacement": "_", "prepend_scheme": "always",
+                   "split": true}),
+            json!({"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true,
+                   "use_regex": false}),
             json!({"type": "Punctuation", "behavior": "Isolated"}),
             json!({"type": "Sequence", "pretokenizers": [{"type": "WhitespaceSplit"}]}),
         ] {

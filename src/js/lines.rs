@@ -278,10 +278,9 @@ impl Tokenizer {
     /// splits at every space (BERT's, `Whitespace`, a `Metaspace` that splits), and after a letter
     /// no token joins to a `▁` under a SentencePiece-style one that writes each space as `▁`
     /// (Gemma's; one with a `Metaspace` pre-tokenizer and no normalizer); never under a truncation.
-    /// A tokenizer.json whose template adds tokens around a text
-    /// (Llama 3.1's `<|begin_of_text|>`) is cut only for parts encoded with `{ addSpecialTokens:
-    /// false }`, which `options` then says; the caller puts the template's tokens around the
-    /// whole. With `afterCut: true`, the caller encodes the text from the cut with `{ afterCut:
+    /// A tokenizer.json whose template adds tokens around a text (Llama 3.1's
+    /// `<|begin_of_text|>`) is cut only for parts encoded with `{ addSpecialTokens: false }`,
+    /// which `options` then says; the caller puts the template's tokens around the whole. With `afterCut: true`, the caller encodes the text from the cut with `{ afterCut:
     /// true }` (as `batchtok/stream` does for a batch after one that `continues`), and a
     /// tokenizer.json that writes each space as `▁` and puts one before each text (Llama 2's and
     /// the files made in its shape) is cut too: at a space after a letter, which that part then
