@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use super::long_texts::Cuts;
 use super::pipeline::PipelineEngine;
 use super::stable::StableEngine;
 use super::test_fixtures::corpus_texts;
@@ -1325,52 +1326,31 @@ fn files_that_write_spaces_as_markers_are_cut_at_spaces() {
             "{name}"
         );
         assert_eq!(routed.last_safe_cut(b"a b", 0, false, true), Some(1));
-        let mode = routed
-            .encode_mode(Some(false), &Default::default())
-            .unwrap();
-        let mut cut_texts = 0;
-        for text in &inputs {
-            let parts: Vec<&str> = cuts.parts(text, 1).collect();
-            let by_parts: Vec<u32> = parts
-                .iter()
-                .flat_map(|part| routed.encode(part, &mode).unwrap().as_slice().to_vec())
-                .collect();
-            assert_eq!(by_parts, ids(&stable, text, false), "{name}: {parts:?}");
-            // Each part after the first begins at a space, or after it where the file prepends a
-            // `▁`, and not after a letter a token joins to a `▁`.
-            let mut rest = text.as_str();
-            for pair in parts.windows(2) {
-                rest = &rest[pair[0].len()..];
-                assert!(rest.starts_with(' '), "{name}: {parts:?}");
-                assert_ne!(pair[0].chars().next_back(), joined, "{name}: {parts:?}");
-                if prepends {
-                    rest = &rest[1..];
-                    assert!(
-                        !pair[1].starts_with('<') && !pair[1].is_empty(),
-                        "{name}: {parts:?}"
-                    );
+        assert_cut_parts_encode_as_the_whole(
+            name,
+            &routed,
+            &stable,
+            cuts,
+            &inputs,
+            |text, parts| {
+                // Each part after the first begins at a space, or after it where the file
+                // prepends a `▁`, and not after a letter a token joins to a `▁`.
+                let mut rest = text;
+                for pair in parts.windows(2) {
+                    rest = &rest[pair[0].len()..];
+                    assert!(rest.starts_with(' '), "{name}: {parts:?}");
+                    assert_ne!(pair[0].chars().next_back(), joined, "{name}: {parts:?}");
+                    if prepends {
+                        rest = &rest[1..];
+                        assert!(
+                            !pair[1].starts_with('<') && !pair[1].is_empty(),
+                            "{name}: {parts:?}"
+                        );
+                    }
+                    assert!(rest.starts_with(pair[1]), "{name}: {parts:?}");
                 }
-                assert!(rest.starts_with(pair[1]), "{name}: {parts:?}");
-            }
-            cut_texts += usize::from(parts.len() > 1);
-            // A reader's cut in the first half of the text, the part from it encoded as one.
-            let half = &text.as_bytes()[..text.len() / 2];
-            if let Some(cut) = routed.last_safe_cut(half, 0, false, true) {
-                let (before, after) = text.split_at(cut);
-                let after = &after[routed.left_out_after_cut(after.as_bytes())..];
-                let mut by_reader = routed.encode(before, &mode).unwrap().as_slice().to_vec();
-                by_reader.extend_from_slice(routed.encode(after, &mode).unwrap().as_slice());
-                assert_eq!(by_reader, ids(&stable, text, false), "{name}: cut at {cut}");
-            }
-        }
-        assert!(cut_texts > 100, "{name}: only {cut_texts} texts were cut");
-        eprintln!("{name}: {} texts, {cut_texts} cut", inputs.len());
-        // A text long enough for `encode` to cut, with the template's <s>: put once, before.
-        let long = inputs[..400].join(" ");
-        assert!(long.len() > super::long_texts::STABLE_PART_BYTES, "{name}");
-        let with_template = routed.encode_mode(Some(true), &Default::default()).unwrap();
-        let encoded = routed.encode(&long, &with_template).unwrap();
-        assert!(encoded.as_slice() == ids(&stable, &long, true), "{name}");
+            },
+        );
     }
     // A token that begins with a space would lose it after a cut; one matched in the normalized
     // text, or that takes the space before it, would see another one.
@@ -1513,38 +1493,66 @@ fn files_that_split_at_spaces_are_cut_at_spaces() {
             Some(1),
             "{name}"
         );
-        let mode = routed
-            .encode_mode(Some(false), &Default::default())
-            .unwrap();
-        let mut cut_texts = 0;
-        for text in &inputs {
-            let parts: Vec<&str> = cuts.parts(text, 1).collect();
-            assert_eq!(parts.concat(), *text, "{name}");
-            let by_parts: Vec<u32> = parts
-                .iter()
-                .flat_map(|part| routed.encode(part, &mode).unwrap().as_slice().to_vec())
-                .collect();
-            assert_eq!(by_parts, ids(&stable, text, false), "{name}: {parts:?}");
-            for part in &parts[1..] {
-                assert!(part.starts_with(' '), "{name}: {parts:?}");
-            }
-            cut_texts += usize::from(parts.len() > 1);
-            let half = &text.as_bytes()[..text.len() / 2];
-            if let Some(cut) = routed.last_safe_cut(half, 0, false, false) {
-                let (before, after) = text.split_at(cut);
-                let mut by_reader = routed.encode(before, &mode).unwrap().as_slice().to_vec();
-                by_reader.extend_from_slice(routed.encode(after, &mode).unwrap().as_slice());
-                assert_eq!(by_reader, ids(&stable, text, false), "{name}: cut at {cut}");
-            }
-        }
-        assert!(cut_texts > 100, "{name}: only {cut_texts} texts were cut");
-        eprintln!("{name}: {} texts, {cut_texts} cut", inputs.len());
-        let long = inputs[..400].join(" ");
-        assert!(long.len() > super::long_texts::STABLE_PART_BYTES, "{name}");
-        let with_template = routed.encode_mode(Some(true), &Default::default()).unwrap();
-        let encoded = routed.encode(&long, &with_template).unwrap();
-        assert!(encoded.as_slice() == ids(&stable, &long, true), "{name}");
+        assert_cut_parts_encode_as_the_whole(
+            name,
+            &routed,
+            &stable,
+            cuts,
+            &inputs,
+            |text, parts| {
+                assert_eq!(parts.concat(), text, "{name}");
+                for part in &parts[1..] {
+                    assert!(part.starts_with(' '), "{name}: {parts:?}");
+                }
+            },
+        );
     }
+}
+
+/// Checks the cuts of `routed`, a tokenizer of `name` whose stable reference is `stable`, on
+/// `inputs`: each text cut everywhere `cuts` may (`Cuts::parts`), the parts encoded one after the
+/// other without template tokens, gives the reference's ids of the whole text, as does a
+/// reader's cut in its first half (`last_safe_cut` for parts after a cut) with the part from it
+/// encoded as one; more than 100 texts are cut; and a text long enough for `encode` to cut gives,
+/// with the template, the reference's ids. `check_parts(text, parts)` checks what the file's
+/// kind says of where its parts begin.
+fn assert_cut_parts_encode_as_the_whole(
+    name: &str,
+    routed: &Tokenizer,
+    stable: &StableEngine,
+    cuts: &Cuts,
+    inputs: &[String],
+    check_parts: impl Fn(&str, &[&str]),
+) {
+    let mode = routed
+        .encode_mode(Some(false), &Default::default())
+        .unwrap();
+    let mut cut_texts = 0;
+    for text in inputs {
+        let parts: Vec<&str> = cuts.parts(text, 1).collect();
+        let by_parts: Vec<u32> = parts
+            .iter()
+            .flat_map(|part| routed.encode(part, &mode).unwrap().as_slice().to_vec())
+            .collect();
+        assert_eq!(by_parts, ids(stable, text, false), "{name}: {parts:?}");
+        check_parts(text, &parts);
+        cut_texts += usize::from(parts.len() > 1);
+        let half = &text.as_bytes()[..text.len() / 2];
+        if let Some(cut) = routed.last_safe_cut(half, 0, false, true) {
+            let (before, after) = text.split_at(cut);
+            let after = &after[routed.left_out_after_cut(after.as_bytes())..];
+            let mut by_reader = routed.encode(before, &mode).unwrap().as_slice().to_vec();
+            by_reader.extend_from_slice(routed.encode(after, &mode).unwrap().as_slice());
+            assert_eq!(by_reader, ids(stable, text, false), "{name}: cut at {cut}");
+        }
+    }
+    assert!(cut_texts > 100, "{name}: only {cut_texts} texts were cut");
+    eprintln!("{name}: {} texts, {cut_texts} cut", inputs.len());
+    let long = inputs[..400].join(" ");
+    assert!(long.len() > super::long_texts::STABLE_PART_BYTES, "{name}");
+    let with_template = routed.encode_mode(Some(true), &Default::default()).unwrap();
+    let encoded = routed.encode(&long, &with_template).unwrap();
+    assert!(encoded.as_slice() == ids(stable, &long, true), "{name}");
 }
 
 /// Where the rewrite would change ids, the file stays on the stable engine: a byte token missing
