@@ -4,7 +4,6 @@
 
 use std::path::PathBuf;
 
-use super::long_texts::Cuts;
 use super::pipeline::PipelineEngine;
 use super::stable::StableEngine;
 use super::test_fixtures::corpus_texts;
@@ -983,6 +982,17 @@ fn merge_across_a_marker(file: &mut serde_json::Value) {
         .push(serde_json::json!("e ▁"));
 }
 
+/// `file` with its spaces written by a `Metaspace` pre-tokenizer in `prepend_scheme`, split at
+/// its markers or not, and no normalizer: the shape transformers gives a SentencePiece model it
+/// converts without the legacy normalizer (`"first"`, not split).
+fn with_metaspace(mut file: serde_json::Value, prepend_scheme: &str, split: bool) -> String {
+    file["normalizer"] = serde_json::Value::Null;
+    file["pre_tokenizer"] = serde_json::json!({
+        "type": "Metaspace", "replacement": "▁", "prepend_scheme": prepend_scheme, "split": split,
+    });
+    file.to_string()
+}
+
 /// A SentencePiece-style BPE (Llama 2's shape: `▁` for spaces, a space prepended, byte fallback)
 /// over a small vocabulary: the letters, `▁`, the tab and the line feed, a few merges, and the
 /// byte tokens `<0x00>` to `<0xFF>` except `missing`. `with_controls` puts the tab and the line
@@ -1268,15 +1278,13 @@ fn files_that_write_spaces_as_markers_are_cut_at_spaces() {
     // The pre-tokenizer's spelling (`Metaspace`, no normalizer, not split at its markers: one that
     // splits is cut after any letter, `files_that_split_at_spaces_are_cut_at_spaces`), in each
     // prepend scheme; with the merge across a marker after `e`.
-    for scheme in ["always", "first", "never"] {
-        let mut metaspace = crossing.clone();
-        metaspace["normalizer"] = serde_json::Value::Null;
-        metaspace["pre_tokenizer"] = serde_json::json!({
-            "type": "Metaspace", "replacement": "▁", "prepend_scheme": scheme, "split": false,
-        });
-        // Named for the assertions, which take a `&str` like the others'.
-        let name: &str = format!("Metaspace, {scheme}").leak();
-        files.push((name, metaspace.to_string(), Some('e'), false));
+    for (name, scheme) in [
+        ("Metaspace, always", "always"),
+        ("Metaspace, first", "first"),
+        ("Metaspace, never", "never"),
+    ] {
+        let metaspace = with_metaspace(crossing.clone(), scheme, false);
+        files.push((name, metaspace, Some('e'), false));
     }
     for (name, prepends) in [("gemma3", false), ("gemini", false), ("llama2", true)] {
         match real_tokenizer(name) {
@@ -1285,15 +1293,10 @@ fn files_that_write_spaces_as_markers_are_cut_at_spaces() {
         }
     }
     // Llama 2's file as transformers converts its SentencePiece model without the legacy
-    // normalizer: the spaces written by a Metaspace pre-tokenizer that prepends to the first
-    // stretch only.
+    // normalizer.
     if let Some(json) = real_tokenizer("llama2") {
-        let mut file: serde_json::Value = serde_json::from_str(&json).unwrap();
-        file["normalizer"] = serde_json::Value::Null;
-        file["pre_tokenizer"] = serde_json::json!({
-            "type": "Metaspace", "replacement": "▁", "prepend_scheme": "first", "split": false,
-        });
-        files.push(("llama2, Metaspace", file.to_string(), None, false));
+        let file = with_metaspace(serde_json::from_str(&json).unwrap(), "first", false);
+        files.push(("llama2, Metaspace", file, None, false));
     }
     let mut inputs: Vec<String> = corpus_texts().into_iter().step_by(3).collect();
     inputs.extend(
@@ -1311,13 +1314,25 @@ fn files_that_write_spaces_as_markers_are_cut_at_spaces() {
         .map(str::to_owned),
     );
     for (name, json, joined, prepends) in files {
-        let stable = StableEngine::from_json(&json).unwrap();
-        let routed = Tokenizer::from_json(&json, name).unwrap();
-        routed.wait_until_ready().unwrap();
+        let routed = assert_cut_parts_encode_as_the_whole(name, &json, &inputs, |text, parts| {
+            // Each part after the first begins at a space, or after it where the file
+            // prepends a `▁`, and not after a letter a token joins to a `▁`.
+            let mut rest = text;
+            for pair in parts.windows(2) {
+                rest = &rest[pair[0].len()..];
+                assert!(rest.starts_with(' '), "{name}: {parts:?}");
+                assert_ne!(pair[0].chars().next_back(), joined, "{name}: {parts:?}");
+                if prepends {
+                    rest = &rest[1..];
+                    assert!(
+                        !pair[1].starts_with('<') && !pair[1].is_empty(),
+                        "{name}: {parts:?}"
+                    );
+                }
+                assert!(rest.starts_with(pair[1]), "{name}: {parts:?}");
+            }
+        });
         assert!(routed.cuts(true).is_none(), "{name}: its template adds <s>");
-        let cuts = routed
-            .cuts(false)
-            .unwrap_or_else(|| panic!("{name} is not cut"));
         // A reader's parts are the text cut in two, which a file that prepends a `▁` is not: it
         // is cut for a reader that encodes the part from the cut without its space.
         assert_eq!(
@@ -1326,31 +1341,6 @@ fn files_that_write_spaces_as_markers_are_cut_at_spaces() {
             "{name}"
         );
         assert_eq!(routed.last_safe_cut(b"a b", 0, false, true), Some(1));
-        assert_cut_parts_encode_as_the_whole(
-            name,
-            &routed,
-            &stable,
-            cuts,
-            &inputs,
-            |text, parts| {
-                // Each part after the first begins at a space, or after it where the file
-                // prepends a `▁`, and not after a letter a token joins to a `▁`.
-                let mut rest = text;
-                for pair in parts.windows(2) {
-                    rest = &rest[pair[0].len()..];
-                    assert!(rest.starts_with(' '), "{name}: {parts:?}");
-                    assert_ne!(pair[0].chars().next_back(), joined, "{name}: {parts:?}");
-                    if prepends {
-                        rest = &rest[1..];
-                        assert!(
-                            !pair[1].starts_with('<') && !pair[1].is_empty(),
-                            "{name}: {parts:?}"
-                        );
-                    }
-                    assert!(rest.starts_with(pair[1]), "{name}: {parts:?}");
-                }
-            },
-        );
     }
     // A token that begins with a space would lose it after a cut; one matched in the normalized
     // text, or that takes the space before it, would see another one.
@@ -1388,61 +1378,41 @@ fn files_that_split_at_spaces_are_cut_at_spaces() {
             .is_none(),
         "its truncation reads across a cut"
     );
-    let with = |file: &serde_json::Value, edits: &[(&str, serde_json::Value)]| {
-        let mut file = file.clone();
-        for (key, value) in edits {
-            file[*key] = value.clone();
-        }
+    let mut untruncated = bert;
+    untruncated["truncation"] = serde_json::Value::Null;
+    // BERT's file with another normalizer and pre-tokenizer.
+    let bert_with = |normalizer: serde_json::Value, pre_tokenizer: serde_json::Value| {
+        let mut file = untruncated.clone();
+        file["normalizer"] = normalizer;
+        file["pre_tokenizer"] = pre_tokenizer;
         file.to_string()
     };
-    let null = serde_json::Value::Null;
-    let mut metaspace_bpe: serde_json::Value =
+    let mut crossing: serde_json::Value =
         serde_json::from_str(&byte_fallback_bpe(&[], true)).unwrap();
-    merge_across_a_marker(&mut metaspace_bpe);
+    merge_across_a_marker(&mut crossing);
     let files = [
-        ("BERT's", with(&bert, &[("truncation", null.clone())])),
+        ("BERT's", untruncated.to_string()),
         (
             "BERT's normalizer stripping accents, not lowercasing",
-            with(
-                &bert,
-                &[
-                    ("truncation", null.clone()),
-                    (
-                        "normalizer",
-                        serde_json::json!({"type": "BertNormalizer", "clean_text": true,
-                            "handle_chinese_chars": true, "strip_accents": true,
-                            "lowercase": false}),
-                    ),
-                ],
+            bert_with(
+                serde_json::json!({"type": "BertNormalizer", "clean_text": true,
+                    "handle_chinese_chars": true, "strip_accents": true, "lowercase": false}),
+                serde_json::json!({"type": "BertPreTokenizer"}),
             ),
         ),
         (
             "NFD, accents stripped, lowercased; `Whitespace`",
-            with(
-                &bert,
-                &[
-                    ("truncation", null.clone()),
-                    (
-                        "normalizer",
-                        serde_json::json!({"type": "Sequence", "normalizers": [
-                            {"type": "NFD"}, {"type": "StripAccents"}, {"type": "Lowercase"}]}),
-                    ),
-                    ("pre_tokenizer", serde_json::json!({"type": "Whitespace"})),
-                ],
+            bert_with(
+                serde_json::json!({"type": "Sequence", "normalizers": [
+                    {"type": "NFD"}, {"type": "StripAccents"}, {"type": "Lowercase"}]}),
+                serde_json::json!({"type": "Whitespace"}),
             ),
         ),
         (
             "NFKC; `WhitespaceSplit`",
-            with(
-                &bert,
-                &[
-                    ("truncation", null.clone()),
-                    ("normalizer", serde_json::json!({"type": "NFKC"})),
-                    (
-                        "pre_tokenizer",
-                        serde_json::json!({"type": "WhitespaceSplit"}),
-                    ),
-                ],
+            bert_with(
+                serde_json::json!({"type": "NFKC"}),
+                serde_json::json!({"type": "WhitespaceSplit"}),
             ),
         ),
         (
@@ -1451,17 +1421,7 @@ fn files_that_split_at_spaces_are_cut_at_spaces() {
         ),
         (
             "a BPE with a merge across a marker, a Metaspace that splits",
-            with(
-                &metaspace_bpe,
-                &[
-                    ("normalizer", null.clone()),
-                    (
-                        "pre_tokenizer",
-                        serde_json::json!({"type": "Metaspace", "replacement": "▁",
-                            "prepend_scheme": "first", "split": true}),
-                    ),
-                ],
-            ),
+            with_metaspace(crossing, "first", true),
         ),
     ];
     let mut inputs: Vec<String> = corpus_texts().into_iter().step_by(3).collect();
@@ -1482,48 +1442,40 @@ fn files_that_split_at_spaces_are_cut_at_spaces() {
         .map(str::to_owned),
     );
     for (name, json) in files {
-        let stable = StableEngine::from_json(&json).unwrap();
-        let routed = Tokenizer::from_json(&json, name).unwrap();
-        routed.wait_until_ready().unwrap();
-        let cuts = routed
-            .cuts(false)
-            .unwrap_or_else(|| panic!("{name} is not cut"));
+        let routed = assert_cut_parts_encode_as_the_whole(name, &json, &inputs, |text, parts| {
+            assert_eq!(parts.concat(), text, "{name}");
+            for part in &parts[1..] {
+                assert!(part.starts_with(' '), "{name}: {parts:?}");
+            }
+        });
         assert_eq!(
             routed.last_safe_cut(b"e b", 0, false, false),
             Some(1),
             "{name}"
         );
-        assert_cut_parts_encode_as_the_whole(
-            name,
-            &routed,
-            &stable,
-            cuts,
-            &inputs,
-            |text, parts| {
-                assert_eq!(parts.concat(), text, "{name}");
-                for part in &parts[1..] {
-                    assert!(part.starts_with(' '), "{name}: {parts:?}");
-                }
-            },
-        );
     }
 }
 
-/// Checks the cuts of `routed`, a tokenizer of `name` whose stable reference is `stable`, on
-/// `inputs`: each text cut everywhere `cuts` may (`Cuts::parts`), the parts encoded one after the
-/// other without template tokens, gives the reference's ids of the whole text, as does a
-/// reader's cut in its first half (`last_safe_cut` for parts after a cut) with the part from it
-/// encoded as one; more than 100 texts are cut; and a text long enough for `encode` to cut gives,
-/// with the template, the reference's ids. `check_parts(text, parts)` checks what the file's
-/// kind says of where its parts begin.
+/// Checks the cuts of `json`, the tokenizer.json `name`, against its stable reference on
+/// `inputs`: it is cut, and each text cut everywhere it may (`Cuts::parts`), the parts encoded
+/// one after the other without template tokens, gives the reference's ids of the whole text, as
+/// does a reader's cut in its first half (`last_safe_cut` for parts after a cut) with the part
+/// from it encoded as one; more than 100 texts are cut; and a text long enough for `encode` to
+/// cut gives, with the template, the reference's ids. `check_parts(text, parts)` checks what the
+/// file's kind says of where its parts begin. Returns the tokenizer, built, for the file's own
+/// checks.
 fn assert_cut_parts_encode_as_the_whole(
     name: &str,
-    routed: &Tokenizer,
-    stable: &StableEngine,
-    cuts: &Cuts,
+    json: &str,
     inputs: &[String],
     check_parts: impl Fn(&str, &[&str]),
-) {
+) -> Tokenizer {
+    let stable = &StableEngine::from_json(json).unwrap();
+    let routed = Tokenizer::from_json(json, name).unwrap();
+    routed.wait_until_ready().unwrap();
+    let cuts = routed
+        .cuts(false)
+        .unwrap_or_else(|| panic!("{name} is not cut"));
     let mode = routed
         .encode_mode(Some(false), &Default::default())
         .unwrap();
@@ -1553,6 +1505,7 @@ fn assert_cut_parts_encode_as_the_whole(
     let with_template = routed.encode_mode(Some(true), &Default::default()).unwrap();
     let encoded = routed.encode(&long, &with_template).unwrap();
     assert!(encoded.as_slice() == ids(stable, &long, true), "{name}");
+    routed
 }
 
 /// Where the rewrite would change ids, the file stays on the stable engine: a byte token missing
