@@ -97,12 +97,14 @@ describe('encode: a document longer than a batch is read in parts', () => {
   // parts are encoded without them. Llama 2's shape, `<s>` before each text and a `▁` put before
   // each: cut only where, besides, each part after a cut is encoded without its space. The same
   // with a Metaspace pre-tokenizer, which puts no `▁` before a part that begins with a space,
-  // and with BERT's pre-tokenizer, which splits at every space.
+  // and with BERT's pre-tokenizer, which splits at every space, as does XLM-RoBERTa's `Metaspace`
+  // after its character map.
   const templatedFiles = [
     { name: 'template tokens around each text', file: gpt2WithTemplate({ after: true }), bos: EOT, eos: ['<|endoftext|>', EOT] as const, cut: { addSpecialTokens: false } },
     { name: "Llama 2's shape", file: llama2Shaped(), bos: 1, eos: ['</s>', 2] as const, cut: { addSpecialTokens: false, afterCut: true } },
     { name: 'a Metaspace pre-tokenizer', file: metaspaceShaped('first'), bos: 1, eos: ['</s>', 2] as const, cut: { addSpecialTokens: false } },
     { name: "BERT's pre-tokenizer (WordPiece, no truncation)", file: { ...fixture<object>('tokenizers/bert.json'), truncation: null }, bos: 101, eos: ['[SEP]', 102] as const, cut: { addSpecialTokens: false } },
+    { name: "XLM-RoBERTa's character map", file: fixture<object>('tokenizers/sentencepiece.json'), bos: 0, eos: ['</s>', 2] as const, cut: { addSpecialTokens: false } },
   ]
   it.each(templatedFiles.flatMap((file) => [{ ...file, appendEos: false }, { ...file, appendEos: true }]))(
     'a tokenizer.json with $name (--append-eos: $appendEos): encoded without its template, cut, and given it once a document',

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest'
 
 import { join } from 'node:path'
 
-import { batchtok, corpus, expectWordGap, FIXTURES, fixture, gpt2WithTemplate, llama2Shaped, metaspaceShaped, rankFileOf, type Texts } from './helpers'
+import { batchtok, corpus, expectWordGap, FIXTURES, fixture, gpt2WithTemplate, llama2Shaped, metaspaceShaped, rankFileOf, t5Shaped, type Texts } from './helpers'
 
 const require = createRequire(import.meta.url)
 const stream = require('../stream/index.js') as typeof import('../stream/index')
@@ -325,6 +325,8 @@ describe('lastSafeCut: where a text still being read may be cut', () => {
   it.each([
     ["BERT's fixture without its truncation (WordPiece after BERT's pre-tokenizer)", { ...fixture<object>('tokenizers/bert.json'), truncation: null }],
     ['the Unigram fixture (NFKC, then a Metaspace pre-tokenizer that splits)', fixture<object>('tokenizers/unigram.json')],
+    ["the SentencePiece fixture (XLM-RoBERTa's conversion: a character map, the end stripped, runs of spaces as a `▁`; a Metaspace that splits)", fixture<object>('tokenizers/sentencepiece.json')],
+    ["T5's shape (a character map alone; WhitespaceSplit, then a Metaspace)", t5Shaped()],
   ])('%s: split at every space, so cut at a space after a letter, without the template', (_name, file) => {
     const tokenizer = Tokenizer.fromJSON(JSON.stringify(file))
     expectCutOnlyAsSaid(tokenizer, 'without template')

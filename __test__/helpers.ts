@@ -82,6 +82,23 @@ export function metaspaceShaped(prependScheme: 'always' | 'first' | 'never'): ob
   })
 }
 
+/**
+ * The SentencePiece fixture (XLM-RoBERTa's conversion) in T5's shape: its character map alone as
+ * the normalizer, and `WhitespaceSplit` before a `Metaspace` as the pre-tokenizer. `lastSafeCut`
+ * cuts it with `addSpecialTokens: false`.
+ */
+export function t5Shaped(): object {
+  const file = fixture<{ normalizer: { normalizers: object[] } }>('tokenizers/sentencepiece.json')
+  return {
+    ...file,
+    normalizer: file.normalizer.normalizers[0],
+    pre_tokenizer: {
+      type: 'Sequence',
+      pretokenizers: [{ type: 'WhitespaceSplit' }, { type: 'Metaspace', replacement: '▁', prepend_scheme: 'always', split: true }],
+    },
+  }
+}
+
 /** The GPT-2 fixture's vocabulary and merges with `Ġ` read as `▁`, byte fallback and `<s>` before
  * each text, its spaces written by `spelling`. */
 function sentencePieceShaped(spelling: { normalizer: object | null; pre_tokenizer: object | null }): object {

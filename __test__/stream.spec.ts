@@ -362,12 +362,13 @@ describe('encodeLineStream and batchLines', () => {
     )
 
     it.each([
-      ["Llama 2's shape (a `▁` put before each text): the part after each cut is encoded without the space it begins at", llama2Shaped()],
-      ['a Metaspace pre-tokenizer (a `▁` put before a text that does not begin with a space): cut at spaces', metaspaceShaped('first')],
-    ])('%s', async (_name, file) => {
+      ["Llama 2's shape (a `▁` put before each text): the part after each cut is encoded without the space it begins at", llama2Shaped(), 1],
+      ['a Metaspace pre-tokenizer (a `▁` put before a text that does not begin with a space): cut at spaces', metaspaceShaped('first'), 1],
+      ["XLM-RoBERTa's shape (a character map before a Metaspace that splits): cut at spaces the map leaves alone", fixture<object>('tokenizers/sentencepiece.json'), 0],
+    ])('%s', async (_name, file, bos) => {
       const sentencePiece = batchtok.Tokenizer.fromJSON(JSON.stringify(file))
       const want = (await sentencePiece.encodeBatch(partsLines)).toArrays().map((ids) => [...ids])
-      expect(want[0][0]).toBe(1)
+      expect(want[0][0]).toBe(bos)
       const options = { batchBytes: 2000, longLines: 'parts' as const }
       const run = await joinedIdsOf(stream.encodeLineStream(sentencePiece, chunksOf(text, 777), options))
       expect(run.ids).toEqual(want)

@@ -16,6 +16,9 @@ runs the reference libraries once and stores what they answer under `__test__/fi
   as transformers converts XLM-RoBERTa's (a `Precompiled` character map, a regex `Replace`); no
   ids are stored for it: the Rust differential tests check the release candidate against the
   stable crate, the reference's own code, on it.
+- tokenizers/charsmap-rules.json: the same conversion of a smaller model whose character map holds
+  only a few rules that rewrite grapheme clusters (`CLUSTER_RULES`), for the tests of where a
+  long text normalized by such a map may be cut.
 - models.json: tiktoken's `encoding_name_for_model` for every model of its table, a few names
   under each of its prefixes, and names it refuses.
 - hf-special.json: the `tokenizers` ids of the fixture texts that hold an added token's text,
@@ -882,22 +885,34 @@ def train_unigram(big_txt_path: Path, out: Path) -> None:
     tok.save(str(out), pretty=False)
 
 
-def train_sentencepiece(big_txt_path: Path, out: Path) -> None:
+def train_sentencepiece(
+    big_txt_path: Path, out: Path, rules: list[tuple[str, str]] | None = None, vocab_size: int = 2000
+) -> None:
     """A SentencePiece Unigram model trained on big.txt with SentencePiece's default normalization
-    (its `nmt_nfkc` character map), turned into a tokenizer.json by transformers' XLM-RoBERTa
-    converter (XLM-RoBERTa's model is also multilingual-e5's and bge-m3's): a `Precompiled`
-    normalizer holding the map, trailing spaces stripped, runs of spaces collapsed by a regex
-    `Replace`, `Metaspace`, and the `<s> $A </s>` template. The Rust differential tests
-    (src/engine/differential.rs) check the release candidate against the stable crate on it."""
+    (its `nmt_nfkc` character map), or with `rules` alone (each a text and what the map makes of
+    it), turned into a tokenizer.json by transformers' XLM-RoBERTa converter (XLM-RoBERTa's model
+    is also multilingual-e5's and bge-m3's): a `Precompiled` normalizer holding the map, trailing
+    spaces stripped, runs of spaces collapsed by a regex `Replace`, `Metaspace`, and the
+    `<s> $A </s>` template. The Rust differential tests (src/engine/differential.rs) check the
+    release candidate against the stable crate on it."""
     import sentencepiece
     from transformers.convert_slow_tokenizer import XLMRobertaConverter
 
     with tempfile.TemporaryDirectory(prefix="batchtok-sentencepiece-") as work:
         prefix = str(Path(work) / "model")
+        normalization = {"normalization_rule_name": "nmt_nfkc"}
+        if rules is not None:
+            # SentencePiece's rule file: code points in hex, the text, a tab, what it becomes.
+            tsv = Path(work) / "rules.tsv"
+            def code_points(text: str) -> str:
+                return " ".join(f"{ord(c):X}" for c in text)
+
+            tsv.write_text("".join(f"{code_points(a)}\t{code_points(b)}\n" for a, b in rules))
+            normalization = {"normalization_rule_tsv": str(tsv)}
         sentencepiece.set_random_generator_seed(1)
         sentencepiece.SentencePieceTrainer.train(
-            input=str(big_txt_path), model_prefix=prefix, model_type="unigram", vocab_size=2000,
-            normalization_rule_name="nmt_nfkc", num_threads=1, minloglevel=2,
+            input=str(big_txt_path), model_prefix=prefix, model_type="unigram",
+            vocab_size=vocab_size, num_threads=1, minloglevel=2, **normalization,
         )
         # The converter reads the model file and asks its tokenizer for the template's ids, which
         # are the converted vocabulary's (XLM-RoBERTa's puts <s> <pad> </s> <unk> first).
@@ -911,12 +926,27 @@ def train_sentencepiece(big_txt_path: Path, out: Path) -> None:
     tok.save(str(out), pretty=False)
 
 
+# Character map rules that rewrite a grapheme cluster unlike its characters one by one, at the
+# places a long text may be cut (before a space after a letter): a space with a combining mark
+# after it, a prepended concatenation mark with the letter after it, a letter that is itself
+# one (Malayalam's dot reph) with the space after it, and a letter made to end in a space.
+CLUSTER_RULES = [
+    (" \u0301", "x"),
+    ("\u0600b", "b "),
+    ("\u0d4e ", "\u0d4e"),
+    ("q", "q "),
+]
+
+
 def prepare_tokenizers(gpt2_files: Path, big_txt_path: Path, retrain_unigram: bool) -> None:
     TOKENIZER_DIR.mkdir(parents=True, exist_ok=True)
     build_gpt2(gpt2_files, TOKENIZER_DIR / "gpt2.json")
     fetch_bert(TOKENIZER_DIR / "bert.json")
     # SentencePiece's trainer, seeded and on one thread, writes the same model on every run.
     train_sentencepiece(big_txt_path, TOKENIZER_DIR / "sentencepiece.json")
+    train_sentencepiece(
+        big_txt_path, TOKENIZER_DIR / "charsmap-rules.json", rules=CLUSTER_RULES, vocab_size=500
+    )
     unigram = TOKENIZER_DIR / "unigram.json"
     # UnigramTrainer is not deterministic from one process to the next, even without threads:
     # the pieces come out the same but their scores differ in the last bits, and the few

@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use super::long_texts::Cuts;
 use super::pipeline::PipelineEngine;
 use super::stable::StableEngine;
 use super::test_fixtures::corpus_texts;
@@ -1390,6 +1391,14 @@ fn files_that_split_at_spaces_are_cut_at_spaces() {
     let mut crossing: serde_json::Value =
         serde_json::from_str(&byte_fallback_bpe(&[], true)).unwrap();
     merge_across_a_marker(&mut crossing);
+    let sentencepiece: serde_json::Value =
+        serde_json::from_str(&fixture_tokenizer("sentencepiece")).unwrap();
+    let sentencepiece_with = |normalizer: serde_json::Value, pre_tokenizer: serde_json::Value| {
+        let mut file = sentencepiece.clone();
+        file["normalizer"] = normalizer;
+        file["pre_tokenizer"] = pre_tokenizer;
+        file.to_string()
+    };
     let files = [
         ("BERT's", untruncated.to_string()),
         (
@@ -1423,6 +1432,30 @@ fn files_that_split_at_spaces_are_cut_at_spaces() {
             "a BPE with a merge across a marker, a Metaspace that splits",
             with_metaspace(crossing, "first", true),
         ),
+        (
+            "the SentencePiece fixture (XLM-RoBERTa's conversion: a character map, the end \
+             stripped, runs of spaces as a `▁`; a Metaspace that splits)",
+            sentencepiece.to_string(),
+        ),
+        (
+            "T5's shape: a character map alone; WhitespaceSplit, then a Metaspace",
+            sentencepiece_with(
+                sentencepiece["normalizer"]["normalizers"][0].clone(),
+                serde_json::json!({"type": "Sequence", "pretokenizers": [
+                    {"type": "WhitespaceSplit"},
+                    {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always",
+                     "split": true}]}),
+            ),
+        ),
+        (
+            "a character map, runs of spaces as one; BERT's pre-tokenizer",
+            sentencepiece_with(
+                serde_json::json!({"type": "Sequence", "normalizers": [
+                    sentencepiece["normalizer"]["normalizers"][0],
+                    {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "}]}),
+                serde_json::json!({"type": "BertPreTokenizer"}),
+            ),
+        ),
     ];
     let mut inputs: Vec<String> = corpus_texts().into_iter().step_by(3).collect();
     inputs.extend(
@@ -1438,6 +1471,10 @@ fn files_that_split_at_spaces_are_cut_at_spaces() {
             "naïve café e\u{301} x",
             "see [SEP] the [MASK]ed word",
             "a  b\t c\n d ",
+            "ab \u{301}cd\u{3000} ef\u{a0} gh   ij ",
+            "\u{600}a b\u{d4e} c \u{915}\u{94d}\u{937} x",
+            "\u{1f1ef}\u{1f1f5}a b \u{1f469}\u{200d}\u{1f52c}c d",
+            "\u{ff21}\u{ff22} \u{ff23} ﬁx ﬂy",
         ]
         .map(str::to_owned),
     );
@@ -1453,6 +1490,63 @@ fn files_that_split_at_spaces_are_cut_at_spaces() {
             Some(1),
             "{name}"
         );
+    }
+}
+
+/// A character map whose rules rewrite grapheme clusters unlike their characters one by one
+/// (`CLUSTER_RULES` in scripts/fixtures.py: a space with a combining mark after it becomes `x`, a
+/// prepended concatenation mark and `b` become `b `, Malayalam's dot reph and a space become the
+/// dot reph, `q` becomes `q `) is cut only where the letter and the space are clusters the map
+/// rewrites alone: the parts of each text encode as the whole, and the places each rule spoils
+/// are not cuts. Each text here would encode otherwise, cut at every space after a letter.
+#[test]
+fn a_character_map_that_rewrites_clusters_is_cut_only_between_clusters_it_rewrites_alone() {
+    let converted: serde_json::Value =
+        serde_json::from_str(&fixture_tokenizer("charsmap-rules")).unwrap();
+    // Runs of spaces are not joined here, so the space `q` ends in is one more `▁` in the whole
+    // text, and stripped from the end of the part before a cut.
+    let mut stripped = converted.clone();
+    stripped["normalizer"]["normalizers"]
+        .as_array_mut()
+        .unwrap()
+        .truncate(2);
+    // The texts each rule spoils a cut of: the last two, whose letter's cluster ends in a space,
+    // only where runs of spaces are not joined.
+    let spoiled = ["ab \u{301}cd", "ab\u{d4e} cd", "\u{600}b c", "ab q c"];
+    let mut inputs: Vec<String> = corpus_texts().into_iter().step_by(3).collect();
+    inputs.extend(spoiled.map(str::to_owned));
+    let cut_at_every_space = Cuts::EVERY_WORD_GAP.at_spaces_after_letters_but(Vec::new());
+    for (name, file, spoiled) in [
+        (
+            "the rules, converted as XLM-RoBERTa's",
+            converted,
+            &spoiled[..2],
+        ),
+        (
+            "the rules, the end stripped, runs of spaces as they are",
+            stripped,
+            &spoiled[..],
+        ),
+    ] {
+        let json = file.to_string();
+        let routed = assert_cut_parts_encode_as_the_whole(name, &json, &inputs, |text, parts| {
+            assert_eq!(parts.concat(), text, "{name}");
+        });
+        let stable = &StableEngine::from_json(&json).unwrap();
+        let mode = routed
+            .encode_mode(Some(false), &Default::default())
+            .unwrap();
+        for text in spoiled {
+            let by_every_space: Vec<u32> = cut_at_every_space
+                .parts(text, 1)
+                .flat_map(|part| routed.encode(part, &mode).unwrap().as_slice().to_vec())
+                .collect();
+            assert_ne!(
+                by_every_space,
+                ids(stable, text, false),
+                "{name}: {text:?} encodes alike cut at every space"
+            );
+        }
     }
 }
 

@@ -76,7 +76,10 @@
 //! a `Metaspace` that splits before each `▁`), behind normalizers that read one character at a
 //! time (NFC, NFD, NFKC, NFKD, lowercasing, stripping accents, BERT's), gives its model a piece
 //! at a time, whatever the model, and no piece holds a space: a text cut before a space after a
-//! letter gives the same pieces in its parts ([`file_splits_at_spaces`]).
+//! letter gives the same pieces in its parts ([`file_splits_at_spaces`]). Behind SentencePiece's
+//! character map (XLM-RoBERTa's, T5's), which rewrites a grapheme cluster at a time, it is cut
+//! there only where the letter and the space are clusters the map rewrites alone, into text
+//! that still parts there ([`CharsMapCuts`]).
 //!
 //! **A SentencePiece-style BPE file** that writes each space as `▁` (`Replace`, as Gemma's) and
 //! has no pre-tokenizer that cuts the text, or writes them with its pre-tokenizer alone
@@ -100,12 +103,16 @@
 //! `Tokenizer.lastSafeCut` and the encode methods' `afterCut`), and a place there also reads the
 //! character after it.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
 use regex_syntax::hir::{Class, HirKind};
 use serde_json::Value;
+use spm_precompiled::Precompiled;
 use unicode_normalization::char::canonical_combining_class;
 use unicode_normalization::{IsNormalized, is_nfkc_quick};
+use unicode_segmentation::GraphemeCursor;
 
 use super::marker_cuts::MARKER;
 use super::openai::cuts_safely;
@@ -137,6 +144,9 @@ pub struct Cuts {
     /// A cut is then a space with a character after it that begins none, and each part after the
     /// first is without that space (the module says why).
     prepended_marker: Option<Vec<char>>,
+    /// Where the file normalizes with SentencePiece's character map before it splits at spaces:
+    /// the map, which must read the letter and the space at a cut each alone.
+    charsmap: Option<Arc<CharsMapCuts>>,
 }
 
 /// A token that holds word gaps, and where.
@@ -154,6 +164,7 @@ impl Cuts {
         tokens: Vec::new(),
         spaces_after_letters_but: None,
         prepended_marker: None,
+        charsmap: None,
     };
 
     /// The word gaps outside every occurrence of `tokens`.
@@ -173,6 +184,7 @@ impl Cuts {
             tokens,
             spaces_after_letters_but: None,
             prepended_marker: None,
+            charsmap: None,
         }
     }
 
@@ -265,6 +277,10 @@ impl Cuts {
         is_word_gap(bytes, at)
             && at_a_space_it_may_cut()
             && begins_no_token_after()
+            && self
+                .charsmap
+                .as_ref()
+                .is_none_or(|map| map.keeps(bytes, at))
             && !self.tokens.iter().any(|token| token.may_hold(bytes, at))
     }
 }
@@ -517,37 +533,178 @@ pub fn file_splits_at_word_gaps(normalizer: Option<&Value>, pre_tokenizer: Optio
     normalizes_safely && pre_tokenizes_safely
 }
 
-/// Whether a tokenizer.json whose normalizer and pre-tokenizer are these (as the stable crate
-/// writes them) splits a text at every space into pieces its model encodes one at a time,
-/// having read each character on its own: a pre-tokenizer that splits at white space
-/// (`WhitespaceSplit`; `Whitespace`, whose pieces are runs of word characters or of others, none
-/// of white space; BERT's, which also isolates punctuation) or writes each space as `▁` and
-/// splits before it (`Metaspace` with `split`, which puts no `▁` before a text that begins with a
-/// space, in any prepend scheme); and no normalizer, or one made of normalizers that read a
-/// character at a time (NFC, NFD, NFKC, NFKD, lowercasing, stripping accents, BERT's). Cut before
-/// a space after a letter, such a text gives its model the same pieces in its parts as in the
-/// whole: no normalizer joins the letter and the space (the space is a starter that composes
-/// with nothing before it), and every piece ends at the space.
-pub fn file_splits_at_spaces(normalizer: Option<&Value>, pre_tokenizer: Option<&Value>) -> bool {
+/// How a tokenizer.json whose normalizer and pre-tokenizer are these (as the stable crate writes
+/// them) is cut, where it splits a text at every space into pieces its model encodes one at a
+/// time: a pre-tokenizer that splits at white space (`WhitespaceSplit`; `Whitespace`, whose
+/// pieces are runs of word characters or of others, none of white space; BERT's, which also
+/// isolates punctuation) or writes each space as `▁` and splits before it (`Metaspace` with
+/// `split`, which puts no `▁` before a text that begins with a space, in any prepend scheme),
+/// alone or first in a sequence (each later step splits each piece alone, and a `Metaspace` among
+/// them puts a `▁` before the piece after a cut as before that piece in the whole text); and
+///
+/// - no normalizer, or one made of normalizers that read a character at a time (NFC, NFD, NFKC,
+///   NFKD, lowercasing, stripping accents, BERT's). Cut before a space after a letter, such a
+///   text gives its model the same pieces in its parts as in the whole: no normalizer joins the
+///   letter and the space (the space is a starter that composes with nothing before it), and
+///   every piece ends at the space. Or
+/// - SentencePiece's character map (`Precompiled`), then at most a strip of the text's end
+///   (`Strip` of the right only) and a regex `Replace` of runs of spaces (` {2,}`) by text that
+///   begins with a character the pre-tokenizer splits before, as transformers converts
+///   SentencePiece models (XLM-RoBERTa's, T5's). The map rewrites the text a grapheme cluster at
+///   a time, so it is cut only where the letter and the space are clusters of their own that it
+///   rewrites alike in the parts ([`CharsMapCuts`]); the letter's rewriting then ends in no white
+///   space, so the end a part is stripped of and the run of spaces after a cut are the whole
+///   text's.
+pub fn file_splits_at_spaces(
+    normalizer: Option<&Value>,
+    pre_tokenizer: Option<&Value>,
+) -> Option<SplitsAtSpaces> {
+    let first_step = match pre_tokenizer {
+        Some(sequence) if kind(sequence) == "Sequence" => sequence["pretokenizers"].get(0),
+        step => step,
+    }?;
+    let splits_before_marker = match kind(first_step) {
+        "WhitespaceSplit" | "Whitespace" | "BertPreTokenizer" => false,
+        "Metaspace"
+            if first_step["replacement"].as_str() == Some(MARKER)
+                && first_step["split"].as_bool() == Some(true) =>
+        {
+            true
+        }
+        _ => return None,
+    };
     let reads_a_character_at_a_time = |step: &Value| {
         matches!(
             kind(step),
             "NFC" | "NFD" | "NFKC" | "NFKD" | "Lowercase" | "StripAccents" | "BertNormalizer"
         )
     };
-    let normalizes_safely = match normalizer {
-        None | Some(Value::Null) => true,
-        Some(normalizer) => normalizer_steps(normalizer)
-            .is_some_and(|all| all.iter().all(reads_a_character_at_a_time)),
+    let steps = match normalizer {
+        None | Some(Value::Null) => &[][..],
+        Some(normalizer) => normalizer_steps(normalizer)?,
     };
-    let splits_at_spaces = pre_tokenizer.is_some_and(|step| match kind(step) {
-        "WhitespaceSplit" | "Whitespace" | "BertPreTokenizer" => true,
-        "Metaspace" => {
-            step["replacement"].as_str() == Some(MARKER) && step["split"].as_bool() == Some(true)
+    let charsmap = match steps {
+        [map, after_map @ ..] if kind(map) == "Precompiled" => {
+            let begins_a_piece = |c: char| splits_before(c, splits_before_marker);
+            let strips_the_end =
+                |step: &Value| kind(step) == "Strip" && step["strip_left"].as_bool() == Some(false);
+            let joins_runs_of_spaces = |step: &Value| {
+                kind(step) == "Replace"
+                    && step["pattern"]["Regex"].as_str() == Some(" {2,}")
+                    && step["content"]
+                        .as_str()
+                        .and_then(|content| content.chars().next())
+                        .is_some_and(begins_a_piece)
+            };
+            if !after_map
+                .iter()
+                .all(|step| strips_the_end(step) || joins_runs_of_spaces(step))
+            {
+                return None;
+            }
+            let map = STANDARD
+                .decode(map["precompiled_charsmap"].as_str()?)
+                .ok()
+                .and_then(|map| Precompiled::from(&map).ok())?;
+            Some(Arc::new(CharsMapCuts {
+                map,
+                splits_before_marker,
+            }))
         }
-        _ => false,
-    });
-    normalizes_safely && splits_at_spaces
+        steps if steps.iter().all(reads_a_character_at_a_time) => None,
+        _ => return None,
+    };
+    Some(SplitsAtSpaces { charsmap })
+}
+
+/// How a file that splits a text at every space is cut ([`file_splits_at_spaces`]).
+#[derive(Debug)]
+pub struct SplitsAtSpaces {
+    charsmap: Option<Arc<CharsMapCuts>>,
+}
+
+impl SplitsAtSpaces {
+    /// `cuts`, only before a space after a letter, and only where the file's character map (if
+    /// it has one) reads the two alone.
+    pub fn cuts(self, cuts: Cuts) -> Cuts {
+        Cuts {
+            charsmap: self.charsmap,
+            ..cuts.at_spaces_after_letters_but(Vec::new())
+        }
+    }
+}
+
+/// What a cut before a space after a letter also needs where SentencePiece's character map
+/// normalizes the text first. The map cuts the text into extended grapheme clusters and rewrites
+/// each alone (by the entry of its shortest prefix that has one, else character by character),
+/// so the text normalized is its parts normalized, joined, where a cluster boundary falls at the
+/// cut: UAX #29 puts one before a space unless the character before it is a prepended
+/// concatenation mark (GB9b), and the clusters of the part after the cut are the text's, as no
+/// rule that reads further back reads past a space. Then the letter's cluster and the space's
+/// are each rewritten alone where each is a cluster of its own: the letter's rewriting must end
+/// in no white space (the text's end is stripped, and a run of spaces joined, as in the whole
+/// text) and the space's begin with a character the pre-tokenizer splits before.
+#[derive(Debug)]
+pub struct CharsMapCuts {
+    map: Precompiled,
+    /// Whether the pre-tokenizer splits before a `▁` as before a space (`Metaspace`).
+    splits_before_marker: bool,
+}
+
+/// How far before a cut's letter the cluster rules may read: a rule that reads further (a run of
+/// flags, an emoji sequence, an Indic conjunct) leaves no cut there.
+const CLUSTER_CONTEXT: usize = 64;
+
+impl CharsMapCuts {
+    /// Whether a text may be cut at `at`, a space after a letter: the letter, the space and the
+    /// character after the space are clusters of their own, none of the characters the rules read
+    /// there is one whose classes the Unicode versions disagree on, and the map rewrites the
+    /// letter and the space as [`CharsMapCuts`] says.
+    fn keeps(&self, bytes: &[u8], at: usize) -> bool {
+        let (Some(letter), Some(next)) = (
+            char_ending_at(bytes, at),
+            bytes
+                .get(at + 1)
+                .and_then(|_| char_starting_at(bytes, at + 1)),
+        ) else {
+            return false;
+        };
+        let letter_start = at - letter.len_utf8();
+        let end = at + 1 + next.len_utf8();
+        let start = (letter_start.saturating_sub(CLUSTER_CONTEXT)..letter_start)
+            .find(|&start| bytes[start] & 0xC0 != 0x80)
+            .unwrap_or(letter_start);
+        let Ok(window) = std::str::from_utf8(&bytes[start..end]) else {
+            return false;
+        };
+        // From the character before the letter, which may join it (GB9b), to the one after the
+        // space, which may join the space (GB9, GB9a).
+        let before_letter = char_ending_at(bytes, letter_start).map_or(0, char::len_utf8);
+        let read_at_the_cut = &window[letter_start - before_letter - start..];
+        let clusters_alone = [letter_start, at, at + 1].into_iter().all(|place| {
+            GraphemeCursor::new(place, bytes.len(), true).is_boundary(window, start) == Ok(true)
+        });
+        let mut utf8 = [0; 4];
+        let letter = letter.encode_utf8(&mut utf8);
+        let letter_mapped = self.map.transform(letter).unwrap_or(letter);
+        let space_mapped = self.map.transform(" ").unwrap_or(" ");
+        clusters_alone
+            && !unicode_drift::contains_drift(read_at_the_cut, true)
+            && letter_mapped
+                .chars()
+                .next_back()
+                .is_some_and(|last| !last.is_whitespace())
+            && space_mapped
+                .chars()
+                .next()
+                .is_some_and(|first| splits_before(first, self.splits_before_marker))
+    }
+}
+
+/// Whether a pre-tokenizer that splits at spaces splits before `c` at the start of a text after
+/// a cut: a space, or a `▁` where it writes spaces as `▁` (`marker`).
+fn splits_before(c: char, marker: bool) -> bool {
+    c == ' ' || (marker && MARKER.starts_with(c))
 }
 
 /// How a SentencePiece-style tokenizer.json writes the spaces of a text
@@ -882,7 +1039,7 @@ mod tests {
         use serde_json::json;
 
         let splits = |normalizer: Value, pre_tokenizer: Value| {
-            file_splits_at_spaces(Some(&normalizer), Some(&pre_tokenizer))
+            file_splits_at_spaces(Some(&normalizer), Some(&pre_tokenizer)).is_some()
         };
         let bert = json!({"type": "BertNormalizer", "clean_text": true,
                           "handle_chinese_chars": true, "strip_accents": null, "lowercase": true});
@@ -895,6 +1052,9 @@ mod tests {
             json!({"type": "Whitespace"}),
             json!({"type": "WhitespaceSplit"}),
             metaspace(true),
+            json!({"type": "Sequence", "pretokenizers": [{"type": "WhitespaceSplit"}]}),
+            json!({"type": "Sequence", "pretokenizers": [
+                {"type": "WhitespaceSplit"}, metaspace(false)]}),
         ] {
             assert!(
                 splits(Value::Null, pre_tokenizer.clone()),
@@ -911,7 +1071,6 @@ mod tests {
             for normalizer in [
                 json!({"type": "Strip", "strip_left": true, "strip_right": true}),
                 json!({"type": "Replace", "pattern": {"String": " "}, "content": "▁"}),
-                json!({"type": "Precompiled", "precompiled_charsmap": ""}),
                 json!({"type": "Sequence", "normalizers": [
                     {"type": "NFKC"}, {"type": "Prepend", "prepend": "▁"}]}),
             ] {
@@ -921,7 +1080,7 @@ mod tests {
                 );
             }
         }
-        // Pre-tokenizers whose pieces may hold a space, or that are not alone.
+        // Pre-tokenizers whose pieces may hold a space, first or alone.
         for pre_tokenizer in [
             metaspace(false),
             json!({"type": "Metaspace", "replacement": "_", "prepend_scheme": "always",
@@ -929,14 +1088,107 @@ mod tests {
             json!({"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true,
                    "use_regex": false}),
             json!({"type": "Punctuation", "behavior": "Isolated"}),
-            json!({"type": "Sequence", "pretokenizers": [{"type": "WhitespaceSplit"}]}),
+            json!({"type": "Sequence", "pretokenizers": [
+                {"type": "Punctuation", "behavior": "Isolated"}, {"type": "WhitespaceSplit"}]}),
+            json!({"type": "Sequence", "pretokenizers": []}),
         ] {
             assert!(
                 !splits(Value::Null, pre_tokenizer.clone()),
                 "{pre_tokenizer}"
             );
         }
-        assert!(!file_splits_at_spaces(None, None));
+        assert!(file_splits_at_spaces(None, None).is_none());
+    }
+
+    /// The XLM-RoBERTa-style fixture's normalizer: its SentencePiece character map (`nmt_nfkc`),
+    /// the text's end stripped, runs of spaces as one `▁`.
+    fn sentencepiece_normalizer() -> Value {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/__test__/fixtures/tokenizers/sentencepiece.json"
+        );
+        let file: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        file["normalizer"].clone()
+    }
+
+    #[test]
+    fn files_normalized_by_a_character_map_split_at_spaces_before_runs_of_spaces_they_split_at() {
+        use serde_json::json;
+
+        let normalizer = sentencepiece_normalizer();
+        let steps = normalizer["normalizers"].as_array().unwrap();
+        assert_eq!(
+            steps.iter().map(kind).collect::<Vec<_>>(),
+            ["Precompiled", "Strip", "Replace"]
+        );
+        let (map, strip) = (&steps[0], &steps[1]);
+        let metaspace = json!({"type": "Metaspace", "replacement": "▁",
+                               "prepend_scheme": "always", "split": true});
+        let whitespace = json!({"type": "WhitespaceSplit"});
+        let t5 =
+            json!({"type": "Sequence", "pretokenizers": [whitespace.clone(), metaspace.clone()]});
+        let sequence = |steps: &[&Value]| json!({"type": "Sequence", "normalizers": steps});
+        let runs_as_space = json!({"type": "Replace", "pattern": {"Regex": " {2,}"},
+                                   "content": " "});
+        let splits = |normalizer: &Value, pre_tokenizer: &Value| {
+            file_splits_at_spaces(Some(normalizer), Some(pre_tokenizer))
+                .is_some_and(|splits| splits.charsmap.is_some())
+        };
+        for pre_tokenizer in [&metaspace, &whitespace, &t5] {
+            assert!(splits(map, pre_tokenizer), "{pre_tokenizer}");
+            assert!(
+                splits(&sequence(&[map, strip, &runs_as_space]), pre_tokenizer),
+                "{pre_tokenizer}"
+            );
+            let strip_left = json!({"type": "Strip", "strip_left": true, "strip_right": true});
+            let runs_as_other = json!({"type": "Replace", "pattern": {"Regex": " {2,}"},
+                                       "content": "-"});
+            let nfkc_first = json!({"type": "NFKC"});
+            for rejected in [
+                sequence(&[map, &strip_left]),
+                sequence(&[map, &runs_as_other]),
+                sequence(&[&nfkc_first, map]),
+                sequence(&[map, &nfkc_first]),
+                json!({"type": "Precompiled", "precompiled_charsmap": ""}),
+            ] {
+                assert!(
+                    file_splits_at_spaces(Some(&rejected), Some(pre_tokenizer)).is_none(),
+                    "{rejected} {pre_tokenizer}"
+                );
+            }
+        }
+        // A run of spaces becomes a `▁`, which `Metaspace` splits before and `WhitespaceSplit`
+        // does not.
+        assert!(splits(&normalizer, &metaspace));
+        assert!(file_splits_at_spaces(Some(&normalizer), Some(&whitespace)).is_none());
+    }
+
+    #[test]
+    fn a_character_map_cuts_where_the_letter_and_the_space_are_clusters_of_their_own() {
+        let normalizer = sentencepiece_normalizer();
+        let metaspace = serde_json::json!({"type": "Metaspace", "replacement": "▁",
+                                           "prepend_scheme": "always", "split": true});
+        let cuts = file_splits_at_spaces(Some(&normalizer), Some(&metaspace))
+            .unwrap()
+            .cuts(Cuts::EVERY_WORD_GAP);
+        let parts = |text: &'static str| cuts.parts(text, 1).collect::<Vec<_>>();
+        assert_eq!(parts("one two, three"), ["one", " two, three"]);
+        assert_eq!(parts("ab  cd"), ["ab", "  cd"]);
+        assert_eq!(parts("Привет мир"), ["Привет", " мир"]);
+        // A mark after the space joins it (GB9); a prepended concatenation mark before the
+        // letter joins that (GB9b); a letter that is one joins the space (U+0D4E, GB9b).
+        assert_eq!(parts("ab \u{301}cd ef"), ["ab \u{301}cd", " ef"]);
+        assert_eq!(parts("\u{600}a b"), ["\u{600}a b"]);
+        assert_eq!(parts("ab\u{d4e} cd"), ["ab\u{d4e} cd"]);
+        // An Indic conjunct ends in the letter: its cluster is not the letter alone (GB9c).
+        assert_eq!(
+            parts("\u{915}\u{94d}\u{937} x"),
+            ["\u{915}\u{94d}\u{937} x"]
+        );
+        // A reader's text must hold the character after the space.
+        assert_eq!(cuts.last_from(b"ab cd", 0), Some(2));
+        assert_eq!(cuts.last_from(b"ab ", 0), None);
+        assert_eq!(cuts.last_from("ab \u{301}".as_bytes(), 0), None);
     }
 
     #[test]

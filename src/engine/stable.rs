@@ -495,8 +495,10 @@ fn parts_encode_as_the_whole(tokenizer: &StableTokenizer) -> Option<Cuts> {
     let cuts = if long_texts::file_splits_at_word_gaps(normalizer.as_ref(), pre_tokenizer.as_ref())
     {
         cuts
-    } else if long_texts::file_splits_at_spaces(normalizer.as_ref(), pre_tokenizer.as_ref()) {
-        cuts.at_spaces_after_letters_but(Vec::new())
+    } else if let Some(splits) =
+        long_texts::file_splits_at_spaces(normalizer.as_ref(), pre_tokenizer.as_ref())
+    {
+        splits.cuts(cuts)
     } else if let Some(marked) =
         long_texts::file_marks_spaces(normalizer.as_ref(), pre_tokenizer.as_ref())
     {

@@ -275,7 +275,9 @@ impl Tokenizer {
     /// `文。中`), outside every special or added token, under the OpenAI encodings' patterns (and
     /// Qwen's, Tekken's, Kimi K2's), and under a tokenizer.json that splits text by one of them
     /// (GPT-4o's, Llama 3's, Qwen's); at a space after a letter under one whose pre-tokenizer
-    /// splits at every space (BERT's, `Whitespace`, a `Metaspace` that splits), and after a letter
+    /// splits at every space (BERT's, `Whitespace`, a `Metaspace` that splits; behind
+    /// SentencePiece's character map, XLM-RoBERTa's and T5's, where the map reads the letter and
+    /// the space each alone and a character follows the space), and after a letter
     /// no token joins to a `▁` under a SentencePiece-style one that writes each space as `▁`
     /// (Gemma's; one with a `Metaspace` pre-tokenizer and no normalizer); never under a truncation.
     /// A tokenizer.json whose template adds tokens around a text (Llama 3.1's
