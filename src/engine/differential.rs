@@ -1550,6 +1550,112 @@ fn a_character_map_that_rewrites_clusters_is_cut_only_between_clusters_it_rewrit
     }
 }
 
+/// A long text under a truncation that keeps a text's first ids is encoded from a start of it
+/// (`Tokenizer::start_kept_by_truncation`): its ids equal the reference's of the whole text, with
+/// and without template tokens, under the file's own truncation and under others (lengths from
+/// a few ids to more than the text has, a stride, every strategy), and under one that keeps the
+/// last ids, which reads the whole.
+#[test]
+fn long_texts_under_a_truncation_give_the_whole_texts_ids() {
+    use super::{Side, Truncation, TruncationChoice, TruncationStrategy};
+
+    let truncated = |name: &str, max_length: usize| {
+        let mut file: serde_json::Value = serde_json::from_str(&fixture_tokenizer(name)).unwrap();
+        file["truncation"] = serde_json::json!({"direction": "Right", "max_length": max_length,
+            "strategy": "LongestFirst", "stride": 0});
+        file.to_string()
+    };
+    let files = [
+        (
+            "BERT's (its own truncation, 128 tokens)",
+            fixture_tokenizer("bert"),
+        ),
+        ("GPT-2's, 300 tokens", truncated("gpt2", 300)),
+        (
+            "the SentencePiece fixture, 512 tokens",
+            truncated("sentencepiece", 512),
+        ),
+        ("Llama 2's shape, 64 tokens", {
+            let mut file: serde_json::Value =
+                serde_json::from_str(&byte_fallback_bpe(&[], true)).unwrap();
+            file["truncation"] = serde_json::json!({"direction": "Right", "max_length": 64,
+                "strategy": "LongestFirst", "stride": 0});
+            file.to_string()
+        }),
+    ];
+    let corpus = corpus_texts();
+    let prose = corpus[..600].join(" ");
+    let texts = [
+        prose.clone(),
+        corpus[corpus.len() - 600..].join("\n"),
+        // No place to cut: read whole.
+        "abc".repeat(40_000),
+        // Few ids in the first bytes: a long run of spaces, then words.
+        format!("{}{prose}", " ".repeat(70_000)),
+    ];
+    // Each at least the template's tokens, as the JS options ask.
+    let truncations = [3, 5, 128, 5_000, 10_000_000]
+        .into_iter()
+        .flat_map(|max_length| {
+            [
+                (TruncationStrategy::LongestFirst, 0, Side::Right),
+                (TruncationStrategy::OnlyFirst, 2, Side::Right),
+                (TruncationStrategy::OnlySecond, 0, Side::Right),
+                (TruncationStrategy::LongestFirst, 0, Side::Left),
+            ]
+            .map(|(strategy, stride, direction)| Truncation {
+                max_length,
+                strategy,
+                // A stride must be shorter than what the truncation keeps of the text.
+                stride: if max_length > 100 { stride } else { 0 },
+                direction,
+            })
+        });
+    let truncations: Vec<Truncation> = truncations.collect();
+    for (name, json) in files {
+        let stable = &StableEngine::from_json(&json).unwrap();
+        let routed = Tokenizer::from_json(&json, name).unwrap();
+        routed.wait_until_ready().unwrap();
+        let mut scratch = Scratch::engine_pool();
+        for text in &texts {
+            assert!(text.len() > super::long_texts::STABLE_PART_BYTES);
+            for add in [true, false] {
+                let mode = routed.encode_mode(Some(add), &Default::default()).unwrap();
+                let by_file = routed
+                    .encode(text, &mode)
+                    .map(|ids| ids.as_slice().to_vec());
+                assert_eq!(
+                    by_file.unwrap(),
+                    ids(stable, text, add),
+                    "{name}, add {add}"
+                );
+                for truncation in &truncations {
+                    let mode = mode
+                        .clone()
+                        .with_truncation(TruncationChoice::With(*truncation));
+                    let by_parts = routed
+                        .encode(text, &mode)
+                        .map(|ids| ids.as_slice().to_vec())
+                        .map_err(|e| e.to_string());
+                    let mut whole = Ids::default();
+                    let reference = stable
+                        .encode_truncated(
+                            text,
+                            add,
+                            true,
+                            Some(truncation),
+                            &mut scratch,
+                            &mut whole,
+                        )
+                        .map(|()| whole.as_slice().to_vec())
+                        .map_err(|e| e.to_string());
+                    assert_eq!(by_parts, reference, "{name}, add {add}, {truncation:?}");
+                }
+            }
+        }
+    }
+}
+
 /// Checks the cuts of `json`, the tokenizer.json `name`, against its stable reference on
 /// `inputs`: it is cut, and each text cut everywhere it may (`Cuts::parts`), the parts encoded
 /// one after the other without template tokens, gives the reference's ids of the whole text, as

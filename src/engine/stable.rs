@@ -178,10 +178,18 @@ impl StableEngine {
     /// token matches otherwise at either side of a cut, and, with template tokens, its template
     /// adds none around one text (each part would get them). `None` where a text is not cut.
     pub fn cuts(&self, with_template_tokens: bool) -> Option<&Cuts> {
+        self.cuts_before_truncation()
+            .filter(|_| self.splitting.get_truncation().is_none())
+            .filter(|_| !(with_template_tokens && self.template_tokens(false) > 0))
+    }
+
+    /// Where a text may be cut so that the ids of the part before the cut, without template
+    /// tokens and untruncated, are the first ids of the whole text's: [`cuts`](Self::cuts)
+    /// whatever the file's truncation.
+    pub fn cuts_before_truncation(&self) -> Option<&Cuts> {
         self.cuts_without_template
             .get_or_init(|| parts_encode_as_the_whole(&self.splitting))
             .as_ref()
-            .filter(|_| !(with_template_tokens && self.template_tokens(false) > 0))
     }
 
     /// The ids the template puts before and after one text's ids where `with_template_tokens`
@@ -465,17 +473,17 @@ impl StableEngine {
     }
 }
 
-/// [`StableEngine::cuts`] of `tokenizer`, without template tokens. No cut falls inside an added
-/// token (`Cuts::outside`), but three kinds of token read the text beside them: one that ends in
-/// a letter and takes the white space after it (`rstrip`) would take a space that a cut puts at
-/// the start of the next part; one that must stand as a word (`single_word`) and begins with a
-/// character that is not part of a word would be refused after the letter before a cut and
-/// matched at the start of the part after it; and one matched in the normalized text
-/// (`normalized`, where the file normalizes) is not found by looking at the text as it is. A file
-/// with a token of the first two kinds, or of the third holding a word gap, is not cut. (One that
-/// takes the white space before it takes none after the letter before a cut, and the same on
-/// either side of it.) A file that puts a `▁` before each text is cut only where its added tokens
-/// are plain text matched as written, none beginning with a space.
+/// [`StableEngine::cuts`] of `tokenizer`, without template tokens, before its truncation (which
+/// reads across every cut). No cut falls inside an added token (`Cuts::outside`), but three kinds
+/// of token read the text beside them: one that ends in a letter and takes the white space after it
+/// (`rstrip`) would take a space that a cut puts at the start of the next part; one that must stand
+/// as a word (`single_word`) and begins with a character that is not part of a word would be
+/// refused after the letter before a cut and matched at the start of the part after it; and one
+/// matched in the normalized text (`normalized`, where the file normalizes) is not found by looking
+/// at the text as it is. A file with a token of the first two kinds, or of the third holding a word
+/// gap, is not cut. (One that takes the white space before it takes none after the letter before a
+/// cut, and the same on either side of it.) A file that puts a `▁` before each text is cut only
+/// where its added tokens are plain text matched as written, none beginning with a space.
 fn parts_encode_as_the_whole(tokenizer: &StableTokenizer) -> Option<Cuts> {
     let component = |value: Option<serde_json::Value>| value.filter(|value| !value.is_null());
     // A sequence of no normalizers (DeepSeek V3's) leaves the text as it is: no normalizer.
@@ -535,7 +543,7 @@ fn parts_encode_as_the_whole(tokenizer: &StableTokenizer) -> Option<Cuts> {
                 && normalizer.is_some()
                 && long_texts::holds_word_gap(&token.content))
     });
-    (tokenizer.get_truncation().is_none() && !reads_beside).then_some(cuts)
+    (!reads_beside).then_some(cuts)
 }
 
 /// The ids `tokenizer`'s post-processor puts around one text's ids, read off a text of two ids

@@ -15,7 +15,7 @@ use super::special::{self, AllowedSpecial, Segment, SpecialSet, SpecialToken};
 use super::stable::StableEngine;
 use super::tekken::{self, TEKKEN_NAME};
 use super::tiktoken_file::{self, RankFile};
-use super::{Engine, Error, ErrorKind, Ids, Scratch, TruncationChoice};
+use super::{Engine, Error, ErrorKind, Ids, Scratch, Side, TruncationChoice};
 
 /// Where a tokenizer comes from, which decides the options that apply to it.
 #[derive(Debug, Clone, Copy)]
@@ -545,6 +545,9 @@ impl Tokenizer {
                     out.extend_from_slice(&ends.after);
                     return Ok(());
                 }
+                let text = self
+                    .start_kept_by_truncation(text, mode, split, scratch)?
+                    .unwrap_or(text);
                 // A text not cut waits for the release candidate's build past a size, rather than
                 // go whole to the stable engine only because the build is not done.
                 self.wait_before_long_text(text.len());
@@ -559,6 +562,63 @@ impl Tokenizer {
                     }
                 }
             }
+        }
+    }
+
+    /// The start of `text` that encodes, truncated as `mode` truncates, to the whole text's ids,
+    /// where a truncation keeps a long text's first ids: the part before a cut
+    /// ([`StableEngine::cuts_before_truncation`]: its ids untruncated are the whole's first ones)
+    /// with at least as many ids as the truncation keeps, template tokens included. The
+    /// truncation then keeps the same ids of either, and the template and padding go around the
+    /// same. `None` where the whole text is encoded.
+    fn start_kept_by_truncation<'t, 's>(
+        &'t self,
+        text: &'s str,
+        mode: &EncodeMode,
+        split_special: bool,
+        scratch: &mut Scratch<'t>,
+    ) -> Result<Option<&'s str>, Error> {
+        let Some(stable) = self.stable_engine() else {
+            return Ok(None);
+        };
+        let truncation = match &mode.truncation {
+            TruncationChoice::File => stable.file_truncation(),
+            TruncationChoice::Off => None,
+            TruncationChoice::With(truncation) => Some(*truncation),
+        };
+        let Some(truncation) = truncation.filter(|truncation| truncation.direction == Side::Right)
+        else {
+            return Ok(None);
+        };
+        let Some(cuts) = stable
+            .cuts_before_truncation()
+            .filter(|_| text.len() > long_texts::STABLE_PART_BYTES)
+        else {
+            return Ok(None);
+        };
+        // A few bytes a token, so most texts need one try.
+        let mut size = truncation.max_length.saturating_mul(16).max(4096);
+        loop {
+            let Some(start) = cuts
+                .parts(text, size)
+                .next()
+                .filter(|s| s.len() < text.len())
+            else {
+                return Ok(None);
+            };
+            let mut ids = Ids::with_capacity(0);
+            self.engine_for(start).encode_truncated(
+                start,
+                false,
+                split_special,
+                None,
+                scratch,
+                &mut ids,
+            )?;
+            if ids.len() >= truncation.max_length {
+                return Ok(Some(start));
+            }
+            size = start.len().saturating_mul(2);
         }
     }
 
@@ -1138,7 +1198,8 @@ mod tests {
     }
 
     /// A text over `PART_BYTES` that a file cannot cut waits for the release candidate's build
-    /// rather than go to the stable engine whole.
+    /// rather than go to the stable engine whole: BERT's fixture, whose truncation reads across
+    /// every cut, its text encoded untruncated (truncated, only its start would be).
     #[test]
     fn a_long_text_that_is_not_cut_waits_for_the_release_candidate() {
         use super::super::stable::LONGEST_TEXT;
@@ -1151,7 +1212,8 @@ mod tests {
             assert!(tokenizer.stable_engine().unwrap().cuts(true).is_none());
             let mode = tokenizer
                 .encode_mode(Some(true), &AllowedSpecial::None)
-                .unwrap();
+                .unwrap()
+                .with_truncation(TruncationChoice::Off);
             LONGEST_TEXT.with(|longest| longest.set(0));
             let ids = tokenizer.encode(&text, &mode).unwrap();
             assert!(tokenizer.is_ready());
@@ -1164,7 +1226,7 @@ mod tests {
             tokenizer
                 .stable_engine()
                 .unwrap()
-                .encode_into(&text, true, true, &mut scratch, &mut whole)
+                .encode_truncated(&text, true, true, None, &mut scratch, &mut whole)
                 .unwrap();
             assert!(ids.as_slice() == whole.as_slice());
         }
