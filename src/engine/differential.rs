@@ -1650,10 +1650,75 @@ fn long_texts_under_a_truncation_give_the_whole_texts_ids() {
                         .map(|()| whole.as_slice().to_vec())
                         .map_err(|e| e.to_string());
                     assert_eq!(by_parts, reference, "{name}, add {add}, {truncation:?}");
+                    // Rows take the stable engine's details of the whole text: a few.
+                    let rows_checked = text == &texts[0]
+                        && truncation.strategy == TruncationStrategy::LongestFirst
+                        && [5, 5_000].contains(&truncation.max_length);
+                    if rows_checked {
+                        for overflowing in [false, truncation.max_length == 5_000] {
+                            assert_rows_as_the_whole_texts(
+                                &routed,
+                                stable,
+                                text,
+                                (add, overflowing),
+                                truncation,
+                            );
+                        }
+                    }
                 }
             }
         }
     }
+}
+
+/// Asserts that `routed`'s model-input rows of `text` under `truncation`, with every optional
+/// part (overflowing windows where `overflowing`), are `stable`'s of the whole text.
+fn assert_rows_as_the_whole_texts(
+    routed: &Tokenizer,
+    stable: &StableEngine,
+    text: &str,
+    (add_special_tokens, overflowing): (bool, bool),
+    truncation: &super::Truncation,
+) {
+    let options = super::RowOptions {
+        add_special_tokens,
+        split_special: true,
+        truncation: Some(*truncation),
+        returns: super::Returns {
+            offsets: true,
+            tokens: true,
+            word_ids: true,
+            sequence_ids: true,
+            special_tokens_mask: true,
+            overflowing,
+        },
+    };
+    let mut rows = super::Rows::default();
+    let by_parts = routed
+        .encode_rows(text, None, &options, &mut Scratch::new(), &mut rows)
+        .map_err(|e| e.to_string());
+    let mut whole = super::Rows::default();
+    let reference = stable
+        .encode_parts(text, None, add_special_tokens, true, Some(truncation), true)
+        .map(|encoding| {
+            let count = whole.push_stable(&encoding, [text, ""], options.returns);
+            whole.rows_per_input.push(count);
+        })
+        .map_err(|e| e.to_string());
+    assert_eq!(by_parts, reference, "{truncation:?}");
+    let parts = |rows: &super::Rows| {
+        (
+            (rows.ends.clone(), rows.rows_per_input.clone()),
+            rows.ids.clone(),
+            rows.type_ids.clone(),
+            rows.offsets.clone(),
+            rows.tokens.clone(),
+            rows.word_ids.clone(),
+            rows.sequence_ids.clone(),
+            rows.special.clone(),
+        )
+    };
+    assert!(parts(&rows) == parts(&whole), "{truncation:?}");
 }
 
 /// Checks the cuts of `json`, the tokenizer.json `name`, against its stable reference on

@@ -740,6 +740,19 @@ impl Tokenizer {
                 ),
             ));
         }
+        // A long text alone, truncated to its first ids with no overflowing windows asked for:
+        // its start holds every row's token (`Tokenizer::start_kept_by_truncation`).
+        let first = match second {
+            None if !options.returns.overflowing => self
+                .start_kept_by_truncation(
+                    first,
+                    options.truncation.as_ref(),
+                    options.split_special,
+                    scratch,
+                )?
+                .unwrap_or(first),
+            _ => first,
+        };
         let pipeline_may_answer = !options.returns.needs_stable();
         // As `encode_into` does: a long input waits for the release candidate's build rather than
         // go to the stable engine only because the build is not done.

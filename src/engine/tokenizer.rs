@@ -15,7 +15,7 @@ use super::special::{self, AllowedSpecial, Segment, SpecialSet, SpecialToken};
 use super::stable::StableEngine;
 use super::tekken::{self, TEKKEN_NAME};
 use super::tiktoken_file::{self, RankFile};
-use super::{Engine, Error, ErrorKind, Ids, Scratch, Side, TruncationChoice};
+use super::{Engine, Error, ErrorKind, Ids, Scratch, Side, Truncation, TruncationChoice};
 
 /// Where a tokenizer comes from, which decides the options that apply to it.
 #[derive(Debug, Clone, Copy)]
@@ -545,8 +545,15 @@ impl Tokenizer {
                     out.extend_from_slice(&ends.after);
                     return Ok(());
                 }
+                let truncation = match &mode.truncation {
+                    TruncationChoice::File => {
+                        self.stable_engine().and_then(|s| s.file_truncation())
+                    }
+                    TruncationChoice::Off => None,
+                    TruncationChoice::With(truncation) => Some(*truncation),
+                };
                 let text = self
-                    .start_kept_by_truncation(text, mode, split, scratch)?
+                    .start_kept_by_truncation(text, truncation.as_ref(), split, scratch)?
                     .unwrap_or(text);
                 // A text not cut waits for the release candidate's build past a size, rather than
                 // go whole to the stable engine only because the build is not done.
@@ -565,33 +572,26 @@ impl Tokenizer {
         }
     }
 
-    /// The start of `text` that encodes, truncated as `mode` truncates, to the whole text's ids,
-    /// where a truncation keeps a long text's first ids: the part before a cut
+    /// The start of `text` that encodes, under `truncation`, to the whole text's ids, where the
+    /// truncation keeps a long text's first ids: the part before a cut
     /// ([`StableEngine::cuts_before_truncation`]: its ids untruncated are the whole's first ones)
     /// with at least as many ids as the truncation keeps, template tokens included. The
-    /// truncation then keeps the same ids of either, and the template and padding go around the
-    /// same. `None` where the whole text is encoded.
-    fn start_kept_by_truncation<'t, 's>(
+    /// truncation then keeps the same ids of either (and the same tokens, offsets and word ids),
+    /// and the template and padding go around the same. `None` where the whole text is encoded.
+    pub(crate) fn start_kept_by_truncation<'t, 's>(
         &'t self,
         text: &'s str,
-        mode: &EncodeMode,
+        truncation: Option<&Truncation>,
         split_special: bool,
         scratch: &mut Scratch<'t>,
     ) -> Result<Option<&'s str>, Error> {
-        let Some(stable) = self.stable_engine() else {
-            return Ok(None);
-        };
-        let truncation = match &mode.truncation {
-            TruncationChoice::File => stable.file_truncation(),
-            TruncationChoice::Off => None,
-            TruncationChoice::With(truncation) => Some(*truncation),
-        };
         let Some(truncation) = truncation.filter(|truncation| truncation.direction == Side::Right)
         else {
             return Ok(None);
         };
-        let Some(cuts) = stable
-            .cuts_before_truncation()
+        let Some(cuts) = self
+            .stable_engine()
+            .and_then(StableEngine::cuts_before_truncation)
             .filter(|_| text.len() > long_texts::STABLE_PART_BYTES)
         else {
             return Ok(None);
