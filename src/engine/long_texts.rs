@@ -585,7 +585,10 @@ pub fn file_splits_at_spaces(
     };
     let charsmap = match steps {
         [map, after_map @ ..] if kind(map) == "Precompiled" => {
-            let begins_a_piece = |c: char| splits_before(c, splits_before_marker);
+            // At the start of the text after a cut: a space, or a `▁` where the pre-tokenizer
+            // writes spaces as `▁`.
+            let begins_a_piece =
+                |c: char| c == ' ' || (splits_before_marker && MARKER.starts_with(c));
             let strips_the_end =
                 |step: &Value| kind(step) == "Strip" && step["strip_left"].as_bool() == Some(false);
             let joins_runs_of_spaces = |step: &Value| {
@@ -606,10 +609,13 @@ pub fn file_splits_at_spaces(
                 .decode(map["precompiled_charsmap"].as_str()?)
                 .ok()
                 .and_then(|map| Precompiled::from(&map).ok())?;
-            Some(Arc::new(CharsMapCuts {
-                map,
-                splits_before_marker,
-            }))
+            // A space is a cluster the map rewrites the same wherever it stands alone: what it
+            // makes of one must begin a piece, or no space is a place to cut.
+            let space = map.transform(" ").unwrap_or(" ");
+            if !space.chars().next().is_some_and(begins_a_piece) {
+                return None;
+            }
+            Some(Arc::new(CharsMapCuts { map }))
         }
         steps if steps.iter().all(reads_a_character_at_a_time) => None,
         _ => return None,
@@ -643,12 +649,11 @@ impl SplitsAtSpaces {
 /// rule that reads further back reads past a space. Then the letter's cluster and the space's
 /// are each rewritten alone where each is a cluster of its own: the letter's rewriting must end
 /// in no white space (the text's end is stripped, and a run of spaces joined, as in the whole
-/// text) and the space's begin with a character the pre-tokenizer splits before.
+/// text), and the space's begins with a character the pre-tokenizer splits before (which
+/// [`file_splits_at_spaces`] checks once for the file).
 #[derive(Debug)]
 pub struct CharsMapCuts {
     map: Precompiled,
-    /// Whether the pre-tokenizer splits before a `▁` as before a space (`Metaspace`).
-    splits_before_marker: bool,
 }
 
 /// How far before a cut's letter the cluster rules may read: a rule that reads further (a run of
@@ -659,7 +664,7 @@ impl CharsMapCuts {
     /// Whether a text may be cut at `at`, a space after a letter: the letter, the space and the
     /// character after the space are clusters of their own, none of the characters the rules read
     /// there is one whose classes the Unicode versions disagree on, and the map rewrites the
-    /// letter and the space as [`CharsMapCuts`] says.
+    /// letter as [`CharsMapCuts`] says.
     fn keeps(&self, bytes: &[u8], at: usize) -> bool {
         let (Some(letter), Some(next)) = (
             char_ending_at(bytes, at),
@@ -687,24 +692,13 @@ impl CharsMapCuts {
         let mut utf8 = [0; 4];
         let letter = letter.encode_utf8(&mut utf8);
         let letter_mapped = self.map.transform(letter).unwrap_or(letter);
-        let space_mapped = self.map.transform(" ").unwrap_or(" ");
         clusters_alone
             && !unicode_drift::contains_drift(read_at_the_cut, true)
             && letter_mapped
                 .chars()
                 .next_back()
                 .is_some_and(|last| !last.is_whitespace())
-            && space_mapped
-                .chars()
-                .next()
-                .is_some_and(|first| splits_before(first, self.splits_before_marker))
     }
-}
-
-/// Whether a pre-tokenizer that splits at spaces splits before `c` at the start of a text after
-/// a cut: a space, or a `▁` where it writes spaces as `▁` (`marker`).
-fn splits_before(c: char, marker: bool) -> bool {
-    c == ' ' || (marker && MARKER.starts_with(c))
 }
 
 /// How a SentencePiece-style tokenizer.json writes the spaces of a text

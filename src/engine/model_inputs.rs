@@ -21,7 +21,7 @@ use super::rows::{
 };
 #[cfg(test)]
 use super::rows::{TruncationStrategy, Utf16Cursor};
-use super::{Error, ErrorKind, Family, Scratch, Tokenizer};
+use super::{EncodeMode, Error, ErrorKind, Family, Scratch, Tokenizer};
 use crate::allocator::{Zeroable, ZeroedArray};
 
 /// How rows are padded, resolved against the tokenizer.
@@ -544,6 +544,15 @@ impl Tokenizer {
             (Family::OpenAi(_), _) => None,
             (_, Some(stable)) => stable.file_truncation(),
             (_, None) => self.built_pipeline_engine()?.file_truncation(),
+        }
+    }
+
+    /// The truncation `mode` applies to each text: the file's, none, or the call's own.
+    pub fn truncation_of(&self, mode: &EncodeMode) -> Option<Truncation> {
+        match mode.truncation() {
+            TruncationChoice::File => self.file_truncation(),
+            TruncationChoice::Off => None,
+            TruncationChoice::With(truncation) => Some(*truncation),
         }
     }
 

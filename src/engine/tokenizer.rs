@@ -545,13 +545,7 @@ impl Tokenizer {
                     out.extend_from_slice(&ends.after);
                     return Ok(());
                 }
-                let truncation = match &mode.truncation {
-                    TruncationChoice::File => {
-                        self.stable_engine().and_then(|s| s.file_truncation())
-                    }
-                    TruncationChoice::Off => None,
-                    TruncationChoice::With(truncation) => Some(*truncation),
-                };
+                let truncation = self.truncation_of(mode);
                 let text = self
                     .start_kept_by_truncation(text, truncation.as_ref(), split, scratch)?
                     .unwrap_or(text);

@@ -19,7 +19,7 @@ use crate::allocator;
 use crate::batch::{Failure, Inputs, model_inputs_all};
 use crate::engine::{
     self, Family, IdArray, IdElement, ModelInputs as EngineModelInputs, Padding, RowOptions,
-    Tokenizer, TruncationChoice,
+    Tokenizer,
 };
 use crate::scheduler::{BatchError, CancelToken};
 
@@ -181,11 +181,7 @@ impl ModelInputsCall {
         let (texts, starts) = inputs_from_array(env, inputs, "inputs")?;
         let mode = options.mode(env, tokenizer)?;
         let engine_error = |e: engine::Error| from_engine(env, &e);
-        let truncation = match mode.truncation() {
-            TruncationChoice::File => tokenizer.file_truncation(),
-            TruncationChoice::Off => None,
-            TruncationChoice::With(truncation) => Some(*truncation),
-        };
+        let truncation = tokenizer.truncation_of(&mode);
         let padding = own.padding(tokenizer).map_err(engine_error)?;
         let runner = options.take_runner(env)?;
         let (cancel, abort_listener) = options.take_cancel(env)?;
