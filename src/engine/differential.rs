@@ -825,10 +825,8 @@ fn unicode_probe_code_points_new_in_17_encode_as_the_reference() {
 
 /// The GPT-2 fixture with `normalizer` and `pre_tokenizer` in place of its own.
 fn gpt2_with(normalizer: serde_json::Value, pre_tokenizer: serde_json::Value) -> String {
-    let mut json: serde_json::Value = serde_json::from_str(&fixture_tokenizer("gpt2")).unwrap();
-    json["normalizer"] = normalizer;
-    json["pre_tokenizer"] = pre_tokenizer;
-    json.to_string()
+    let gpt2 = serde_json::from_str(&fixture_tokenizer("gpt2")).unwrap();
+    with_components(gpt2, normalizer, pre_tokenizer)
 }
 
 /// The contexts a symbol is tried in: those of [`probe_contexts`], and beside a word, an
@@ -986,11 +984,28 @@ fn merge_across_a_marker(file: &mut serde_json::Value) {
 /// `file` with its spaces written by a `Metaspace` pre-tokenizer in `prepend_scheme`, split at
 /// its markers or not, and no normalizer: the shape transformers gives a SentencePiece model it
 /// converts without the legacy normalizer (`"first"`, not split).
-fn with_metaspace(mut file: serde_json::Value, prepend_scheme: &str, split: bool) -> String {
-    file["normalizer"] = serde_json::Value::Null;
-    file["pre_tokenizer"] = serde_json::json!({
+fn with_metaspace(file: serde_json::Value, prepend_scheme: &str, split: bool) -> String {
+    let metaspace = serde_json::json!({
         "type": "Metaspace", "replacement": "▁", "prepend_scheme": prepend_scheme, "split": split,
     });
+    with_components(file, serde_json::Value::Null, metaspace)
+}
+
+/// `file` with `normalizer` and `pre_tokenizer` in place of its own.
+fn with_components(
+    mut file: serde_json::Value,
+    normalizer: serde_json::Value,
+    pre_tokenizer: serde_json::Value,
+) -> String {
+    file["normalizer"] = normalizer;
+    file["pre_tokenizer"] = pre_tokenizer;
+    file.to_string()
+}
+
+/// `file` with a truncation section that keeps a text's first `max_length` tokens.
+fn with_truncation(mut file: serde_json::Value, max_length: usize) -> String {
+    file["truncation"] = serde_json::json!({"direction": "Right", "max_length": max_length,
+        "strategy": "LongestFirst", "stride": 0});
     file.to_string()
 }
 
@@ -1382,22 +1397,15 @@ fn files_that_split_at_spaces_are_cut_at_spaces() {
     let mut untruncated = bert;
     untruncated["truncation"] = serde_json::Value::Null;
     // BERT's file with another normalizer and pre-tokenizer.
-    let bert_with = |normalizer: serde_json::Value, pre_tokenizer: serde_json::Value| {
-        let mut file = untruncated.clone();
-        file["normalizer"] = normalizer;
-        file["pre_tokenizer"] = pre_tokenizer;
-        file.to_string()
-    };
+    let bert_with =
+        |normalizer, pre_tokenizer| with_components(untruncated.clone(), normalizer, pre_tokenizer);
     let mut crossing: serde_json::Value =
         serde_json::from_str(&byte_fallback_bpe(&[], true)).unwrap();
     merge_across_a_marker(&mut crossing);
     let sentencepiece: serde_json::Value =
         serde_json::from_str(&fixture_tokenizer("sentencepiece")).unwrap();
-    let sentencepiece_with = |normalizer: serde_json::Value, pre_tokenizer: serde_json::Value| {
-        let mut file = sentencepiece.clone();
-        file["normalizer"] = normalizer;
-        file["pre_tokenizer"] = pre_tokenizer;
-        file.to_string()
+    let sentencepiece_with = |normalizer, pre_tokenizer| {
+        with_components(sentencepiece.clone(), normalizer, pre_tokenizer)
     };
     let files = [
         ("BERT's", untruncated.to_string()),
@@ -1559,29 +1567,24 @@ fn a_character_map_that_rewrites_clusters_is_cut_only_between_clusters_it_rewrit
 fn long_texts_under_a_truncation_give_the_whole_texts_ids() {
     use super::{Side, Truncation, TruncationChoice, TruncationStrategy};
 
-    let truncated = |name: &str, max_length: usize| {
-        let mut file: serde_json::Value = serde_json::from_str(&fixture_tokenizer(name)).unwrap();
-        file["truncation"] = serde_json::json!({"direction": "Right", "max_length": max_length,
-            "strategy": "LongestFirst", "stride": 0});
-        file.to_string()
-    };
+    let file = |json: &str| serde_json::from_str(json).unwrap();
     let files = [
         (
             "BERT's (its own truncation, 128 tokens)",
             fixture_tokenizer("bert"),
         ),
-        ("GPT-2's, 300 tokens", truncated("gpt2", 300)),
+        (
+            "GPT-2's, 300 tokens",
+            with_truncation(file(&fixture_tokenizer("gpt2")), 300),
+        ),
         (
             "the SentencePiece fixture, 512 tokens",
-            truncated("sentencepiece", 512),
+            with_truncation(file(&fixture_tokenizer("sentencepiece")), 512),
         ),
-        ("Llama 2's shape, 64 tokens", {
-            let mut file: serde_json::Value =
-                serde_json::from_str(&byte_fallback_bpe(&[], true)).unwrap();
-            file["truncation"] = serde_json::json!({"direction": "Right", "max_length": 64,
-                "strategy": "LongestFirst", "stride": 0});
-            file.to_string()
-        }),
+        (
+            "Llama 2's shape, 64 tokens",
+            with_truncation(file(&byte_fallback_bpe(&[], true)), 64),
+        ),
     ];
     let corpus = corpus_texts();
     let prose = corpus[..600].join(" ");
