@@ -303,6 +303,19 @@ export declare class Tokenizer {
    */
   lastSafeCut(bytes: Uint8Array, from?: number, options?: { addSpecialTokens?: boolean, afterCut?: boolean }): number
   /**
+   * The length of the start of `bytes`, the UTF-8 start of one text whose rest is still to
+   * come (a long line read a part at a time), whose ids under the tokenizer.json's truncation
+   * are the whole text's, whatever follows: where the truncation keeps a text's first ids
+   * (`direction: 'Right'`), the start up to a place the text may be cut before truncation
+   * (as `lastSafeCut` finds one without a truncation) with at least as many ids as the
+   * truncation keeps. A reader then holds and encodes that start (with the file's truncation,
+   * as `encode` and the batch calls apply it by default) and skips the rest of the text. -1
+   * where there is none: a tokenizer without a truncation or whose truncation keeps the last
+   * ids, one whose texts are not cut, or `bytes` with too few ids yet (ask again once more
+   * bytes are joined) or not UTF-8 before such a place.
+   */
+  keptByTruncation(bytes: Uint8Array): number
+  /**
    * A model folder (its `tokenizer.json`, else a Mistral model's `tekken.json`, with
    * `tokenizer_config.json`, `special_tokens_map.json` and `chat_template.jinja` where present),
    * a `tokenizer.json`, or a

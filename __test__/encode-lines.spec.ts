@@ -401,6 +401,54 @@ describe('lastSafeCut: where a text still being read may be cut', () => {
   })
 })
 
+describe('keptByTruncation: the start of a text still being read that a truncation keeps', () => {
+  const bert = Tokenizer.fromFile(join(FIXTURES, 'tokenizers/bert.json'))
+  const prose = corpus.bigTxt().slice(0, 400_000)
+  const multilingual = corpus
+    .udhrDocuments()
+    .map((document) => document.text)
+    .join(' ')
+    .slice(0, 400_000)
+
+  it.each([
+    ['prose', prose],
+    ['many scripts', multilingual],
+  ])("BERT's file (128 ids), %s: the start's ids are the whole text's, wherever the bytes held end", (_, text) => {
+    const bytes = Buffer.from(text)
+    const whole = bert.encode(text)
+    expect(whole.length).toBe(128)
+    let found = 0
+    for (const held of [100, 5_001, 20_003, 65_537, 200_001]) {
+      const kept = bert.keptByTruncation(bytes.subarray(0, held))
+      if (kept === -1) continue
+      found++
+      expect(kept).toBeGreaterThan(0)
+      expect(kept).toBeLessThanOrEqual(held)
+      const start = bytes.subarray(0, kept)
+      expect(new TextDecoder('utf-8', { fatal: true }).decode(start)).toBe(start.toString())
+      expect([...bert.encode(start.toString())]).toEqual([...whole])
+    }
+    // Too little held for 128 ids: none yet; enough: found.
+    expect(bert.keptByTruncation(bytes.subarray(0, 100))).toBe(-1)
+    expect(found).toBeGreaterThanOrEqual(3)
+  })
+
+  it('-1 where no start is kept: no truncation, one that keeps the last ids, an encoding', () => {
+    const bytes = Buffer.from(prose)
+    const bertFile = fixture<{ truncation: object }>('tokenizers/bert.json')
+    const keepsLast = Tokenizer.fromJSON(JSON.stringify({ ...bertFile, truncation: { ...bertFile.truncation, direction: 'Left' } }))
+    expect(keepsLast.keptByTruncation(bytes)).toBe(-1)
+    expect(Tokenizer.fromJSON(JSON.stringify({ ...bertFile, truncation: null })).keptByTruncation(bytes)).toBe(-1)
+    expect(Tokenizer.fromFile(join(FIXTURES, 'tokenizers/gpt2.json')).keptByTruncation(bytes)).toBe(-1)
+    expect(o200k.keptByTruncation(bytes)).toBe(-1)
+  })
+
+  it('bytes that are not a Uint8Array are a TypeError', () => {
+    expect(() => bert.keptByTruncation('text' as unknown as Uint8Array)).toThrow(TypeError)
+    expect(() => bert.keptByTruncation(undefined as unknown as Uint8Array)).toThrow(/bytes is undefined; expected a Uint8Array/)
+  })
+})
+
 describe('batchtok/stream', () => {
   it('takes batches of lines, with an EOS id, and a failing batch rejects with its source', async () => {
     const batches = [

@@ -1618,7 +1618,7 @@ fn long_texts_under_a_truncation_give_the_whole_texts_ids() {
         routed.wait_until_ready().unwrap();
         let mut scratch = Scratch::engine_pool();
         for text in &texts {
-            assert!(text.len() > super::long_texts::STABLE_PART_BYTES);
+            assert!(text.len() > super::long_texts::PART_BYTES);
             for add in [true, false] {
                 let mode = routed.encode_mode(Some(add), &Default::default()).unwrap();
                 let by_file = routed
@@ -1667,6 +1667,82 @@ fn long_texts_under_a_truncation_give_the_whole_texts_ids() {
                     }
                 }
             }
+        }
+    }
+}
+
+/// The start of a long text still being read that a file's truncation keeps
+/// (`Tokenizer::kept_by_file_truncation`, `keptByTruncation` in JS) encodes, under that
+/// truncation, to the reference's ids of the whole text, whatever the bytes held end in (a
+/// character cut short included); none is found where the truncation keeps the last ids or the
+/// file has none, and one is found once enough of a text is held.
+#[test]
+fn the_start_a_files_truncation_keeps_gives_the_whole_texts_ids() {
+    let file = |json: &str| serde_json::from_str(json).unwrap();
+    let left = |json: String| {
+        let mut file: serde_json::Value = serde_json::from_str(&json).unwrap();
+        file["truncation"]["direction"] = serde_json::json!("Left");
+        file.to_string()
+    };
+    let gpt2 = with_truncation(file(&fixture_tokenizer("gpt2")), 300);
+    let files = [
+        (
+            "BERT's (its own truncation, 128 tokens)",
+            fixture_tokenizer("bert"),
+            true,
+        ),
+        ("GPT-2's, 300 tokens", gpt2.clone(), true),
+        (
+            "the SentencePiece fixture, 512 tokens",
+            with_truncation(file(&fixture_tokenizer("sentencepiece")), 512),
+            true,
+        ),
+        (
+            "Llama 2's shape, 64 tokens",
+            with_truncation(file(&byte_fallback_bpe(&[], true)), 64),
+            true,
+        ),
+        ("GPT-2's, the last 300 tokens", left(gpt2), false),
+        ("GPT-2's, no truncation", fixture_tokenizer("gpt2"), false),
+    ];
+    let corpus = corpus_texts();
+    let texts = [
+        corpus[..600].join(" "),
+        corpus[corpus.len() - 600..].join("\n"),
+        // Few ids a byte: each word is longer than BERT reads as a word (one unknown token).
+        (0..3_000)
+            .map(|i: u32| {
+                format!(
+                    "{}{}",
+                    "x".repeat(150),
+                    char::from_u32(97 + i % 26).unwrap()
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(" "),
+    ];
+    for (name, json, kept) in files {
+        let stable = &StableEngine::from_json(&json).unwrap();
+        let routed = Tokenizer::from_json(&json, name).unwrap();
+        let mode = routed.encode_mode(Some(true), &Default::default()).unwrap();
+        for text in &texts {
+            let whole = ids(stable, text, true);
+            let mut found = false;
+            for held in [1_000, 4_099, 30_001, 100_003, 250_007, text.len()] {
+                let bytes = &text.as_bytes()[..held.min(text.len())];
+                let Some(end) = routed.kept_by_file_truncation(bytes, true).unwrap() else {
+                    continue;
+                };
+                found = true;
+                assert!(kept && end > 0 && end <= bytes.len(), "{name}: {end}");
+                let start = std::str::from_utf8(&bytes[..end]).unwrap();
+                let by_start = routed.encode(start, &mode).unwrap();
+                assert!(
+                    by_start.as_slice() == whole.as_slice(),
+                    "{name}, {held} bytes held: a start of {end}"
+                );
+            }
+            assert_eq!(found, kept, "{name}: {}", &text[..40]);
         }
     }
 }
@@ -1766,7 +1842,7 @@ fn assert_cut_parts_encode_as_the_whole(
     assert!(cut_texts > 100, "{name}: only {cut_texts} texts were cut");
     eprintln!("{name}: {} texts, {cut_texts} cut", inputs.len());
     let long = inputs[..400].join(" ");
-    assert!(long.len() > super::long_texts::STABLE_PART_BYTES, "{name}");
+    assert!(long.len() > super::long_texts::PART_BYTES, "{name}");
     let with_template = routed.encode_mode(Some(true), &Default::default()).unwrap();
     let encoded = routed.encode(&long, &with_template).unwrap();
     assert!(encoded.as_slice() == ids(stable, &long, true), "{name}");

@@ -118,17 +118,17 @@ use super::marker_cuts::MARKER;
 use super::openai::cuts_safely;
 use super::unicode_drift;
 
-/// The size past which a stretch of ordinary text is encoded a part at a time: large enough that
-/// the cuts cost nothing measurable, small enough that a part's working memory is a few MiB.
-pub const PART_BYTES: usize = 1 << 20;
-
-/// The size past which a stretch the stable engine encodes is encoded a part at a time: its
-/// working memory for one text is some 200 times the text (its normalized strings keep an
-/// alignment per byte, its encoding a string and offsets per token): on Llama 3's file, 200 MiB
-/// and 0.4 s for a part of [`PART_BYTES`], under 30 MiB and 25 ms for one of this size. While the
-/// release candidate is being built, each part goes to whichever engine is ready when its turn
-/// comes, so a long text moves on to the release candidate one part after its build ends.
-pub const STABLE_PART_BYTES: usize = 64 << 10;
+/// The size past which a stretch of ordinary text is encoded a part at a time, on every engine.
+/// Small, since a part's working memory is many times the part (the stable engine's some 200
+/// times: its normalized strings keep an alignment per byte, its encoding a string and offsets per
+/// token; the release candidate's about 15 times under a Unigram model), and the allocator keeps
+/// some of what each thread's parts freed: one 160 MB line under the SentencePiece fixture peaked
+/// at about 300 MiB in `npx batchtok encode` with parts of 1 MiB and at about 160 MiB with parts
+/// of this size, in the same time (`benchmark/results/cli.md`). Large enough that the calls and
+/// cuts cost nothing measurable. While the release candidate is being built, each part goes to
+/// whichever engine is ready when its turn comes, so a long text moves on to the release
+/// candidate one part after its build ends.
+pub const PART_BYTES: usize = 64 << 10;
 
 /// The places a text may be cut: its word gaps, less those inside a token matched in the text
 /// before it is split (the module says why both).

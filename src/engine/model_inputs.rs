@@ -904,13 +904,13 @@ mod tests {
         );
     }
 
-    /// Ids and masks of an input over `PART_BYTES` wait for the release candidate's build rather
-    /// than go to the stable engine whole.
+    /// Ids and masks of an input over `LONG_TEXT_WAIT_BYTES` wait for the release candidate's
+    /// build rather than go to the stable engine whole.
     #[test]
     fn a_long_input_for_ids_alone_waits_for_the_release_candidate() {
-        use super::super::long_texts::PART_BYTES;
+        use super::super::engine_wait::LONG_TEXT_WAIT_BYTES;
         use super::super::stable::LONGEST_TEXT;
-        let text = "word a b ".repeat(PART_BYTES / 9 + 2);
+        let text = "word a b ".repeat(LONG_TEXT_WAIT_BYTES / 9 + 2);
         let options = RowOptions {
             add_special_tokens: true,
             split_special: true,

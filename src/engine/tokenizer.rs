@@ -519,28 +519,20 @@ impl Tokenizer {
             Family::HuggingFace => {
                 let (add, split) = (mode.add_special_tokens, !mode.special_text_is_ordinary);
                 // A long text of a file that is cut, a part at a time without template tokens,
-                // between the ids the template puts around a text, and a part the stable engine
-                // takes in smaller ones (`long_texts.rs`): such a file truncates nothing, so its
-                // own truncation and none are the same.
+                // between the ids the template puts around a text (`long_texts.rs`): such a file
+                // truncates nothing, so its own truncation and none are the same.
                 let untruncated = !matches!(mode.truncation, TruncationChoice::With(_));
                 if untruncated
-                    && text.len() > long_texts::STABLE_PART_BYTES
+                    && text.len() > long_texts::PART_BYTES
                     && let Some(stable) = self.stable_engine()
                     && let Some(cuts) = stable.cuts(false)
                     && let Some(ends) = stable.template_ends(add)
                 {
                     out.extend_from_slice(&ends.before);
                     cuts.parts(text, long_texts::PART_BYTES)
-                        .try_for_each(|part| match self.choose_engine(part) {
-                            Chosen::Stable(_) if part.len() > long_texts::STABLE_PART_BYTES => cuts
-                                .parts(part, long_texts::STABLE_PART_BYTES)
-                                .try_for_each(|small| {
-                                    self.engine_for(small)
-                                        .encode_into(small, false, split, scratch, out)
-                                }),
-                            chosen => chosen
-                                .engine()
-                                .encode_into(part, false, split, scratch, out),
+                        .try_for_each(|part| {
+                            self.engine_for(part)
+                                .encode_into(part, false, split, scratch, out)
                         })?;
                     out.extend_from_slice(&ends.after);
                     return Ok(());
@@ -579,25 +571,67 @@ impl Tokenizer {
         split_special: bool,
         scratch: &mut Scratch<'t>,
     ) -> Result<Option<&'s str>, Error> {
-        let Some(truncation) = truncation.filter(|truncation| truncation.direction == Side::Right)
+        let Some((cuts, max_length)) = self
+            .cuts_kept_by_truncation(truncation)
+            .filter(|_| text.len() > long_texts::PART_BYTES)
         else {
             return Ok(None);
         };
-        let Some(cuts) = self
-            .stable_engine()
-            .and_then(StableEngine::cuts_before_truncation)
-            .filter(|_| text.len() > long_texts::STABLE_PART_BYTES)
-        else {
-            return Ok(None);
-        };
-        // A few bytes a token, so most texts need one try.
-        let mut size = truncation.max_length.saturating_mul(16).max(4096);
-        loop {
-            let Some(start) = cuts
-                .parts(text, size)
+        self.first_start_with_ids(max_length, split_special, scratch, |size| {
+            cuts.parts(text, size)
                 .next()
-                .filter(|s| s.len() < text.len())
-            else {
+                .filter(|start| start.len() < text.len())
+        })
+    }
+
+    /// The length of the start of `bytes`, the UTF-8 start of one text whose rest may not be read
+    /// yet, whose ids under the file's truncation are the whole text's, whatever follows: a start
+    /// as [`start_kept_by_truncation`](Self::start_kept_by_truncation) finds one, before a cut
+    /// found as [`last_safe_cut`](Self::last_safe_cut) finds one (from the characters beside it),
+    /// so that a reader holds no more of a long text than that start. `None` where the file's
+    /// truncation does not keep a text's first ids, the file is not cut, or `bytes` holds no such
+    /// start (too few ids yet, or bytes that are not UTF-8 before it).
+    pub fn kept_by_file_truncation(
+        &self,
+        bytes: &[u8],
+        split_special: bool,
+    ) -> Result<Option<usize>, Error> {
+        let truncation = self.file_truncation();
+        let Some((cuts, max_length)) = self.cuts_kept_by_truncation(truncation.as_ref()) else {
+            return Ok(None);
+        };
+        let mut scratch = Scratch::new();
+        let start = self.first_start_with_ids(max_length, split_special, &mut scratch, |size| {
+            // The last place between `size` and twice it, read as in a text still being read.
+            let end = cuts.last_from(&bytes[..bytes.len().min(size.saturating_mul(2))], size)?;
+            std::str::from_utf8(&bytes[..end]).ok()
+        })?;
+        Ok(start.map(str::len))
+    }
+
+    /// Where a truncation keeps a text's first ids (its direction is right) and the file is cut
+    /// before truncation: the cuts and how many ids the truncation keeps.
+    fn cuts_kept_by_truncation(&self, truncation: Option<&Truncation>) -> Option<(&Cuts, usize)> {
+        let truncation = truncation.filter(|truncation| truncation.direction == Side::Right)?;
+        let cuts = self
+            .stable_engine()
+            .and_then(StableEngine::cuts_before_truncation)?;
+        Some((cuts, truncation.max_length))
+    }
+
+    /// The first start of a text that `start_at(size)` gives, for growing sizes, with at least
+    /// `max_length` ids, without template tokens and untruncated; `None` once it gives none.
+    fn first_start_with_ids<'t, 's>(
+        &'t self,
+        max_length: usize,
+        split_special: bool,
+        scratch: &mut Scratch<'t>,
+        mut start_at: impl FnMut(usize) -> Option<&'s str>,
+    ) -> Result<Option<&'s str>, Error> {
+        // A few bytes a token, so most texts need one try.
+        let mut size = max_length.saturating_mul(16).max(4096);
+        loop {
+            let Some(start) = start_at(size) else {
                 return Ok(None);
             };
             let mut ids = Ids::with_capacity(0);
@@ -609,7 +643,7 @@ impl Tokenizer {
                 scratch,
                 &mut ids,
             )?;
-            if ids.len() >= truncation.max_length {
+            if ids.len() >= max_length {
                 return Ok(Some(start));
             }
             size = start.len().saturating_mul(2);
@@ -1125,10 +1159,10 @@ mod tests {
         );
     }
 
-    /// A text the route sends to the stable engine goes to it in parts of
-    /// `STABLE_PART_BYTES` where the file is cut (its working memory is some 200 times a text),
-    /// and gives the ids the stable engine gives the whole, template tokens included; past
-    /// `PART_BYTES`, the parts without such a text go to the release candidate.
+    /// A text the route sends to the stable engine goes to it in parts of `PART_BYTES` where the
+    /// file is cut (its working memory is some 200 times a text), and gives the ids the stable
+    /// engine gives the whole, template tokens included; the parts without the character that
+    /// sends it there go to the release candidate.
     #[test]
     fn a_long_text_for_the_stable_engine_goes_to_it_in_small_parts() {
         let path =
@@ -1152,7 +1186,7 @@ mod tests {
 
     fn a_long_text_goes_to_the_stable_engine_in_small_parts(file: &str) {
         use super::super::stable::LONGEST_TEXT;
-        use long_texts::{PART_BYTES, STABLE_PART_BYTES};
+        use long_texts::PART_BYTES;
         let tokenizer = Tokenizer::from_json(file, "gpt2").unwrap();
         tokenizer.wait_until_ready().unwrap();
         let mode = tokenizer
@@ -1161,18 +1195,14 @@ mod tests {
         let stable = tokenizer.stable_engine().unwrap();
         let cuts = stable.cuts(false).unwrap();
         let prose = "The quick brown fox, 42 times: jumps over the lazy dog's back.\n";
-        for size in [
-            STABLE_PART_BYTES + 1,
-            3 * STABLE_PART_BYTES,
-            PART_BYTES + 2 * STABLE_PART_BYTES + 7,
-        ] {
+        for size in [PART_BYTES + 1, 3 * PART_BYTES + 7] {
             let mut text = prose.repeat(size / prose.len() + 1);
             text.truncate(size);
             // A character Unicode 17 assigns and 16 does not: the route sends its text (its part)
             // to the stable engine.
             text.insert(size / 3, '\u{88f}');
             assert!(matches!(tokenizer.choose_engine(&text), Chosen::Stable(_)));
-            assert!(cuts.parts(&text, STABLE_PART_BYTES).count() > 1);
+            assert!(cuts.parts(&text, PART_BYTES).count() > 1);
             let (mut scratch, mut whole) = (Scratch::new(), Ids::with_capacity(0));
             stable
                 .encode_into(&text, true, true, &mut scratch, &mut whole)
@@ -1185,22 +1215,23 @@ mod tests {
             // A part ends at the first word gap after its size.
             let longest = LONGEST_TEXT.with(|longest| longest.get());
             assert!(
-                (1..STABLE_PART_BYTES + prose.len()).contains(&longest),
+                (1..PART_BYTES + prose.len()).contains(&longest),
                 "{size} bytes: a part of {longest}"
             );
         }
     }
 
-    /// A text over `PART_BYTES` that a file cannot cut waits for the release candidate's build
-    /// rather than go to the stable engine whole: BERT's fixture, whose truncation reads across
-    /// every cut, its text encoded untruncated (truncated, only its start would be).
+    /// A text over `LONG_TEXT_WAIT_BYTES` that a file cannot cut waits for the release
+    /// candidate's build rather than go to the stable engine whole: BERT's fixture, whose
+    /// truncation reads across every cut, its text encoded untruncated (truncated, only its start
+    /// would be).
     #[test]
     fn a_long_text_that_is_not_cut_waits_for_the_release_candidate() {
         use super::super::stable::LONGEST_TEXT;
         let path =
             Path::new(env!("CARGO_MANIFEST_DIR")).join("__test__/fixtures/tokenizers/bert.json");
         let prose = "The quick brown fox, 42 times: jumps over the lazy dog's back.\n";
-        let text = prose.repeat(long_texts::PART_BYTES / prose.len() + 2);
+        let text = prose.repeat(super::super::engine_wait::LONG_TEXT_WAIT_BYTES / prose.len() + 2);
         for _ in 0..3 {
             let tokenizer = Tokenizer::from_file(&path).unwrap();
             assert!(tokenizer.stable_engine().unwrap().cuts(true).is_none());

@@ -13,7 +13,7 @@ use napi_derive::napi;
 use super::args::{bool_option, choice, describe, options_object, property, string, whole_number};
 use super::errors::{
     DISALLOWED_CODE, ErrorClass, Property, disallowed_properties, disallowed_token_of, error_with,
-    from_failure, js_error, type_error,
+    from_engine, from_failure, js_error, type_error,
 };
 use super::options::{Options, Takes};
 use super::raw;
@@ -334,6 +334,34 @@ impl Tokenizer {
             )
         })?;
         Ok(cut.map_or(-1, |at| at as i64))
+    }
+
+    /// The length of the start of `bytes`, the UTF-8 start of one text whose rest is still to
+    /// come (a long line read a part at a time), whose ids under the tokenizer.json's truncation
+    /// are the whole text's, whatever follows: where the truncation keeps a text's first ids
+    /// (`direction: 'Right'`), the start up to a place the text may be cut before truncation
+    /// (as `lastSafeCut` finds one without a truncation) with at least as many ids as the
+    /// truncation keeps. A reader then holds and encodes that start (with the file's truncation,
+    /// as `encode` and the batch calls apply it by default) and skips the rest of the text. -1
+    /// where there is none: a tokenizer without a truncation or whose truncation keeps the last
+    /// ids, one whose texts are not cut, or `bytes` with too few ids yet (ask again once more
+    /// bytes are joined) or not UTF-8 before such a place.
+    #[napi(catch_unwind, ts_args_type = "bytes: Uint8Array")]
+    pub fn kept_by_truncation(&self, env: Env, bytes: Unknown) -> napi::Result<i64> {
+        let kept = raw::with_uint8_bytes(&env, &bytes, |bytes| {
+            self.tokenizer.kept_by_file_truncation(bytes, true)
+        })?
+        .ok_or_else(|| {
+            type_error(
+                &env,
+                &format!(
+                    "bytes is {}; expected a Uint8Array or a Buffer of UTF-8",
+                    describe(&bytes)
+                ),
+            )
+        })?
+        .map_err(|e| from_engine(&env, &e))?;
+        Ok(kept.map_or(-1, |at| at as i64))
     }
 }
 
