@@ -53,9 +53,9 @@ describe('encode: a document longer than a batch is read in parts', () => {
   it('a long line is handed over in parts cut at word gaps; one with none, whole; every byte once', async () => {
     const file = join(work, 'long-lines.txt')
     const input = { path: file, size: readFileSync(file).length, format: 'text', compression: 'none' }
-    const read = async (cutLine?: (bytes: Buffer, from: number) => number) => {
+    const read = async (cutLine?: (bytes: Buffer, from: number) => number, keptLine?: (bytes: Buffer) => number) => {
       const batches: { lines: Buffer; continues?: true }[] = []
-      for await (const batch of lineBatches(input, { batchBytes: 0.05 * (1 << 20), progress: { rawBytes: 0 }, cutLine })) {
+      for await (const batch of lineBatches(input, { batchBytes: 0.05 * (1 << 20), progress: { rawBytes: 0 }, cutLine, keptLine })) {
         batches.push({ ...batch, lines: Buffer.from(batch.lines) })
       }
       return batches
@@ -76,13 +76,29 @@ describe('encode: a document longer than a batch is read in parts', () => {
     const bert = batchtok.Tokenizer.fromFile(join(FIXTURES, 'tokenizers/bert.json'))
     const whole = await read((bytes, from) => bert.lastSafeCut(bytes, from))
     expect(whole.some((batch) => batch.continues)).toBe(false)
+    // Its truncation keeps each text's first 128 ids: a long line is handed over as a start that
+    // holds them, a line of its own, and the rest of it is read past; every line is there, in
+    // order, and the lines with no place to cut are whole.
+    const starts = await read(
+      (bytes, from) => bert.lastSafeCut(bytes, from),
+      (bytes) => bert.keptByTruncation(bytes),
+    )
+    expect(starts.some((batch) => batch.continues)).toBe(false)
+    const startLines = Buffer.concat(starts.map((batch) => batch.lines)).toString().split('\n').slice(0, -1)
+    expect(startLines.length).toBe(longLines.length)
+    for (const [i, line] of longLines.entries()) {
+      expect(line.startsWith(startLines[i])).toBe(true)
+      if (line.length > 0.05 * (1 << 20) && startLines[i] !== line) expect(startLines[i].length).toBeLessThan(20_000)
+    }
+    expect(startLines[5].length).toBeLessThan(longLines[5].length)
+    for (const i of [7, 9]) expect(startLines[i]).toBe(longLines[i])
   })
 
   it.each([
     ['o200k_base, Megatron', ['--encoding', 'o200k_base']],
     ['r50k_base, Megatron with --append-eos', ['--encoding', 'r50k_base', '--append-eos']],
     ['a byte-level tokenizer.json (in parts)', ['--tokenizer', join(FIXTURES, 'tokenizers/gpt2.json')]],
-    ['a WordPiece tokenizer.json with a truncation (read whole)', ['--tokenizer', join(FIXTURES, 'tokenizers/bert.json')]],
+    ['a WordPiece tokenizer.json with a truncation (each long line read to the start it keeps)', ['--tokenizer', join(FIXTURES, 'tokenizers/bert.json')]],
   ])('%s: ids equal encodeBatch of the lines', async (name, args) => {
     const prefix = `out/long-${name.replace(/\W+/g, '-')}`
     const summary = encode(work, ['encode', 'long-lines.txt', ...args, '--batch-mib', BATCH_MIB, '-o', prefix])
@@ -350,14 +366,20 @@ describe('encode: a document longer than a batch is read in parts', () => {
     expect(readMegatron(join(work, 'out/long-files'))).toEqual((await cl100k.encodeBatch([...documents, documents[0]])).toArrays())
   })
 
+  const tokenizerArgs = {
+    o200k_base: ['--encoding', 'o200k_base'],
+    // A truncation: each long line read up to the start it keeps, the rest read past.
+    "BERT's file": ['--tokenizer', join(FIXTURES, 'tokenizers/bert.json')],
+  }
   it.each([
-    [2, 'txt'],
-    [3, 'txt'],
-    [5, 'txt'],
-    [3, 'jsonl'],
-  ])('%i shards of the .%s, ranges starting inside the long lines: merged, the single run', (count, extension) => {
-    const args = ['encode', `long-lines.${extension}`, '--encoding', 'o200k_base', '--batch-mib', BATCH_MIB]
-    const name = `${count}${extension}`
+    [2, 'txt', 'o200k_base'],
+    [3, 'txt', 'o200k_base'],
+    [5, 'txt', 'o200k_base'],
+    [3, 'jsonl', 'o200k_base'],
+    [3, 'txt', "BERT's file"],
+  ] as const)('%i shards of the .%s, %s, ranges starting inside the long lines: merged, the single run', (count, extension, tokenizer) => {
+    const args = ['encode', `long-lines.${extension}`, ...tokenizerArgs[tokenizer], '--batch-mib', BATCH_MIB]
+    const name = `${count}${extension}${tokenizer.replace(/\W+/g, '')}`
     encode(work, [...args, '-o', `out/long-single${name}`])
     const shards = Array.from({ length: count }, (_, i) => {
       encode(work, [...args, '--shard', `${i}/${count}`, '-o', `out/long-shard${name}-${i}`])

@@ -380,6 +380,28 @@ describe('encodeLineStream and batchLines', () => {
       expect(jsonl.continuing).toBeGreaterThan(3)
     })
 
+    it("a tokenizer.json whose truncation keeps the first ids (BERT's): a long line is read up to the start it keeps, the rest read past", async () => {
+      const bert = batchtok.Tokenizer.fromFile(join(FIXTURES, 'tokenizers/bert.json'))
+      const want = (await bert.encodeBatch(partsLines)).toArrays().map((ids) => [...ids])
+      for (const chunk of [777, 65536]) {
+        const run = await joinedIdsOf(stream.encodeLineStream(bert, chunksOf(text, chunk), { batchBytes: 2000, longLines: 'parts' }))
+        expect(run).toEqual({ ids: want, continuing: 0 })
+      }
+      // Each line is there, in order; the long prose line only as its start.
+      const batches: Buffer[] = []
+      const keptLine = (bytes: Uint8Array) => bert.keptByTruncation(bytes)
+      for await (const batch of stream.batchLines(chunksOf(text, 777), { batchBytes: 2000, keptLine })) batches.push(Buffer.from(batch.lines))
+      const held = Buffer.concat(batches).toString().split('\n').slice(0, -1)
+      expect(held.length).toBe(partsLines.length)
+      for (const [i, line] of partsLines.entries()) expect(line.startsWith(held[i])).toBe(true)
+      expect(held[1].length).toBeLessThan(20_000)
+      expect(held[3]).toBe(partsLines[3])
+      // Without the truncation, every line is whole.
+      const encodeOptions = { truncation: false as const }
+      const untruncated = await joinedIdsOf(stream.encodeLineStream(bert, chunksOf(text, 777), { batchBytes: 2000, longLines: 'parts', encodeOptions }))
+      expect(untruncated.ids).toEqual((await bert.encodeBatch(partsLines, encodeOptions)).toArrays().map((ids) => [...ids]))
+    })
+
     it('batchLines with cutLine: parts end and start at a word gap, each at most a batch and a chunk', async () => {
       const batches: { lines: Buffer; continues?: boolean }[] = []
       const cutLine = (bytes: Uint8Array, from: number) => tokenizer.lastSafeCut(bytes, from)
@@ -477,6 +499,7 @@ describe('encodeLineStream and batchLines', () => {
       const next = (options: object) => stream.batchLines(['a'], options).next()
       return Promise.all([
         expect(next({ cutLine: 5 })).rejects.toThrow(/options\.cutLine is number; expected a function/),
+        expect(next({ keptLine: 'yes' })).rejects.toThrow(/options\.keptLine is string; expected a function/),
       ])
     })
   })

@@ -264,8 +264,11 @@ async function runEncode(patterns, options) {
     // The part after a cut is encoded as such (`encodeInOrder`).
     const cutOptions = { ...encodeOptions, afterCut: true }
     const cutLine = (bytes, from) => loaded.tokenizer.lastSafeCut(bytes, from, cutOptions)
+    // Under a truncation that keeps a document's first ids, a long line is read up to a start
+    // that has them all.
+    const keptLine = (bytes) => loaded.tokenizer.keptByTruncation(bytes)
     const batches = skipDocuments(
-      planBatches(parts, { docPerFile: options.docPerFile, field: options.field, batchBytes, progress: state, cutLine }),
+      planBatches(parts, { docPerFile: options.docPerFile, field: options.field, batchBytes, progress: state, cutLine, keptLine }),
       state.documents,
     )
     const encoded = encodeInOrder(loaded.tokenizer, batches, {

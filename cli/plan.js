@@ -68,9 +68,10 @@ function shardParts(inputs, { index, count }, docPerFile) {
  * The document batches of `parts`, in order.
  * @param {{ input: object, start: number, end: number }[]} parts
  * @param {{ docPerFile: boolean, field: string, batchBytes: (format: string) => number,
- *   progress: { rawBytes: number }, cutLine?: (bytes: Buffer, from: number) => number }} options
- *   `batchBytes`: text per batch, by input format; `cutLine`: where a long document may be cut
- *   (see `readers.lineBatches`)
+ *   progress: { rawBytes: number }, cutLine?: (bytes: Buffer, from: number) => number,
+ *   keptLine?: (bytes: Buffer) => number }} options
+ *   `batchBytes`: text per batch, by input format; `cutLine`: where a long document may be cut,
+ *   `keptLine`: the start of a long line that its truncation keeps (see `readers.lineBatches`)
  */
 async function* planBatches(parts, options) {
   if (options.docPerFile) {

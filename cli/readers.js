@@ -29,6 +29,7 @@ const SMALL_FILE_BYTES = 64 << 10
 const isSmallFile = (input) => !input.pipe && input.size > 0 && input.size <= SMALL_FILE_BYTES
 
 const NEWLINE = 10
+const LINE_END = Buffer.from('\n')
 /** U+FEFF as UTF-8. */
 const BYTE_ORDER_MARK = Buffer.from([0xef, 0xbb, 0xbf])
 
@@ -291,14 +292,19 @@ class JoinedLineSource {
  *
  * A line that grows past `batchBytes` is handed over a part at a time where `cutLine` (a
  * tokenizer's `lastSafeCut`) finds a place: the batch ends with the part and says `continues`,
- * and the next batch starts with the rest of that line, so no line is held whole. A line with no
- * such place is held whole. With `longLine` instead, such a line goes to the reader it makes for
- * it (a `LongRecord`) as it is read, and the batches that reader gives are handed over.
+ * and the next batch starts with the rest of that line, so no line is held whole. Where
+ * `keptLine` (a tokenizer's `keptByTruncation`) finds a start whose ids its truncation keeps are
+ * the line's, the line is handed over as that start, a line of its own, and the rest of it is
+ * read past. A line with neither is held whole. With `longLine` instead, such a line goes to the
+ * reader it makes for it (a `LongRecord`) as it is read, and the batches that reader gives are
+ * handed over.
  * @returns {AsyncGenerator<object>}
  */
-async function* lineBatches(input, { start = 0, end = Infinity, batchBytes, progress, skipByteOrderMark = false, cutLine, longLine }) {
+async function* lineBatches(input, { start = 0, end = Infinity, batchBytes, progress, skipByteOrderMark = false, cutLine, keptLine, longLine }) {
   // From `start - 1`, so that a line starting exactly at `start` is seen to start there.
   const readFrom = start > 0 ? start - 1 : 0
+  /** Whether the bytes up to the next line's end are read past: the line before the range, or
+   * the rest of a line handed over as its start (`keepCarryStart`). */
   let skipping = start > 0
   let position = readFrom
   let carry = null
@@ -306,6 +312,9 @@ async function* lineBatches(input, { start = 0, end = Infinity, batchBytes, prog
   let carryLineStart = 0
   /** Where, in the carry, a search for a place to cut it has not looked yet. */
   let carryUnsearched = 0
+  /** The carry's length from which `keptLine` is asked again: twice the length it last found no
+   * start in, so that a line with none is read through about once more, not once a read. */
+  let keptAskedBelow = 0
   let pieces = []
   let pieceBytes = 0
   let source = null
@@ -334,6 +343,25 @@ async function* lineBatches(input, { start = 0, end = Infinity, batchBytes, prog
     pieceBytes += cut
     carry = Buffer.from(carry.subarray(cut))
     carryUnsearched = 0
+    return true
+  }
+  /**
+   * Moves the start of the carry's line that `keptLine` finds onto the batch, as a whole line,
+   * where the carry has reached `batchBytes` and its line is one this range reads; the rest of the
+   * line is then read past (`skipping`). Says whether it did.
+   */
+  const keepCarryStart = () => {
+    if (!keptLine || carry.length < Math.max(batchBytes, keptAskedBelow) || carryLineStart >= end) return false
+    const kept = keptLine(carry)
+    if (kept <= 0) {
+      keptAskedBelow = 2 * carry.length
+      return false
+    }
+    pieces.push(Buffer.concat([carry.subarray(0, kept), LINE_END]))
+    pieceBytes += kept + 1
+    carry = null
+    keptAskedBelow = 0
+    skipping = true
     return true
   }
   /** Whether the carry goes to a reader of its own: it has reached `batchBytes`, and its line is
@@ -384,6 +412,7 @@ async function* lineBatches(input, { start = 0, end = Infinity, batchBytes, prog
         carry = data
         carryLineStart = firstLineStart
         if (cutCarry()) yield emit(true)
+        else if (keepCarryStart()) yield emit()
         else if (streamsCarry()) yield* streamCarry()
         continue
       }
@@ -391,6 +420,7 @@ async function* lineBatches(input, { start = 0, end = Infinity, batchBytes, prog
       carry = data.subarray(lastNewline + 1)
       carryLineStart = dataStart + lastNewline + 1
       carryUnsearched = 0
+      keptAskedBelow = 0
       if (dataStart + whole.length > end) {
         // Keep the lines that start before `end`: up to the newline at or after `end - 1`, or the
         // first line's end where only it (begun in a batch before) started before `end`.
@@ -413,6 +443,7 @@ async function* lineBatches(input, { start = 0, end = Infinity, batchBytes, prog
         pieceBytes += whole.length
       }
       if (!done && cutCarry()) yield emit(true)
+      else if (!done && keepCarryStart()) yield emit()
       else if (!done && streamsCarry()) yield* streamCarry()
       else if (pieceBytes + (carry ? carry.length : 0) >= batchBytes) yield emit()
       if (done) break
@@ -447,7 +478,7 @@ async function* jsonlBatches(input, options) {
   // which cannot be cut where a line of text can.
   const partBytes = options.textBatchBytes ?? options.batchBytes
   const longLine = (source) => new LongRecord({ field, batchBytes: partBytes, cutLine: options.cutLine, source })
-  for await (const batch of lineBatches(input, { ...options, skipByteOrderMark: true, cutLine: undefined, longLine })) {
+  for await (const batch of lineBatches(input, { ...options, skipByteOrderMark: true, cutLine: undefined, keptLine: undefined, longLine })) {
     if (first && batch.lines) {
       first = false
       checkNotJson(input.path, batch.lines)

@@ -247,19 +247,21 @@ function encodeStream(tokenizer, documents, options) {
 
 /** A line feed: where a batch of lines may be cut. */
 const NEWLINE = 0x0a
+/** A line's end, put after the start of a line that `keptLine` finds. */
+const LINE_END = Buffer.from('\n')
 /** The names `encodeLineStream`'s options have: the format of its lines, and every
  * `EncodeStreamOptions` name but `batchDocuments` (a batch's documents are known only once its
  * lines are read, on the scheduler's threads). */
 const LINE_STREAM_OPTIONS = ['format', 'field', ...STREAM_OPTIONS.filter((name) => name !== 'batchDocuments'), 'longLines']
 
 /**
- * Checks `batchLines`'s options; returns the batches' format, their size in bytes and where a
- * long line may be cut.
- * @returns {{ format: 'lines' | 'jsonl', field?: string, maxBytes: number, cutLine?: Function }}
+ * Checks `batchLines`'s options; returns the batches' format, their size in bytes, where a long
+ * line may be cut and what start of it a truncation keeps.
+ * @returns {{ format: 'lines' | 'jsonl', field?: string, maxBytes: number, cutLine?: Function, keptLine?: Function }}
  */
 function checkLineOptions(options, caller) {
   if (options === null || typeof options !== 'object') throw new TypeError(`${caller}'s options must be an object`)
-  const { format = 'lines', field, cutLine } = options
+  const { format = 'lines', field, cutLine, keptLine } = options
   if (format !== 'lines' && format !== 'jsonl') {
     throw new TypeError(`options.format is ${JSON.stringify(format)}; expected 'lines' (a document per line) or 'jsonl' (a record per line)`)
   }
@@ -268,9 +270,12 @@ function checkLineOptions(options, caller) {
   if (cutLine !== undefined && typeof cutLine !== 'function') {
     throw new TypeError(`options.cutLine is ${typeof cutLine}; expected a function such as (bytes, from) => tokenizer.lastSafeCut(bytes, from, { afterCut: true })`)
   }
+  if (keptLine !== undefined && typeof keptLine !== 'function') {
+    throw new TypeError(`options.keptLine is ${typeof keptLine}; expected a function such as (bytes) => tokenizer.keptByTruncation(bytes)`)
+  }
   checkBatchSizes({ batchBytes: options.batchBytes })
   const maxBytes = options.batchBytes ?? DEFAULT_BATCH_BYTES
-  return { format, field: format === 'jsonl' ? (field ?? 'text') : undefined, maxBytes, cutLine }
+  return { format, field: format === 'jsonl' ? (field ?? 'text') : undefined, maxBytes, cutLine, keptLine: format === 'lines' ? keptLine : undefined }
 }
 
 /**
@@ -281,16 +286,18 @@ function checkLineOptions(options, caller) {
  * (`format: 'jsonl'`, blank lines skipped, a byte order mark starting the stream skipped). A line
  * longer than `batchBytes` makes a batch of its own, or, given `cutLine` (a tokenizer's
  * `lastSafeCut`), batches of parts of it cut where that finds a place, each but the last saying
- * `continues`; a JSONL record so long is read as its bytes come (`LongRecord`): parts of its text
- * field, then its outline, which ends the document. Beyond the chunks being cut, only the bytes
- * after the last batch are held: a chunk is read once the batches cut before it have been taken.
+ * `continues`, or, given `keptLine` (a tokenizer's `keptByTruncation`), a batch of the start of it
+ * that finds, as a line, the rest of the line read past; a JSONL record so long is read as its
+ * bytes come (`LongRecord`): parts of its text field, then its outline, which ends the document.
+ * Beyond the chunks being cut, only the bytes after the last batch are held: a chunk is read
+ * once the batches cut before it have been taken.
  * @param {Iterable<string | Uint8Array> | AsyncIterable<string | Uint8Array>} chunks
  * @param {{ format?: 'lines' | 'jsonl', field?: string, batchBytes?: number,
- *   cutLine?: (bytes: Uint8Array, from: number) => number }} [options]
+ *   cutLine?: (bytes: Uint8Array, from: number) => number, keptLine?: (bytes: Uint8Array) => number }} [options]
  * @returns {AsyncGenerator<DocumentBatch>}
  */
 async function* batchLines(chunks, options = {}) {
-  const { format, field, maxBytes, cutLine } = checkLineOptions(options, 'batchLines')
+  const { format, field, maxBytes, cutLine, keptLine } = checkLineOptions(options, 'batchLines')
   const batchOf = (lines) => (format === 'jsonl' ? { lines, format, field } : { lines, format })
   /** The bytes gathered: the end of the last batch's line on. */
   let parts = []
@@ -300,6 +307,12 @@ async function* batchLines(chunks, options = {}) {
   const places = cutLine && format === 'lines' && chunkPlaces(cutLine)
   /** The reader of the JSONL record longer than a batch being read, if one is. */
   let record = null
+  /** Whether the bytes up to the next line end are read past: the rest of a line whose start
+   * `keptLine` found. */
+  let skippingLine = false
+  /** The gathered bytes from which `keptLine` is asked again about an unfinished line: twice
+   * what it last found no start in, so that such a line is read through about once more. */
+  let keptAskedBelow = 0
   let first = true
   let index = 0
   for await (const chunk of chunks) {
@@ -320,11 +333,19 @@ async function* batchLines(chunks, options = {}) {
       record = null
       bytes = rest
     }
+    if (skippingLine) {
+      const lineEnd = bytes.indexOf(NEWLINE)
+      if (lineEnd === -1) continue
+      skippingLine = false
+      bytes = bytes.subarray(lineEnd + 1)
+    }
     if (bytes.length === 0) continue
     parts.push(bytes)
     size += bytes.length
-    // A long line is joined once, when its end or a place to cut it comes, not at every chunk.
-    const joinLater = unfinishedLine && bytes.indexOf(NEWLINE) === -1 && !(places && places.in(bytes))
+    // A long line is joined once, when its end, a place to cut it or enough bytes to ask
+    // `keptLine` again come, not at every chunk.
+    const joinLater =
+      unfinishedLine && bytes.indexOf(NEWLINE) === -1 && !(places && places.in(bytes)) && !(keptLine && size >= keptAskedBelow)
     if (places) places.read(bytes)
     if (size < maxBytes || joinLater) continue
     const gathered = parts.length === 1 ? parts[0] : Buffer.concat(parts, size)
@@ -354,14 +375,26 @@ async function* batchLines(chunks, options = {}) {
       const cuts = format === 'lines' && cutLine
       let cut = cuts ? cutLine(gatheredLine.subarray(0, maxBytes), 0) : -1
       if (cuts && cut <= 0) cut = cutLine(gatheredLine, Math.max(0, maxBytes - INCOMPLETE_BYTES))
+      const kept = cut <= 0 && keptLine ? keptLine(gatheredLine) : -1
       if (cut > 0) {
         yield { ...batchOf(gathered.subarray(start, start + cut)), continues: true }
         start += cut
+      } else if (kept > 0) {
+        yield batchOf(Buffer.concat([gatheredLine.subarray(0, kept), LINE_END]))
+        keptAskedBelow = 0
+        if (lineEnd === -1) {
+          skippingLine = true
+          start = gathered.length
+          break
+        }
+        start = lineEnd + 1
       } else if (lineEnd !== -1) {
         yield batchOf(gathered.subarray(start, lineEnd + 1))
         start = lineEnd + 1
+        keptAskedBelow = 0
       } else {
         unfinishedLine = true
+        if (keptLine) keptAskedBelow = 2 * gatheredLine.length
         break
       }
     }
@@ -442,6 +475,8 @@ function encodeLineStream(tokenizer, chunks, options = {}) {
   // The part after a cut is encoded as one (`encodeCheckedBatches`).
   const cutOptions = { addSpecialTokens: encodeOptions?.addSpecialTokens !== false, afterCut: true }
   if (longLines === 'parts') lineOptions.cutLine = (bytes, from) => tokenizer.lastSafeCut(bytes, from, cutOptions)
+  // Under the file's truncation, a long line is read up to the start whose ids it keeps.
+  if (longLines === 'parts' && truncation !== false) lineOptions.keptLine = (bytes) => tokenizer.keptByTruncation(bytes)
   checkLineOptions(lineOptions, 'encodeLineStream')
   return encodeLinesInOrder(tokenizer, batchLines(chunks, lineOptions), { ...checked, encodeOptions, template })
 }
