@@ -320,18 +320,9 @@ impl Tokenizer {
             ),
             None => (true, false),
         };
-        let cut = raw::with_uint8_bytes(&env, &bytes, |bytes| {
+        let cut = with_text_bytes(&env, &bytes, |bytes| {
             self.tokenizer
                 .last_safe_cut(bytes, from, with_template_tokens, after_cut)
-        })?
-        .ok_or_else(|| {
-            type_error(
-                &env,
-                &format!(
-                    "bytes is {}; expected a Uint8Array or a Buffer of UTF-8",
-                    describe(&bytes)
-                ),
-            )
         })?;
         Ok(cut.map_or(-1, |at| at as i64))
     }
@@ -348,21 +339,30 @@ impl Tokenizer {
     /// bytes are joined) or not UTF-8 before such a place.
     #[napi(catch_unwind, ts_args_type = "bytes: Uint8Array")]
     pub fn kept_by_truncation(&self, env: Env, bytes: Unknown) -> napi::Result<i64> {
-        let kept = raw::with_uint8_bytes(&env, &bytes, |bytes| {
+        let kept = with_text_bytes(&env, &bytes, |bytes| {
             self.tokenizer.kept_by_file_truncation(bytes, true)
-        })?
-        .ok_or_else(|| {
-            type_error(
-                &env,
-                &format!(
-                    "bytes is {}; expected a Uint8Array or a Buffer of UTF-8",
-                    describe(&bytes)
-                ),
-            )
         })?
         .map_err(|e| from_engine(&env, &e))?;
         Ok(kept.map_or(-1, |at| at as i64))
     }
+}
+
+/// `read` of the bytes of `bytes`, a Uint8Array of UTF-8 text (or the start of one); a
+/// `TypeError` naming what it is otherwise.
+fn with_text_bytes<T>(
+    env: &Env,
+    bytes: &Unknown,
+    read: impl FnOnce(&[u8]) -> T,
+) -> napi::Result<T> {
+    raw::with_uint8_bytes(env, bytes, read)?.ok_or_else(|| {
+        type_error(
+            env,
+            &format!(
+                "bytes is {}; expected a Uint8Array or a Buffer of UTF-8",
+                describe(bytes)
+            ),
+        )
+    })
 }
 
 impl Tokenizer {
