@@ -95,6 +95,21 @@ describe('encode: a document longer than a batch is read in parts', () => {
   })
 
   it.each([
+    ['deep in the rest', 1_500_000],
+    ['near where a read ends', 1 << 20],
+    ['in its last byte', -1],
+  ])('under a truncation, a long line that is not UTF-8 %s is refused and named, as under a file that is cut', (_, at) => {
+    const line = Buffer.from(prose(2_500_000))
+    const bad = Buffer.concat([line.subarray(0, at === -1 ? line.length : at - 1), Buffer.from([0xc3]), line.subarray(at === -1 ? line.length : at - 1)])
+    writeFileSync(join(work, 'not-utf8-rest.txt'), Buffer.concat([Buffer.from('fine\n'), bad, Buffer.from('\nalso fine\n')]))
+    for (const tokenizer of [join(FIXTURES, 'tokenizers/bert.json'), join(FIXTURES, 'tokenizers/gpt2.json')]) {
+      const run = cli(work, ['encode', 'not-utf8-rest.txt', '--tokenizer', tokenizer, '--batch-mib', BATCH_MIB, '-o', 'out/not-utf8-rest', '-q', '--force'])
+      expect(run.stderr).toMatch(/not-utf8-rest\.txt:2: the text is not UTF-8; convert the file to UTF-8/)
+      expect(run.status).toBe(1)
+    }
+  })
+
+  it.each([
     ['o200k_base, Megatron', ['--encoding', 'o200k_base']],
     ['r50k_base, Megatron with --append-eos', ['--encoding', 'r50k_base', '--append-eos']],
     ['a byte-level tokenizer.json (in parts)', ['--tokenizer', join(FIXTURES, 'tokenizers/gpt2.json')]],

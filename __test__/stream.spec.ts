@@ -402,6 +402,36 @@ describe('encodeLineStream and batchLines', () => {
       expect(untruncated.ids).toEqual((await bert.encodeBatch(partsLines, encodeOptions)).toArrays().map((ids) => [...ids]))
     })
 
+    it('under a truncation, a long line whose rest is not UTF-8 is refused and named, as read whole', async () => {
+      const bert = batchtok.Tokenizer.fromFile(join(FIXTURES, 'tokenizers/bert.json'))
+      const line = Buffer.from(partsLines[1])
+      for (const at of [30_000, line.length]) {
+        const bad = Buffer.concat([Buffer.from('short\n'), line.subarray(0, at), Buffer.from([0xe2, 0x82]), line.subarray(at), Buffer.from('\nlast\n')])
+        for (const longLines of ['parts', 'whole'] as const) {
+          await expect(joinedIdsOf(stream.encodeLineStream(bert, chunksOf(bad, 777), { batchBytes: 2000, longLines }))).rejects.toThrow(
+            expect.objectContaining({ lineNumber: 2, code: 'ERR_NOT_UTF8' }),
+          )
+        }
+      }
+    })
+
+    it('utf8Check: chunks cut anywhere, a character across them included, are UTF-8 together; a bad or unfinished one is not', () => {
+      const { utf8Check } = require('../stream/utf8-check.js') as { utf8Check: () => { push(chunk: Uint8Array): void; end(): boolean } }
+      const check = (...chunks: Uint8Array[]) => {
+        const checked = utf8Check()
+        for (const chunk of chunks) checked.push(chunk)
+        return checked.end()
+      }
+      const text = Buffer.from('a€ b😀 ก́ c')
+      for (let i = 0; i <= text.length; i++) {
+        for (let j = i; j <= text.length; j++) expect(check(text.subarray(0, i), text.subarray(i, j), text.subarray(j))).toBe(true)
+      }
+      expect(check(text.subarray(0, 3))).toBe(false)
+      expect(check(Buffer.from([0x61]), Buffer.from([0x80]))).toBe(false)
+      expect(check(Buffer.from([0xe2, 0x82]), Buffer.from([0x41]))).toBe(false)
+      expect(check(Buffer.from([0xed, 0xa0, 0x80]))).toBe(false)
+    })
+
     it('batchLines with cutLine: parts end and start at a word gap, each at most a batch and a chunk', async () => {
       const batches: { lines: Buffer; continues?: boolean }[] = []
       const cutLine = (bytes: Uint8Array, from: number) => tokenizer.lastSafeCut(bytes, from)

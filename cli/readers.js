@@ -14,6 +14,7 @@ const { isUtf8 } = require('node:buffer')
 const { InputError, placeOf } = require('./errors')
 const { MAGIC_BYTES, compressionOfHead, unreadCompression } = require('./inputs')
 const { INCOMPLETE_BYTES, textParts } = require('../stream/cuts')
+const { utf8Check } = require('../stream/utf8-check')
 const { openColumn } = require('./parquet')
 const { LongRecord } = require('../stream/long-record')
 const { zstdDecompressor } = require('./zstd')
@@ -30,6 +31,8 @@ const isSmallFile = (input) => !input.pipe && input.size > 0 && input.size <= SM
 
 const NEWLINE = 10
 const LINE_END = Buffer.from('\n')
+/** A line end after a byte that is not UTF-8 (see `endReadPast`). */
+const NOT_UTF8_LINE_END = Buffer.from([0xff, NEWLINE])
 /** U+FEFF as UTF-8. */
 const BYTE_ORDER_MARK = Buffer.from([0xef, 0xbb, 0xbf])
 
@@ -295,7 +298,8 @@ class JoinedLineSource {
  * and the next batch starts with the rest of that line, so no line is held whole. Where
  * `keptLine` (a tokenizer's `keptByTruncation`) finds a start whose ids its truncation keeps are
  * the line's, the line is handed over as that start, a line of its own, and the rest of it is
- * read past. A line with neither is held whole. With `longLine` instead, such a line goes to the
+ * read past, only checked to be UTF-8 (where it is not, the line is refused as any such line
+ * is). A line with neither is held whole. With `longLine` instead, such a line goes to the
  * reader it makes for it (a `LongRecord`) as it is read, and the batches that reader gives are
  * handed over.
  * @returns {AsyncGenerator<object>}
@@ -315,6 +319,9 @@ async function* lineBatches(input, { start = 0, end = Infinity, batchBytes, prog
   /** The carry's length from which `keptLine` is asked again: twice the length it last found no
    * start in, so that a line with none is read through about once more, not once a read. */
   let keptAskedBelow = 0
+  /** The line being read past after its start (`keepCarryStart`): the check of its bytes and
+   * where in `pieces` its start's line end is. */
+  let readPast = null
   let pieces = []
   let pieceBytes = 0
   let source = null
@@ -348,7 +355,8 @@ async function* lineBatches(input, { start = 0, end = Infinity, batchBytes, prog
   /**
    * Moves the start of the carry's line that `keptLine` finds onto the batch, as a whole line,
    * where the carry has reached `batchBytes` and its line is one this range reads; the rest of the
-   * line is then read past (`skipping`). Says whether it did.
+   * line is then read past (`skipping`), only checked to be UTF-8 (`readPast`). Says whether it
+   * did.
    */
   const keepCarryStart = () => {
     if (!keptLine || carry.length < Math.max(batchBytes, keptAskedBelow) || carryLineStart >= end) return false
@@ -357,12 +365,28 @@ async function* lineBatches(input, { start = 0, end = Infinity, batchBytes, prog
       keptAskedBelow = 2 * carry.length
       return false
     }
-    pieces.push(Buffer.concat([carry.subarray(0, kept), LINE_END]))
+    // The batch is now held past the next read, which may reuse the buffer its lines are in.
+    if (reader.reusesBuffers) pieces = pieces.map((piece) => Buffer.from(piece))
+    pieces.push(Buffer.from(carry.subarray(0, kept)), LINE_END)
     pieceBytes += kept + 1
+    readPast = { check: utf8Check(), lineEnd: pieces.length - 1 }
+    readPast.check.push(carry.subarray(kept))
     carry = null
     keptAskedBelow = 0
     skipping = true
     return true
+  }
+  /**
+   * Ends the reading past of a line whose start the batch holds: where the rest was not UTF-8,
+   * the start gets a byte that is not either, so that the line is refused as any such line is,
+   * and named.
+   */
+  const endReadPast = () => {
+    if (!readPast.check.end()) {
+      pieces[readPast.lineEnd] = NOT_UTF8_LINE_END
+      pieceBytes += 1
+    }
+    readPast = null
   }
   /** Whether the carry goes to a reader of its own: it has reached `batchBytes`, and its line is
    * one this range reads. */
@@ -382,10 +406,12 @@ async function* lineBatches(input, { start = 0, end = Infinity, batchBytes, prog
     for (let data = await reader.next(null); data !== null; data = await reader.next(carry)) {
       if (skipping) {
         const newline = data.indexOf(NEWLINE)
+        if (readPast) readPast.check.push(newline === -1 ? data : data.subarray(0, newline))
         if (newline === -1) {
           position += data.length
           continue
         }
+        if (readPast) endReadPast()
         position += newline + 1
         data = data.subarray(newline + 1)
         skipping = false
@@ -411,9 +437,9 @@ async function* lineBatches(input, { start = 0, end = Infinity, batchBytes, prog
       if (lastNewline === -1) {
         carry = data
         carryLineStart = firstLineStart
+        // A line's start that `keepCarryStart` took stays in the batch until the rest is read past.
         if (cutCarry()) yield emit(true)
-        else if (keepCarryStart()) yield emit()
-        else if (streamsCarry()) yield* streamCarry()
+        else if (!keepCarryStart() && streamsCarry()) yield* streamCarry()
         continue
       }
       let whole = data.subarray(0, lastNewline + 1)
@@ -443,7 +469,7 @@ async function* lineBatches(input, { start = 0, end = Infinity, batchBytes, prog
         pieceBytes += whole.length
       }
       if (!done && cutCarry()) yield emit(true)
-      else if (!done && keepCarryStart()) yield emit()
+      else if (!done && keepCarryStart()) continue
       else if (!done && streamsCarry()) yield* streamCarry()
       else if (pieceBytes + (carry ? carry.length : 0) >= batchBytes) yield emit()
       if (done) break
@@ -454,6 +480,7 @@ async function* lineBatches(input, { start = 0, end = Infinity, batchBytes, prog
     reader.close()
   }
   if (streamed) yield* streamed.end()
+  if (readPast) endReadPast()
   if (!done && carry && carry.length > 0 && carryLineStart < end) {
     pieces.push(carry)
     pieceBytes += carry.length

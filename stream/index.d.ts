@@ -118,7 +118,8 @@ export interface LineStreamOptions {
   /** For `batchLines`, format `'lines'`: the start of a line longer than `batchBytes` whose ids a
    * truncation keeps, e.g. `(bytes) => tokenizer.keptByTruncation(bytes)`, asked where `cutLine`
    * finds no place; where it returns a length, the batch holds that start as a line and the rest
-   * of the line is read past. */
+   * of the line is read past, only checked to be UTF-8 (where it is not, the line is refused as
+   * `encodeLines` refuses any such line). */
   keptLine?: (bytes: Uint8Array) => number
 }
 

@@ -13,6 +13,7 @@
 const { Transform } = require('node:stream')
 
 const { INCOMPLETE_BYTES, chunkPlaces } = require('./cuts')
+const { utf8Check } = require('./utf8-check')
 const { LongRecord } = require('./long-record')
 const { templateEnds } = require('./ends')
 const { documentsIn, bytesIn, encodeChecked, followsCut } = require('./encode-batch')
@@ -249,6 +250,8 @@ function encodeStream(tokenizer, documents, options) {
 const NEWLINE = 0x0a
 /** A line's end, put after the start of a line that `keptLine` finds. */
 const LINE_END = Buffer.from('\n')
+/** A line end after a byte that is not UTF-8 (see `endReadPast`). */
+const NOT_UTF8_LINE_END = Buffer.from([0xff, NEWLINE])
 /** The names `encodeLineStream`'s options have: the format of its lines, and every
  * `EncodeStreamOptions` name but `batchDocuments` (a batch's documents are known only once its
  * lines are read, on the scheduler's threads). */
@@ -286,8 +289,9 @@ function checkLineOptions(options, caller) {
  * (`format: 'jsonl'`, blank lines skipped, a byte order mark starting the stream skipped). A line
  * longer than `batchBytes` makes a batch of its own, or, given `cutLine` (a tokenizer's
  * `lastSafeCut`), batches of parts of it cut where that finds a place, each but the last saying
- * `continues`, or, given `keptLine` (a tokenizer's `keptByTruncation`), a batch of the start of it
- * that finds, as a line, the rest of the line read past; a JSONL record so long is read as its
+ * `continues`, or, given `keptLine` (a tokenizer's `keptByTruncation`), the start of it that
+ * finds, as a line (the rest of the line read past, only checked to be UTF-8: where it is not, the
+ * start gets a byte that is not either, so that the line is refused as any such line is); a JSONL record so long is read as its
  * bytes come (`LongRecord`): parts of its text field, then its outline, which ends the document.
  * Beyond the chunks being cut, only the bytes after the last batch are held: a chunk is read
  * once the batches cut before it have been taken.
@@ -307,9 +311,17 @@ async function* batchLines(chunks, options = {}) {
   const places = cutLine && format === 'lines' && chunkPlaces(cutLine)
   /** The reader of the JSONL record longer than a batch being read, if one is. */
   let record = null
-  /** Whether the bytes up to the next line end are read past: the rest of a line whose start
-   * `keptLine` found. */
-  let skippingLine = false
+  /** The line whose start `keptLine` found, its rest being read past up to its end: the start,
+   * held until then, and the check that the rest is UTF-8. */
+  let readPast = null
+  /** Puts the start of the line read past, as a line, before the bytes gathered next: with a byte
+   * that is not UTF-8 where the rest was not, so that the line is refused as any such line is. */
+  const endReadPast = () => {
+    const line = Buffer.concat([readPast.start, readPast.check.end() ? LINE_END : NOT_UTF8_LINE_END])
+    parts = [line]
+    size = line.length
+    readPast = null
+  }
   /** The gathered bytes from which `keptLine` is asked again about an unfinished line: twice
    * what it last found no start in, so that such a line is read through about once more. */
   let keptAskedBelow = 0
@@ -333,10 +345,11 @@ async function* batchLines(chunks, options = {}) {
       record = null
       bytes = rest
     }
-    if (skippingLine) {
+    if (readPast) {
       const lineEnd = bytes.indexOf(NEWLINE)
+      readPast.check.push(lineEnd === -1 ? bytes : bytes.subarray(0, lineEnd))
       if (lineEnd === -1) continue
-      skippingLine = false
+      endReadPast()
       bytes = bytes.subarray(lineEnd + 1)
     }
     if (bytes.length === 0) continue
@@ -375,19 +388,16 @@ async function* batchLines(chunks, options = {}) {
       const cuts = format === 'lines' && cutLine
       let cut = cuts ? cutLine(gatheredLine.subarray(0, maxBytes), 0) : -1
       if (cuts && cut <= 0) cut = cutLine(gatheredLine, Math.max(0, maxBytes - INCOMPLETE_BYTES))
-      const kept = cut <= 0 && keptLine ? keptLine(gatheredLine) : -1
+      const kept = cut <= 0 && keptLine && lineEnd === -1 ? keptLine(gatheredLine) : -1
       if (cut > 0) {
         yield { ...batchOf(gathered.subarray(start, start + cut)), continues: true }
         start += cut
       } else if (kept > 0) {
-        yield batchOf(Buffer.concat([gatheredLine.subarray(0, kept), LINE_END]))
+        readPast = { start: Buffer.from(gatheredLine.subarray(0, kept)), check: utf8Check() }
+        readPast.check.push(gatheredLine.subarray(kept))
         keptAskedBelow = 0
-        if (lineEnd === -1) {
-          skippingLine = true
-          start = gathered.length
-          break
-        }
-        start = lineEnd + 1
+        start = gathered.length
+        break
       } else if (lineEnd !== -1) {
         yield batchOf(gathered.subarray(start, lineEnd + 1))
         start = lineEnd + 1
@@ -402,6 +412,7 @@ async function* batchLines(chunks, options = {}) {
     size = gathered.length - start
   }
   if (record) yield* record.end()
+  if (readPast) endReadPast()
   if (size > 0) yield batchOf(parts.length === 1 ? parts[0] : Buffer.concat(parts, size))
 }
 
