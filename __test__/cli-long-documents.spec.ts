@@ -381,6 +381,23 @@ describe('encode: a document longer than a batch is read in parts', () => {
     expect(readMegatron(join(work, 'out/long-files'))).toEqual((await cl100k.encodeBatch([...documents, documents[0]])).toArrays())
   })
 
+  it("--doc-per-file under a truncation (BERT's file): a file larger than a batch, plain and gzip, read up to the start it keeps; one whose rest is not UTF-8 refused", async () => {
+    mkdirSync(join(work, 'kept-files'), { recursive: true })
+    const documents = [prose(2_000_000, 500_000), 'a small file', '日本語のテキスト'.repeat(40_000), prose(300_000, 4_000_000) + '\n']
+    documents.forEach((text, i) => writeFileSync(join(work, `kept-files/${i}.txt`), text))
+    writeFileSync(join(work, 'kept-files/4.txt.gz'), gzipSync(documents[0]))
+    const bertPath = join(FIXTURES, 'tokenizers/bert.json')
+    const summary = encode(work, ['encode', 'kept-files/*', '--doc-per-file', '--tokenizer', bertPath, '--batch-mib', BATCH_MIB, '-o', 'out/kept-files'])
+    const bert = batchtok.Tokenizer.fromFile(bertPath)
+    expect(readMegatron(join(work, 'out/kept-files'))).toEqual((await bert.encodeBatch([...documents, documents[0]])).toArrays())
+    // The long prose files were read only to their start (the summary counts the text encoded).
+    expect(summary.bytes).toBeLessThan(documents.reduce((sum, text) => sum + Buffer.byteLength(text), 0))
+    writeFileSync(join(work, 'kept-files/5.txt'), Buffer.concat([Buffer.from(documents[0]), Buffer.from([0xff])]))
+    const run = cli(work, ['encode', 'kept-files/5.txt', '--doc-per-file', '--tokenizer', bertPath, '--batch-mib', BATCH_MIB, '-o', 'out/kept-bad', '-q'])
+    expect(run.stderr).toMatch(/kept-files\/5\.txt: the text is not UTF-8; convert the file to UTF-8/)
+    expect(run.status).toBe(1)
+  })
+
   const tokenizerArgs = {
     o200k_base: ['--encoding', 'o200k_base'],
     // A truncation: each long line read up to the start it keeps, the rest read past.

@@ -607,22 +607,50 @@ async function wholeFile(input, progress) {
  * The document `input` holds, in parts: each but the last ends where `cutLine` finds a place
  * once `batchBytes` are held (see `lineBatches`), the last is the rest. A document with no such
  * place is one part. The chunks read are joined only to cut them, so a long stretch with no place
- * to cut is copied once, not at every read.
+ * to cut is copied once, not at every read. Where, before any place, `keptLine` finds a start
+ * whose ids its truncation keeps are the document's, that start is the one part, and the rest is
+ * read past, only checked to be UTF-8.
  * @returns {AsyncGenerator<Buffer>}
  */
-async function* documentParts(input, { batchBytes, progress, cutLine }) {
+async function* documentParts(input, { batchBytes, progress, cutLine, keptLine }) {
   const parts = textParts(cutLine, batchBytes)
+  /** The held bytes from which `keptLine` is asked (again), as `lineBatches` asks it. */
+  let keptAskedBelow = keptLine ? batchBytes : Infinity
+  let heldBytes = 0
+  let readPast = null
   for await (const chunk of openBytes(input, 0, progress)) {
+    if (readPast) {
+      readPast.push(chunk)
+      continue
+    }
+    heldBytes += chunk.length
     const part = parts.add(chunk)
-    if (part) yield part
+    if (part) {
+      yield part
+      keptAskedBelow = Infinity
+    } else if (heldBytes >= keptAskedBelow) {
+      const held = parts.rest()
+      const kept = keptLine(held)
+      keptAskedBelow = 2 * held.length
+      if (kept > 0) {
+        yield Buffer.from(held.subarray(0, kept))
+        readPast = utf8Check()
+        readPast.push(held.subarray(kept))
+      }
+    }
   }
-  yield parts.rest()
+  if (!readPast) yield parts.rest()
+  else if (!readPast.end()) throw notUtf8File(input)
 }
+
+/** The error for a file, one document, that is not UTF-8. */
+const notUtf8File = (input) => new InputError(`${input.path}: the text is not UTF-8; convert the file to UTF-8`)
 
 /**
  * Whole files as documents (`--doc-per-file`), several small files to a batch. A file larger
  * than a batch is read in parts where `options.cutLine` allows (`documentParts`), each ending a
- * batch that `continues`; without `cutLine`, or with none found, it is read whole.
+ * batch that `continues`, or up to the start `options.keptLine` finds; without either, or with
+ * none found, it is read whole.
  */
 async function* fileBatches(inputs, options) {
   let pieces = []
@@ -644,7 +672,7 @@ async function* fileBatches(inputs, options) {
       while (!part.done) {
         // The part after is read first: whether there is one says whether the batch continues.
         const next = await parts.next()
-        if (!isUtf8(part.value)) throw new InputError(`${input.path}: the text is not UTF-8; convert the file to UTF-8`)
+        if (!isUtf8(part.value)) throw notUtf8File(input)
         // Each batch names the files it holds, this one once, whichever of its parts it holds.
         if (!named || pieces.length === 0) names.push(input.path)
         named = true
