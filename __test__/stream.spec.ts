@@ -416,10 +416,10 @@ describe('encodeLineStream and batchLines', () => {
     })
 
     it('utf8Check: chunks cut anywhere, a character across them included, are UTF-8 together; a bad or unfinished one is not', () => {
-      const { utf8Check } = require('../stream/utf8-check.js') as { utf8Check: () => { push(chunk: Uint8Array): void; end(): boolean } }
+      const { utf8Check } = require('../stream/utf8-check.js') as { utf8Check: () => { check(chunk: Uint8Array): boolean; end(): boolean } }
       const check = (...chunks: Uint8Array[]) => {
         const checked = utf8Check()
-        for (const chunk of chunks) checked.push(chunk)
+        for (const chunk of chunks) checked.check(chunk)
         return checked.end()
       }
       const text = Buffer.from('a€ b😀 ก́ c')

@@ -369,8 +369,8 @@ async function* lineBatches(input, { start = 0, end = Infinity, batchBytes, prog
     if (reader.reusesBuffers) pieces = pieces.map((piece) => Buffer.from(piece))
     pieces.push(Buffer.from(carry.subarray(0, kept)), LINE_END)
     pieceBytes += kept + 1
-    readPast = { check: utf8Check(), lineEnd: pieces.length - 1 }
-    readPast.check.push(carry.subarray(kept))
+    readPast = { utf8: utf8Check(), lineEnd: pieces.length - 1 }
+    readPast.utf8.check(carry.subarray(kept))
     carry = null
     keptAskedBelow = 0
     skipping = true
@@ -382,7 +382,7 @@ async function* lineBatches(input, { start = 0, end = Infinity, batchBytes, prog
    * and named.
    */
   const endReadPast = () => {
-    if (!readPast.check.end()) {
+    if (!readPast.utf8.end()) {
       pieces[readPast.lineEnd] = NOT_UTF8_LINE_END
       pieceBytes += 1
     }
@@ -406,7 +406,7 @@ async function* lineBatches(input, { start = 0, end = Infinity, batchBytes, prog
     for (let data = await reader.next(null); data !== null; data = await reader.next(carry)) {
       if (skipping) {
         const newline = data.indexOf(NEWLINE)
-        if (readPast) readPast.check.push(newline === -1 ? data : data.subarray(0, newline))
+        if (readPast) readPast.utf8.check(newline === -1 ? data : data.subarray(0, newline))
         if (newline === -1) {
           position += data.length
           continue
@@ -617,10 +617,11 @@ async function* documentParts(input, { batchBytes, progress, cutLine, keptLine }
   /** The held bytes from which `keptLine` is asked (again), as `lineBatches` asks it. */
   let keptAskedBelow = keptLine ? batchBytes : Infinity
   let heldBytes = 0
-  let readPast = null
+  /** The check that the rest is UTF-8, once a start is kept. */
+  let restUtf8 = null
   for await (const chunk of openBytes(input, 0, progress)) {
-    if (readPast) {
-      readPast.push(chunk)
+    if (restUtf8) {
+      restUtf8.check(chunk)
       continue
     }
     heldBytes += chunk.length
@@ -634,13 +635,13 @@ async function* documentParts(input, { batchBytes, progress, cutLine, keptLine }
       keptAskedBelow = 2 * held.length
       if (kept > 0) {
         yield Buffer.from(held.subarray(0, kept))
-        readPast = utf8Check()
-        readPast.push(held.subarray(kept))
+        restUtf8 = utf8Check()
+        restUtf8.check(held.subarray(kept))
       }
     }
   }
-  if (!readPast) yield parts.rest()
-  else if (!readPast.end()) throw notUtf8File(input)
+  if (!restUtf8) yield parts.rest()
+  else if (!restUtf8.end()) throw notUtf8File(input)
 }
 
 /** The error for a file, one document, that is not UTF-8. */

@@ -317,7 +317,7 @@ async function* batchLines(chunks, options = {}) {
   /** Puts the start of the line read past, as a line, before the bytes gathered next: with a byte
    * that is not UTF-8 where the rest was not, so that the line is refused as any such line is. */
   const endReadPast = () => {
-    const line = Buffer.concat([readPast.start, readPast.check.end() ? LINE_END : NOT_UTF8_LINE_END])
+    const line = Buffer.concat([readPast.start, readPast.utf8.end() ? LINE_END : NOT_UTF8_LINE_END])
     parts = [line]
     size = line.length
     readPast = null
@@ -347,7 +347,7 @@ async function* batchLines(chunks, options = {}) {
     }
     if (readPast) {
       const lineEnd = bytes.indexOf(NEWLINE)
-      readPast.check.push(lineEnd === -1 ? bytes : bytes.subarray(0, lineEnd))
+      readPast.utf8.check(lineEnd === -1 ? bytes : bytes.subarray(0, lineEnd))
       if (lineEnd === -1) continue
       endReadPast()
       bytes = bytes.subarray(lineEnd + 1)
@@ -393,8 +393,8 @@ async function* batchLines(chunks, options = {}) {
         yield { ...batchOf(gathered.subarray(start, start + cut)), continues: true }
         start += cut
       } else if (kept > 0) {
-        readPast = { start: Buffer.from(gatheredLine.subarray(0, kept)), check: utf8Check() }
-        readPast.check.push(gatheredLine.subarray(kept))
+        readPast = { start: Buffer.from(gatheredLine.subarray(0, kept)), utf8: utf8Check() }
+        readPast.utf8.check(gatheredLine.subarray(kept))
         keptAskedBelow = 0
         start = gathered.length
         break
