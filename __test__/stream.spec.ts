@@ -383,9 +383,16 @@ describe('encodeLineStream and batchLines', () => {
     it("a tokenizer.json whose truncation keeps the first ids (BERT's): a long line is read up to the start it keeps, the rest read past", async () => {
       const bert = batchtok.Tokenizer.fromFile(join(FIXTURES, 'tokenizers/bert.json'))
       const want = (await bert.encodeBatch(partsLines)).toArrays().map((ids) => [...ids])
+      const records = Buffer.from(partsLines.map((line) => JSON.stringify({ text: line })).join('\n') + '\n')
       for (const chunk of [777, 65536]) {
         const run = await joinedIdsOf(stream.encodeLineStream(bert, chunksOf(text, chunk), { batchBytes: 2000, longLines: 'parts' }))
         expect(run).toEqual({ ids: want, continuing: 0 })
+        // A long record's text: its start handed over, the outline ending the document.
+        const jsonl = await joinedIdsOf(stream.encodeLineStream(bert, chunksOf(records, chunk), { format: 'jsonl', batchBytes: 2000, longLines: 'parts' }))
+        expect(jsonl.ids).toEqual(want)
+        // One part a long record at most: its start, or its text whole.
+        expect(jsonl.continuing).toBeGreaterThan(0)
+        expect(jsonl.continuing).toBeLessThanOrEqual(partsLines.filter((line) => Buffer.byteLength(line) > 2000).length)
       }
       // Each line is there, in order; the long prose line only as its start.
       const batches: Buffer[] = []

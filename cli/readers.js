@@ -504,7 +504,7 @@ async function* jsonlBatches(input, options) {
   // A record longer than a batch is read as it comes (stream/long-record.js): its raw bytes are JSON,
   // which cannot be cut where a line of text can.
   const partBytes = options.textBatchBytes ?? options.batchBytes
-  const longLine = (source) => new LongRecord({ field, batchBytes: partBytes, cutLine: options.cutLine, source })
+  const longLine = (source) => new LongRecord({ field, batchBytes: partBytes, cutLine: options.cutLine, keptLine: options.keptLine, source })
   for await (const batch of lineBatches(input, { ...options, skipByteOrderMark: true, cutLine: undefined, keptLine: undefined, longLine })) {
     if (first && batch.lines) {
       first = false

@@ -278,7 +278,7 @@ function checkLineOptions(options, caller) {
   }
   checkBatchSizes({ batchBytes: options.batchBytes })
   const maxBytes = options.batchBytes ?? DEFAULT_BATCH_BYTES
-  return { format, field: format === 'jsonl' ? (field ?? 'text') : undefined, maxBytes, cutLine, keptLine: format === 'lines' ? keptLine : undefined }
+  return { format, field: format === 'jsonl' ? (field ?? 'text') : undefined, maxBytes, cutLine, keptLine }
 }
 
 /**
@@ -309,6 +309,8 @@ async function* batchLines(chunks, options = {}) {
   /** Whether the gathered bytes are one line, longer than a batch, whose end is still to come. */
   let unfinishedLine = false
   const places = cutLine && format === 'lines' && chunkPlaces(cutLine)
+  /** The start of a long line to keep (a record's goes to its `LongRecord`). */
+  const keptStart = format === 'lines' ? keptLine : undefined
   /** The reader of the JSONL record longer than a batch being read, if one is. */
   let record = null
   /** The line whose start `keptLine` found, its rest being read past up to its end: the start,
@@ -358,7 +360,7 @@ async function* batchLines(chunks, options = {}) {
     // A long line is joined once, when its end, a place to cut it or enough bytes to ask
     // `keptLine` again come, not at every chunk.
     const joinLater =
-      unfinishedLine && bytes.indexOf(NEWLINE) === -1 && !(places && places.in(bytes)) && !(keptLine && size >= keptAskedBelow)
+      unfinishedLine && bytes.indexOf(NEWLINE) === -1 && !(places && places.in(bytes)) && !(keptStart && size >= keptAskedBelow)
     if (places) places.read(bytes)
     if (size < maxBytes || joinLater) continue
     const gathered = parts.length === 1 ? parts[0] : Buffer.concat(parts, size)
@@ -379,7 +381,7 @@ async function* batchLines(chunks, options = {}) {
       const lineEnd = gathered.indexOf(NEWLINE, start + maxBytes)
       if (format === 'jsonl' && cutLine && lineEnd === -1) {
         // A record whose end is still to come: read from here as it comes.
-        record = new LongRecord({ field, batchBytes: maxBytes, cutLine, source: {} })
+        record = new LongRecord({ field, batchBytes: maxBytes, cutLine, keptLine, source: {} })
         yield* record.push(gathered.subarray(start))
         start = gathered.length
         break
@@ -388,7 +390,7 @@ async function* batchLines(chunks, options = {}) {
       const cuts = format === 'lines' && cutLine
       let cut = cuts ? cutLine(gatheredLine.subarray(0, maxBytes), 0) : -1
       if (cuts && cut <= 0) cut = cutLine(gatheredLine, Math.max(0, maxBytes - INCOMPLETE_BYTES))
-      const kept = cut <= 0 && keptLine && lineEnd === -1 ? keptLine(gatheredLine) : -1
+      const kept = keptStart && cut <= 0 && lineEnd === -1 ? keptStart(gatheredLine) : -1
       if (cut > 0) {
         yield { ...batchOf(gathered.subarray(start, start + cut)), continues: true }
         start += cut
@@ -404,7 +406,7 @@ async function* batchLines(chunks, options = {}) {
         keptAskedBelow = 0
       } else {
         unfinishedLine = true
-        if (keptLine) keptAskedBelow = 2 * gatheredLine.length
+        if (keptStart) keptAskedBelow = 2 * gatheredLine.length
         break
       }
     }

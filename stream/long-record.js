@@ -3,7 +3,8 @@
 //
 // The record's text field is decoded as its bytes come and handed over in parts, cut where the
 // tokenizer allows (`lastSafeCut`, as a long line of text is), so that its memory is a batch's
-// whatever its length. What is held of the rest is the record's *outline*: its bytes with the
+// whatever its length; under a truncation that keeps a text's first ids, as the one start of it
+// that `keptByTruncation` finds, the text after it decoded (and so checked) and dropped. What is held of the rest is the record's *outline*: its bytes with the
 // content of every string value taken out, its keys, numbers, literals, brackets and white space
 // kept. At the record's end the outline goes to the addon's JSONL reader as a batch of one line
 // (`recordOutline`), which checks the record's grammar, finds the field's last value and lists the
@@ -85,13 +86,16 @@ function recordError(source, code, reason) {
 class LongRecord {
   /**
    * @param {{ field: string, batchBytes: number, cutLine: (bytes: Uint8Array, from: number) => number,
-   *   source: object }} options `source`: an object of the caller's for this record, which its
-   *   batches and errors carry, and on which `end()` leaves `reasonOf`
+   *   keptLine?: (bytes: Uint8Array) => number, source: object }} options `source`: an object of
+   *   the caller's for this record, which its batches and errors carry, and on which `end()` leaves
+   *   `reasonOf`; `keptLine`: the start of the field's text whose ids a truncation keeps, asked
+   *   where `cutLine` finds no place
    */
-  constructor({ field, batchBytes, cutLine, source }) {
+  constructor({ field, batchBytes, cutLine, keptLine, source }) {
     this.field = field
     this.batchBytes = batchBytes
     this.cutLine = cutLine
+    this.keptLine = keptLine
     this.source = source
     this.utf8 = utf8Check()
     /** Bytes of the record read so far. */
@@ -137,6 +141,7 @@ class LongRecord {
     this.decodedBytes = 0
     /** The field's text held, not yet handed over. */
     this.parts = textParts(cutLine, batchBytes)
+    this.startFound()
     /** Whether parts of the field's text were handed over, and whether the next batch restarts. */
     this.handedOver = false
     this.restartNext = false
@@ -405,6 +410,7 @@ class LongRecord {
     this.fieldKeyRead = true
     // The field again: its earlier value no longer counts.
     this.parts = textParts(this.cutLine, this.batchBytes)
+    this.startFound()
     this.decodedBytes = 0
     if (this.handedOver) {
       this.restartNext = true
@@ -468,12 +474,41 @@ class LongRecord {
   /** Holds the text decoded from the bytes read (a buffer of their own, not copied again), and
    * hands over a part of what is held once a batch of it has a place to cut. */
   flushDecoded() {
-    if (this.decodedBytes > 0) {
+    if (this.decodedBytes > 0 && !this.startKept) {
       const part = this.parts.add(this.decoded.subarray(0, this.decodedBytes))
-      if (part !== null) this.handOver(part)
+      this.heldBytes += this.decodedBytes
+      if (part !== null) {
+        this.handOver(part)
+        this.keptAskedBelow = Infinity
+      } else if (this.heldBytes >= this.keptAskedBelow) {
+        this.keepStart()
+      }
     }
     this.decoded = null
     this.decodedBytes = 0
+  }
+
+  /** A field's value begins: no start of it kept, `keptLine` to be asked once a batch is held. */
+  startFound() {
+    /** Whether the start of the field's text that `keptLine` found was handed over: the text
+     * after it is decoded (and so checked) but dropped. */
+    this.startKept = false
+    /** The field's text held, and how much of it `keptLine` is asked about next (twice what it
+     * last found no start in). */
+    this.heldBytes = 0
+    this.keptAskedBelow = this.keptLine ? this.batchBytes : Infinity
+  }
+
+  /** Hands over the start of the field's text held that `keptLine` finds, where it finds one, as
+   * the one part of the document (the outline ends it). */
+  keepStart() {
+    const held = this.parts.rest()
+    const kept = this.keptLine(held)
+    this.keptAskedBelow = 2 * held.length
+    if (kept <= 0) return
+    this.handOver(Buffer.from(held.subarray(0, kept)))
+    this.parts = textParts(this.cutLine, this.batchBytes)
+    this.startKept = true
   }
 
   /** Hands over `text`, a part of the field's value, as a batch that `continues`. */
