@@ -30,6 +30,7 @@ const SMALL_FILE_BYTES = 64 << 10
 const isSmallFile = (input) => !input.pipe && input.size > 0 && input.size <= SMALL_FILE_BYTES
 
 const NEWLINE = 10
+/** A line's end, put after the start of a line that `keptLine` finds. */
 const LINE_END = Buffer.from('\n')
 /** A line end after a byte that is not UTF-8 (see `endReadPast`). */
 const NOT_UTF8_LINE_END = Buffer.from([0xff, NEWLINE])

@@ -115,11 +115,12 @@ export interface LineStreamOptions {
    * record with its string values emptied, which `encodeLines` checks and which ends the
    * document; where the field comes twice, a batch says `restarts`. */
   cutLine?: (bytes: Uint8Array, from: number) => number
-  /** For `batchLines`, format `'lines'`: the start of a line longer than `batchBytes` whose ids a
-   * truncation keeps, e.g. `(bytes) => tokenizer.keptByTruncation(bytes)`, asked where `cutLine`
-   * finds no place; where it returns a length, the batch holds that start as a line and the rest
-   * of the line is read past, only checked to be UTF-8 (where it is not, the line is refused as
-   * `encodeLines` refuses any such line). */
+  /** For `batchLines`: the start of a line longer than `batchBytes` whose ids a truncation keeps,
+   * e.g. `(bytes) => tokenizer.keptByTruncation(bytes)`, asked where `cutLine` finds no place;
+   * where it returns a length, the batch holds that start as a line and the rest of the line is
+   * read past, only checked to be UTF-8 (where it is not, the line is refused as `encodeLines`
+   * refuses any such line). With format `'jsonl'` and `cutLine`, a long record's text so: its
+   * start is its one part, the rest decoded and checked but not handed over. */
   keptLine?: (bytes: Uint8Array) => number
 }
 
@@ -145,9 +146,9 @@ export function batchLines(
  * encoded as `encodeOptions` says, each after a cut with `afterCut`; a truncation is refused), so
  * memory stays bounded for one line of any length: a `TokenBatch` that `continues` ends with the
  * first ids of a line whose next ids start the next batch. Under a tokenizer.json's truncation
- * that keeps the first ids (and without `truncation: false`), a line longer than `batchBytes` is
- * read up to the start `tokenizer.keptByTruncation` finds, which is encoded, and the rest of it
- * is read past. Where a tokenizer.json's template puts
+ * that keeps the first ids (and without `truncation: false`), a line longer than `batchBytes` (or
+ * a long record's text) is read up to the start `tokenizer.keptByTruncation` finds, which is
+ * encoded, and the rest of it is read past. Where a tokenizer.json's template puts
  * tokens around each text (Llama 3.1's `<|begin_of_text|>`, Llama 2's `<s>`) and the file is cut
  * only without them, the lines are then encoded without them and the stream puts them around
  * each line's ids itself, as the template would. With format `'jsonl'`, a record's text field is so handed over (see

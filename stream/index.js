@@ -290,11 +290,12 @@ function checkLineOptions(options, caller) {
  * longer than `batchBytes` makes a batch of its own, or, given `cutLine` (a tokenizer's
  * `lastSafeCut`), batches of parts of it cut where that finds a place, each but the last saying
  * `continues`, or, given `keptLine` (a tokenizer's `keptByTruncation`), the start of it that
- * finds, as a line (the rest of the line read past, only checked to be UTF-8: where it is not, the
- * start gets a byte that is not either, so that the line is refused as any such line is); a JSONL record so long is read as its
- * bytes come (`LongRecord`): parts of its text field, then its outline, which ends the document.
- * Beyond the chunks being cut, only the bytes after the last batch are held: a chunk is read
- * once the batches cut before it have been taken.
+ * finds, as a line (the rest of the line read past, only checked to be UTF-8: where it is not,
+ * the start gets a byte that is not either, so that the line is refused as any such line is); a
+ * JSONL record so long is read as its bytes come (`LongRecord`): parts of its text field (or the
+ * start `keptLine` finds), then its outline, which ends the document. Beyond the chunks being
+ * cut, only the bytes after the last batch are held: a chunk is read once the batches cut before
+ * it have been taken.
  * @param {Iterable<string | Uint8Array> | AsyncIterable<string | Uint8Array>} chunks
  * @param {{ format?: 'lines' | 'jsonl', field?: string, batchBytes?: number,
  *   cutLine?: (bytes: Uint8Array, from: number) => number, keptLine?: (bytes: Uint8Array) => number }} [options]

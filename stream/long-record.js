@@ -4,13 +4,13 @@
 // The record's text field is decoded as its bytes come and handed over in parts, cut where the
 // tokenizer allows (`lastSafeCut`, as a long line of text is), so that its memory is a batch's
 // whatever its length; under a truncation that keeps a text's first ids, as the one start of it
-// that `keptByTruncation` finds, the text after it decoded (and so checked) and dropped. What is held of the rest is the record's *outline*: its bytes with the
-// content of every string value taken out, its keys, numbers, literals, brackets and white space
-// kept. At the record's end the outline goes to the addon's JSONL reader as a batch of one line
-// (`recordOutline`), which checks the record's grammar, finds the field's last value and lists the
-// keys in an error, as it does for every other record; the field is empty there, and the batch
-// is encoded without template tokens where it goes on the document, so that it ends the document
-// without adding ids.
+// that `keptByTruncation` finds, the text after it decoded (and so checked) and dropped. What is
+// held of the rest is the record's *outline*: its bytes with the content of every string value
+// taken out, its keys, numbers, literals, brackets and white space kept. At the record's end the
+// outline goes to the addon's JSONL reader as a batch of one line (`recordOutline`), which checks
+// the record's grammar, finds the field's last value and lists the keys in an error, as it does
+// for every other record; the field is empty there, and the batch is encoded without template
+// tokens where it goes on the document, so that it ends the document without adding ids.
 //
 // The invariants that make the outline's answer the record's:
 // - A string with its content taken out is still a string: the outline is well-formed JSON where
@@ -141,7 +141,7 @@ class LongRecord {
     this.decodedBytes = 0
     /** The field's text held, not yet handed over. */
     this.parts = textParts(cutLine, batchBytes)
-    this.startFound()
+    this.resetKeptStart()
     /** Whether parts of the field's text were handed over, and whether the next batch restarts. */
     this.handedOver = false
     this.restartNext = false
@@ -410,7 +410,7 @@ class LongRecord {
     this.fieldKeyRead = true
     // The field again: its earlier value no longer counts.
     this.parts = textParts(this.cutLine, this.batchBytes)
-    this.startFound()
+    this.resetKeptStart()
     this.decodedBytes = 0
     if (this.handedOver) {
       this.restartNext = true
@@ -488,8 +488,9 @@ class LongRecord {
     this.decodedBytes = 0
   }
 
-  /** A field's value begins: no start of it kept, `keptLine` to be asked once a batch is held. */
-  startFound() {
+  /** For a field's value beginning: no start of it kept, `keptLine` to be asked once a batch of
+   * it is held. */
+  resetKeptStart() {
     /** Whether the start of the field's text that `keptLine` found was handed over: the text
      * after it is decoded (and so checked) but dropped. */
     this.startKept = false
