@@ -1709,6 +1709,12 @@ fn the_start_a_files_truncation_keeps_gives_the_whole_texts_ids() {
     let texts = [
         corpus[..600].join(" "),
         corpus[corpus.len() - 600..].join("\n"),
+        // No place to cut in its first 40 KB (a run of Japanese with no space), then prose.
+        format!(
+            "{}{}",
+            "日本語のテキスト".repeat(1_700),
+            corpus[..300].join(" ")
+        ),
         // Few ids a byte: each word is longer than BERT reads as a word (one unknown token).
         (0..3_000)
             .map(|i: u32| {

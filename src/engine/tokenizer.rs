@@ -602,9 +602,17 @@ impl Tokenizer {
         };
         let mut scratch = Scratch::new();
         let start = self.first_start_with_ids(max_length, split_special, &mut scratch, |size| {
-            // The last place between `size` and twice it, read as in a text still being read.
-            let end = cuts.last_from(&bytes[..bytes.len().min(size.saturating_mul(2))], size)?;
-            std::str::from_utf8(&bytes[..end]).ok()
+            // The last place between `size` and twice it, read as in a text still being read;
+            // where there is none, between twice and four times, and so on.
+            let mut from = size;
+            while from < bytes.len() {
+                let to = bytes.len().min(from.saturating_mul(2));
+                if let Some(end) = cuts.last_from(&bytes[..to], from) {
+                    return std::str::from_utf8(&bytes[..end]).ok();
+                }
+                from = to;
+            }
+            None
         })?;
         Ok(start.map(str::len))
     }
