@@ -107,7 +107,7 @@ check_contents() {
   ((bad == 0)) || fail "$(basename "$tarball") ships files it should not"
   echo "$(basename "$tarball"): $(tar -tzf "$tarball" | sed 's|^package/||' | sort | tr '\n' ' ')"
 }
-check_contents "$ROOT_TGZ" '^package/(index\.js|index\.d\.ts|package\.json|README(\.md)?|LICEN[CS]E(\.md|\.txt)?|entry/[a-z-]+\.(js|d\.ts)|stream/[a-z-]+\.(js|d\.ts)|cli/[a-z-]+\.js|(encoding|model)/[A-Za-z0-9._-]+\.(js|d\.ts))$'
+check_contents "$ROOT_TGZ" '^package/(index\.js|index\.d\.ts|package\.json|README(\.md)?|LICEN[CS]E(\.md|\.txt)?|entry/[a-z0-9-]+\.(js|d\.ts)|stream/[a-z0-9-]+\.(js|d\.ts)|cli/[a-z0-9-]+\.js|(encoding|model)/[A-Za-z0-9._-]+\.(js|d\.ts))$'
 tar -tzf "$ROOT_TGZ" | grep -x 'package/model/gpt-4o.js' >/dev/null || fail "$(basename "$ROOT_TGZ") lacks the entry point model/gpt-4o.js"
 check_contents "$PLATFORM_TGZ" "^package/(${BINARY_NAME//./\\.}|package\\.json|README\\.md|LICEN[CS]E(\\.md|\\.txt)?)\$"
 tar -tzf "$PLATFORM_TGZ" | grep -qx "package/$BINARY_NAME" || fail "$(basename "$PLATFORM_TGZ") lacks $BINARY_NAME"
