@@ -13,7 +13,7 @@ const { Readable, Transform } = require('node:stream')
 const { isUtf8 } = require('node:buffer')
 const { InputError, placeOf } = require('./errors')
 const { MAGIC_BYTES, compressionOfHead, unreadCompression } = require('./inputs')
-const { INCOMPLETE_BYTES, textParts } = require('../stream/cuts')
+const { INCOMPLETE_BYTES, keptLineAsks, textParts } = require('../stream/cuts')
 const { utf8Check } = require('../stream/utf8-check')
 const { openColumn } = require('./parquet')
 const { LongRecord } = require('../stream/long-record')
@@ -317,9 +317,7 @@ async function* lineBatches(input, { start = 0, end = Infinity, batchBytes, prog
   let carryLineStart = 0
   /** Where, in the carry, a search for a place to cut it has not looked yet. */
   let carryUnsearched = 0
-  /** The carry's length from which `keptLine` is asked again: twice the length it last found no
-   * start in, so that a line with none is read through about once more, not once a read. */
-  let keptAskedBelow = 0
+  const keptAsks = keptLineAsks(keptLine, batchBytes)
   /** The line being read past after its start (`keepCarryStart`): the check of its bytes and
    * where in `pieces` its start's line end is. */
   let readPast = null
@@ -360,12 +358,9 @@ async function* lineBatches(input, { start = 0, end = Infinity, batchBytes, prog
    * did.
    */
   const keepCarryStart = () => {
-    if (!keptLine || carry.length < Math.max(batchBytes, keptAskedBelow) || carryLineStart >= end) return false
-    const kept = keptLine(carry)
-    if (kept <= 0) {
-      keptAskedBelow = 2 * carry.length
-      return false
-    }
+    if (carryLineStart >= end) return false
+    const kept = keptAsks.ask(carry)
+    if (kept <= 0) return false
     // The batch is now held past the next read, which may reuse the buffer its lines are in.
     if (reader.reusesBuffers) pieces = pieces.map((piece) => Buffer.from(piece))
     pieces.push(Buffer.from(carry.subarray(0, kept)), LINE_END)
@@ -373,7 +368,6 @@ async function* lineBatches(input, { start = 0, end = Infinity, batchBytes, prog
     readPast = { utf8: utf8Check(), lineEnd: pieces.length - 1 }
     readPast.utf8.check(carry.subarray(kept))
     carry = null
-    keptAskedBelow = 0
     skipping = true
     return true
   }
@@ -447,7 +441,7 @@ async function* lineBatches(input, { start = 0, end = Infinity, batchBytes, prog
       carry = data.subarray(lastNewline + 1)
       carryLineStart = dataStart + lastNewline + 1
       carryUnsearched = 0
-      keptAskedBelow = 0
+      keptAsks.reset()
       if (dataStart + whole.length > end) {
         // Keep the lines that start before `end`: up to the newline at or after `end - 1`, or the
         // first line's end where only it (begun in a batch before) started before `end`.
@@ -615,9 +609,7 @@ async function wholeFile(input, progress) {
  */
 async function* documentParts(input, { batchBytes, progress, cutLine, keptLine }) {
   const parts = textParts(cutLine, batchBytes)
-  /** The held bytes from which `keptLine` is asked (again), as `lineBatches` asks it. */
-  let keptAskedBelow = keptLine ? batchBytes : Infinity
-  let heldBytes = 0
+  const keptAsks = keptLineAsks(keptLine, batchBytes)
   /** The check that the rest is UTF-8, once a start is kept. */
   let restUtf8 = null
   for await (const chunk of openBytes(input, 0, progress)) {
@@ -625,15 +617,13 @@ async function* documentParts(input, { batchBytes, progress, cutLine, keptLine }
       restUtf8.check(chunk)
       continue
     }
-    heldBytes += chunk.length
     const part = parts.add(chunk)
     if (part) {
       yield part
-      keptAskedBelow = Infinity
-    } else if (heldBytes >= keptAskedBelow) {
+      keptAsks.reset(Infinity)
+    } else if (keptAsks.due(parts.heldBytes())) {
       const held = parts.rest()
-      const kept = keptLine(held)
-      keptAskedBelow = 2 * held.length
+      const kept = keptAsks.ask(held)
       if (kept > 0) {
         yield Buffer.from(held.subarray(0, kept))
         restUtf8 = utf8Check()

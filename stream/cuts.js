@@ -62,7 +62,37 @@ function textParts(cutLine, batchBytes) {
       return cut > 0 ? joined.subarray(0, cut) : null
     },
     rest: () => Buffer.concat(held, heldBytes),
+    /** How many bytes of text are held. */
+    heldBytes: () => heldBytes,
   }
 }
 
-module.exports = { INCOMPLETE_BYTES, chunkPlaces, textParts }
+/**
+ * When a reader asks `keptLine` (a tokenizer's `keptByTruncation`) about a long text still being
+ * read: once `batchBytes` of it are held, then only once what is held has doubled since an ask
+ * found no start, so that a text with none is read through about once more, not at every chunk.
+ * Never without `keptLine`.
+ * @param {((bytes: Uint8Array) => number) | undefined} keptLine
+ * @param {number} batchBytes
+ */
+function keptLineAsks(keptLine, batchBytes) {
+  let from = batchBytes
+  const due = (heldBytes) => keptLine !== undefined && heldBytes >= from
+  return {
+    /** Whether a text of which `heldBytes` are held is asked about now. */
+    due,
+    /** `keptLine(bytes)` where `bytes.length` is due, else -1. */
+    ask(bytes) {
+      if (!due(bytes.length)) return -1
+      const kept = keptLine(bytes)
+      from = kept > 0 ? batchBytes : 2 * bytes.length
+      return kept
+    },
+    /** Starts over for the next text, or (`Infinity`) asks no more about this one. */
+    reset(at = batchBytes) {
+      from = at
+    },
+  }
+}
+
+module.exports = { INCOMPLETE_BYTES, chunkPlaces, keptLineAsks, textParts }

@@ -12,7 +12,7 @@
 
 const { Transform } = require('node:stream')
 
-const { INCOMPLETE_BYTES, chunkPlaces } = require('./cuts')
+const { INCOMPLETE_BYTES, chunkPlaces, keptLineAsks } = require('./cuts')
 const { utf8Check } = require('./utf8-check')
 const { LongRecord } = require('./long-record')
 const { templateEnds } = require('./ends')
@@ -310,8 +310,8 @@ async function* batchLines(chunks, options = {}) {
   /** Whether the gathered bytes are one line, longer than a batch, whose end is still to come. */
   let unfinishedLine = false
   const places = cutLine && format === 'lines' && chunkPlaces(cutLine)
-  /** The start of a long line to keep (a record's goes to its `LongRecord`). */
-  const keptStart = format === 'lines' ? keptLine : undefined
+  /** When to ask for the start of a long line to keep (a record's goes to its `LongRecord`). */
+  const keptAsks = keptLineAsks(format === 'lines' ? keptLine : undefined, maxBytes)
   /** The reader of the JSONL record longer than a batch being read, if one is. */
   let record = null
   /** The line whose start `keptLine` found, its rest being read past up to its end: the start,
@@ -325,9 +325,6 @@ async function* batchLines(chunks, options = {}) {
     size = line.length
     readPast = null
   }
-  /** The gathered bytes from which `keptLine` is asked again about an unfinished line: twice
-   * what it last found no start in, so that such a line is read through about once more. */
-  let keptAskedBelow = 0
   let first = true
   let index = 0
   for await (const chunk of chunks) {
@@ -361,7 +358,7 @@ async function* batchLines(chunks, options = {}) {
     // A long line is joined once, when its end, a place to cut it or enough bytes to ask
     // `keptLine` again come, not at every chunk.
     const joinLater =
-      unfinishedLine && bytes.indexOf(NEWLINE) === -1 && !(places && places.in(bytes)) && !(keptStart && size >= keptAskedBelow)
+      unfinishedLine && bytes.indexOf(NEWLINE) === -1 && !(places && places.in(bytes)) && !keptAsks.due(size)
     if (places) places.read(bytes)
     if (size < maxBytes || joinLater) continue
     const gathered = parts.length === 1 ? parts[0] : Buffer.concat(parts, size)
@@ -391,23 +388,21 @@ async function* batchLines(chunks, options = {}) {
       const cuts = format === 'lines' && cutLine
       let cut = cuts ? cutLine(gatheredLine.subarray(0, maxBytes), 0) : -1
       if (cuts && cut <= 0) cut = cutLine(gatheredLine, Math.max(0, maxBytes - INCOMPLETE_BYTES))
-      const kept = keptStart && cut <= 0 && lineEnd === -1 ? keptStart(gatheredLine) : -1
+      const kept = cut <= 0 && lineEnd === -1 ? keptAsks.ask(gatheredLine) : -1
       if (cut > 0) {
         yield { ...batchOf(gathered.subarray(start, start + cut)), continues: true }
         start += cut
       } else if (kept > 0) {
         readPast = { start: Buffer.from(gatheredLine.subarray(0, kept)), utf8: utf8Check() }
         readPast.utf8.check(gatheredLine.subarray(kept))
-        keptAskedBelow = 0
         start = gathered.length
         break
       } else if (lineEnd !== -1) {
         yield batchOf(gathered.subarray(start, lineEnd + 1))
         start = lineEnd + 1
-        keptAskedBelow = 0
+        keptAsks.reset()
       } else {
         unfinishedLine = true
-        if (keptStart) keptAskedBelow = 2 * gatheredLine.length
         break
       }
     }

@@ -31,7 +31,7 @@
 // stream's (`batchLines`); each gives the reader a `source` of its own, on which `end()` leaves
 // `reasonOf`, for the error the addon gives the outline.
 
-const { textParts } = require('./cuts')
+const { keptLineAsks, textParts } = require('./cuts')
 const { utf8Check } = require('./utf8-check')
 
 const QUOTE = 0x22
@@ -476,11 +476,10 @@ class LongRecord {
   flushDecoded() {
     if (this.decodedBytes > 0 && !this.startKept) {
       const part = this.parts.add(this.decoded.subarray(0, this.decodedBytes))
-      this.heldBytes += this.decodedBytes
       if (part !== null) {
         this.handOver(part)
-        this.keptAskedBelow = Infinity
-      } else if (this.heldBytes >= this.keptAskedBelow) {
+        this.keptAsks.reset(Infinity)
+      } else if (this.keptAsks.due(this.parts.heldBytes())) {
         this.keepStart()
       }
     }
@@ -494,18 +493,14 @@ class LongRecord {
     /** Whether the start of the field's text that `keptLine` found was handed over: the text
      * after it is decoded (and so checked) but dropped. */
     this.startKept = false
-    /** The field's text held, and how much of it `keptLine` is asked about next (twice what it
-     * last found no start in). */
-    this.heldBytes = 0
-    this.keptAskedBelow = this.keptLine ? this.batchBytes : Infinity
+    this.keptAsks = keptLineAsks(this.keptLine, this.batchBytes)
   }
 
   /** Hands over the start of the field's text held that `keptLine` finds, where it finds one, as
    * the one part of the document (the outline ends it). */
   keepStart() {
     const held = this.parts.rest()
-    const kept = this.keptLine(held)
-    this.keptAskedBelow = 2 * held.length
+    const kept = this.keptAsks.ask(held)
     if (kept <= 0) return
     this.handOver(Buffer.from(held.subarray(0, kept)))
     this.parts = textParts(this.cutLine, this.batchBytes)
