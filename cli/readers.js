@@ -13,7 +13,7 @@ const { Readable, Transform } = require('node:stream')
 const { isUtf8 } = require('node:buffer')
 const { InputError, placeOf } = require('./errors')
 const { MAGIC_BYTES, compressionOfHead, unreadCompression } = require('./inputs')
-const { INCOMPLETE_BYTES, keptLineAsks, textParts } = require('../stream/cuts')
+const { INCOMPLETE_BYTES, keptLineAsks, keptLineRest, textParts } = require('../stream/cuts')
 const { utf8Check } = require('../stream/utf8-check')
 const { openColumn } = require('./parquet')
 const { LongRecord } = require('../stream/long-record')
@@ -30,10 +30,6 @@ const SMALL_FILE_BYTES = 64 << 10
 const isSmallFile = (input) => !input.pipe && input.size > 0 && input.size <= SMALL_FILE_BYTES
 
 const NEWLINE = 10
-/** A line's end, put after the start of a line that `keptLine` finds. */
-const LINE_END = Buffer.from('\n')
-/** A line end after a byte that is not UTF-8 (see `endReadPast`). */
-const NOT_UTF8_LINE_END = Buffer.from([0xff, NEWLINE])
 /** U+FEFF as UTF-8. */
 const BYTE_ORDER_MARK = Buffer.from([0xef, 0xbb, 0xbf])
 
@@ -318,8 +314,7 @@ async function* lineBatches(input, { start = 0, end = Infinity, batchBytes, prog
   /** Where, in the carry, a search for a place to cut it has not looked yet. */
   let carryUnsearched = 0
   const keptAsks = keptLineAsks(keptLine, batchBytes)
-  /** The line being read past after its start (`keepCarryStart`): the check of its bytes and
-   * where in `pieces` its start's line end is. */
+  /** The line being read past after its start (`keepCarryStart`). */
   let readPast = null
   let pieces = []
   let pieceBytes = 0
@@ -352,10 +347,10 @@ async function* lineBatches(input, { start = 0, end = Infinity, batchBytes, prog
     return true
   }
   /**
-   * Moves the start of the carry's line that `keptLine` finds onto the batch, as a whole line,
-   * where the carry has reached `batchBytes` and its line is one this range reads; the rest of the
-   * line is then read past (`skipping`), only checked to be UTF-8 (`readPast`). Says whether it
-   * did.
+   * Takes the start of the carry's line that `keptLine` finds for the line, where the carry has
+   * reached `batchBytes` and its line is one this range reads: the rest of the line is then read
+   * past (`skipping`), only checked to be UTF-8 (`readPast`), and the start goes onto the batch,
+   * as a whole line, at its end. Says whether it did.
    */
   const keepCarryStart = () => {
     if (carryLineStart >= end) return false
@@ -363,24 +358,16 @@ async function* lineBatches(input, { start = 0, end = Infinity, batchBytes, prog
     if (kept <= 0) return false
     // The batch is now held past the next read, which may reuse the buffer its lines are in.
     if (reader.reusesBuffers) pieces = pieces.map((piece) => Buffer.from(piece))
-    pieces.push(Buffer.from(carry.subarray(0, kept)), LINE_END)
-    pieceBytes += kept + 1
-    readPast = { utf8: utf8Check(), lineEnd: pieces.length - 1 }
-    readPast.utf8.check(carry.subarray(kept))
+    readPast = keptLineRest(carry.subarray(0, kept), carry.subarray(kept))
     carry = null
     skipping = true
     return true
   }
-  /**
-   * Ends the reading past of a line whose start the batch holds: where the rest was not UTF-8,
-   * the start gets a byte that is not either, so that the line is refused as any such line is,
-   * and named.
-   */
+  /** Puts the start of the line read past onto the batch, as a line. */
   const endReadPast = () => {
-    if (!readPast.utf8.end()) {
-      pieces[readPast.lineEnd] = NOT_UTF8_LINE_END
-      pieceBytes += 1
-    }
+    const line = readPast.line()
+    pieces.push(line)
+    pieceBytes += line.length
     readPast = null
   }
   /** Whether the carry goes to a reader of its own: it has reached `batchBytes`, and its line is
@@ -400,8 +387,7 @@ async function* lineBatches(input, { start = 0, end = Infinity, batchBytes, prog
   try {
     for (let data = await reader.next(null); data !== null; data = await reader.next(carry)) {
       if (skipping) {
-        const newline = data.indexOf(NEWLINE)
-        if (readPast) readPast.utf8.check(newline === -1 ? data : data.subarray(0, newline))
+        const newline = readPast ? readPast.read(data) : data.indexOf(NEWLINE)
         if (newline === -1) {
           position += data.length
           continue
@@ -432,7 +418,8 @@ async function* lineBatches(input, { start = 0, end = Infinity, batchBytes, prog
       if (lastNewline === -1) {
         carry = data
         carryLineStart = firstLineStart
-        // A line's start that `keepCarryStart` took stays in the batch until the rest is read past.
+        // No batch is handed over while a line's rest is read past (`keepCarryStart`): its start
+        // goes at the batch's end once the rest is read.
         if (cutCarry()) yield emit(true)
         else if (!keepCarryStart() && streamsCarry()) yield* streamCarry()
         continue

@@ -1,9 +1,18 @@
 'use strict'
 // Searching a long line or document for a place to cut it, for the readers that hand one over in
-// parts (the stream's `batchLines`, the CLI's `lineBatches` and `documentParts`).
+// parts (the stream's `batchLines`, the CLI's `lineBatches` and `documentParts`), and reading past
+// the rest of a long line whose start a truncation keeps.
 // `Tokenizer.lastSafeCut` reads the character before a place and the character at it, so a
 // search reads a few bytes before where it looks, and a place whose character was incomplete
 // where the bytes read ended is found once the rest of it comes.
+
+const { utf8Check } = require('./utf8-check')
+
+const NEWLINE = 0x0a
+/** A line's end, put after the start of a line that `keptLine` finds. */
+const LINE_END = Buffer.from('\n')
+/** A line end after a byte that is not UTF-8 (see `keptLineRest`). */
+const NOT_UTF8_LINE_END = Buffer.from([0xff, NEWLINE])
 
 /** How far before the end of the bytes searched a search starts again once more bytes come: a
  * place reads to the end of the character at it, or of the one after a space at it (`afterCut`),
@@ -95,4 +104,28 @@ function keptLineAsks(keptLine, batchBytes) {
   }
 }
 
-module.exports = { INCOMPLETE_BYTES, chunkPlaces, keptLineAsks, textParts }
+/**
+ * The rest of a long line whose start a reader hands over as the line (the start `keptLine`
+ * found), read up to the line's end only to check that it is UTF-8: `read(bytes)` takes the next
+ * bytes read and says where in them the line ends (-1: not in them); `line()` is then the start
+ * as a line of its own, with a byte that is not UTF-8 before its end where the rest was not, so
+ * that `encodeLines` refuses the line, and names it, as any such line.
+ * @param {Uint8Array} start the start kept (copied: the reader's buffers may be reused)
+ * @param {Uint8Array} rest the bytes of the line held after it
+ */
+function keptLineRest(start, rest) {
+  const held = Buffer.from(start)
+  const utf8 = utf8Check()
+  utf8.check(rest)
+  return {
+    /** @param {Uint8Array} bytes */
+    read(bytes) {
+      const end = bytes.indexOf(NEWLINE)
+      utf8.check(end === -1 ? bytes : bytes.subarray(0, end))
+      return end
+    },
+    line: () => Buffer.concat([held, utf8.end() ? LINE_END : NOT_UTF8_LINE_END]),
+  }
+}
+
+module.exports = { INCOMPLETE_BYTES, chunkPlaces, keptLineAsks, keptLineRest, textParts }

@@ -12,8 +12,7 @@
 
 const { Transform } = require('node:stream')
 
-const { INCOMPLETE_BYTES, chunkPlaces, keptLineAsks } = require('./cuts')
-const { utf8Check } = require('./utf8-check')
+const { INCOMPLETE_BYTES, chunkPlaces, keptLineAsks, keptLineRest } = require('./cuts')
 const { LongRecord } = require('./long-record')
 const { templateEnds } = require('./ends')
 const { documentsIn, bytesIn, encodeChecked, followsCut } = require('./encode-batch')
@@ -248,10 +247,6 @@ function encodeStream(tokenizer, documents, options) {
 
 /** A line feed: where a batch of lines may be cut. */
 const NEWLINE = 0x0a
-/** A line's end, put after the start of a line that `keptLine` finds. */
-const LINE_END = Buffer.from('\n')
-/** A line end after a byte that is not UTF-8 (see `endReadPast`). */
-const NOT_UTF8_LINE_END = Buffer.from([0xff, NEWLINE])
 /** The names `encodeLineStream`'s options have: the format of its lines, and every
  * `EncodeStreamOptions` name but `batchDocuments` (a batch's documents are known only once its
  * lines are read, on the scheduler's threads). */
@@ -314,13 +309,11 @@ async function* batchLines(chunks, options = {}) {
   const keptAsks = keptLineAsks(format === 'lines' ? keptLine : undefined, maxBytes)
   /** The reader of the JSONL record longer than a batch being read, if one is. */
   let record = null
-  /** The line whose start `keptLine` found, its rest being read past up to its end: the start,
-   * held until then, and the check that the rest is UTF-8. */
+  /** The line whose start `keptLine` found, its rest being read past up to its end. */
   let readPast = null
-  /** Puts the start of the line read past, as a line, before the bytes gathered next: with a byte
-   * that is not UTF-8 where the rest was not, so that the line is refused as any such line is. */
+  /** Puts the start of the line read past, as a line, before the bytes gathered next. */
   const endReadPast = () => {
-    const line = Buffer.concat([readPast.start, readPast.utf8.end() ? LINE_END : NOT_UTF8_LINE_END])
+    const line = readPast.line()
     parts = [line]
     size = line.length
     readPast = null
@@ -346,8 +339,7 @@ async function* batchLines(chunks, options = {}) {
       bytes = rest
     }
     if (readPast) {
-      const lineEnd = bytes.indexOf(NEWLINE)
-      readPast.utf8.check(lineEnd === -1 ? bytes : bytes.subarray(0, lineEnd))
+      const lineEnd = readPast.read(bytes)
       if (lineEnd === -1) continue
       endReadPast()
       bytes = bytes.subarray(lineEnd + 1)
@@ -393,8 +385,7 @@ async function* batchLines(chunks, options = {}) {
         yield { ...batchOf(gathered.subarray(start, start + cut)), continues: true }
         start += cut
       } else if (kept > 0) {
-        readPast = { start: Buffer.from(gatheredLine.subarray(0, kept)), utf8: utf8Check() }
-        readPast.utf8.check(gatheredLine.subarray(kept))
+        readPast = keptLineRest(gatheredLine.subarray(0, kept), gatheredLine.subarray(kept))
         start = gathered.length
         break
       } else if (lineEnd !== -1) {

@@ -1736,7 +1736,7 @@ fn the_start_a_files_truncation_keeps_gives_the_whole_texts_ids() {
             let mut found = false;
             for held in [1_000, 4_099, 30_001, 100_003, 250_007, text.len()] {
                 let bytes = &text.as_bytes()[..held.min(text.len())];
-                let Some(end) = routed.kept_by_file_truncation(bytes, true).unwrap() else {
+                let Some(end) = routed.kept_by_file_truncation(bytes).unwrap() else {
                     continue;
                 };
                 found = true;

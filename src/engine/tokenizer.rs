@@ -590,18 +590,15 @@ impl Tokenizer {
     /// found as [`last_safe_cut`](Self::last_safe_cut) finds one (from the characters beside it),
     /// so that a reader holds no more of a long text than that start. `None` where the file's
     /// truncation does not keep a text's first ids, the file is not cut, or `bytes` holds no such
-    /// start (too few ids yet, or bytes that are not UTF-8 before it).
-    pub fn kept_by_file_truncation(
-        &self,
-        bytes: &[u8],
-        split_special: bool,
-    ) -> Result<Option<usize>, Error> {
+    /// start (too few ids yet, or bytes that are not UTF-8 before it). Special tokens' text is
+    /// read as those tokens, as the readers that ask encode it.
+    pub fn kept_by_file_truncation(&self, bytes: &[u8]) -> Result<Option<usize>, Error> {
         let truncation = self.file_truncation();
         let Some((cuts, max_length)) = self.cuts_kept_by_truncation(truncation.as_ref()) else {
             return Ok(None);
         };
         let mut scratch = Scratch::new();
-        let start = self.first_start_with_ids(max_length, split_special, &mut scratch, |size| {
+        let start = self.first_start_with_ids(max_length, true, &mut scratch, |size| {
             // The last place between `size` and twice it, read as in a text still being read;
             // where there is none, between twice and four times, and so on.
             let mut from = size;

@@ -340,7 +340,7 @@ impl Tokenizer {
     #[napi(catch_unwind, ts_args_type = "bytes: Uint8Array")]
     pub fn kept_by_truncation(&self, env: Env, bytes: Unknown) -> napi::Result<i64> {
         let kept = with_text_bytes(&env, &bytes, |bytes| {
-            self.tokenizer.kept_by_file_truncation(bytes, true)
+            self.tokenizer.kept_by_file_truncation(bytes)
         })?
         .map_err(|e| from_engine(&env, &e))?;
         Ok(kept.map_or(-1, |at| at as i64))
