@@ -439,6 +439,37 @@ describe('encode: a rank file in tiktoken’s format', () => {
   })
 })
 
+describe('encode: a tokenizer.json alone, which names no end-of-sequence token', () => {
+  it('--append-eos asks for --eos-token, suggesting one of its special tokens; given, it is appended', async () => {
+    const file = join(FIXTURES, 'tokenizers', 'gpt2.json')
+    const run = cli(work, ['encode', 'lines.txt', '--tokenizer', file, '--append-eos', '-o', 'out/gpt2-no-eos'])
+    expect(run.status).not.toBe(0)
+    expect(run.stderr).toMatch(/--append-eos: this tokenizer names no end-of-sequence token .*; give it with --eos-token, e\.g\. --eos-token "<\|endoftext\|>" \(its special tokens: <\|endoftext\|>\)/)
+    const bert = cli(work, ['encode', 'lines.txt', '--tokenizer', join(FIXTURES, 'tokenizers', 'bert.json'), '--append-eos', '-o', 'out/bert-no-eos'])
+    expect(bert.stderr).toMatch(/--eos-token "\[SEP\]" \(its special tokens: .*\[SEP\]/)
+    encode(work, ['encode', 'lines.txt', '--tokenizer', file, '--append-eos', '--eos-token', '<|endoftext|>', '-o', 'out/gpt2-eos'])
+    const tokenizer = batchtok.Tokenizer.fromFile(file)
+    const expected = (await tokenizer.encodeBatch(lines)).toArrays().map((ids) => [...ids, tokenizer.tokenToId('<|endoftext|>')])
+    expect(readMegatron(join(work, 'out/gpt2-eos'))).toEqual(expected)
+  })
+
+  it('a model folder whose end-of-sequence token is in the vocabulary, not added (InternLM2’s shape): its id is appended, as transformers’ eos_token_id', async () => {
+    const json = JSON.parse(readFileSync(join(FIXTURES, 'tokenizers', 'sentencepiece.json'), 'utf8'))
+    json.added_tokens = json.added_tokens.filter((token: { content: string }) => token.content !== '</s>')
+    json.post_processor = null
+    mkdirSync(join(work, 'eos-in-vocabulary'), { recursive: true })
+    writeFileSync(join(work, 'eos-in-vocabulary', 'tokenizer.json'), JSON.stringify(json))
+    writeFileSync(join(work, 'eos-in-vocabulary', 'tokenizer_config.json'), JSON.stringify({ eos_token: '</s>' }))
+    const tokenizer = batchtok.Tokenizer.fromFile(join(work, 'eos-in-vocabulary', 'tokenizer.json'))
+    const eos = tokenizer.tokenToId('</s>')!
+    // No text encodes to it: its text is ordinary text.
+    expect(Array.from(tokenizer.encode('</s>', { addSpecialTokens: false }))).not.toEqual([eos])
+    encode(work, ['encode', 'lines.txt', '--tokenizer', 'eos-in-vocabulary', '--append-eos', '-o', 'out/eos-in-vocabulary'])
+    const expected = (await tokenizer.encodeBatch(lines)).toArrays().map((ids) => [...ids, eos])
+    expect(readMegatron(join(work, 'out/eos-in-vocabulary'))).toEqual(expected)
+  })
+})
+
 describe('encode: Mistral’s tekken.json', () => {
   it('--tekken: ids equal fromTekken’s encodeBatch, and --append-eos appends </s>', async () => {
     const summary = encode(work, ['encode', 'lines.txt', '--tekken', TEKKEN_FILE, '--append-eos', '-o', 'out/tekken'])

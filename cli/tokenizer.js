@@ -113,16 +113,19 @@ function readFlagFile(flag, source) {
 }
 
 /**
- * The id `--append-eos` appends: `--eos-token`'s, else the tokenizer's own end-of-sequence token
- * (`<|endoftext|>` for the OpenAI encodings, `</s>` for a tekken file, a model's from its
- * config), else `<|endoftext|>` for an encoding of tiktoken's kind.
+ * The id `--append-eos` appends: that of `--eos-token`'s token, else of the tokenizer's own
+ * end-of-sequence token (`<|endoftext|>` for the OpenAI encodings, `</s>` for a tekken file, a
+ * model's from its config), else of `<|endoftext|>` for an encoding of tiktoken's kind. The token
+ * is looked up as the model's config names it (transformers' `eos_token_id`): a SentencePiece
+ * model's `</s>` is a token of its vocabulary that no text encodes to, where it is not an added
+ * token (InternLM2's). Only a token not in the vocabulary is encoded, and must be one token.
  */
 function eosIdOf({ tokenizer, openai }, eosToken) {
   let token = eosToken ?? tokenizer.specialTokens?.eos
   if (token == null && openai) token = OPENAI_EOS
-  if (token == null) {
-    throw new UsageError('--append-eos: this tokenizer names no end-of-sequence token; give it with --eos-token, e.g. --eos-token "</s>"')
-  }
+  if (token == null) throw new UsageError(`--append-eos: ${noEosAdvice(tokenizer)}`)
+  const id = tokenizer.tokenToId(token)
+  if (id !== null) return id
   let ids
   try {
     ids = openai ? tokenizer.encode(token, { allowedSpecial: [token] }) : tokenizer.encode(token, { addSpecialTokens: false })
@@ -133,6 +136,25 @@ function eosIdOf({ tokenizer, openai }, eosToken) {
     throw new UsageError(`--eos-token ${token} is ${ids.length} tokens, not one; name a special token of the tokenizer`)
   }
   return ids[0]
+}
+
+/** Special tokens listed in the advice where a tokenizer names no end-of-sequence token. */
+const LISTED_SPECIALS = 8
+
+/**
+ * What to do where a tokenizer.json names no end-of-sequence token (its model folder's
+ * tokenizer_config.json would): give one with --eos-token, picked from its special tokens, an
+ * end-of-text or separator one where it has one.
+ */
+function noEosAdvice(tokenizer) {
+  const specials = tokenizer.addedTokens.filter((token) => token.special).map((token) => token.content)
+  const example = specials.find((token) => /eos|end|<\/s>|sep/i.test(token)) ?? specials[0] ?? '</s>'
+  const more = specials.length > LISTED_SPECIALS ? ` and ${specials.length - LISTED_SPECIALS} more` : ''
+  const listed = specials.length === 0 ? 'it has no special token' : `its special tokens: ${specials.slice(0, LISTED_SPECIALS).join(' ')}${more}`
+  return (
+    'this tokenizer names no end-of-sequence token (a tokenizer.json alone does not; its model folder, with tokenizer_config.json, does); ' +
+    `give it with --eos-token, e.g. --eos-token "${example}" (${listed})`
+  )
 }
 
 module.exports = { loadTokenizer, eosIdOf }
