@@ -57,7 +57,7 @@ program
   .option('--doc-per-file', 'each file is one document (default: one document per line of text)')
   .addOption(new Option('--output-format <format>', 'megatron: .bin + .idx as Megatron-LM reads them; flat: one .bin of ids as nanoGPT writes').choices(['megatron', 'flat']).default('megatron'))
   .option('--count-only', 'write {"tokens": N} per document to PREFIX.jsonl instead of ids')
-  .option('--append-eos', "append the end-of-text token after each document (<|endoftext|> for OpenAI encodings, </s> for --tekken)")
+  .option('--append-eos', "append the end-of-text token after each document (<|endoftext|> for OpenAI encodings, </s> for --tekken, a model folder's eos_token)")
   .option('--eos-token <text>', 'the token --append-eos appends')
   .option('--threads <n>', 'threads that encode (default: all cores)', positiveInteger)
   .option('--shard <i/n>', 'read shard i of n (0-based) of the inputs; join the shard outputs with merge')
