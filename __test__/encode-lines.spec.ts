@@ -225,6 +225,13 @@ describe('lastSafeCut: where a text still being read may be cut', () => {
     llama3: true,
     llama3_1: 'without template',
     qwen3: true,
+    gemma2: 'without template',
+    gpt2: true,
+    mistral_nemo: 'without template',
+    chatglm3: 'after cut',
+    baichuan2: 'after cut',
+    internlm2: 'without template',
+    yi: true,
   }
   const { CACHE_DIR, FILES } = require('../scripts/real-tokenizers.js') as { CACHE_DIR: string; FILES: { name: string }[] }
 

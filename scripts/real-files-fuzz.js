@@ -3,7 +3,7 @@
 // files and every OpenAI encoding: the whole stack (the JS calls, the routing between the engines,
 // both engines) against the libraries users compare it with. The Rust fuzz targets
 // (FUZZING.md) check the engines against the stable crate and tiktoken-rs on fixture files; this
-// check reaches what they cannot: the eleven real files, decode, and model inputs under random
+// check reaches what they cannot: the real files, decode, and model inputs under random
 // truncation and padding.
 //
 //   node scripts/real-files-fuzz.js [--rounds 3] [--texts 2000] [--seed 1]
@@ -228,7 +228,8 @@ async function round(seed, texts, files) {
       differing += cuts.differing
       differing += (await compareCuts(`${name} cut, all special`, tokenizer, inputs.texts, want.all, { allowedSpecial: 'all' })).differing
       differing += compareUnstable(`${name} unstable`, tokenizer, inputs.texts, want.unstable)
-      console.log(`${name}: ${differing === 0 ? 'equal' : `${differing} differ`} (${cuts.cut} texts cut; ${want.unstable.length} texts' unstable ends)`)
+      // "encoding": the real files include a gpt2 tokenizer.json, and the encodings a gpt2 alias.
+      console.log(`encoding ${name}: ${differing === 0 ? 'equal' : `${differing} differ`} (${cuts.cut} texts cut; ${want.unstable.length} texts' unstable ends)`)
     }
   } finally {
     fs.rmSync(out, { recursive: true, force: true })

