@@ -22,7 +22,7 @@ const { Tokenizer } = batchtok
 type Tokenizer = InstanceType<typeof Tokenizer>
 const chatTemplate = require('../entry/chat-template.js') as typeof import('../entry/chat-template')
 const { ensureRealTokenizers, configPath } = require('../scripts/real-tokenizers.js') as {
-  ensureRealTokenizers(): Record<string, string>
+  ensureRealTokenizers(names: string[]): Record<string, string>
   configPath(name: string): string
 }
 
@@ -166,7 +166,7 @@ function expectTransformersError(c: Case, run: () => unknown) {
 }
 
 beforeAll(() => {
-  realFiles = ensureRealTokenizers()
+  realFiles = ensureRealTokenizers([...new Set(fixtures.cases.map((c) => c.model))])
 })
 
 describe('renderChatTemplate: transformers 5.23 on real templates', () => {

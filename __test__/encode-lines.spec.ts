@@ -226,7 +226,7 @@ describe('lastSafeCut: where a text still being read may be cut', () => {
     llama3_1: 'without template',
     qwen3: true,
     gemma2: 'without template',
-    gpt2: true,
+    openai_gpt2: true,
     mistral_nemo: 'without template',
     chatglm3: 'after cut',
     baichuan2: 'after cut',

@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest'
 import { FIXTURES, batchtok, fixture } from './helpers'
 
 const { ensureRealTokenizers } = require('../scripts/real-tokenizers.js') as {
-  ensureRealTokenizers: () => Record<string, string>
+  ensureRealTokenizers: (names: string[]) => Record<string, string>
 }
 
 type Input = string | [string, string]
@@ -57,7 +57,8 @@ const files: Record<string, string> = {
   bert: join(FIXTURES, 'tokenizers', 'bert.json'),
   gpt2: join(FIXTURES, 'tokenizers', 'gpt2.json'),
   unigram: join(FIXTURES, 'tokenizers', 'unigram.json'),
-  ...ensureRealTokenizers(),
+  // The fixture's real files (scripts/fixtures.py's MODEL_INPUT_REAL).
+  ...ensureRealTokenizers(['llama2', 'llama3']),
 }
 const parsed = new Map<string, Record<string, any>>()
 const fileJson = (name: string) => {

@@ -15,7 +15,7 @@ type Tokenizer = InstanceType<typeof Tokenizer>
 
 const require = createRequire(import.meta.url)
 const realTokenizers = require('../scripts/real-tokenizers.js') as {
-  ensureRealTokenizers(): Record<string, string>
+  ensureRealTokenizers(names: string[]): Record<string, string>
   configPath(name: string): string
 }
 
@@ -47,7 +47,12 @@ const expected = fixture<{ hf: Record<string, HfVocabulary>; openai: Record<stri
 )
 
 const TEST_FILES = ['gpt2', 'bert', 'unigram']
-const real = realTokenizers.ensureRealTokenizers()
+/** The real files the model-folder tests copy into folders. */
+const FOLDER_MODELS = ['qwen3', 'llama3', 'deepseek_v3', 'gpt4o', 'gemma3']
+/** The real files of the vocabulary fixture and of the folders. */
+const real = realTokenizers.ensureRealTokenizers([
+  ...new Set([...Object.keys(expected.hf).filter((name) => !TEST_FILES.includes(name)), ...FOLDER_MODELS]),
+])
 const fixturePath = (name: string) => join(FIXTURES, 'tokenizers', `${name}.json`)
 const filePath = (name: string) => (TEST_FILES.includes(name) ? fixturePath(name) : real[name])
 
@@ -163,7 +168,7 @@ function folder(name: string, files: Record<string, string | { copy: string }>):
 const readConfig = (name: string) => JSON.parse(readFileSync(realTokenizers.configPath(name), 'utf8'))
 
 describe('a model folder: tokenizer.json with tokenizer_config.json', () => {
-  const models = ['qwen3', 'llama3', 'deepseek_v3', 'gpt4o', 'gemma3']
+  const models = FOLDER_MODELS
   const dirs: Record<string, string> = {}
   beforeAll(() => {
     for (const name of models) {

@@ -51,7 +51,7 @@ const ROUTES: Record<string, RegExp> = {
   gemini: WITHOUT_TAB_BYTE,
   claude: AS_WRITTEN,
   gemma2: WITHOUT_TAB_BYTE,
-  gpt2: AS_WRITTEN,
+  openai_gpt2: AS_WRITTEN,
   mistral_nemo: AS_WRITTEN,
   chatglm3: AS_WRITTEN,
   baichuan2: AS_WRITTEN,

