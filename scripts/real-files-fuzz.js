@@ -228,7 +228,6 @@ async function round(seed, texts, files) {
       differing += cuts.differing
       differing += (await compareCuts(`${name} cut, all special`, tokenizer, inputs.texts, want.all, { allowedSpecial: 'all' })).differing
       differing += compareUnstable(`${name} unstable`, tokenizer, inputs.texts, want.unstable)
-      // "encoding": the real files include a gpt2 tokenizer.json, and the encodings a gpt2 alias.
       console.log(`encoding ${name}: ${differing === 0 ? 'equal' : `${differing} differ`} (${cuts.cut} texts cut; ${want.unstable.length} texts' unstable ends)`)
     }
   } finally {
