@@ -595,8 +595,7 @@ async function wholeFile(input, progress) {
  * @returns {AsyncGenerator<Buffer>}
  */
 async function* documentParts(input, { batchBytes, progress, cutLine, keptLine }) {
-  const parts = textParts(cutLine, batchBytes)
-  const keptAsks = keptLineAsks(keptLine, batchBytes)
+  const parts = textParts(cutLine, batchBytes, keptLine)
   /** The check that the rest is UTF-8, once a start is kept. */
   let restUtf8 = null
   for await (const chunk of openBytes(input, 0, progress)) {
@@ -607,16 +606,13 @@ async function* documentParts(input, { batchBytes, progress, cutLine, keptLine }
     const part = parts.add(chunk)
     if (part) {
       yield part
-      keptAsks.reset(Infinity)
-    } else if (keptAsks.due(parts.heldBytes())) {
-      const held = parts.rest()
-      const kept = keptAsks.ask(held)
-      if (kept > 0) {
-        yield Buffer.from(held.subarray(0, kept))
-        restUtf8 = utf8Check()
-        restUtf8.check(held.subarray(kept))
-      }
+      continue
     }
+    const kept = parts.keptStart()
+    if (kept === null) continue
+    yield kept.start
+    restUtf8 = utf8Check()
+    restUtf8.check(kept.rest)
   }
   if (!restUtf8) yield parts.rest()
   else if (!restUtf8.end()) throw notUtf8File(input)

@@ -45,16 +45,25 @@ function chunkPlaces(cutLine) {
  * One long text gathered a chunk at a time and handed on in parts: `add(chunk)` returns the part
  * ready to hand over, the text held up to the last place `cutLine` finds once `batchBytes` are held,
  * or null; text held with no place in it is searched again only once a new chunk may hold one
- * (`chunkPlaces`). `rest()` is the text held.
+ * (`chunkPlaces`). Given `keptLine`, `keptStart()` is the start of the text whose ids its
+ * truncation keeps, where it is asked now (`keptLineAsks`) and finds one, before any part was
+ * handed over (a part leaves the text's start behind). `rest()` is the text held.
  * @param {(bytes: Uint8Array, from: number) => number} cutLine a tokenizer's `lastSafeCut`
  * @param {number} batchBytes
+ * @param {(bytes: Uint8Array) => number} [keptLine] a tokenizer's `keptByTruncation`
  */
-function textParts(cutLine, batchBytes) {
+function textParts(cutLine, batchBytes, keptLine) {
   let held = []
   let heldBytes = 0
   /** Whether the text held has no place to cut: then only a new chunk is searched. */
   let searched = false
   const places = chunkPlaces(cutLine)
+  const keptAsks = keptLineAsks(keptLine, batchBytes)
+  /** The text held, as one buffer, which is then all that is held. */
+  const joined = () => {
+    if (held.length !== 1) held = [Buffer.concat(held, heldBytes)]
+    return held[0]
+  }
   return {
     /** @param {Buffer} chunk kept (not copied) until a part or the rest holds it */
     add(chunk) {
@@ -63,16 +72,29 @@ function textParts(cutLine, batchBytes) {
       const skip = heldBytes < batchBytes || (searched && !places.in(chunk))
       places.read(chunk)
       if (skip) return null
-      const joined = Buffer.concat(held, heldBytes)
-      const cut = cutLine(joined, 0)
+      const text = joined()
+      const cut = cutLine(text, 0)
       searched = cut <= 0
-      held = [cut > 0 ? joined.subarray(cut) : joined]
+      if (cut <= 0) return null
+      held = [text.subarray(cut)]
       heldBytes = held[0].length
-      return cut > 0 ? joined.subarray(0, cut) : null
+      keptAsks.reset(Infinity)
+      return text.subarray(0, cut)
+    },
+    /**
+     * `{ start, rest }`: the start `keptLine` finds (a copy) and the text held after it, which is
+     * then let go of; or null, where it is not asked now or finds none.
+     */
+    keptStart() {
+      if (!keptAsks.due(heldBytes)) return null
+      const text = joined()
+      const kept = keptAsks.ask(text)
+      if (kept <= 0) return null
+      held = []
+      heldBytes = 0
+      return { start: Buffer.from(text.subarray(0, kept)), rest: text.subarray(kept) }
     },
     rest: () => Buffer.concat(held, heldBytes),
-    /** How many bytes of text are held. */
-    heldBytes: () => heldBytes,
   }
 }
 

@@ -31,7 +31,7 @@
 // stream's (`batchLines`); each gives the reader a `source` of its own, on which `end()` leaves
 // `reasonOf`, for the error the addon gives the outline.
 
-const { keptLineAsks, textParts } = require('./cuts')
+const { textParts } = require('./cuts')
 const { utf8Check } = require('./utf8-check')
 
 const QUOTE = 0x22
@@ -139,9 +139,7 @@ class LongRecord {
      * longer than those bytes (an escape is longer than what it stands for), but for a U+FFFD. */
     this.decoded = null
     this.decodedBytes = 0
-    /** The field's text held, not yet handed over. */
-    this.parts = textParts(cutLine, batchBytes)
-    this.resetKeptStart()
+    this.startField()
     /** Whether parts of the field's text were handed over, and whether the next batch restarts. */
     this.handedOver = false
     this.restartNext = false
@@ -409,8 +407,7 @@ class LongRecord {
     if (JSON.parse(`"${raw}"`) !== this.field) return
     this.fieldKeyRead = true
     // The field again: its earlier value no longer counts.
-    this.parts = textParts(this.cutLine, this.batchBytes)
-    this.resetKeptStart()
+    this.startField()
     this.decodedBytes = 0
     if (this.handedOver) {
       this.restartNext = true
@@ -476,34 +473,28 @@ class LongRecord {
   flushDecoded() {
     if (this.decodedBytes > 0 && !this.startKept) {
       const part = this.parts.add(this.decoded.subarray(0, this.decodedBytes))
-      if (part !== null) {
-        this.handOver(part)
-        this.keptAsks.reset(Infinity)
-      } else if (this.keptAsks.due(this.parts.heldBytes())) {
-        this.keepStart()
-      }
+      if (part !== null) this.handOver(part)
+      else this.keepStart()
     }
     this.decoded = null
     this.decodedBytes = 0
   }
 
-  /** For a field's value beginning: no start of it kept, `keptLine` to be asked once a batch of
-   * it is held. */
-  resetKeptStart() {
+  /** For a field's value beginning: none of its text held, no start of it kept. */
+  startField() {
+    /** The field's text held, not yet handed over. */
+    this.parts = textParts(this.cutLine, this.batchBytes, this.keptLine)
     /** Whether the start of the field's text that `keptLine` found was handed over: the text
      * after it is decoded (and so checked) but dropped. */
     this.startKept = false
-    this.keptAsks = keptLineAsks(this.keptLine, this.batchBytes)
   }
 
-  /** Hands over the start of the field's text held that `keptLine` finds, where it finds one, as
-   * the one part of the document (the outline ends it). */
+  /** Hands over the start of the field's text held that `keptLine` finds, where it is asked now
+   * and finds one, as the one part of the document (the outline ends it). */
   keepStart() {
-    const held = this.parts.rest()
-    const kept = this.keptAsks.ask(held)
-    if (kept <= 0) return
-    this.handOver(Buffer.from(held.subarray(0, kept)))
-    this.parts = textParts(this.cutLine, this.batchBytes)
+    const kept = this.parts.keptStart()
+    if (kept === null) return
+    this.handOver(kept.start)
     this.startKept = true
   }
 
