@@ -94,6 +94,29 @@ describe('encode: a document longer than a batch is read in parts', () => {
     for (const i of [7, 9]) expect(startLines[i]).toBe(longLines[i])
   })
 
+  it('given cutLine and keptLine both, a line is asked for a kept start only before a part of it is handed over', async () => {
+    // No tokenizer gives both (lastSafeCut finds no place under a truncation). Prose, then a run
+    // of kana with no place to cut: what the carry holds of the line after a part is no start of it.
+    const line = prose(1_200_000) + '日本語のテキスト'.repeat(100_000) + ' end'
+    const file = join(work, 'cut-then-kana.txt')
+    writeFileSync(file, `short\n${line}\nlast\n`)
+    const input = { path: file, size: readFileSync(file).length, format: 'text', compression: 'none' }
+    const asked: string[] = []
+    const keptLine = (bytes: Buffer) => {
+      asked.push(bytes.toString())
+      return bytes.length
+    }
+    const batches: Buffer[] = []
+    let parts = 0
+    for await (const batch of lineBatches(input, { batchBytes: 0.05 * (1 << 20), progress: { rawBytes: 0 }, cutLine: (bytes: Buffer, from: number) => o200k.lastSafeCut(bytes, from), keptLine })) {
+      batches.push(Buffer.from(batch.lines))
+      parts += batch.continues ? 1 : 0
+    }
+    expect(parts).toBeGreaterThan(0)
+    expect(Buffer.concat(batches).equals(readFileSync(file))).toBe(true)
+    for (const held of asked) expect(line.startsWith(held)).toBe(true)
+  })
+
   it.each([
     ['deep in the rest', 1_500_000],
     ['near where a read ends', 1 << 20],

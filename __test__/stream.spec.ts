@@ -409,6 +409,32 @@ describe('encodeLineStream and batchLines', () => {
       expect(untruncated.ids).toEqual((await bert.encodeBatch(partsLines, encodeOptions)).toArrays().map((ids) => [...ids]))
     })
 
+    it.each(['lines', 'jsonl'] as const)('given cutLine and keptLine both (%s), a long line is asked for a kept start only before a part of it is handed over', async (format) => {
+      // No tokenizer gives both (lastSafeCut finds no place under a truncation), but a caller's own
+      // functions may. Prose, then a run of kana with no place to cut: what is held of the line
+      // after a part is no start of it, whatever keptLine would say of it.
+      const long = prose(0, 10_000) + 'ひらがな'.repeat(3000) + ' the end'
+      const documents = ['short', long, 'last']
+      const input = Buffer.from(documents.map((text) => (format === 'jsonl' ? JSON.stringify({ text }) : text)).join('\n') + '\n')
+      const asked: string[] = []
+      const keptLine = (bytes: Uint8Array) => {
+        asked.push(Buffer.from(bytes).toString())
+        return bytes.length
+      }
+      const cutLine = (bytes: Uint8Array, from: number) => tokenizer.lastSafeCut(bytes, from, { afterCut: true })
+      const parts: string[] = []
+      let rest = ''
+      for await (const batch of stream.batchLines(chunksOf(input, 777), { format, batchBytes: 2000, cutLine, keptLine })) {
+        const bytes = batch.lines ? Buffer.from(batch.lines) : Buffer.from(batch.bytes!.subarray(batch.offsets![0], batch.offsets![1]))
+        if (batch.continues) parts.push(bytes.toString().split('\n').pop()!)
+        else if (format === 'lines' && parts.length > 0 && rest === '') rest = bytes.toString().split('\n')[0]
+      }
+      expect(parts.length).toBeGreaterThan(2)
+      expect(long.startsWith(parts.join(''))).toBe(true)
+      if (format === 'lines') expect(parts.join('') + rest).toBe(long)
+      for (const held of asked) expect(long.startsWith(held)).toBe(true)
+    })
+
     it('under a truncation, a long line whose rest is not UTF-8 is refused and named, as read whole', async () => {
       const bert = batchtok.Tokenizer.fromFile(join(FIXTURES, 'tokenizers/bert.json'))
       const line = Buffer.from(partsLines[1])

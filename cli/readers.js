@@ -344,6 +344,8 @@ async function* lineBatches(input, { start = 0, end = Infinity, batchBytes, prog
     pieceBytes += cut
     carry = Buffer.from(carry.subarray(cut))
     carryUnsearched = 0
+    // What the carry holds of the line from here on is no start of it.
+    keptAsks.reset(Infinity)
     return true
   }
   /**

@@ -116,8 +116,8 @@ export interface LineStreamOptions {
    * document; where the field comes twice, a batch says `restarts`. */
   cutLine?: (bytes: Uint8Array, from: number) => number
   /** For `batchLines`: the start of a line longer than `batchBytes` whose ids a truncation keeps,
-   * e.g. `(bytes) => tokenizer.keptByTruncation(bytes)`, asked where `cutLine` finds no place;
-   * where it returns a length, the batch holds that start as a line and the rest of the line is
+   * e.g. `(bytes) => tokenizer.keptByTruncation(bytes)`, asked where `cutLine` finds no place,
+   * and not about a line once a part of it is handed over; where it returns a length, the batch holds that start as a line and the rest of the line is
    * read past, only checked to be UTF-8 (where it is not, the line is refused as `encodeLines`
    * refuses any such line). With format `'jsonl'` and `cutLine`, a long record's text so: its
    * start is its one part, the rest decoded and checked but not handed over. */

@@ -364,6 +364,7 @@ async function* batchLines(chunks, options = {}) {
       if (end >= start) {
         yield batchOf(gathered.subarray(start, end + 1))
         start = end + 1
+        keptAsks.reset()
         continue
       }
       // The line from `start` is longer than a batch: a part of it up to the last place to cut
@@ -384,6 +385,8 @@ async function* batchLines(chunks, options = {}) {
       if (cut > 0) {
         yield { ...batchOf(gathered.subarray(start, start + cut)), continues: true }
         start += cut
+        // What is held of the line from here on is no start of it.
+        keptAsks.reset(Infinity)
       } else if (kept > 0) {
         readPast = keptLineRest(gatheredLine.subarray(0, kept), gatheredLine.subarray(kept))
         start = gathered.length
