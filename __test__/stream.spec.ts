@@ -565,6 +565,37 @@ describe('encodeLineStream and batchLines', () => {
         expect(next({ keptLine: 'yes' })).rejects.toThrow(/options\.keptLine is string; expected a function/),
       ])
     })
+
+    it("cutLine's and keptLine's answers are checked: -1 or a whole number of the bytes they were given", async () => {
+      const documents = ['short', prose(0, 5_000), 'last']
+      const read = async (format: 'lines' | 'jsonl', options: object) => {
+        const input = Buffer.from(documents.map((text) => (format === 'jsonl' ? JSON.stringify({ text }) : text)).join('\n') + '\n')
+        for await (const batch of stream.batchLines(chunksOf(input, 500), { format, batchBytes: 1000, ...options })) void batch
+      }
+      const noPlace = () => -1
+      const cases: [unknown, string][] = [
+        [1.5, '1\\.5'],
+        [Number.NaN, 'NaN'],
+        ['12', '"12"'],
+        [undefined, 'undefined'],
+        [-2, '-2'],
+        [1e9, '1000000000'],
+      ]
+      for (const [answer, said] of cases) {
+        for (const format of ['lines', 'jsonl'] as const) {
+          await expect(read(format, { cutLine: () => answer })).rejects.toThrow(
+            new RegExp(`^options\\.cutLine returned ${said} for \\d+ bytes; expected -1 \\(no place\\) or a whole number of bytes from 0 to \\d+$`),
+          )
+          // A long record's text is asked about only where it may be cut.
+          await expect(read(format, { cutLine: noPlace, keptLine: () => answer })).rejects.toThrow(
+            new RegExp(`^options\\.keptLine returned ${said} for \\d+ bytes; expected -1 \\(no start\\) or a whole number of bytes from 0 to \\d+$`),
+          )
+        }
+      }
+      // Either bound is an answer.
+      await read('lines', { cutLine: (bytes: Uint8Array) => bytes.length })
+      await read('lines', { cutLine: () => 0, keptLine: () => 0 })
+    })
   })
 
   it('one chunk of many lines, as a whole file read at once, is cut into batches of at most batchBytes', async () => {

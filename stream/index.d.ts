@@ -108,16 +108,18 @@ export interface LineStreamOptions {
    * line is longer, at that line's end (or where `cutLine` cuts it). @default 4194304 */
   batchBytes?: number
   /** For `batchLines`: where a line longer than `batchBytes` may be cut, e.g.
-   * `(bytes, from) => tokenizer.lastSafeCut(bytes, from, { afterCut: true })`; the batches of its parts but the last
-   * say `continues`. Without it, or where it returns -1, a line is held whole. With format
+   * `(bytes, from) => tokenizer.lastSafeCut(bytes, from, { afterCut: true })`: -1 (no place) or
+   * a number of `bytes` (any other answer is a `TypeError`); the batches of its parts but the last
+   * say `continues`. Without it, or where it returns -1 or 0, a line is held whole. With format
    * `'jsonl'`, a record longer than `batchBytes` whose end has not come with the chunks read is
    * read as its bytes come: its field's text in parts cut there, then a batch of one line, the
    * record with its string values emptied, which `encodeLines` checks and which ends the
    * document; where the field comes twice, a batch says `restarts`. */
   cutLine?: (bytes: Uint8Array, from: number) => number
   /** For `batchLines`: the start of a line longer than `batchBytes` whose ids a truncation keeps,
-   * e.g. `(bytes) => tokenizer.keptByTruncation(bytes)`, asked where `cutLine` finds no place,
-   * and not about a line once a part of it is handed over; where it returns a length, the batch holds that start as a line and the rest of the line is
+   * e.g. `(bytes) => tokenizer.keptByTruncation(bytes)` (-1 where there is none, as `cutLine`),
+   * asked where `cutLine` finds no place, and not about a line once a part of it is handed over;
+   * where it returns a length, the batch holds that start as a line and the rest of the line is
    * read past, only checked to be UTF-8 (where it is not, the line is refused as `encodeLines`
    * refuses any such line). With format `'jsonl'` and `cutLine`, a long record's text so: its
    * start is its one part, the rest decoded and checked but not handed over. */

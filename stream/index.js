@@ -273,7 +273,24 @@ function checkLineOptions(options, caller) {
   }
   checkBatchSizes({ batchBytes: options.batchBytes })
   const maxBytes = options.batchBytes ?? DEFAULT_BATCH_BYTES
-  return { format, field: format === 'jsonl' ? (field ?? 'text') : undefined, maxBytes, cutLine, keptLine }
+  return {
+    format,
+    field: format === 'jsonl' ? (field ?? 'text') : undefined,
+    maxBytes,
+    cutLine: cutLine && ((bytes, from) => checkedLength(cutLine(bytes, from), bytes, 'cutLine', 'no place')),
+    keptLine: keptLine && ((bytes) => checkedLength(keptLine(bytes), bytes, 'keptLine', 'no start')),
+  }
+}
+
+/**
+ * `length`, what the option `name` (`cutLine` or `keptLine`) answered about `bytes`, where it is
+ * -1 (`none`) or a whole number of those bytes; a `TypeError` that says what it answered
+ * otherwise, rather than batches cut at a place no byte is at.
+ */
+function checkedLength(length, bytes, name, none) {
+  if (Number.isInteger(length) && length >= -1 && length <= bytes.length) return length
+  const answered = typeof length === 'number' || typeof length === 'bigint' ? String(length) : typeof length === 'string' ? JSON.stringify(length) : typeof length
+  throw new TypeError(`options.${name} returned ${answered} for ${bytes.length} bytes; expected -1 (${none}) or a whole number of bytes from 0 to ${bytes.length}`)
 }
 
 /**
