@@ -132,6 +132,34 @@ describe('options', () => {
     expect(() => stream.encodeStream(tokenizer, 'one text' as unknown as string[])).toThrow(/documents is a string.*pass \[text\]/)
     expect(() => stream.encodeStream(tokenizer, 5 as unknown as string[])).toThrow(/documents must be an iterable/)
   })
+
+  it('a tokenizer that is none is a TypeError naming the call', async () => {
+    type AnyTokenizer = Parameters<typeof stream.encodeStream>[0]
+    for (const [given, said] of [[null, 'null'], [undefined, 'undefined'], ['o200k_base', 'string'], [{}, 'object']] as const) {
+      const none = given as unknown as AnyTokenizer
+      const message = new RegExp(`tokenizer is ${said}; expected a batchtok Tokenizer \\(Tokenizer\\.fromEncoding`)
+      expect(() => stream.encodeStream(none, ['a'])).toThrow(message)
+      expect(() => stream.createEncodeStream(none)).toThrow(message)
+      await expect(stream.encodeOne(none, { texts: ['a'] })).rejects.toThrow(message)
+      await expect(idsOf(stream.encodeBatches(none, []))).rejects.toThrow(message)
+    }
+  })
+
+  it('a batch of no kind is a TypeError saying what it is and what a batch holds', async () => {
+    const kinds = /expected \{ texts \}, \{ bytes, offsets \} or \{ lines, format \} \(a DocumentBatch\)$/
+    const cases: [unknown, string][] = [
+      [null, 'null'],
+      [5, 'number'],
+      [[], 'an array'],
+      [{}, 'an object with no keys'],
+      [{ text: 'a', offsets: [0, 1] }, 'an object with text, offsets'],
+    ]
+    for (const [batch, said] of cases) {
+      const message = new RegExp(`^a batch is ${said}; ${kinds.source}`)
+      await expect(stream.encodeOne(tokenizer, batch as import('../stream/index').DocumentBatch)).rejects.toThrow(message)
+      await expect(idsOf(stream.encodeBatches(tokenizer, [{ texts: ['fine'] }, batch as import('../stream/index').DocumentBatch]))).rejects.toThrow(message)
+    }
+  })
 })
 
 /** Lets every settled promise run its callbacks. */

@@ -40,6 +40,13 @@ function withSource(error, batch) {
   return error
 }
 
+/** A `TypeError` where `batch` is not a `DocumentBatch` of one of its three kinds. */
+function checkBatch(batch) {
+  if (batch !== null && typeof batch === 'object' && (batch.lines !== undefined || batch.bytes !== undefined || batch.texts !== undefined)) return
+  const what = batch === null ? 'null' : typeof batch !== 'object' ? typeof batch : Array.isArray(batch) ? 'an array' : `an object with ${Object.keys(batch).join(', ') || 'no keys'}`
+  throw new TypeError(`a batch is ${what}; expected { texts }, { bytes, offsets } or { lines, format } (a DocumentBatch)`)
+}
+
 /**
  * Starts encoding `batch`; the promise resolves to its `TokenBatch` (see `encodeOne`, which
  * checks `options` first). `afterCut` (`followsCut`): the batch's first document goes on the one
@@ -52,6 +59,7 @@ function withSource(error, batch) {
  * @param {boolean} [afterCut]
  */
 async function encodeChecked(tokenizer, batch, options, afterCut = false) {
+  checkBatch(batch)
   const batchOptions = {}
   if (options.scheduler) batchOptions.scheduler = options.scheduler
   if (options.signal) batchOptions.signal = options.signal
@@ -117,4 +125,4 @@ function followsCut() {
   }
 }
 
-module.exports = { documentsIn, bytesIn, encodeChecked, followsCut }
+module.exports = { documentsIn, bytesIn, checkBatch, encodeChecked, followsCut }

@@ -15,7 +15,7 @@ const { Transform } = require('node:stream')
 const { INCOMPLETE_BYTES, chunkPlaces, keptLineAsks, keptLineRest } = require('./cuts')
 const { LongRecord } = require('./long-record')
 const { templateEnds } = require('./ends')
-const { documentsIn, bytesIn, encodeChecked, followsCut } = require('./encode-batch')
+const { documentsIn, bytesIn, checkBatch, encodeChecked, followsCut } = require('./encode-batch')
 const { EngineWait } = require('./engine-wait')
 
 /** Text per batch: large enough that the scheduler's threads finish together and the fixed cost
@@ -46,6 +46,10 @@ function checkBatchSizes(options) {
  * @returns {EncodeStreamOptions}
  */
 function checkOptions(tokenizer, options, caller, names = STREAM_OPTIONS) {
+  if (tokenizer === null || typeof tokenizer !== 'object' || typeof tokenizer.encodeBatch !== 'function') {
+    const what = tokenizer === null ? 'null' : typeof tokenizer
+    throw new TypeError(`${caller}'s tokenizer is ${what}; expected a batchtok Tokenizer (Tokenizer.fromEncoding, fromModel, fromFile…)`)
+  }
   if (options === undefined) return {}
   if (options === null || typeof options !== 'object') throw new TypeError(`${caller}'s options must be an object`)
   for (const name of Object.keys(options)) {
@@ -149,6 +153,7 @@ async function* encodeCheckedBatches(tokenizer, batches, options) {
       }
       if (read.done) break
       const batch = read.value
+      checkBatch(batch)
       await engine.beforeBatch(bytesIn(batch))
       const next = encodeChecked(tokenizer, batch, options, afterCut(batch))
       // A rejection is taken where the promise is awaited; until then it must not count as
