@@ -158,6 +158,19 @@ describe("gpt-tokenizer's names, on batchtok's entry points", () => {
     expect(() => encode(text, { allowedSpecial: new Set([EndOfText]), disallowedSpecial: ALL_SPECIAL_TOKENS })).toThrow(FimPrefix)
   })
 
+  it("allowed special tokens are found anywhere, as tiktoken finds them, where gpt-tokenizer 4.0.0 takes one only at the start", () => {
+    const ours = require('batchtok/encoding/cl100k_base') as Ready
+    const theirs = gptTokenizer('encoding/cl100k_base') as unknown as Ready
+    const jsTiktoken = (require('js-tiktoken') as typeof import('js-tiktoken')).getEncoding('cl100k_base')
+    for (const text of ['<|endoftext|> x', 'hi <|endoftext|>', 'x<|endoftext|>y<|fim_prefix|>']) {
+      expect(Array.from(ours.encode(text, { allowedSpecial: 'all' })), text).toEqual(jsTiktoken.encode(text, 'all'))
+    }
+    // README's "What behaves differently": gpt-tokenizer agrees where the token starts the text.
+    expect(theirs.encode('<|endoftext|> x', { allowedSpecial: 'all' })).toEqual([100257, 865])
+    expect(theirs.encode('hi <|endoftext|>', { allowedSpecial: 'all' })).toEqual([6151, 83739, 8862, 728, 428, 91, 29])
+    expect(Array.from(ours.encode('hi <|endoftext|>', { allowedSpecial: 'all' }))).toEqual([6151, 220, 100257])
+  })
+
   it("a disallowed special token's message begins with gpt-tokenizer's own", () => {
     const text = 'hello <|endoftext|> world'
     const calls: [string, (module: Ready) => unknown][] = [
