@@ -49,17 +49,17 @@ function checkBatch(batch) {
 
 /**
  * Starts encoding `batch`; the promise resolves to its `TokenBatch` (see `encodeOne`, which
- * checks `options` first). `afterCut` (`followsCut`): the batch's first document goes on the one
- * the batch before left open, from a place `lastSafeCut` found. `options.template`
- * (`templateEnds`), where set, holds the ids put around each document (with `options.eosId` after
- * them), which the batch is encoded without: `encodeLineStream`'s and the CLI's long documents.
+ * checks `options` and the batch first). `afterCut` (`followsCut`): the batch's first document
+ * goes on the one the batch before left open, from a place `lastSafeCut` found.
+ * `options.template` (`templateEnds`), where set, holds the ids put around each document (with
+ * `options.eosId` after them), which the batch is encoded without: `encodeLineStream`'s and the
+ * CLI's long documents.
  * @param {import('../index').Tokenizer} tokenizer
  * @param {import('./index').DocumentBatch} batch
  * @param {import('./index').EncodeStreamOptions & { template?: { before: number[], after: number[] } | null }} options
  * @param {boolean} [afterCut]
  */
 async function encodeChecked(tokenizer, batch, options, afterCut = false) {
-  checkBatch(batch)
   const batchOptions = {}
   if (options.scheduler) batchOptions.scheduler = options.scheduler
   if (options.signal) batchOptions.signal = options.signal

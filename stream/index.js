@@ -106,7 +106,9 @@ function checkOptions(tokenizer, options, caller, names = STREAM_OPTIONS) {
  * @param {EncodeStreamOptions} options
  */
 async function encodeOne(tokenizer, batch, options) {
-  return encodeChecked(tokenizer, batch, checkOptions(tokenizer, options, 'encodeOne'))
+  const checked = checkOptions(tokenizer, options, 'encodeOne')
+  checkBatch(batch)
+  return encodeChecked(tokenizer, batch, checked)
 }
 
 /**
