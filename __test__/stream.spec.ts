@@ -594,6 +594,63 @@ describe('encodeLineStream and batchLines', () => {
       ])
     })
 
+    it('seeded random streams: every tokenizer shape, format, batch and chunk size gives the ids of encodeBatch over the documents', async () => {
+      const tokenizers = {
+        o200k_base: tokenizer,
+        gpt2: batchtok.Tokenizer.fromFile(join(FIXTURES, 'tokenizers/gpt2.json')),
+        'bert (truncates)': batchtok.Tokenizer.fromFile(join(FIXTURES, 'tokenizers/bert.json')),
+        sentencepiece: batchtok.Tokenizer.fromFile(join(FIXTURES, 'tokenizers/sentencepiece.json')),
+        "llama 2's shape": batchtok.Tokenizer.fromJSON(JSON.stringify(llama2Shaped())),
+      }
+      let state = 20_251
+      const random = () => ((state = (state * 1_103_515_245 + 12_345) & 0x7fffffff) / 0x7fffffff)
+      const pick = <T,>(items: readonly T[]): T => items[Math.floor(random() * items.length)]
+      const at = () => Math.floor(random() * (big.length - 50_000))
+      const documentOf: Record<string, () => string> = {
+        short: () => prose(at(), Math.floor(random() * 80)),
+        prose: () => prose(at(), 500 + Math.floor(random() * 3_000)),
+        long: () => prose(at(), 5_000 + Math.floor(random() * 40_000)),
+        kana: () => 'ひらがなカタカナ'.repeat(100 + Math.floor(random() * 2_000)) + (random() < 0.5 ? ' tail words' : ''),
+        empty: () => '',
+        special: () => prose(at(), 3_000) + ' <|endoftext|> [SEP] </s> x',
+        spaces: () => ' '.repeat(1 + Math.floor(random() * 9_000)) + 'x',
+        'carriage return': () => prose(at(), 200) + '\r',
+      }
+      /** A record's JSON with every character past ASCII as a `\\u` escape (surrogate pairs as two). */
+      const asciiEscaped = (json: string) => json.replace(/[\u0080-\uffff]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'))
+      for (let round = 0; round < 60; round++) {
+        const name = pick(Object.keys(tokenizers) as (keyof typeof tokenizers)[])
+        const format = pick(['lines', 'jsonl'] as const)
+        const options = { format, longLines: pick(['parts', 'whole'] as const), batchBytes: pick([500, 2_000, 5_000, 65_536]) }
+        const documents = Array.from({ length: 2 + Math.floor(random() * 12) }, () => documentOf[pick(Object.keys(documentOf))]())
+        const lastLineEnd = random() < 0.5 ? '\n' : ''
+        let input: string
+        let expected: string[]
+        if (format === 'lines') {
+          input = documents.join('\n') + lastLineEnd
+          expected = documents.map((document) => document.replace(/\r$/, ''))
+          if (lastLineEnd === '' && expected.at(-1) === '') expected.pop()
+        } else {
+          // Line ends, tabs, quotes and emoji inside the texts; blank lines between the records.
+          for (let i = 0; i < documents.length; i++) if (random() < 0.3) documents[i] += '\n\tnext "line" \\ 😀 é' + documents[i].slice(0, 3_000)
+          const records = documents.map((text, i) => {
+            if (text === '' && random() < 0.5) return ''
+            const json = JSON.stringify(random() < 0.5 ? { id: i, text } : { text, meta: { n: i } })
+            return random() < 0.3 ? asciiEscaped(json) : json
+          })
+          input = records.join('\n') + lastLineEnd
+          expected = documents.filter((_, i) => records[i] !== '')
+        }
+        const bytes = Buffer.from(input)
+        const chunk = pick([1, 7, 333, 4_096, 100_000].filter((size) => size > 1 || bytes.length < 60_000))
+        const what = `round ${round}: ${name}, ${JSON.stringify({ ...options, chunk })}`
+        const run = await joinedIdsOf(stream.encodeLineStream(tokenizers[name], chunksOf(bytes, chunk), options))
+        const want = (await tokenizers[name].encodeBatch(expected)).toArrays().map((ids) => [...ids])
+        expect(run.ids.length, what).toBe(want.length)
+        run.ids.forEach((ids, i) => expect(ids, `${what}, document ${i}`).toEqual(want[i]))
+      }
+    })
+
     it("cutLine's and keptLine's answers are checked: -1 or a whole number of the bytes they were given", async () => {
       const documents = ['short', prose(0, 5_000), 'last']
       const read = async (format: 'lines' | 'jsonl', options: object) => {
