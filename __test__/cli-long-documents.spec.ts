@@ -94,6 +94,55 @@ describe('encode: a document longer than a batch is read in parts', () => {
     for (const i of [7, 9]) expect(startLines[i]).toBe(longLines[i])
   })
 
+  it('seeded random inputs: text and JSONL, plain and gzipped, under five tokenizer shapes, give the ids of encodeBatch', async () => {
+    const files = {
+      'o200k_base': { args: ['--encoding', 'o200k_base'], tokenizer: o200k, eos: '<|endoftext|>' },
+      gpt2: { args: ['--tokenizer', join(FIXTURES, 'tokenizers/gpt2.json')], eos: '<|endoftext|>' },
+      'bert (truncates)': { args: ['--tokenizer', join(FIXTURES, 'tokenizers/bert.json')], eos: '[SEP]' },
+      sentencepiece: { args: ['--tokenizer', join(FIXTURES, 'tokenizers/sentencepiece.json')], eos: '</s>' },
+      "llama 2's shape": { file: llama2Shaped(), eos: '</s>' },
+    } as Record<string, { args?: string[]; file?: object; tokenizer?: InstanceType<typeof batchtok.Tokenizer>; eos: string }>
+    let state = 7_919
+    const random = () => ((state = (state * 1_103_515_245 + 12_345) & 0x7fffffff) / 0x7fffffff)
+    const pick = <T,>(items: readonly T[]): T => items[Math.floor(random() * items.length)]
+    const big = corpus.bigTxt()
+    const at = () => Math.floor(random() * (big.length - 1_600_000))
+    // Lines past a read (1 MiB) among short ones: a read ends inside them.
+    const documentOf: (() => string)[] = [
+      () => prose(Math.floor(random() * 80), at()),
+      () => prose(500 + Math.floor(random() * 3_000), at()),
+      () => prose(20_000 + Math.floor(random() * 1_500_000), at()),
+      () => '日本語のテキスト'.repeat(100 + Math.floor(random() * 8_000)) + (random() < 0.5 ? ' tail words' : ''),
+      () => '',
+      () => prose(3_000, at()) + ' <|endoftext|> [SEP] </s> x',
+    ]
+    // Every tokenizer with each format; the rest drawn.
+    const names = Object.keys(files)
+    for (let round = 0; round < 2 * names.length; round++) {
+      const name = names[round % names.length]
+      const { args, file, eos } = files[name]
+      const tokenizerArgs = args ?? ['--tokenizer', join(work, 'random-llama2-shaped.json')]
+      if (file) writeFileSync(tokenizerArgs[1], JSON.stringify(file))
+      const tokenizer = files[name].tokenizer ?? batchtok.Tokenizer.fromFile(tokenizerArgs[1])
+      const documents = Array.from({ length: 2 + Math.floor(random() * 15) }, () => pick(documentOf)())
+      const jsonl = round >= names.length
+      const text = (jsonl ? documents.map((text) => JSON.stringify({ text })) : documents).join('\n') + '\n'
+      const gzipped = random() < 0.3
+      const input = `random-${round}.${jsonl ? 'jsonl' : 'txt'}${gzipped ? '.gz' : ''}`
+      writeFileSync(join(work, input), gzipped ? gzipSync(text) : text)
+      const appendEos = random() < 0.4
+      const extra = appendEos ? ['--append-eos', ...(args?.[0] === '--encoding' ? [] : ['--eos-token', eos])] : []
+      const batchMiB = pick(['0.01', '0.05', '0.3'])
+      encode(work, ['encode', input, ...tokenizerArgs, ...extra, '--batch-mib', batchMiB, '-o', `out/random-${round}`])
+      const eosIds = appendEos ? [tokenizer.tokenToId(eos)!] : []
+      const want = (await tokenizer.encodeBatch(documents)).toArrays().map((ids) => [...ids, ...eosIds])
+      const got = readMegatron(join(work, `out/random-${round}`))
+      const what = `round ${round}: ${name}, ${input}, --batch-mib ${batchMiB}${appendEos ? ' --append-eos' : ''}`
+      expect(got.length, what).toBe(want.length)
+      got.forEach((ids, i) => expect(ids, `${what}, document ${i}`).toEqual(want[i]))
+    }
+  })
+
   it('given cutLine and keptLine both, a line is asked for a kept start only before a part of it is handed over', async () => {
     // No tokenizer gives both (lastSafeCut finds no place under a truncation). Prose, then a run
     // of kana with no place to cut: what the carry holds of the line after a part is no start of it.
