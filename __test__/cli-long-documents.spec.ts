@@ -96,7 +96,7 @@ describe('encode: a document longer than a batch is read in parts', () => {
 
   it('seeded random inputs: text and JSONL, plain and gzipped, under five tokenizer shapes, give the ids of encodeBatch', async () => {
     const files = {
-      'o200k_base': { args: ['--encoding', 'o200k_base'], tokenizer: o200k, eos: '<|endoftext|>' },
+      o200k_base: { args: ['--encoding', 'o200k_base'], tokenizer: o200k, eos: '<|endoftext|>' },
       gpt2: { args: ['--tokenizer', join(FIXTURES, 'tokenizers/gpt2.json')], eos: '<|endoftext|>' },
       'bert (truncates)': { args: ['--tokenizer', join(FIXTURES, 'tokenizers/bert.json')], eos: '[SEP]' },
       sentencepiece: { args: ['--tokenizer', join(FIXTURES, 'tokenizers/sentencepiece.json')], eos: '</s>' },

@@ -616,7 +616,7 @@ describe('encodeLineStream and batchLines', () => {
         spaces: () => ' '.repeat(1 + Math.floor(random() * 9_000)) + 'x',
         'carriage return': () => prose(at(), 200) + '\r',
       }
-      /** A record's JSON with every character past ASCII as a `\\u` escape (surrogate pairs as two). */
+      /** A record's JSON with every character past ASCII as a `\u` escape (surrogate pairs as two). */
       const asciiEscaped = (json: string) => json.replace(/[\u0080-\uffff]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'))
       for (let round = 0; round < 60; round++) {
         const name = pick(Object.keys(tokenizers) as (keyof typeof tokenizers)[])
