@@ -267,6 +267,17 @@ fn with_lone_metaspace() -> String {
     json.to_string()
 }
 
+/// The unigram fixture with its `Metaspace` prepending to the first piece only (transformers'
+/// SentencePiece converters with `legacy: false`), behind `normalizer`, which can remove a text's
+/// first characters (`leading_drop.rs`).
+fn with_first_piece_metaspace(normalizer: serde_json::Value) -> String {
+    let mut json: serde_json::Value = serde_json::from_str(&fixture_tokenizer("unigram")).unwrap();
+    json["normalizer"] = normalizer;
+    json["pre_tokenizer"]["prepend_scheme"] = "first".into();
+    json["decoder"]["prepend_scheme"] = "first".into();
+    json.to_string()
+}
+
 /// The GPT-2 fixture with an `end_of_word_suffix`, as GPT-1's and HerBERT's BPE models have: the
 /// last character of each word is looked up with `</w>` after it.
 fn with_end_of_word_suffix() -> String {
@@ -297,6 +308,16 @@ fn routed_tokenizers_agree_with_the_stable_reference() {
         ),
         ("sentencepiece", fixture_tokenizer("sentencepiece")),
         ("gpt2 with an end-of-word suffix", with_end_of_word_suffix()),
+        (
+            "unigram, a first-piece Metaspace behind a Strip",
+            with_first_piece_metaspace(serde_json::json!({"type": "Sequence", "normalizers": [
+                {"type": "Strip", "strip_left": true, "strip_right": true}, {"type": "NFKC"}]})),
+        ),
+        (
+            "unigram, a first-piece Metaspace behind StripAccents",
+            with_first_piece_metaspace(serde_json::json!({"type": "Sequence", "normalizers": [
+                {"type": "NFD"}, {"type": "StripAccents"}]})),
+        ),
     ] {
         let (wrong, raw, checked) = disagreements(name, &json);
         eprintln!(

@@ -25,6 +25,7 @@ use std::sync::{Arc, OnceLock};
 use serde_json::Value;
 
 use super::adapter;
+use super::leading_drop::LeadingDrop;
 use super::model_config::SpecialTokens;
 use super::outline::Outline;
 use super::pipeline::PipelineEngine;
@@ -141,6 +142,9 @@ pub(super) struct Settled {
     /// The file tells a symbol from an unassigned code point (`unicode_drift::symbols`): a text
     /// holding a symbol Unicode 17 adds goes to the stable engine on a pipeline route.
     new_symbols: bool,
+    /// The file's `Metaspace` prepends to the first piece only, behind a normalizer: a text whose
+    /// first character that normalizer removes goes to the stable engine (`leading_drop.rs`).
+    leading_drop: Option<LeadingDrop>,
     /// The vocabulary as the file's outline gives it, where the route trusts the outline (the
     /// release candidate encodes the tokenizer's texts and numbers the added tokens as declared);
     /// moved to [`Engines::vocabulary`] before the build settles.
@@ -160,6 +164,7 @@ impl Settled {
             pipeline: None,
             route,
             new_symbols: true,
+            leading_drop: None,
             outline_vocabulary: None,
             trusts_outline: false,
             unparsed: None,
@@ -170,6 +175,23 @@ impl Settled {
     #[inline]
     pub fn wants_stable(&self, text: &str) -> bool {
         self.route.wants_stable(text, self.new_symbols)
+            || self
+                .leading_drop
+                .as_ref()
+                .is_some_and(|check| check.drops_first_character(text))
+    }
+
+    /// The route in words, with the texts a first-piece `Metaspace` sends to the stable engine.
+    pub fn describe(&self) -> String {
+        let route = self.route.describe();
+        match (&self.route, &self.leading_drop) {
+            (Route::Stable { .. }, _) | (_, None) => route,
+            (_, Some(_)) => format!(
+                "{route}; a text whose first character the normalizer removes goes to tokenizers \
+                 0.23, since its Metaspace prepends \u{2581} only where the first piece begins \
+                 at the text's start, which the 1.0 release candidate judges before normalizing"
+            ),
+        }
     }
 
     /// Whether the release candidate encodes every ordinary text, so that the tokenizer works
@@ -336,6 +358,7 @@ impl Engines {
         }
         // Read from the file as written: it is what the stable engine runs.
         let new_symbols = unicode_drift::symbols::file_tells_apart(&file);
+        let leading_drop = LeadingDrop::for_file(&file);
         let adapted = adapter::for_release_candidate(&mut file, outline.largest_id);
         let settle = move |route: Route| {
             route
@@ -350,6 +373,7 @@ impl Engines {
             Ok(route) => Settled {
                 route: settle(route),
                 new_symbols,
+                leading_drop,
                 pipeline: Some(pipeline),
                 outline_vocabulary: Some(VocabularyIds {
                     size: outline.vocabulary_size,
@@ -363,6 +387,7 @@ impl Engines {
                 Some(stable) => Settled {
                     route: settle(Route::for_loaded(&pipeline, stable)),
                     new_symbols,
+                    leading_drop,
                     pipeline: Some(pipeline),
                     outline_vocabulary: None,
                     trusts_outline: false,

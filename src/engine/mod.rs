@@ -42,6 +42,7 @@ mod fastokens;
 mod function_calls;
 mod gpt_tokenizer_models;
 mod ids;
+mod leading_drop;
 mod loading;
 mod long_texts;
 mod marker_cuts;

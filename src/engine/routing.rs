@@ -47,6 +47,13 @@
 //!   and the stable engine runs the file as Python `tokenizers` does, patterns with Oniguruma. A
 //!   pattern that backtracks catastrophically fails there as in Python: Oniguruma stops a match
 //!   attempt at its retry limit, and the text's error says so.
+//! - **A `Metaspace` prepends to the first piece only, and the normalizer removes the text's first
+//!   character.** With `prepend_scheme: "first"` (transformers' SentencePiece converters with
+//!   `legacy: false`), the reference prepends `▁` only where the first piece, after
+//!   normalization, still begins at the text's start; the release candidate judges by where the
+//!   text began before normalization. So a text whose first characters the normalizer removes (a
+//!   `Strip` on leading white space, `StripAccents` on a leading mark) goes to the stable engine
+//!   (`leading_drop.rs` runs the stable crate's normalizer on the text's start to tell).
 //! - **The text holds a character the two engines' Unicode versions read differently.** The rule: a
 //!   text holding a code point that Unicode 17.0 assigns and the reference's Unicode 16.0 does not
 //!   goes to the stable engine, since the release candidate gives it a Unicode 17 class and the

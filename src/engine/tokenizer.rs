@@ -415,7 +415,7 @@ impl Tokenizer {
             return encoding.model.routing();
         }
         match self.engines.settled() {
-            Some(settled) => settled.route.describe(),
+            Some(settled) => settled.describe(),
             None => {
                 "stable: tokenizers 0.23 encodes every text while the 1.0 release candidate is \
                      built on a thread of its own; whenReady() waits for it, and the route then \
