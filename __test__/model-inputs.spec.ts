@@ -1,8 +1,9 @@
 // encodeForModel against Python tokenizers (encode_batch with enable_padding and
 // enable_truncation, written by scripts/fixtures.py into model-inputs.json) on WordPiece,
 // byte-level BPE (also as the RoBERTa family writes it: a prefix space its template trims from
-// the offsets), Unigram and two real model files (Llama 2's SentencePiece-style BPE with byte
-// fallback, Llama 3's byte-level BPE); truncation chosen per call on the encode and count methods;
+// the offsets), Unigram and two real model files (`llama2`, Mistral 7B's SentencePiece-style BPE
+// with byte fallback, Llama 3's byte-level BPE); truncation chosen per call on the encode and count
+// methods;
 // and the errors of bad inputs and options.
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'

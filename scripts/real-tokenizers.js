@@ -10,7 +10,9 @@
 // gpt35turbo's ids have gaps (their vocabulary size and largest id + 1 differ). llama3_1, gemma3,
 // gptoss and llama2 are for the chat-template fixtures and tests (gptoss and llama2 have no
 // template in their config); llama2 (a SentencePiece-style BPE with byte fallback) for the
-// model-inputs fixtures; gemini (a 256k vocabulary declaring byte fallback without every <0x..>
+// model-inputs fixtures: its package names it Llama 2's, but the file is Mistral 7B's (v0.1,
+// whose `[INST]` is 733, 16289, 28793), in Llama 2's shape (a `▁` prepended, spaces as `▁`,
+// 32,000 tokens); gemini (a 256k vocabulary declaring byte fallback without every <0x..>
 // token) for the routing of real files; claude (its package's tokenizer.json: an NFKC normalizer
 // before a byte-level BPE) for a Unicode normalizer in front of byte-level BPE. The rest widen the
 // shapes the parity tests and `real-files-fuzz.js` meet: gemma2 (a pattern split before a 256k

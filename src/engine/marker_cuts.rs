@@ -36,7 +36,8 @@
 //! would each walk it again.
 //!
 //! The differential tests hold the cut engine equal to the stable crate on the real files it cuts
-//! (Llama 2, Gemma 3, Gemini) and on synthetic ones, by both ways.
+//! (Mistral 7B's in Llama 2's shape, Gemma 3, Gemini) and on synthetic
+//! ones, by both ways.
 
 use serde_json::Value;
 use tokenizers::pipeline::{PipelineNormalizer, PipelinePreTokenizer, Span};

@@ -50,7 +50,8 @@ pub(super) const KEEP_PIECE_BYTES: usize = 1 << 20;
 /// run of tens of MB). Below it the freed buffers stay cached for the thread's next allocations,
 /// as any freed memory does, and `releaseMemory()` returns them: a collect after every piece of a
 /// few MB makes the next one fault its buffers in afresh (CJK documents of 2 MB take up to twice
-/// as long on Llama 2's file), where a piece this long takes seconds to merge.
+/// as long on Mistral 7B's file, of Llama 2's shape), where a piece this long takes seconds to
+/// merge.
 const RELEASE_PIECE_BYTES: usize = 16 << 20;
 
 /// The longest of `spans`, the pieces of a text of `text_len` bytes, where one is longer than
