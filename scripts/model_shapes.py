@@ -11,8 +11,14 @@ components no file above holds: a `Metaspace` that prepends to the first piece o
 normalizers that can remove a text's first characters, `CharDelimiterSplit`, `UnicodeScripts`,
 a CTC decoder, added tokens of white space.
 
-    scripts/.venv/bin/python scripts/model_shapes.py [--out .cache/model-shapes]
+    scripts/.venv/bin/python scripts/model_shapes.py [--out .cache/model-shapes] [--random N --seed S]
     node scripts/real-files-fuzz.js --files .cache/model-shapes
+
+`--random N` also writes N files of random compositions: a model of the shapes above (byte-level
+BPE, Unigram, WordPiece, word level, and the SentencePiece-style BPE of the real `llama2` file where
+`node scripts/real-tokenizers.js` has fetched it) behind up to three normalizers and pre-tokenizers
+drawn from every kind the stable crate reads, with their options drawn too; a composition the
+reference refuses to load or to encode a few probe texts with is drawn again.
 
 (`npm run fuzz:model-shapes` runs both.) Needs the references' virtualenv (`npm run fixtures`)
 and the corpora (`node scripts/corpus.js corpora`). Training takes about a minute on two cores.
@@ -21,6 +27,7 @@ and the corpora (`node scripts/corpus.js corpora`). Training takes about a minut
 import argparse
 import base64
 import json
+import random
 import sys
 from pathlib import Path
 
@@ -33,6 +40,8 @@ CORPUS = ROOT / ".cache" / "corpus"
 # The character map of the SentencePiece fixture (SentencePiece's `nmt_nfkc` rules), for the
 # shapes whose converters write a `Precompiled` normalizer.
 SENTENCEPIECE_FIXTURE = ROOT / "__test__" / "fixtures" / "tokenizers" / "sentencepiece.json"
+# The real Mistral 7B file (`llama2`), whose SentencePiece-style BPE random compositions may use.
+REAL_SENTENCEPIECE_BPE = ROOT / ".cache" / "real-tokenizers" / "llama2.json"
 # Bytes of each corpus the vocabularies are trained on.
 TRAINING_BYTES = 400_000
 
@@ -354,6 +363,86 @@ FIRST_PIECE_VARIANTS = {
     "first_piece_precompiled": "precompiled",
 }
 
+GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+# Texts a random composition must encode in the reference before it is written.
+PROBES = ["hello world", "  a\u0301 b\t\n1234 \u4e2d\u6587 'll", "", "\u200b x", "<s>hi</s>"]
+
+
+def random_normalizer(rng, charsmap):
+    kinds = [
+        lambda: {"type": rng.choice(["NFC", "NFD", "NFKC", "NFKD", "Lowercase", "StripAccents"])},
+        lambda: {"type": "Strip", "strip_left": rng.random() < 0.7, "strip_right": rng.random() < 0.7},
+        lambda: {"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"},
+        lambda: {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "},
+        lambda: {"type": "Replace", "pattern": {"String": "\u200b"}, "content": ""},
+        lambda: {"type": "Prepend", "prepend": "\u2581"},
+        lambda: {"type": "BertNormalizer", "clean_text": rng.random() < 0.5, "handle_chinese_chars": rng.random() < 0.5,
+                 "strip_accents": rng.choice([None, True, False]), "lowercase": rng.random() < 0.5},
+        lambda: charsmap,
+    ]
+    members = [rng.choice(kinds)() for _ in range(rng.choice([0, 0, 1, 1, 2, 3]))]
+    if not members:
+        return None
+    return members[0] if len(members) == 1 and rng.random() < 0.5 else {"type": "Sequence", "normalizers": members}
+
+
+def random_pre_tokenizer(rng, family):
+    splits = [
+        lambda: {"type": rng.choice(["Whitespace", "WhitespaceSplit", "BertPreTokenizer", "UnicodeScripts"])},
+        lambda: {"type": "Punctuation", "behavior": rng.choice(
+            ["Isolated", "Removed", "MergedWithPrevious", "MergedWithNext", "Contiguous"])},
+        lambda: {"type": "Digits", "individual_digits": rng.random() < 0.5},
+        lambda: {"type": "CharDelimiterSplit", "delimiter": " "},
+        lambda: {"type": "Split", "pattern": {"Regex": GPT2_PATTERN}, "invert": False,
+                 "behavior": rng.choice(["Isolated", "Removed", "MergedWithNext"])},
+        lambda: {"type": "Split", "pattern": {"String": " "}, "invert": False,
+                 "behavior": rng.choice(["Isolated", "Removed", "MergedWithPrevious"])},
+    ]
+    if family == "byte-level":
+        last = [{"type": "ByteLevel", "add_prefix_space": rng.random() < 0.3, "trim_offsets": rng.random() < 0.5,
+                 "use_regex": rng.random() < 0.7}]
+        members = [rng.choice(splits)() for _ in range(rng.choice([0, 0, 1, 2]))] + last
+    elif family == "metaspace":
+        metaspace = {"type": "Metaspace", "replacement": "\u2581", "split": rng.random() < 0.6,
+                     "prepend_scheme": rng.choice(["always", "first", "never"])}
+        members = [rng.choice(splits)() for _ in range(rng.choice([0, 0, 1]))]
+        members += [metaspace] if rng.random() < 0.8 else []
+    else:
+        members = [rng.choice(splits)() for _ in range(rng.choice([1, 1, 2]))]
+    if not members:
+        return None
+    return members[0] if len(members) == 1 and rng.random() < 0.6 else {"type": "Sequence", "pretokenizers": members}
+
+
+def random_compositions(out, count, seed):
+    """Writes `count` random compositions of the shapes' models and components to `out`."""
+    rng = random.Random(seed)
+    read = lambda path: json.loads(path.read_text())
+    # Each base: the file whose model it lends, and the family of pre-tokenizers it needs.
+    bases = [(read(out / "neox.json"), "byte-level"), (read(out / "whisper.json"), "byte-level"),
+             (read(out / "t5.json"), "metaspace"), (read(out / "mpnet.json"), "words"),
+             (read(out / "word_level.json"), "words")]
+    if REAL_SENTENCEPIECE_BPE.is_file():
+        bases.append((read(REAL_SENTENCEPIECE_BPE), "metaspace"))
+    # GPT-NeoX's added tokens of white space normalize alike behind some normalizers, and the
+    # reference then picks one of them by its hash map's order, which changes between processes.
+    bases[0][0]["added_tokens"] = [t for t in bases[0][0]["added_tokens"] if t["content"].strip()]
+    charsmap = json.loads(SENTENCEPIECE_FIXTURE.read_text())["normalizer"]["normalizers"][0]
+    written = 0
+    while written < count:
+        base, family = rng.choice(bases)
+        file = dict(base, normalizer=random_normalizer(rng, charsmap), truncation=None, padding=None)
+        file["pre_tokenizer"] = random_pre_tokenizer(rng, family)
+        text = json.dumps(file, ensure_ascii=False)
+        try:
+            Tokenizer.from_str(text).encode_batch(PROBES)
+        except BaseException:  # the reference refuses or panics (a PanicException): draw again
+            continue
+        (out / f"random_{seed}_{written:03d}.json").write_text(text)
+        written += 1
+    print(f"wrote {count} random compositions")
+
+
 SHAPES = [clip, t5, albert, xlm_roberta, falcon, bloom, whisper, mpnet, bert_cased, funnel, herbert, wav2vec2,
           word_level, unicode_scripts, neox, deberta_v2]
 
@@ -361,6 +450,8 @@ SHAPES = [clip, t5, albert, xlm_roberta, falcon, bloom, whisper, mpnet, bert_cas
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / ".cache" / "model-shapes")
+    parser.add_argument("--random", type=int, default=0, help="how many random compositions to write too")
+    parser.add_argument("--seed", type=int, default=1, help="the seed of the random compositions")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     texts = training_texts()
@@ -376,6 +467,8 @@ def main():
         }
         (args.out / f"{name}.json").write_text(json.dumps(deberta, ensure_ascii=False))
         print(f"wrote {name}.json")
+    if args.random:
+        random_compositions(args.out, args.random, args.seed)
 
 
 if __name__ == "__main__":

@@ -49,10 +49,10 @@ impl LeadingDrop {
             member.get("type").and_then(Value::as_str) == Some("Metaspace")
                 && member.get("prepend_scheme").and_then(Value::as_str) == Some("first")
         });
-        let normalizer = file.get("normalizer").filter(|n| !n.is_null())?;
         if !prepends_first {
             return None;
         }
+        let normalizer = file.get("normalizer").filter(|n| !n.is_null())?;
         let replaces = normalizer.to_string().contains(r#""type":"Replace""#);
         let mut check = LeadingDrop {
             normalizer: serde_json::from_value(normalizer.clone()).ok()?,
