@@ -5,7 +5,8 @@ the npm registry ships no CLIP, T5, ALBERT, XLM-RoBERTa, Falcon, BLOOM, Whisper,
 wav2vec2, HerBERT or DeBERTa file. This script builds one of each with Python `tokenizers`: the
 normalizer, pre-tokenizer, model type and options, post-processor and decoder as transformers'
 converters write them for that model, the vocabulary trained here on the corpora (so the ids
-are not the model's, but every component and its interplay is). A few more shapes combine
+are not the model's, but every component and its interplay is; the trainers are not deterministic
+from one process to the next, so each run's vocabularies differ a little). A few more shapes combine
 components no file above holds: a `Metaspace` that prepends to the first piece only
 (`prepend_scheme: "first"`, transformers' SentencePiece converters with `legacy: false`) behind
 normalizers that can remove a text's first characters, `CharDelimiterSplit`, `UnicodeScripts`,
@@ -14,14 +15,14 @@ a CTC decoder, added tokens of white space.
     scripts/.venv/bin/python scripts/model_shapes.py [--out .cache/model-shapes] [--random N --seed S]
     node scripts/real-files-fuzz.js --files .cache/model-shapes
 
+(`npm run fuzz:model-shapes` runs both.) Needs the references' virtualenv (`npm run fixtures`)
+and the corpora (`node scripts/corpus.js corpora`). Training takes about a minute on two cores.
+
 `--random N` also writes N files of random compositions: a model of the shapes above (byte-level
 BPE, Unigram, WordPiece, word level, and the SentencePiece-style BPE of the real `llama2` file where
 `node scripts/real-tokenizers.js` has fetched it) behind up to three normalizers and pre-tokenizers
 drawn from every kind the stable crate reads, with their options drawn too; a composition the
 reference refuses to load or to encode a few probe texts with is drawn again.
-
-(`npm run fuzz:model-shapes` runs both.) Needs the references' virtualenv (`npm run fixtures`)
-and the corpora (`node scripts/corpus.js corpora`). Training takes about a minute on two cores.
 """
 
 import argparse
@@ -35,8 +36,10 @@ from tokenizers import (
     AddedToken, Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers,
 )
 
+sys.path.insert(0, str(Path(__file__).parent))
+from real_files_fuzz import corpus_items  # noqa: E402  (the corpora, as the fuzz reads them)
+
 ROOT = Path(__file__).resolve().parent.parent
-CORPUS = ROOT / ".cache" / "corpus"
 # The character map of the SentencePiece fixture (SentencePiece's `nmt_nfkc` rules), for the
 # shapes whose converters write a `Precompiled` normalizer.
 SENTENCEPIECE_FIXTURE = ROOT / "__test__" / "fixtures" / "tokenizers" / "sentencepiece.json"
@@ -47,19 +50,15 @@ TRAINING_BYTES = 400_000
 
 
 def training_texts():
+    """The first `TRAINING_BYTES` of each corpus, a text per item."""
     texts = []
-    for name in ["prose", "code", "multilingual", "chat"]:
-        path = CORPUS / f"{name}.jsonl"
-        if not path.is_file():
-            sys.exit(f"{path} is missing; run `node scripts/corpus.js corpora`")
+    for items in corpus_items():
         size = 0
-        with open(path, encoding="utf-8") as f:
-            for line in f:
-                text = json.loads(line)
-                texts.append(text)
-                size += len(text)
-                if size > TRAINING_BYTES:
-                    break
+        for text in items:
+            texts.append(text)
+            size += len(text)
+            if size > TRAINING_BYTES:
+                break
     return texts
 
 
@@ -227,14 +226,19 @@ def whisper(texts):
     return tokenizer
 
 
-def mpnet(texts):
-    """MPNet: BERT's normalizer and pre-tokenizer, WordPiece, RoBERTa's template."""
+def bert_word_piece(texts, specials, lowercase, strip_accents):
+    """A WordPiece behind BERT's normalizer and pre-tokenizer, trained."""
     tokenizer = Tokenizer(models.WordPiece(unk_token="[UNK]"))
     tokenizer.normalizer = normalizers.BertNormalizer(
-        clean_text=True, handle_chinese_chars=True, strip_accents=None, lowercase=True
+        clean_text=True, handle_chinese_chars=True, strip_accents=strip_accents, lowercase=lowercase
     )
     tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    word_piece(texts, ["<s>", "<pad>", "</s>", "[UNK]", "<mask>"])(tokenizer)
+    return word_piece(texts, specials)(tokenizer)
+
+
+def mpnet(texts):
+    """MPNet: BERT's normalizer and pre-tokenizer, WordPiece, RoBERTa's template."""
+    tokenizer = bert_word_piece(texts, ["<s>", "<pad>", "</s>", "[UNK]", "<mask>"], lowercase=True, strip_accents=None)
     tokenizer.post_processor = template(tokenizer, "<s> $A </s>", "<s> $A </s> </s> $B </s>", ["<s>", "</s>"])
     tokenizer.decoder = decoders.WordPiece(prefix="##")
     return tokenizer
@@ -242,12 +246,8 @@ def mpnet(texts):
 
 def bert_cased(texts):
     """BERT cased in an older file's form: `BertProcessing` rather than a template."""
-    tokenizer = Tokenizer(models.WordPiece(unk_token="[UNK]"))
-    tokenizer.normalizer = normalizers.BertNormalizer(
-        clean_text=True, handle_chinese_chars=True, strip_accents=False, lowercase=False
-    )
-    tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    word_piece(texts, ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"])(tokenizer)
+    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    tokenizer = bert_word_piece(texts, specials, lowercase=False, strip_accents=False)
     tokenizer.post_processor = processors.BertProcessing(("[SEP]", 3), ("[CLS]", 2))
     tokenizer.decoder = decoders.WordPiece(prefix="##", cleanup=True)
     return tokenizer
