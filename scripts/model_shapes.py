@@ -72,35 +72,23 @@ def metaspace(scheme="always", split=True):
     return pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme=scheme, split=split)
 
 
-def byte_level_bpe(texts, specials, **model):
-    """A BPE over bytes, and what trains it once the pre-tokenizer is set."""
-    tokenizer = Tokenizer(models.BPE(**model))
-    options = {"end_of_word_suffix": model["end_of_word_suffix"]} if "end_of_word_suffix" in model else {}
-    trainer = trainers.BpeTrainer(
+def byte_level_bpe_trainer(specials, **options):
+    """A BPE trainer over bytes: every byte is in the vocabulary."""
+    return trainers.BpeTrainer(
         vocab_size=4000,
         special_tokens=specials,
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
         **options,
     )
-    return tokenizer, lambda: trained(tokenizer, texts, trainer)
 
 
-def trained(tokenizer, texts, trainer):
-    tokenizer.train_from_iterator(texts, trainer)
-    return tokenizer
+def unigram_trainer(specials, unk):
+    return trainers.UnigramTrainer(vocab_size=3000, special_tokens=specials, unk_token=unk, show_progress=False)
 
 
-def unigram(texts, specials, unk):
-    trainer = trainers.UnigramTrainer(
-        vocab_size=3000, special_tokens=specials, unk_token=unk, show_progress=False
-    )
-    return lambda tokenizer: trained(tokenizer, texts, trainer)
-
-
-def word_piece(texts, specials):
-    trainer = trainers.WordPieceTrainer(vocab_size=4000, special_tokens=specials, show_progress=False)
-    return lambda tokenizer: trained(tokenizer, texts, trainer)
+def word_piece_trainer(specials):
+    return trainers.WordPieceTrainer(vocab_size=4000, special_tokens=specials, show_progress=False)
 
 
 def template(tokenizer, single, pair, specials):
@@ -112,9 +100,8 @@ def template(tokenizer, single, pair, specials):
 def clip(texts):
     """CLIP: NFC, white space collapsed by a regex, lower case; a `Split` that keeps only letters,
     digits and punctuation runs, then bytes; BPE with `</w>`; RoBERTa's post-processor."""
-    tokenizer, train = byte_level_bpe(
-        texts, ["<|startoftext|>", "<|endoftext|>"],
-        unk_token="<|endoftext|>", end_of_word_suffix="</w>", continuing_subword_prefix="",
+    tokenizer = Tokenizer(
+        models.BPE(unk_token="<|endoftext|>", end_of_word_suffix="</w>", continuing_subword_prefix="")
     )
     tokenizer.normalizer = normalizers.Sequence(
         [normalizers.NFC(), normalizers.Replace(Regex(r"\s+"), " "), normalizers.Lowercase()]
@@ -124,7 +111,8 @@ def clip(texts):
         pre_tokenizers.Split(Regex(words), behavior="removed", invert=True),
         pre_tokenizers.ByteLevel(add_prefix_space=False),
     ])
-    train()
+    specials = ["<|startoftext|>", "<|endoftext|>"]
+    tokenizer.train_from_iterator(texts, byte_level_bpe_trainer(specials, end_of_word_suffix="</w>"))
     tokenizer.decoder = decoders.ByteLevel()
     tokenizer.post_processor = processors.RobertaProcessing(
         ("<|endoftext|>", tokenizer.token_to_id("<|endoftext|>")),
@@ -141,7 +129,7 @@ def t5(texts):
     tokenizer = Tokenizer(models.Unigram())
     tokenizer.normalizer = normalizers.Sequence([precompiled(), normalizers.Replace(Regex(" {2,}"), " ")])
     tokenizer.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(), metaspace()])
-    unigram(texts, ["<pad>", "</s>", "<unk>"], "<unk>")(tokenizer)
+    tokenizer.train_from_iterator(texts, unigram_trainer(["<pad>", "</s>", "<unk>"], "<unk>"))
     tokenizer.post_processor = template(tokenizer, "$A </s>", "$A </s> $B </s>", ["</s>"])
     tokenizer.decoder = decoders.Metaspace(replacement="\u2581", prepend_scheme="always")
     tokenizer.add_special_tokens([f"<extra_id_{i}>" for i in range(20)])
@@ -157,7 +145,7 @@ def albert(texts):
         normalizers.StripAccents(), normalizers.Lowercase(), precompiled(),
     ])
     tokenizer.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(), metaspace()])
-    unigram(texts, ["<pad>", "<unk>", "[CLS]", "[SEP]", "[MASK]"], "<unk>")(tokenizer)
+    tokenizer.train_from_iterator(texts, unigram_trainer(["<pad>", "<unk>", "[CLS]", "[SEP]", "[MASK]"], "<unk>"))
     tokenizer.post_processor = template(
         tokenizer, "[CLS]:0 $A:0 [SEP]:0", "[CLS]:0 $A:0 [SEP]:0 $B:1 [SEP]:1", ["[CLS]", "[SEP]"]
     )
@@ -170,7 +158,7 @@ def xlm_roberta(texts):
     tokenizer = Tokenizer(models.Unigram())
     tokenizer.normalizer = normalizers.Sequence([precompiled(), normalizers.Replace(Regex(" {2,}"), " ")])
     tokenizer.pre_tokenizer = metaspace()
-    unigram(texts, ["<s>", "<pad>", "</s>", "<unk>"], "<unk>")(tokenizer)
+    tokenizer.train_from_iterator(texts, unigram_trainer(["<s>", "<pad>", "</s>", "<unk>"], "<unk>"))
     tokenizer.add_special_tokens([AddedToken("<mask>", lstrip=True, special=True)])
     tokenizer.post_processor = template(tokenizer, "<s> $A </s>", "<s> $A </s> </s> $B </s>", ["<s>", "</s>"])
     tokenizer.decoder = decoders.Metaspace(replacement="\u2581", prepend_scheme="always")
@@ -179,14 +167,14 @@ def xlm_roberta(texts):
 
 def falcon(texts):
     """Falcon: punctuation runs, bytes, digit runs, then threes of ASCII digits isolated."""
-    tokenizer, train = byte_level_bpe(texts, [">>TITLE<<", ">>ABSTRACT<<", "<|endoftext|>"])
+    tokenizer = Tokenizer(models.BPE())
     tokenizer.pre_tokenizer = pre_tokenizers.Sequence([
         pre_tokenizers.Punctuation("contiguous"),
         pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True),
         pre_tokenizers.Digits(individual_digits=False),
         pre_tokenizers.Split(Regex("[0-9][0-9][0-9]"), behavior="isolated"),
     ])
-    train()
+    tokenizer.train_from_iterator(texts, byte_level_bpe_trainer([">>TITLE<<", ">>ABSTRACT<<", "<|endoftext|>"]))
     tokenizer.decoder = decoders.ByteLevel()
     tokenizer.post_processor = processors.ByteLevel(trim_offsets=True)
     return tokenizer
@@ -194,14 +182,14 @@ def falcon(texts):
 
 def bloom(texts):
     """BLOOM: a `Split` by its own regex, then bytes without the GPT-2 regex."""
-    tokenizer, train = byte_level_bpe(texts, ["<unk>", "<s>", "</s>", "<pad>"], unk_token="<unk>")
+    tokenizer = Tokenizer(models.BPE(unk_token="<unk>"))
     tokenizer.pre_tokenizer = pre_tokenizers.Sequence([
         pre_tokenizers.Split(
             Regex(" ?[^(\\s|[.,!?\u2026\u3002\uff0c\u3001\u0964\u06d4\u060c])]+"), behavior="isolated"
         ),
         pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
     ])
-    train()
+    tokenizer.train_from_iterator(texts, byte_level_bpe_trainer(["<unk>", "<s>", "</s>", "<pad>"]))
     tokenizer.decoder = decoders.ByteLevel()
     tokenizer.post_processor = processors.ByteLevel(trim_offsets=False)
     return tokenizer
@@ -210,9 +198,9 @@ def bloom(texts):
 def whisper(texts):
     """Whisper: GPT-2's shape with language, task and timestamp tokens, and a template that puts
     the start of transcript before each text."""
-    tokenizer, train = byte_level_bpe(texts, ["<|endoftext|>"])
+    tokenizer = Tokenizer(models.BPE())
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    train()
+    tokenizer.train_from_iterator(texts, byte_level_bpe_trainer(["<|endoftext|>"]))
     starts = ["<|startoftranscript|>", "<|en|>", "<|de|>", "<|translate|>", "<|transcribe|>"]
     starts.append("<|notimestamps|>")
     tokenizer.add_special_tokens(starts + [f"<|{i * 0.02:.2f}|>" for i in range(60)])
@@ -233,7 +221,8 @@ def bert_word_piece(texts, specials, lowercase, strip_accents):
         clean_text=True, handle_chinese_chars=True, strip_accents=strip_accents, lowercase=lowercase
     )
     tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    return word_piece(texts, specials)(tokenizer)
+    tokenizer.train_from_iterator(texts, word_piece_trainer(specials))
+    return tokenizer
 
 
 def mpnet(texts):
@@ -262,7 +251,7 @@ def funnel(texts):
     tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
         [pre_tokenizers.Whitespace(), pre_tokenizers.Punctuation()]
     )
-    word_piece(texts, ["<pad>", "<unk>", "<cls>", "<sep>", "<mask>"])(tokenizer)
+    tokenizer.train_from_iterator(texts, word_piece_trainer(["<pad>", "<unk>", "<cls>", "<sep>", "<mask>"]))
     tokenizer.post_processor = template(
         tokenizer, "<cls>:2 $A:0 <sep>:0", "<cls>:2 $A:0 <sep>:0 $B:1 <sep>:1", ["<cls>", "<sep>"]
     )
@@ -279,7 +268,7 @@ def herbert(texts):
     tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     trainer = trainers.BpeTrainer(vocab_size=4000, special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"],
                                   end_of_word_suffix="</w>", show_progress=False)
-    trained(tokenizer, texts, trainer)
+    tokenizer.train_from_iterator(texts, trainer)
     tokenizer.post_processor = processors.BertProcessing(("</s>", 2), ("<s>", 0))
     tokenizer.decoder = decoders.BPEDecoder(suffix="</w>")
     return tokenizer
@@ -303,7 +292,8 @@ def word_level(texts):
     tokenizer = Tokenizer(models.WordLevel(unk_token="[UNK]"))
     tokenizer.pre_tokenizer = pre_tokenizers.CharDelimiterSplit(" ")
     trainer = trainers.WordLevelTrainer(vocab_size=5000, special_tokens=["[UNK]", "[PAD]"], show_progress=False)
-    return trained(tokenizer, texts, trainer)
+    tokenizer.train_from_iterator(texts, trainer)
+    return tokenizer
 
 
 def unicode_scripts(texts):
@@ -315,7 +305,7 @@ def unicode_scripts(texts):
         [pre_tokenizers.UnicodeScripts(), pre_tokenizers.Whitespace()]
     )
     trainer = trainers.BpeTrainer(vocab_size=3000, special_tokens=["[UNK]", "<s>", "</s>"], show_progress=False)
-    trained(tokenizer, texts, trainer)
+    tokenizer.train_from_iterator(texts, trainer)
     tokenizer.post_processor = template(tokenizer, "<s> $A </s>", "<s> $A </s> $B:1 </s>:1", ["<s>", "</s>"])
     tokenizer.decoder = decoders.Sequence([decoders.Strip(" ", 0, 0)])
     return tokenizer
@@ -324,10 +314,10 @@ def unicode_scripts(texts):
 def neox(texts):
     """GPT-NeoX: NFC before bytes; added tokens of white space matched in the normalized text, and
     one that strips the spaces around it."""
-    tokenizer, train = byte_level_bpe(texts, ["<|endoftext|>", "<|padding|>"])
+    tokenizer = Tokenizer(models.BPE())
     tokenizer.normalizer = normalizers.NFC()
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=True)
-    train()
+    tokenizer.train_from_iterator(texts, byte_level_bpe_trainer(["<|endoftext|>", "<|padding|>"]))
     tokenizer.add_tokens([
         AddedToken("  ", normalized=True), AddedToken("   ", normalized=True), AddedToken("\t\t", normalized=True),
         AddedToken("<code>", rstrip=True, lstrip=True, normalized=False),
@@ -345,7 +335,7 @@ def deberta_v2(texts):
         [normalizers.Strip(), normalizers.Replace(Regex(" {2,}"), "\u2581"), normalizers.NFKC()]
     )
     tokenizer.pre_tokenizer = pre_tokenizers.Sequence([metaspace("first")])
-    unigram(texts, ["[PAD]", "[CLS]", "[SEP]", "[UNK]", "[MASK]"], "[UNK]")(tokenizer)
+    tokenizer.train_from_iterator(texts, unigram_trainer(["[PAD]", "[CLS]", "[SEP]", "[UNK]", "[MASK]"], "[UNK]"))
     tokenizer.post_processor = template(
         tokenizer, "[CLS]:0 $A:0 [SEP]:0", "[CLS]:0 $A:0 [SEP]:0 $B:1 [SEP]:1", ["[CLS]", "[SEP]"]
     )
