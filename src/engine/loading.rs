@@ -22,13 +22,12 @@
 
 use std::sync::{Arc, OnceLock};
 
-use serde_json::Value;
-
 use super::adapter;
+use super::file_tree::FileTree;
 use super::leading_drop::LeadingDrop;
 use super::model_config::SpecialTokens;
 use super::outline::Outline;
-use super::pipeline::PipelineEngine;
+use super::pipeline::{PipelineEngine, PreparedFile};
 use super::routing::{Route, StableNeeded};
 use super::stable::StableEngine;
 use super::unicode_drift;
@@ -314,12 +313,12 @@ impl Engines {
     }
 
     /// Reads the file for the release candidate and settles the route: one parse, whose tree the
-    /// release candidate's reader and batchtok's outline (ids, added tokens) both take.
+    /// release candidate's reader and batchtok's outline (ids, added tokens) both take; the BPE
+    /// merges stay text until the reader takes them (`file_tree.rs`).
     fn settle(&self, json: Arc<String>, origin: &str) -> Settled {
-        let parsed: Result<Value, _> = serde_json::from_str(&json);
-        drop(json);
-        let mut file = match parsed {
-            Ok(file) => file,
+        let parsed = FileTree::parse(&json);
+        let mut parsed = match parsed {
+            Ok(parsed) => parsed,
             Err(e) => {
                 let mut settled =
                     Settled::stable(Route::stable_because(format!("it is not valid JSON: {e}")));
@@ -330,10 +329,11 @@ impl Engines {
                 return settled;
             }
         };
+        let file = &mut parsed.tree;
         let _ = self
             .file_special_tokens
-            .set(SpecialTokens::from_tokenizer_json(&file));
-        let Some(outline) = Outline::read(&file) else {
+            .set(SpecialTokens::from_tokenizer_json(file));
+        let Some(outline) = Outline::read(file) else {
             return Settled::stable(Route::stable_because(
                 "its vocabulary or added tokens have a shape batchtok does not read for it"
                     .to_owned(),
@@ -357,15 +357,19 @@ impl Engines {
             )));
         }
         // Read from the file as written: it is what the stable engine runs.
-        let new_symbols = unicode_drift::symbols::file_tells_apart(&file);
-        let leading_drop = LeadingDrop::for_file(&file);
-        let adapted = adapter::for_release_candidate(&mut file, outline.largest_id);
+        let new_symbols = unicode_drift::symbols::file_tells_apart(file);
+        let leading_drop = LeadingDrop::for_file(file);
+        let adapted = adapter::for_release_candidate(file, outline.largest_id);
         let settle = move |route: Route| {
             route
                 .rewritten(adapted.how)
                 .with_kimi_drift(adapted.kimi_drift)
         };
-        let pipeline = match PipelineEngine::from_value(file) {
+        // The file's text goes before the release candidate's reader runs: the canonical text
+        // holds all of the file it reads.
+        let prepared = PreparedFile::of(parsed);
+        drop(json);
+        let pipeline = match prepared.and_then(PipelineEngine::from_prepared) {
             Ok(pipeline) => pipeline,
             Err(why) => return Settled::stable(Route::stable_because(why)),
         };

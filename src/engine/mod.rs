@@ -39,6 +39,7 @@ mod engine_wait;
 mod error;
 #[cfg(feature = "fastokens")]
 mod fastokens;
+mod file_tree;
 mod function_calls;
 mod gpt_tokenizer_models;
 mod ids;

@@ -19,6 +19,7 @@ use tokenizers::{
 };
 
 use super::added_search::{AddedSegment, AddedTokenSearch};
+use super::file_tree::FileTree;
 use super::marker_cuts::{MarkerCuts, SpaceMarkers};
 use super::normalization::Normalization;
 use super::rows::{self, FilePadding, RowOptions, Rows, Side, Truncation};
@@ -49,26 +50,27 @@ pub struct PipelineEngine {
     end_of_word_suffix: Option<String>,
 }
 
-impl PipelineEngine {
-    /// Reads a tokenizer.json, upgrading a file written by an older version to the canonical form
-    /// first. The error says why the release candidate refuses it (the caller then falls back).
-    ///
-    /// A release candidate can panic on a file it does not expect (an empty vocabulary does); that
-    /// is a refusal too, not a crash. The differential tests read files this way.
-    #[cfg(test)]
-    pub fn from_json(json: &str) -> Result<Self, String> {
-        let file: Value = serde_json::from_str(json).map_err(|e| e.to_string())?;
-        Self::from_value(file)
-    }
+/// A tokenizer.json as the release candidate's reader takes it, with what batchtok reads of the
+/// file for the engine's shortcuts. Apart from the engine so that the caller can free the file's
+/// text before the reader, the build's largest step, runs.
+pub(super) struct PreparedFile {
+    /// The file in canonical form (`"version": "2.0"`).
+    canonical: String,
+    marker_cuts: Option<MarkerCuts>,
+    end_of_word_suffix: Option<String>,
+    /// Some added token is matched in normalized text.
+    added_in_normalized_text: bool,
+    added_tokens: Option<Value>,
+}
 
-    /// [`from_json`](Self::from_json) for a file already parsed: the caller's one parse of it
-    /// serves the upgrade too. Only a file the release candidate's reader cannot take as it is
-    /// (`"version"` other than `"2.0"`) goes through the upgrade pass.
-    pub fn from_value(mut file: Value) -> Result<Self, String> {
-        let read = move || -> Result<Self, String> {
-            if file.get("version").and_then(Value::as_str) != Some("2.0") {
-                tokenizers::canonicalize_value(&mut file).map_err(|e| e.to_string())?;
-            }
+impl PreparedFile {
+    /// Upgrades a file written by an older version to the canonical form; only a file the
+    /// release candidate's reader cannot take as it is (`"version"` other than `"2.0"`) goes
+    /// through the upgrade pass. The caller's one parse of the file serves it.
+    pub(super) fn of(file: FileTree<'_>) -> Result<PreparedFile, String> {
+        refusing_panics(move || {
+            let canonical = file.upgrade()?;
+            let file = &canonical.tree;
             let marker_cuts = file.get("model").and_then(MarkerCuts::of);
             let end_of_word_suffix = file
                 .get("model")
@@ -85,32 +87,69 @@ impl PipelineEngine {
                     })
                 });
             let added_tokens = file.get("added_tokens").cloned();
-            let canonical = serde_json::to_string(&file).map_err(|e| e.to_string())?;
-            drop(file);
-            let tokenizer = tokenizers::from_json(&canonical).map_err(|e| e.to_string())?;
+            Ok(PreparedFile {
+                canonical: canonical.into_text()?,
+                marker_cuts,
+                end_of_word_suffix,
+                added_in_normalized_text,
+                added_tokens,
+            })
+        })
+    }
+}
+
+/// Runs a step of reading a file. A release candidate can panic on a file it does not expect (an
+/// empty vocabulary does); that is a refusal too, not a crash.
+fn refusing_panics<T>(read: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
+    super::error::refusing_panics(read).unwrap_or_else(|panic| {
+        Err(super::error::with_panic_text(
+            "it panicked while reading the file",
+            &*panic,
+        ))
+    })
+}
+
+impl PipelineEngine {
+    /// Reads a tokenizer.json, upgrading a file written by an older version to the canonical form
+    /// first. The error says why the release candidate refuses it (the caller then falls back).
+    ///
+    /// A release candidate can panic on a file it does not expect (an empty vocabulary does); that
+    /// is a refusal too, not a crash. The differential tests read files this way.
+    #[cfg(test)]
+    pub fn from_json(json: &str) -> Result<Self, String> {
+        let file: Value = serde_json::from_str(json).map_err(|e| e.to_string())?;
+        Self::from_value(file)
+    }
+
+    /// [`from_json`](Self::from_json) for a file already parsed whole.
+    #[cfg(test)]
+    pub fn from_value(file: Value) -> Result<Self, String> {
+        Self::from_prepared(PreparedFile::of(FileTree::whole(file))?)
+    }
+
+    /// Reads a file made ready by [`PreparedFile::of`].
+    pub(super) fn from_prepared(file: PreparedFile) -> Result<Self, String> {
+        refusing_panics(move || {
+            let tokenizer = tokenizers::from_json(&file.canonical).map_err(|e| e.to_string())?;
+            drop(file.canonical);
             let added_vocabulary = tokenizer.get_added_vocabulary();
-            let added_search = added_tokens.as_ref().and_then(|tokens| {
+            let added_search = file.added_tokens.as_ref().and_then(|tokens| {
                 AddedTokenSearch::of(tokens, |content| added_vocabulary.token_to_id(content))
             });
-            let space_markers = marker_cuts
+            let space_markers = file
+                .marker_cuts
                 .as_ref()
-                .filter(|_| !added_in_normalized_text)
+                .filter(|_| !file.added_in_normalized_text)
                 .and_then(|_| {
                     SpaceMarkers::of(tokenizer.get_normalizers(), tokenizer.get_pre_tokenizer())
                 });
             Ok(PipelineEngine {
-                marker_cuts,
-                end_of_word_suffix,
+                marker_cuts: file.marker_cuts,
+                end_of_word_suffix: file.end_of_word_suffix,
                 added_search: added_search.filter(|_| space_markers.is_some()),
                 space_markers,
                 ..PipelineEngine::from_tokenizer(tokenizer)
             })
-        };
-        super::error::refusing_panics(read).unwrap_or_else(|panic| {
-            Err(super::error::with_panic_text(
-                "it panicked while reading the file",
-                &*panic,
-            ))
         })
     }
 

@@ -142,32 +142,12 @@ impl<'de> Visitor<'de> for DirectBpe {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::test_fixtures::root;
-
-    /// Every committed tokenizer file and every real model file present
-    /// (`node scripts/real-tokenizers.js`).
-    fn files() -> Vec<std::path::PathBuf> {
-        let mut files = Vec::new();
-        for folder in ["__test__/fixtures/tokenizers", ".cache/real-tokenizers"] {
-            let Ok(entries) = std::fs::read_dir(root().join(folder)) else {
-                continue;
-            };
-            for entry in entries.flatten() {
-                let path = entry.path();
-                let name = path.file_name().unwrap().to_string_lossy().into_owned();
-                if name.ends_with(".json") && !name.ends_with("tokenizer_config.json") {
-                    files.push(path);
-                }
-            }
-        }
-        files.sort();
-        files
-    }
+    use crate::engine::test_fixtures::tokenizer_files;
 
     #[test]
     fn reads_every_file_to_the_crates_own_tokenizer() {
         let mut direct = 0;
-        for path in files() {
+        for path in tokenizer_files() {
             let json = std::fs::read_to_string(&path).unwrap();
             let theirs = json.parse::<Tokenizer>().unwrap();
             if read_bpe_directly(&json).is_some() {

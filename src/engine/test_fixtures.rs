@@ -17,6 +17,26 @@ pub fn fixture_json(name: &str) -> Value {
     serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
 }
 
+/// Every committed tokenizer file and every real model file present
+/// (`node scripts/real-tokenizers.js`).
+pub fn tokenizer_files() -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for folder in ["__test__/fixtures/tokenizers", ".cache/real-tokenizers"] {
+        let Ok(entries) = std::fs::read_dir(root().join(folder)) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if name.ends_with(".json") && !name.ends_with("tokenizer_config.json") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
 /// The parity texts of `texts.json`, in order.
 pub fn fixture_texts() -> Vec<String> {
     fixture_json("texts.json")["cases"]
