@@ -42,7 +42,7 @@ impl<'t> FileTree<'t> {
     pub fn parse(text: &'t str) -> serde_json::Result<FileTree<'t>> {
         let mut deserializer = serde_json::Deserializer::from_str(text);
         let lean = deserializer
-            .deserialize_map(FileVisitor)
+            .deserialize_map(Level::File)
             .and_then(|parsed| deserializer.end().map(|()| parsed));
         match lean {
             Ok((tree, merges)) => Ok(FileTree {
@@ -106,37 +106,15 @@ impl CanonicalFile {
     }
 }
 
-/// The top level of the file: every member a `Value` but the model, which [`ModelSeed`] reads.
-struct FileVisitor;
-
-impl<'t> Visitor<'t> for FileVisitor {
-    type Value = (Map<String, Value>, Option<&'t RawValue>);
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a tokenizer.json object")
-    }
-
-    fn visit_map<A: MapAccess<'t>>(self, mut members: A) -> Result<Self::Value, A::Error> {
-        let mut tree = Map::new();
-        let mut merges = None;
-        while let Some(key) = members.next_key::<String>()? {
-            if key == "model" {
-                // A repeated key keeps its last value, as in a `Value` parse.
-                let (model, model_merges) = members.next_value_seed(ModelSeed)?;
-                tree.insert(key, Value::Object(model));
-                merges = model_merges;
-            } else {
-                tree.insert(key, members.next_value()?);
-            }
-        }
-        Ok((tree, merges))
-    }
+/// An object of the file, read as a map of `Value`s but for one member: at the top level the
+/// model, read as an object in turn; in the model an array of merges, kept as text.
+#[derive(Clone, Copy)]
+enum Level {
+    File,
+    Model,
 }
 
-/// The model object: every member a `Value` but an array of merges, kept as text.
-struct ModelSeed;
-
-impl<'t> DeserializeSeed<'t> for ModelSeed {
+impl<'t> DeserializeSeed<'t> for Level {
     type Value = (Map<String, Value>, Option<&'t RawValue>);
 
     fn deserialize<D: Deserializer<'t>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
@@ -144,34 +122,42 @@ impl<'t> DeserializeSeed<'t> for ModelSeed {
     }
 }
 
-impl<'t> Visitor<'t> for ModelSeed {
+impl<'t> Visitor<'t> for Level {
     type Value = (Map<String, Value>, Option<&'t RawValue>);
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a model object")
+        f.write_str(match self {
+            Level::File => "a tokenizer.json object",
+            Level::Model => "a model object",
+        })
     }
 
     fn visit_map<A: MapAccess<'t>>(self, mut members: A) -> Result<Self::Value, A::Error> {
-        let mut model = Map::new();
+        let mut object = Map::new();
+        // A repeated key keeps its last value, as in a `Value` parse.
         let mut merges = None;
         while let Some(key) = members.next_key::<String>()? {
-            if key != "merges" {
-                model.insert(key, members.next_value()?);
-                continue;
-            }
-            let raw: &'t RawValue = members.next_value()?;
-            if raw.get().starts_with('[') {
-                model.insert(key, Value::Array(Vec::new()));
-                merges = Some(raw);
-            } else {
-                model.insert(
-                    key,
-                    serde_json::from_str(raw.get()).map_err(de::Error::custom)?,
-                );
-                merges = None;
-            }
+            let value = match (self, key.as_str()) {
+                (Level::File, "model") => {
+                    let (model, model_merges) = members.next_value_seed(Level::Model)?;
+                    merges = model_merges;
+                    Value::Object(model)
+                }
+                (Level::Model, "merges") => {
+                    let raw: &'t RawValue = members.next_value()?;
+                    let kept = raw.get().starts_with('[');
+                    merges = kept.then_some(raw);
+                    if kept {
+                        Value::Array(Vec::new())
+                    } else {
+                        serde_json::from_str(raw.get()).map_err(de::Error::custom)?
+                    }
+                }
+                _ => members.next_value()?,
+            };
+            object.insert(key, value);
         }
-        Ok((model, merges))
+        Ok((object, merges))
     }
 }
 
@@ -237,8 +223,8 @@ impl<'t> Visitor<'t> for MergesVisitor<'_> {
     }
 }
 
-/// One item of the merges: a pair of strings or a string. Anything else is an error, which sends
-/// the merges into the tree.
+/// One item of the merges: a pair of strings or a string, each borrowed from the text where it has
+/// no escapes. Anything else is an error, which sends the merges into the tree.
 enum MergeItem<'t> {
     Pair(Cow<'t, str>, Cow<'t, str>),
     Line(Cow<'t, str>),
@@ -268,39 +254,15 @@ impl<'t> Visitor<'t> for MergeItemVisitor {
     }
 
     fn visit_seq<A: SeqAccess<'t>>(self, mut parts: A) -> Result<Self::Value, A::Error> {
-        let left = parts.next_element::<JsonStr<'t>>()?;
-        let right = parts.next_element::<JsonStr<'t>>()?;
+        // Each part is read as an item too, and must be a string.
+        let left = parts.next_element::<MergeItem<'t>>()?;
+        let right = parts.next_element::<MergeItem<'t>>()?;
         match (left, right, parts.next_element::<de::IgnoredAny>()?) {
-            (Some(JsonStr(left)), Some(JsonStr(right)), None) => Ok(MergeItem::Pair(left, right)),
-            _ => Err(de::Error::custom("a merge of other than two parts")),
+            (Some(MergeItem::Line(left)), Some(MergeItem::Line(right)), None) => {
+                Ok(MergeItem::Pair(left, right))
+            }
+            _ => Err(de::Error::custom("a merge of other than two strings")),
         }
-    }
-}
-
-/// A JSON string, borrowed from the text where it has no escapes.
-struct JsonStr<'t>(Cow<'t, str>);
-
-impl<'t> de::Deserialize<'t> for JsonStr<'t> {
-    fn deserialize<D: Deserializer<'t>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_str(JsonStrVisitor)
-    }
-}
-
-struct JsonStrVisitor;
-
-impl<'t> Visitor<'t> for JsonStrVisitor {
-    type Value = JsonStr<'t>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a string")
-    }
-
-    fn visit_borrowed_str<E: de::Error>(self, text: &'t str) -> Result<Self::Value, E> {
-        Ok(JsonStr(Cow::Borrowed(text)))
-    }
-
-    fn visit_str<E: de::Error>(self, text: &str) -> Result<Self::Value, E> {
-        Ok(JsonStr(Cow::Owned(text.to_owned())))
     }
 }
 
@@ -309,44 +271,46 @@ fn write<T: serde::Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) -> Result<(
     serde_json::to_writer(out, value).map_err(|e| e.to_string())
 }
 
-/// `serde_json::to_string(tree)` with `merges` (canonical text) as the model's merges: the same
-/// compact writer, member by member, in the map's order.
+/// `serde_json::to_string(tree)` with `merges` (canonical text) as the model's merges.
 fn write_with_merges(tree: &Value, merges: &str) -> Result<String, String> {
     let root = tree.as_object().ok_or("the file is not an object")?;
-    let model = root
+    let has_merges = root
         .get("model")
         .and_then(Value::as_object)
-        .filter(|model| model.contains_key("merges"))
-        .ok_or("the upgrade took the model's merges away")?;
+        .is_some_and(|model| model.contains_key("merges"));
+    if !has_merges {
+        return Err("the upgrade took the model's merges away".to_owned());
+    }
     let mut out = Vec::with_capacity(merges.len() * 2);
+    write_replacing(&mut out, root, &["model", "merges"], merges)?;
+    String::from_utf8(out).map_err(|e| e.to_string())
+}
+
+/// Writes `object` as `serde_json`'s compact writer does, member by member in the map's order, but
+/// for the member at `path` (a key for each level of objects), written as the JSON text `json`.
+fn write_replacing(
+    out: &mut Vec<u8>,
+    object: &Map<String, Value>,
+    path: &[&str],
+    json: &str,
+) -> Result<(), String> {
     out.push(b'{');
-    for (i, (key, value)) in root.iter().enumerate() {
+    for (i, (key, value)) in object.iter().enumerate() {
         if i > 0 {
             out.push(b',');
         }
-        write(&mut out, key)?;
+        write(out, key)?;
         out.push(b':');
-        if key != "model" {
-            write(&mut out, value)?;
-            continue;
-        }
-        out.push(b'{');
-        for (j, (key, value)) in model.iter().enumerate() {
-            if j > 0 {
-                out.push(b',');
+        match (path, value) {
+            ([last], _) if key == last => out.extend_from_slice(json.as_bytes()),
+            ([next, rest @ ..], Value::Object(inner)) if key == next => {
+                write_replacing(out, inner, rest, json)?;
             }
-            write(&mut out, key)?;
-            out.push(b':');
-            if key == "merges" {
-                out.extend_from_slice(merges.as_bytes());
-            } else {
-                write(&mut out, value)?;
-            }
+            _ => write(out, value)?,
         }
-        out.push(b'}');
     }
     out.push(b'}');
-    String::from_utf8(out).map_err(|e| e.to_string())
+    Ok(())
 }
 
 #[cfg(test)]
