@@ -53,12 +53,11 @@ impl LeadingDrop {
             return None;
         }
         let normalizer = file.get("normalizer").filter(|n| !n.is_null())?;
-        let replaces = normalizer.to_string().contains(r#""type":"Replace""#);
         let mut check = LeadingDrop {
             normalizer: serde_json::from_value(normalizer.clone()).ok()?,
             keeps_ascii_alphanumerics: false,
         };
-        check.keeps_ascii_alphanumerics = !replaces
+        check.keeps_ascii_alphanumerics = !has_replace(&check.normalizer)
             && (b'0'..=b'9')
                 .chain(b'A'..=b'Z')
                 .chain(b'a'..=b'z')
@@ -91,6 +90,15 @@ impl LeadingDrop {
         normalized
             .convert_offsets(Range::Normalized(0..normalized.len()))
             .is_none_or(|original| normalized.is_empty() || original.start != 0)
+    }
+}
+
+/// Whether `normalizer` holds a `Replace`, on its own or in a `Sequence` at any depth.
+fn has_replace(normalizer: &NormalizerWrapper) -> bool {
+    match normalizer {
+        NormalizerWrapper::Replace(_) => true,
+        NormalizerWrapper::Sequence(members) => members.as_ref().iter().any(has_replace),
+        _ => false,
     }
 }
 
@@ -148,9 +156,14 @@ mod tests {
         let check = LeadingDrop::for_file(&file(strip, metaspace("first"))).unwrap();
         assert!(check.keeps_ascii_alphanumerics);
         let replace = json!({"type": "Replace", "pattern": {"String": "x"}, "content": ""});
-        let check = LeadingDrop::for_file(&file(replace, metaspace("first"))).unwrap();
+        let check = LeadingDrop::for_file(&file(replace.clone(), metaspace("first"))).unwrap();
         assert!(!check.keeps_ascii_alphanumerics);
         assert!(check.drops_first_character("xylophone"));
         assert!(!check.drops_first_character("ylophone"));
+        let nested = json!({"type": "Sequence", "normalizers": [{"type": "NFKC"},
+            {"type": "Sequence", "normalizers": [replace]}]});
+        let check = LeadingDrop::for_file(&file(nested, metaspace("first"))).unwrap();
+        assert!(!check.keeps_ascii_alphanumerics);
+        assert!(check.drops_first_character("xylophone"));
     }
 }
