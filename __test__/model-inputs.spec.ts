@@ -3,8 +3,7 @@
 // byte-level BPE (also as the RoBERTa family writes it: a prefix space its template trims from
 // the offsets), Unigram and two real model files (`llama2`, Mistral 7B's SentencePiece-style BPE
 // with byte fallback, Llama 3's byte-level BPE); truncation chosen per call on the encode and count
-// methods;
-// and the errors of bad inputs and options.
+// methods; and the errors of bad inputs and options.
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 

@@ -47,10 +47,10 @@ runs the reference libraries once and stores what they answer under `__test__/fi
   pairs, both pad sides, pad_to_multiple_of, a fixed length, every truncation strategy and
   direction, stride with overflowing, an added token before a character of several bytes) on the
   three fixture files, the GPT-2 fixture written as RoBERTa's family writes theirs (a prefix
-  space, `RobertaProcessing` trimming offsets) and two real model files (`llama2`,
-  Mistral 7B's file in Llama 2's shape: SentencePiece-style BPE with byte fallback; Llama 3:
-  byte-level BPE), every field of each
-  encoding, offsets converted from Python's characters to UTF-16 code units (JS string indices).
+  space, `RobertaProcessing` trimming offsets) and two real model files (`llama2`, Mistral 7B's
+  file in Llama 2's shape: SentencePiece-style BPE with byte fallback; Llama 3: byte-level BPE),
+  every field of each encoding, offsets converted from Python's characters to UTF-16 code units (JS
+  string indices).
 - real-files.json: the `tokenizers` ids of a few dozen of those texts, and of texts aimed at
   what the real files differ in (tabs and byte fallback, Unicode 17 characters, prefix spaces),
   for each real model tokenizer.json that scripts/real-tokenizers.js fetches (never committed;

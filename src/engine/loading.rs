@@ -316,8 +316,7 @@ impl Engines {
     /// release candidate's reader and batchtok's outline (ids, added tokens) both take; the BPE
     /// merges stay text until the reader takes them (`file_tree.rs`).
     fn settle(&self, json: Arc<String>, origin: &str) -> Settled {
-        let parsed = FileTree::parse(&json);
-        let mut parsed = match parsed {
+        let mut parsed = match FileTree::parse(&json) {
             Ok(parsed) => parsed,
             Err(e) => {
                 let mut settled =

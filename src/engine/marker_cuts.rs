@@ -36,8 +36,7 @@
 //! would each walk it again.
 //!
 //! The differential tests hold the cut engine equal to the stable crate on the real files it cuts
-//! (Mistral 7B's in Llama 2's shape, Gemma 3, Gemini) and on synthetic
-//! ones, by both ways.
+//! (Mistral 7B's in Llama 2's shape, Gemma 3, Gemini) and on synthetic ones, by both ways.
 
 use serde_json::Value;
 use tokenizers::pipeline::{PipelineNormalizer, PipelinePreTokenizer, Span};
